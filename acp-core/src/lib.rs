@@ -1,0 +1,33 @@
+//! `acp-core`: a `#![no_std]`, sans-IO implementation of the Agent Client Protocol (ACP v1).
+//!
+//! The crate is fed bytes and the time, and it hands back lines to write and events for the
+//! application. It never does I/O, never reads a clock and never spawns anything, so the same
+//! code runs inside a smol or tokio loop, a game engine's frame callback, a deterministic test
+//! with a virtual clock, or a microcontroller.
+//!
+//! # Layers
+//!
+//! - [`wire`]: NDJSON framing, the JSON-RPC envelope scanner and the encoder. No allocation.
+//!
+//! # Features
+//!
+//! - `alloc`: growable buffers (up to the configured limit) and owned, fully typed messages.
+//! - `std` (default): implies `alloc`; nothing in the core needs more than that.
+//!
+//! With no features the crate still builds the wire layer over caller-provided storage.
+//!
+//! # Panic policy
+//!
+//! A panic is a bug in this crate. No input from a peer can make it panic: peer garbage turns
+//! into a JSON-RPC error reply and an event.
+#![no_std]
+#![forbid(unsafe_code)]
+#![warn(missing_docs, unreachable_pub)]
+#![warn(clippy::std_instead_of_core, clippy::alloc_instead_of_core)]
+
+#[cfg(feature = "alloc")]
+extern crate alloc;
+#[cfg(feature = "std")]
+extern crate std;
+
+pub mod wire;

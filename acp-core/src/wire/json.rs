@@ -1,0 +1,1 @@
+//! TODO(skeleton): filled in by the wire-layer work.
