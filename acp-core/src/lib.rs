@@ -30,4 +30,10 @@ extern crate alloc;
 #[cfg(feature = "std")]
 extern crate std;
 
+pub mod machine;
+pub mod sanitize;
+#[cfg(feature = "alloc")]
+pub mod schema;
+#[cfg(feature = "alloc")]
+pub mod supervisor;
 pub mod wire;

@@ -1,0 +1,1 @@
+//! Pure protocol state machines: (state, input, now) -> (state, outputs). Being written.

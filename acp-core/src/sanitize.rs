@@ -1,0 +1,1 @@
+//! Making agent text safe to show on a terminal. Being written.

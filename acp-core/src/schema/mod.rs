@@ -1,0 +1,1 @@
+//! Typed ACP v1 messages (owned, under `alloc`). Being written.
