@@ -1,0 +1,92 @@
+//! Why encoding failed.
+
+use core::fmt;
+
+/// Why a value or message could not be encoded.
+///
+/// Either way the sink may already hold part of the line, which must be discarded.
+#[derive(Debug)]
+pub enum EncodeError<E> {
+    /// The sink refused bytes (a full buffer, an I/O error).
+    Sink(E),
+    /// The value cannot be written as JSON.
+    Value(ValueError),
+}
+
+impl<E: fmt::Display> fmt::Display for EncodeError<E> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            EncodeError::Sink(e) => write!(f, "cannot write encoded JSON: {e}"),
+            EncodeError::Value(e) => write!(f, "cannot encode value as JSON: {e}"),
+        }
+    }
+}
+
+impl<E: fmt::Debug + fmt::Display> core::error::Error for EncodeError<E> {}
+
+impl<E: fmt::Debug + fmt::Display> serde::ser::Error for EncodeError<E> {
+    fn custom<T: fmt::Display>(message: T) -> Self {
+        EncodeError::Value(ValueError::custom(message))
+    }
+}
+
+impl<E> From<ValueError> for EncodeError<E> {
+    fn from(error: ValueError) -> Self {
+        EncodeError::Value(error)
+    }
+}
+
+/// A value that JSON cannot represent, or whose `Serialize` implementation failed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ValueError(Kind);
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Kind {
+    KeyMustBeAString,
+    FloatKeyMustBeFinite,
+    DisplayFailed,
+    NotRawText,
+    /// A `Serialize` implementation's own error. Without `alloc` its message cannot be kept.
+    #[cfg(feature = "alloc")]
+    Custom(alloc::boxed::Box<str>),
+    #[cfg(not(feature = "alloc"))]
+    Custom,
+}
+
+impl ValueError {
+    pub(crate) const KEY_MUST_BE_A_STRING: Self = Self(Kind::KeyMustBeAString);
+    pub(crate) const FLOAT_KEY_MUST_BE_FINITE: Self = Self(Kind::FloatKeyMustBeFinite);
+    pub(crate) const DISPLAY_FAILED: Self = Self(Kind::DisplayFailed);
+    pub(crate) const NOT_RAW_TEXT: Self = Self(Kind::NotRawText);
+
+    #[cfg(feature = "alloc")]
+    fn custom<T: fmt::Display>(message: T) -> Self {
+        use alloc::string::ToString;
+        Self(Kind::Custom(message.to_string().into_boxed_str()))
+    }
+
+    #[cfg(not(feature = "alloc"))]
+    fn custom<T: fmt::Display>(_message: T) -> Self {
+        Self(Kind::Custom)
+    }
+}
+
+impl fmt::Display for ValueError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.0 {
+            // The texts of serde_json, so errors read the same whichever encoder ran.
+            Kind::KeyMustBeAString => f.write_str("key must be a string"),
+            Kind::FloatKeyMustBeFinite => f.write_str("float key must be finite"),
+            Kind::DisplayFailed => f.write_str("a Display implementation returned an error"),
+            Kind::NotRawText => f.write_str("a raw JSON value must be handed over as one string"),
+            #[cfg(feature = "alloc")]
+            Kind::Custom(message) => f.write_str(message),
+            #[cfg(not(feature = "alloc"))]
+            Kind::Custom => f.write_str(
+                "a Serialize implementation failed (its message is dropped without alloc)",
+            ),
+        }
+    }
+}
+
+impl core::error::Error for ValueError {}

@@ -1,0 +1,206 @@
+//! JSON string escaping, in bulk runs.
+//!
+//! Only `"`, `\` and the control characters U+0000–U+001F are escaped; everything else,
+//! non-ASCII included, is copied as is. So no raw newline can appear inside an encoded string,
+//! and the output is byte-identical to serde_json's.
+//!
+//! The scanner looks at eight bytes at a time (SWAR over a `u64`) for the first byte needing an
+//! escape, then the whole run before it is copied with one write.
+
+use core::fmt;
+
+use super::sink::Sink;
+
+const ONES: u64 = 0x0101_0101_0101_0101;
+const HIGHS: u64 = 0x8080_8080_8080_8080;
+/// Pads a short tail to a full word with a byte that never needs escaping.
+const PAD: u8 = b'A';
+
+/// High bit set in each byte of `word` that needs an escape. Exact for the lowest flagged byte
+/// (the borrow of the subtraction can only set flags above a true hit), which is all we use.
+#[inline(always)]
+fn escape_mask(word: u64) -> u64 {
+    let control = word.wrapping_sub(ONES * 0x20) & !word;
+    let quote = word ^ (ONES * u64::from(b'"'));
+    let quote = quote.wrapping_sub(ONES) & !quote;
+    let backslash = word ^ (ONES * u64::from(b'\\'));
+    let backslash = backslash.wrapping_sub(ONES) & !backslash;
+    (control | quote | backslash) & HIGHS
+}
+
+/// The index of the first byte of `bytes` that needs an escape, or `bytes.len()`.
+#[inline]
+pub(crate) fn find_escape(bytes: &[u8]) -> usize {
+    let mut chunks = bytes.chunks_exact(8);
+    let mut offset = 0;
+    for chunk in &mut chunks {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(chunk);
+        let mask = escape_mask(u64::from_le_bytes(word));
+        if mask != 0 {
+            return offset + (mask.trailing_zeros() / 8) as usize;
+        }
+        offset += 8;
+    }
+    let tail = chunks.remainder();
+    if tail.is_empty() {
+        return offset;
+    }
+    let mut word = [PAD; 8];
+    word[..tail.len()].copy_from_slice(tail);
+    let mask = escape_mask(u64::from_le_bytes(word));
+    if mask != 0 {
+        offset + (mask.trailing_zeros() / 8) as usize
+    } else {
+        bytes.len()
+    }
+}
+
+/// Writes the escape sequence of one byte that [`find_escape`] flagged.
+#[inline]
+fn write_escape<S: Sink + ?Sized>(sink: &mut S, byte: u8) -> Result<(), S::Error> {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let short = match byte {
+        b'"' => b'"',
+        b'\\' => b'\\',
+        b'\n' => b'n',
+        b'\r' => b'r',
+        b'\t' => b't',
+        0x08 => b'b',
+        0x0c => b'f',
+        _ => {
+            let hex = [
+                b'\\',
+                b'u',
+                b'0',
+                b'0',
+                HEX[usize::from(byte >> 4)],
+                HEX[usize::from(byte & 0xf)],
+            ];
+            return sink.write_bytes(&hex);
+        }
+    };
+    sink.write_bytes(&[b'\\', short])
+}
+
+/// Writes the contents of a JSON string literal for `text` (no quotes).
+#[inline]
+pub(crate) fn write_escaped<S: Sink + ?Sized>(sink: &mut S, text: &str) -> Result<(), S::Error> {
+    let mut rest = text.as_bytes();
+    // Bounded: every turn consumes at least one byte or returns.
+    loop {
+        let run = find_escape(rest);
+        let (plain, tail) = rest.split_at(run);
+        if !plain.is_empty() {
+            sink.write_bytes(plain)?;
+        }
+        match tail.split_first() {
+            None => return Ok(()),
+            Some((&byte, after)) => {
+                write_escape(sink, byte)?;
+                rest = after;
+            }
+        }
+    }
+}
+
+/// Writes `text` as a quoted JSON string.
+#[inline]
+pub(crate) fn write_quoted<S: Sink + ?Sized>(sink: &mut S, text: &str) -> Result<(), S::Error> {
+    sink.write_byte(b'"')?;
+    write_escaped(sink, text)?;
+    sink.write_byte(b'"')
+}
+
+/// A [`fmt::Write`] that escapes what it is given straight into a sink, so any `Display` can be
+/// written as the contents of a JSON string without an intermediate buffer.
+pub(crate) struct EscapingWriter<'s, S: Sink + ?Sized> {
+    sink: &'s mut S,
+    /// The sink's error, kept because `fmt::Error` cannot carry it.
+    pub(crate) error: Option<S::Error>,
+}
+
+impl<'s, S: Sink + ?Sized> EscapingWriter<'s, S> {
+    pub(crate) fn new(sink: &'s mut S) -> Self {
+        Self { sink, error: None }
+    }
+}
+
+impl<S: Sink + ?Sized> fmt::Write for EscapingWriter<'_, S> {
+    fn write_str(&mut self, text: &str) -> fmt::Result {
+        write_escaped(self.sink, text).map_err(|e| {
+            self.error = Some(e);
+            fmt::Error
+        })
+    }
+}
+
+/// A [`fmt::Write`] that copies verbatim into a sink.
+pub(crate) struct VerbatimWriter<'s, S: Sink + ?Sized> {
+    sink: &'s mut S,
+    /// The sink's error, kept because `fmt::Error` cannot carry it.
+    pub(crate) error: Option<S::Error>,
+}
+
+impl<'s, S: Sink + ?Sized> VerbatimWriter<'s, S> {
+    pub(crate) fn new(sink: &'s mut S) -> Self {
+        Self { sink, error: None }
+    }
+}
+
+impl<S: Sink + ?Sized> fmt::Write for VerbatimWriter<'_, S> {
+    fn write_str(&mut self, text: &str) -> fmt::Result {
+        self.sink.write_bytes(text.as_bytes()).map_err(|e| {
+            self.error = Some(e);
+            fmt::Error
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn naive(bytes: &[u8]) -> usize {
+        bytes
+            .iter()
+            .position(|&b| b < 0x20 || b == b'"' || b == b'\\')
+            .unwrap_or(bytes.len())
+    }
+
+    #[test]
+    fn find_escape_agrees_with_a_byte_loop_at_every_position_and_length() {
+        let specials = [
+            0u8, 0x1f, b'"', b'\\', b'\n', 0x7f, 0x80, 0xff, 0x20, b'!', b'#', b'[',
+        ];
+        for len in 0..20 {
+            for pos in 0..len {
+                for &special in &specials {
+                    let mut bytes = [b'a'; 20];
+                    bytes[pos] = special;
+                    // A second hit after the first must not change the answer.
+                    if pos + 2 < len {
+                        bytes[pos + 2] = b'"';
+                    }
+                    let bytes = &bytes[..len];
+                    assert_eq!(find_escape(bytes), naive(bytes), "{bytes:?}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn every_byte_value_is_classified_like_a_byte_loop() {
+        for byte in 0..=255u8 {
+            for pos in 0..16 {
+                let mut bytes = [b'z'; 16];
+                bytes[pos] = byte;
+                assert_eq!(
+                    find_escape(&bytes),
+                    naive(&bytes),
+                    "byte {byte:#x} at {pos}"
+                );
+            }
+        }
+    }
+}

@@ -1,0 +1,332 @@
+//! Numbers as JSON text, without allocation.
+//!
+//! Integers are written from the back two digits at a time (the itoa approach). Floats take
+//! the shortest round-trip digits from `core::fmt` (`{:e}`) and lay them out the way ryu (and so
+//! serde_json) does: `1.0`, `0.001`, `1e30`, `1.5e-7`.
+
+use core::fmt::{self, Write as _};
+
+use super::sink::Sink;
+
+const PAIRS: &[u8; 200] = b"\
+0001020304050607080910111213141516171819\
+2021222324252627282930313233343536373839\
+4041424344454647484950515253545556575859\
+6061626364656667686970717273747576777879\
+8081828384858687888990919293949596979899";
+
+/// Room for any `u128` (39 digits) plus a sign.
+const INT_BUF: usize = 40;
+
+/// Writes the digits of `n` so they end just before `end`; returns where they start.
+#[inline]
+fn digits_before(mut n: u64, buf: &mut [u8; INT_BUF], mut end: usize) -> usize {
+    while n >= 10_000 {
+        let rem = (n % 10_000) as usize;
+        n /= 10_000;
+        let (hi, lo) = (rem / 100 * 2, rem % 100 * 2);
+        end -= 4;
+        buf[end..end + 2].copy_from_slice(&PAIRS[hi..hi + 2]);
+        buf[end + 2..end + 4].copy_from_slice(&PAIRS[lo..lo + 2]);
+    }
+    let mut n = n as usize;
+    if n >= 100 {
+        let lo = n % 100 * 2;
+        n /= 100;
+        end -= 2;
+        buf[end..end + 2].copy_from_slice(&PAIRS[lo..lo + 2]);
+    }
+    if n >= 10 {
+        end -= 2;
+        buf[end..end + 2].copy_from_slice(&PAIRS[n * 2..n * 2 + 2]);
+    } else {
+        end -= 1;
+        buf[end] = b'0' + n as u8;
+    }
+    end
+}
+
+/// Writes the digits of `n`, with a `-` in front when `negative`, ending at the buffer's end.
+fn format_u128(n: u128, negative: bool, buf: &mut [u8; INT_BUF]) -> usize {
+    const CHUNK: u128 = 10_000_000_000_000_000_000; // 10^19, fits a u64
+    let mut n = n;
+    let mut end = INT_BUF;
+    // At most two turns: u128::MAX < 10^39.
+    while n > u128::from(u64::MAX) {
+        let low = (n % CHUNK) as u64;
+        n /= CHUNK;
+        let start = digits_before(low, buf, end);
+        let padded = end - 19;
+        buf[padded..start].fill(b'0');
+        end = padded;
+    }
+    let mut start = digits_before(n as u64, buf, end);
+    if negative {
+        start -= 1;
+        buf[start] = b'-';
+    }
+    start
+}
+
+/// Writes an unsigned integer.
+#[inline]
+pub(crate) fn write_u64<S: Sink + ?Sized>(sink: &mut S, n: u64) -> Result<(), S::Error> {
+    if n < 10 {
+        return sink.write_byte(b'0' + n as u8);
+    }
+    let mut buf = [0u8; INT_BUF];
+    let start = digits_before(n, &mut buf, INT_BUF);
+    sink.write_bytes(&buf[start..])
+}
+
+/// Writes a signed integer.
+#[inline]
+pub(crate) fn write_i64<S: Sink + ?Sized>(sink: &mut S, n: i64) -> Result<(), S::Error> {
+    let mut buf = [0u8; INT_BUF];
+    let mut start = digits_before(n.unsigned_abs(), &mut buf, INT_BUF);
+    if n < 0 {
+        start -= 1;
+        buf[start] = b'-';
+    }
+    sink.write_bytes(&buf[start..])
+}
+
+/// Writes an unsigned 128-bit integer.
+pub(crate) fn write_u128<S: Sink + ?Sized>(sink: &mut S, n: u128) -> Result<(), S::Error> {
+    let mut buf = [0u8; INT_BUF];
+    let start = format_u128(n, false, &mut buf);
+    sink.write_bytes(&buf[start..])
+}
+
+/// Writes a signed 128-bit integer.
+pub(crate) fn write_i128<S: Sink + ?Sized>(sink: &mut S, n: i128) -> Result<(), S::Error> {
+    let mut buf = [0u8; INT_BUF];
+    let start = format_u128(n.unsigned_abs(), n < 0, &mut buf);
+    sink.write_bytes(&buf[start..])
+}
+
+/// A small stack buffer that `core::fmt` can write into.
+struct StackText {
+    buf: [u8; 48],
+    len: usize,
+}
+
+impl fmt::Write for StackText {
+    fn write_str(&mut self, s: &str) -> fmt::Result {
+        let dst = self
+            .buf
+            .get_mut(self.len..self.len + s.len())
+            .ok_or(fmt::Error)?;
+        dst.copy_from_slice(s.as_bytes());
+        self.len += s.len();
+        Ok(())
+    }
+}
+
+/// How ryu lays out one float type: the largest decimal exponent written without `e`, and the
+/// smallest (exclusive) one written as `0.000…`.
+struct Layout {
+    max_plain: i32,
+    min_fraction: i32,
+}
+
+const F64_LAYOUT: Layout = Layout {
+    max_plain: 16,
+    min_fraction: -5,
+};
+const F32_LAYOUT: Layout = Layout {
+    max_plain: 13,
+    min_fraction: -6,
+};
+
+/// Writes a finite float given its `{:e}` text (shortest round-trip digits), in ryu's layout.
+fn write_float_text<S: Sink + ?Sized>(
+    sink: &mut S,
+    sci: &[u8],
+    layout: &Layout,
+) -> Result<(), S::Error> {
+    // `sci` is `-?D(.DDD)?e-?X`, as produced by core's LowerExp for a finite float.
+    let (negative, sci) = match sci.split_first() {
+        Some((b'-', rest)) => (true, rest),
+        _ => (false, sci),
+    };
+    let e_at = sci.iter().position(|&b| b == b'e').unwrap_or(sci.len());
+    let (mantissa, exponent) = sci.split_at(e_at);
+    let exponent = exponent.get(1..).unwrap_or_default();
+    let mut digits = [0u8; 24];
+    let mut length = 0usize;
+    for &b in mantissa.iter().filter(|b| b.is_ascii_digit()) {
+        if let Some(slot) = digits.get_mut(length) {
+            *slot = b;
+            length += 1;
+        }
+    }
+    let digits = &digits[..length];
+    let (exp_negative, exp_digits) = match exponent.split_first() {
+        Some((b'-', rest)) => (true, rest),
+        _ => (false, exponent),
+    };
+    let mut sci_exp: i32 = 0;
+    for &b in exp_digits {
+        sci_exp = sci_exp * 10 + i32::from(b - b'0');
+    }
+    if exp_negative {
+        sci_exp = -sci_exp;
+    }
+    // In ryu's terms: the value is digits × 10^k, and 10^(kk-1) <= value < 10^kk.
+    let length = length as i32;
+    let kk = sci_exp + 1;
+    let k = kk - length;
+
+    if negative {
+        sink.write_byte(b'-')?;
+    }
+    if 0 <= k && kk <= layout.max_plain {
+        // 1234e7 -> 12340000000.0
+        sink.write_bytes(digits)?;
+        for _ in 0..k {
+            sink.write_byte(b'0')?;
+        }
+        sink.write_bytes(b".0")
+    } else if 0 < kk && kk <= layout.max_plain {
+        // 1234e-2 -> 12.34
+        let (int, frac) = digits.split_at(kk as usize);
+        sink.write_bytes(int)?;
+        sink.write_byte(b'.')?;
+        sink.write_bytes(frac)
+    } else if layout.min_fraction < kk && kk <= 0 {
+        // 1234e-6 -> 0.001234
+        sink.write_bytes(b"0.")?;
+        for _ in kk..0 {
+            sink.write_byte(b'0')?;
+        }
+        sink.write_bytes(digits)
+    } else {
+        // 1e30, 1.234e33
+        let (first, rest) = digits.split_at(1.min(digits.len()));
+        sink.write_bytes(first)?;
+        if !rest.is_empty() {
+            sink.write_byte(b'.')?;
+            sink.write_bytes(rest)?;
+        }
+        sink.write_byte(b'e')?;
+        write_i64(sink, i64::from(kk - 1))
+    }
+}
+
+/// Writes a float like serde_json: shortest round-trip digits, `null` when not finite.
+pub(crate) fn write_f64<S: Sink + ?Sized>(sink: &mut S, value: f64) -> Result<(), S::Error> {
+    if !value.is_finite() {
+        return sink.write_bytes(b"null");
+    }
+    let mut text = StackText {
+        buf: [0; 48],
+        len: 0,
+    };
+    // Cannot fail: the longest f64 in `{:e}` form is 24 bytes.
+    let _ = write!(text, "{value:e}");
+    write_float_text(sink, &text.buf[..text.len], &F64_LAYOUT)
+}
+
+/// Writes an `f32` like serde_json: its own shortest digits, `null` when not finite.
+pub(crate) fn write_f32<S: Sink + ?Sized>(sink: &mut S, value: f32) -> Result<(), S::Error> {
+    if !value.is_finite() {
+        return sink.write_bytes(b"null");
+    }
+    let mut text = StackText {
+        buf: [0; 48],
+        len: 0,
+    };
+    // Cannot fail: the longest f32 in `{:e}` form is 15 bytes.
+    let _ = write!(text, "{value:e}");
+    write_float_text(sink, &text.buf[..text.len], &F32_LAYOUT)
+}
+
+#[cfg(test)]
+mod tests {
+    extern crate std;
+    use std::string::ToString;
+    use std::vec::Vec;
+
+    use super::*;
+    use crate::wire::encode::SliceSink;
+
+    fn text(write: impl FnOnce(&mut SliceSink<'_>)) -> std::string::String {
+        let mut buf = [0u8; 64];
+        let mut sink = SliceSink::new(&mut buf);
+        write(&mut sink);
+        std::str::from_utf8(sink.written()).unwrap().to_string()
+    }
+
+    #[test]
+    fn integers_match_core_formatting_at_the_edges() {
+        let mut values: Vec<u128> = Vec::new();
+        for p in 0..39u32 {
+            let base = 10u128.pow(p);
+            values.extend([base - 1, base, base + 1]);
+        }
+        values.extend([u128::from(u64::MAX), u128::from(u64::MAX) + 1, u128::MAX]);
+        for v in values {
+            assert_eq!(text(|s| write_u128(s, v).unwrap()), v.to_string());
+            if let Ok(small) = u64::try_from(v) {
+                assert_eq!(text(|s| write_u64(s, small).unwrap()), v.to_string());
+            }
+            if let Ok(signed) = i64::try_from(v) {
+                assert_eq!(
+                    text(|s| write_i64(s, -signed).unwrap()),
+                    (-signed).to_string()
+                );
+            }
+            if let Ok(signed) = i128::try_from(v) {
+                assert_eq!(
+                    text(|s| write_i128(s, -signed).unwrap()),
+                    (-signed).to_string()
+                );
+            }
+        }
+        assert_eq!(
+            text(|s| write_i64(s, i64::MIN).unwrap()),
+            i64::MIN.to_string()
+        );
+        assert_eq!(
+            text(|s| write_i128(s, i128::MIN).unwrap()),
+            i128::MIN.to_string()
+        );
+    }
+
+    #[test]
+    fn floats_use_the_ryu_layout() {
+        let cases: &[(f64, &str)] = &[
+            (0.0, "0.0"),
+            (-0.0, "-0.0"),
+            (1.0, "1.0"),
+            (1.5, "1.5"),
+            (0.1, "0.1"),
+            (1e15, "1000000000000000.0"),
+            (1e16, "1e16"),
+            (1.5e16, "1.5e16"),
+            (123456.789, "123456.789"),
+            (0.0001, "0.0001"),
+            (0.00001, "1e-5"),
+            (1.5e-7, "1.5e-7"),
+            (f64::MAX, "1.7976931348623157e308"),
+            (f64::MIN_POSITIVE, "2.2250738585072014e-308"),
+            (5e-324, "5e-324"),
+            (f64::NAN, "null"),
+            (f64::INFINITY, "null"),
+        ];
+        for &(value, expected) in cases {
+            assert_eq!(
+                text(|s| write_f64(s, value).unwrap()),
+                expected,
+                "{value:e}"
+            );
+        }
+        assert_eq!(text(|s| write_f32(s, 0.1).unwrap()), "0.1");
+        assert_eq!(text(|s| write_f32(s, 1e13).unwrap()), "1e13");
+        assert_eq!(text(|s| write_f32(s, 1e12).unwrap()), "1000000000000.0");
+        assert_eq!(text(|s| write_f32(s, 1e-6).unwrap()), "1e-6");
+        assert_eq!(text(|s| write_f32(s, 1e-5).unwrap()), "0.00001");
+        assert_eq!(text(|s| write_f32(s, f32::NEG_INFINITY).unwrap()), "null");
+    }
+}
