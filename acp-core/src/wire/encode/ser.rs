@@ -732,6 +732,10 @@ impl<S: Sink + ?Sized> ser::Serializer for RawCapture<'_, S> {
         value.serialize(self)
     }
 
+    fn collect_str<T: fmt::Display + ?Sized>(self, _: &T) -> Result<(), S> {
+        Err(EncodeError::Value(NOT_RAW_TEXT))
+    }
+
     refuse_the_rest!(NOT_RAW_TEXT;
         serialize_bool(bool), serialize_i8(i8), serialize_i16(i16), serialize_i32(i32),
         serialize_i64(i64), serialize_u8(u8), serialize_u16(u16), serialize_u32(u32),
