@@ -181,16 +181,16 @@ pub enum IoSinkError<E> {
     WriteZero,
 }
 
-impl<E: fmt::Debug> fmt::Display for IoSinkError<E> {
+impl<E: fmt::Display> fmt::Display for IoSinkError<E> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            IoSinkError::Io(e) => write!(f, "write failed: {e:?}"),
+            IoSinkError::Io(e) => write!(f, "write failed: {e}"),
             IoSinkError::WriteZero => f.write_str("writer accepted no bytes"),
         }
     }
 }
 
-impl<E: fmt::Debug> core::error::Error for IoSinkError<E> {}
+impl<E: fmt::Debug + fmt::Display> core::error::Error for IoSinkError<E> {}
 
 impl<W: embedded_io::Write> Sink for IoSink<W> {
     type Error = IoSinkError<W::Error>;
