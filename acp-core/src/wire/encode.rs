@@ -14,8 +14,8 @@
 //! with its original digits (see their `Serialize` implementations for what other serializers
 //! do with them).
 //!
-//! Floats take their shortest round-trip digits from `core::fmt` and are laid out the way
-//! serde_json (ryu) lays them out; non-finite floats are `null`, as in serde_json.
+//! Floats are formatted by zmij, as serde_json formats them; non-finite floats are `null`, as in
+//! serde_json.
 
 mod error;
 mod escape;
