@@ -24,6 +24,8 @@ mod number;
 mod raw_serialize;
 mod ser;
 mod sink;
+#[cfg(all(test, feature = "std"))]
+mod tests;
 
 pub use error::{EncodeError, ValueError};
 pub use message::{RequestId, write_error, write_notification, write_request, write_result};
