@@ -37,54 +37,71 @@ impl<E> From<ValueError> for EncodeError<E> {
 }
 
 /// A value that JSON cannot represent, or whose `Serialize` implementation failed.
+///
+/// Kept to two words so that results carrying it return in registers on the hot path.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ValueError(Kind);
+pub struct ValueError {
+    kind: Kind,
+    /// A `Serialize` implementation's own message. Without `alloc` it cannot be kept.
+    #[cfg(feature = "alloc")]
+    message: Option<alloc::boxed::Box<alloc::string::String>>,
+}
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Kind {
     KeyMustBeAString,
     FloatKeyMustBeFinite,
     DisplayFailed,
     NotRawText,
-    /// A `Serialize` implementation's own error. Without `alloc` its message cannot be kept.
-    #[cfg(feature = "alloc")]
-    Custom(alloc::boxed::Box<str>),
-    #[cfg(not(feature = "alloc"))]
     Custom,
 }
 
 impl ValueError {
-    pub(crate) const KEY_MUST_BE_A_STRING: Self = Self(Kind::KeyMustBeAString);
-    pub(crate) const FLOAT_KEY_MUST_BE_FINITE: Self = Self(Kind::FloatKeyMustBeFinite);
-    pub(crate) const DISPLAY_FAILED: Self = Self(Kind::DisplayFailed);
-    pub(crate) const NOT_RAW_TEXT: Self = Self(Kind::NotRawText);
+    pub(crate) const KEY_MUST_BE_A_STRING: Self = Self::of(Kind::KeyMustBeAString);
+    pub(crate) const FLOAT_KEY_MUST_BE_FINITE: Self = Self::of(Kind::FloatKeyMustBeFinite);
+    pub(crate) const DISPLAY_FAILED: Self = Self::of(Kind::DisplayFailed);
+    pub(crate) const NOT_RAW_TEXT: Self = Self::of(Kind::NotRawText);
+
+    const fn of(kind: Kind) -> Self {
+        Self {
+            kind,
+            #[cfg(feature = "alloc")]
+            message: None,
+        }
+    }
 
     #[cfg(feature = "alloc")]
     fn custom<T: fmt::Display>(message: T) -> Self {
         use alloc::string::ToString;
-        Self(Kind::Custom(message.to_string().into_boxed_str()))
+        Self {
+            kind: Kind::Custom,
+            message: Some(alloc::boxed::Box::new(message.to_string())),
+        }
     }
 
     #[cfg(not(feature = "alloc"))]
     fn custom<T: fmt::Display>(_message: T) -> Self {
-        Self(Kind::Custom)
+        Self::of(Kind::Custom)
     }
 }
 
 impl fmt::Display for ValueError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match &self.0 {
+        match self.kind {
             // The texts of serde_json, so errors read the same whichever encoder ran.
             Kind::KeyMustBeAString => f.write_str("key must be a string"),
             Kind::FloatKeyMustBeFinite => f.write_str("float key must be finite"),
             Kind::DisplayFailed => f.write_str("a Display implementation returned an error"),
             Kind::NotRawText => f.write_str("a raw JSON value must be handed over as one string"),
-            #[cfg(feature = "alloc")]
-            Kind::Custom(message) => f.write_str(message),
-            #[cfg(not(feature = "alloc"))]
-            Kind::Custom => f.write_str(
-                "a Serialize implementation failed (its message is dropped without alloc)",
-            ),
+            Kind::Custom => {
+                #[cfg(feature = "alloc")]
+                if let Some(message) = &self.message {
+                    return f.write_str(message);
+                }
+                f.write_str(
+                    "a Serialize implementation failed (its message is dropped without alloc)",
+                )
+            }
         }
     }
 }

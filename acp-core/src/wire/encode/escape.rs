@@ -13,8 +13,6 @@ use super::sink::Sink;
 
 const ONES: u64 = 0x0101_0101_0101_0101;
 const HIGHS: u64 = 0x8080_8080_8080_8080;
-/// Pads a short tail to a full word with a byte that never needs escaping.
-const PAD: u8 = b'A';
 
 /// High bit set in each byte of `word` that needs an escape. Exact for the lowest flagged byte
 /// (the borrow of the subtraction can only set flags above a true hit), which is all we use.
@@ -28,32 +26,56 @@ fn escape_mask(word: u64) -> u64 {
     (control | quote | backslash) & HIGHS
 }
 
+/// Which bytes need an escape, for strings too short for a word.
+const NEEDS_ESCAPE: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut byte = 0;
+    while byte < 0x20 {
+        table[byte] = true;
+        byte += 1;
+    }
+    table[b'"' as usize] = true;
+    table[b'\\' as usize] = true;
+    table
+};
+
+/// The eight bytes at `at` as a little-endian word (one unaligned load).
+#[inline(always)]
+fn word_at(bytes: &[u8], at: usize) -> u64 {
+    let mut word = [0u8; 8];
+    word.copy_from_slice(&bytes[at..at + 8]);
+    u64::from_le_bytes(word)
+}
+
 /// The index of the first byte of `bytes` that needs an escape, or `bytes.len()`.
 #[inline]
 pub(crate) fn find_escape(bytes: &[u8]) -> usize {
-    let mut chunks = bytes.chunks_exact(8);
+    let len = bytes.len();
+    if len < 8 {
+        return bytes
+            .iter()
+            .position(|&b| NEEDS_ESCAPE[usize::from(b)])
+            .unwrap_or(len);
+    }
     let mut offset = 0;
-    for chunk in &mut chunks {
-        let mut word = [0u8; 8];
-        word.copy_from_slice(chunk);
-        let mask = escape_mask(u64::from_le_bytes(word));
+    while offset + 8 <= len {
+        let mask = escape_mask(word_at(bytes, offset));
         if mask != 0 {
             return offset + (mask.trailing_zeros() / 8) as usize;
         }
         offset += 8;
     }
-    let tail = chunks.remainder();
-    if tail.is_empty() {
-        return offset;
+    if offset < len {
+        // The last word overlaps bytes already checked; their flags are masked off (they hold
+        // no hit, so they cannot have set false flags above them either).
+        let start = len - 8;
+        let checked = offset - start;
+        let mask = escape_mask(word_at(bytes, start)) & (u64::MAX << (8 * checked));
+        if mask != 0 {
+            return start + (mask.trailing_zeros() / 8) as usize;
+        }
     }
-    let mut word = [PAD; 8];
-    word[..tail.len()].copy_from_slice(tail);
-    let mask = escape_mask(u64::from_le_bytes(word));
-    if mask != 0 {
-        offset + (mask.trailing_zeros() / 8) as usize
-    } else {
-        bytes.len()
-    }
+    len
 }
 
 /// Writes the escape sequence of one byte that [`find_escape`] flagged.

@@ -134,7 +134,7 @@ mod tests {
         let mut buf = [0u8; 64];
         let mut sink = SliceSink::new(&mut buf);
         write(&mut sink);
-        std::str::from_utf8(sink.written()).unwrap().to_string()
+        core::str::from_utf8(sink.written()).unwrap().to_string()
     }
 
     #[test]
@@ -184,7 +184,11 @@ mod tests {
             (1e16, "1e+16"),
             (0.00001, "0.00001"),
             (1.5e-7, "1.5e-7"),
-            (27670962301176.5625, "27670962301176.562"),
+            // Exactly 27670962301176.5625: a tie at 17 digits, rounded to even.
+            (
+                f64::from_bits(4_807_920_969_126_049_936),
+                "27670962301176.562",
+            ),
             (f64::NAN, "null"),
             (f64::INFINITY, "null"),
         ];
