@@ -48,7 +48,7 @@ fn word_at(bytes: &[u8], at: usize) -> u64 {
 }
 
 /// The index of the first byte of `bytes` that needs an escape, or `bytes.len()`.
-#[inline]
+#[inline(always)]
 pub(crate) fn find_escape(bytes: &[u8]) -> usize {
     let len = bytes.len();
     if len < 8 {
@@ -106,12 +106,28 @@ fn write_escape<S: Sink + ?Sized>(sink: &mut S, byte: u8) -> Result<(), S::Error
 }
 
 /// Writes the contents of a JSON string literal for `text` (no quotes).
-#[inline]
+#[inline(always)]
 pub(crate) fn write_escaped<S: Sink + ?Sized>(sink: &mut S, text: &str) -> Result<(), S::Error> {
-    let mut rest = text.as_bytes();
+    let bytes = text.as_bytes();
+    let run = find_escape(bytes);
+    if run == bytes.len() {
+        // The common case: nothing to escape, one copy.
+        return sink.write_bytes(bytes);
+    }
+    write_escaped_from(sink, bytes, run)
+}
+
+/// Writes `bytes` escaped, knowing that the first escape is at `first`.
+#[inline(never)]
+fn write_escaped_from<S: Sink + ?Sized>(
+    sink: &mut S,
+    bytes: &[u8],
+    first: usize,
+) -> Result<(), S::Error> {
+    let mut run = first;
+    let mut rest = bytes;
     // Bounded: every turn consumes at least one byte or returns.
     loop {
-        let run = find_escape(rest);
         let (plain, tail) = rest.split_at(run);
         if !plain.is_empty() {
             sink.write_bytes(plain)?;
@@ -121,13 +137,14 @@ pub(crate) fn write_escaped<S: Sink + ?Sized>(sink: &mut S, text: &str) -> Resul
             Some((&byte, after)) => {
                 write_escape(sink, byte)?;
                 rest = after;
+                run = find_escape(rest);
             }
         }
     }
 }
 
 /// Writes `text` as a quoted JSON string.
-#[inline]
+#[inline(always)]
 pub(crate) fn write_quoted<S: Sink + ?Sized>(sink: &mut S, text: &str) -> Result<(), S::Error> {
     sink.write_byte(b'"')?;
     write_escaped(sink, text)?;

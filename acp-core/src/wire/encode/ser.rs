@@ -352,7 +352,7 @@ impl<'a, 's, S: Sink + ?Sized> Compound<'a, 's, S> {
         value.serialize(&mut *self.ser)
     }
 
-    #[inline]
+    #[inline(always)]
     fn field<T: Serialize + ?Sized>(&mut self, key: &str, value: &T) -> Result<(), S> {
         self.separate()?;
         self.ser.put_quoted(key)?;
@@ -474,7 +474,7 @@ impl<S: Sink + ?Sized> ser::SerializeStruct for StructCompound<'_, '_, S> {
     type Ok = ();
     type Error = EncodeError<S::Error>;
 
-    #[inline]
+    #[inline(always)]
     fn serialize_field<T: Serialize + ?Sized>(
         &mut self,
         key: &'static str,
