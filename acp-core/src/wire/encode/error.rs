@@ -43,7 +43,9 @@ impl<E> From<ValueError> for EncodeError<E> {
 pub struct ValueError {
     kind: Kind,
     /// A `Serialize` implementation's own message. Without `alloc` it cannot be kept.
+    /// Boxed twice so the field is one pointer, keeping the error two words.
     #[cfg(feature = "alloc")]
+    #[allow(clippy::box_collection)]
     message: Option<alloc::boxed::Box<alloc::string::String>>,
 }
 
