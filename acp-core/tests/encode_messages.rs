@@ -1,4 +1,5 @@
 //! Exact bytes of the message writers, ids, escaping and every kind of sink.
+#![cfg(feature = "std")]
 
 use acp_core::wire::encode::{
     BufferFull, EncodeError, IoSink, IoSinkError, Sink, SliceSink, encode_line, to_sink, to_slice,

@@ -1,4 +1,5 @@
 //! The serializer against serde_json: byte-identical output for the whole JSON data model.
+#![cfg(feature = "std")]
 
 use std::collections::{BTreeMap, HashMap};
 
