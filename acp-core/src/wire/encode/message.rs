@@ -76,11 +76,17 @@ where
 /// Writes a request line. `params: None` omits the member (write `None::<&()>`).
 ///
 /// ```
-/// use acp_core::wire::encode::write_request;
+/// use acp_core::wire::encode::{encode_line, write_request};
 ///
-/// let mut line = Vec::new();
-/// write_request(&mut line, 1, "session/new", Some(&[("cwd", "/tmp")])).unwrap();
-/// assert_eq!(line, b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"session/new\",\"params\":[[\"cwd\",\"/tmp\"]]}\n");
+/// let mut buf = [0u8; 128];
+/// let n = encode_line(&mut buf, |line| {
+///     write_request(line, 1, "session/new", Some(&[("cwd", "/tmp")]))
+/// })
+/// .unwrap();
+/// assert_eq!(
+///     &buf[..n],
+///     b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"session/new\",\"params\":[[\"cwd\",\"/tmp\"]]}\n"
+/// );
 /// ```
 pub fn write_request<'a, S, P>(
     sink: &mut S,
