@@ -404,3 +404,38 @@ fn embedded_io_adapter_reports_writer_errors_and_zero_writes() {
         "cannot write encoded JSON: writer accepted no bytes"
     );
 }
+
+/// Whatever the strings, every writer emits exactly one line that parses back to them.
+#[test]
+fn every_writer_emits_exactly_one_line_holding_the_same_strings() {
+    fn property(method: String, message: String, text: String, id: u64) -> bool {
+        let mut out = Vec::new();
+        write_request(&mut out, id, &method, Some(&[&text])).unwrap();
+        write_notification(&mut out, &method, Some(&text)).unwrap();
+        write_result(&mut out, Id::Int("1"), &text).unwrap();
+        write_error(&mut out, Id::Null, ErrorCode(2), &message, Some(&text)).unwrap();
+        let lines: Vec<&[u8]> = out.split_inclusive(|&b| b == b'\n').collect();
+        if lines.len() != 4
+            || lines
+                .iter()
+                .any(|l| l.iter().any(|&b| b < 0x20 && b != b'\n'))
+        {
+            return false;
+        }
+        let parsed: Vec<serde_json::Value> = lines
+            .iter()
+            .map(|l| serde_json::from_slice(l).unwrap())
+            .collect();
+        parsed[0]["id"] == id
+            && parsed[0]["method"] == method.as_str()
+            && parsed[0]["params"][0] == text.as_str()
+            && parsed[1]["method"] == method.as_str()
+            && parsed[1]["params"] == text.as_str()
+            && parsed[2]["result"] == text.as_str()
+            && parsed[3]["error"]["message"] == message.as_str()
+            && parsed[3]["error"]["data"] == text.as_str()
+    }
+    quickcheck::QuickCheck::new()
+        .tests(2000)
+        .quickcheck(property as fn(String, String, String, u64) -> bool);
+}

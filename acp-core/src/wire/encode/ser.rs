@@ -293,10 +293,12 @@ impl<'a, 's, S: Sink + ?Sized> ser::Serializer for &'a mut Serializer<'s, S> {
     #[inline]
     fn serialize_struct(self, name: &'static str, _len: usize) -> Result<Self::SerializeStruct, S> {
         if name == RAW_VALUE_TOKEN {
-            return Ok(StructCompound::Raw(self));
+            return Ok(StructCompound(StructKind::Raw(self)));
         }
         self.put_byte(b'{')?;
-        Ok(StructCompound::Object(Compound::new(self, b'}', false)))
+        Ok(StructCompound(StructKind::Object(Compound::new(
+            self, b'}', false,
+        ))))
     }
 
     fn serialize_struct_variant(
@@ -463,7 +465,9 @@ impl<S: Sink + ?Sized> ser::SerializeStructVariant for Compound<'_, '_, S> {
 }
 
 /// A struct being written: an ordinary object, or raw JSON text passed through verbatim.
-pub enum StructCompound<'a, 's, S: ?Sized> {
+pub struct StructCompound<'a, 's, S: ?Sized>(StructKind<'a, 's, S>);
+
+enum StructKind<'a, 's, S: ?Sized> {
     /// An ordinary struct, written as an object.
     Object(Compound<'a, 's, S>),
     /// The raw-value protocol: the one field's string is JSON text.
@@ -480,9 +484,9 @@ impl<S: Sink + ?Sized> ser::SerializeStruct for StructCompound<'_, '_, S> {
         key: &'static str,
         value: &T,
     ) -> Result<(), S> {
-        match self {
-            StructCompound::Object(compound) => compound.field(key, value),
-            StructCompound::Raw(ser) => value.serialize(RawCapture {
+        match &mut self.0 {
+            StructKind::Object(compound) => compound.field(key, value),
+            StructKind::Raw(ser) => value.serialize(RawCapture {
                 sink: &mut *ser.sink,
             }),
         }
@@ -490,9 +494,9 @@ impl<S: Sink + ?Sized> ser::SerializeStruct for StructCompound<'_, '_, S> {
 
     #[inline]
     fn end(self) -> Result<(), S> {
-        match self {
-            StructCompound::Object(compound) => compound.finish(),
-            StructCompound::Raw(_) => Ok(()),
+        match self.0 {
+            StructKind::Object(compound) => compound.finish(),
+            StructKind::Raw(_) => Ok(()),
         }
     }
 }
