@@ -2,8 +2,8 @@
 #![cfg(feature = "std")]
 
 use acp_core::wire::encode::{
-    BufferFull, EncodeError, IoSink, IoSinkError, Sink, SliceSink, encode_line, to_sink, to_slice,
-    write_error, write_notification, write_request, write_result,
+    BufferFull, EncodeError, IoSink, IoSinkError, Sink, SliceSink, append_line, encode_line,
+    to_sink, to_slice, write_error, write_notification, write_request, write_result,
 };
 use acp_core::wire::{ErrorCode, Id};
 use pretty_assertions::assert_eq;
@@ -438,4 +438,28 @@ fn every_writer_emits_exactly_one_line_holding_the_same_strings() {
     quickcheck::QuickCheck::new()
         .tests(2000)
         .quickcheck(property as fn(String, String, String, u64) -> bool);
+}
+
+/// A `Serialize` that fails after part of the line is out.
+struct FailsMidway;
+
+impl Serialize for FailsMidway {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::{Error, SerializeSeq};
+        let mut seq = s.serialize_seq(None)?;
+        seq.serialize_element(&1)?;
+        Err(S::Error::custom("gave up"))
+    }
+}
+
+#[test]
+fn append_line_keeps_only_whole_lines() {
+    let mut out = Vec::new();
+    append_line(&mut out, |line| write_notification(line, "a", None::<&()>)).unwrap();
+    let error = append_line(&mut out, |line| {
+        write_notification(line, "b", Some(&FailsMidway))
+    })
+    .unwrap_err();
+    assert_eq!(error.to_string(), "gave up");
+    assert_eq!(text(&out), "{\"jsonrpc\":\"2.0\",\"method\":\"a\"}\n");
 }

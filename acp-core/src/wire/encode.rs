@@ -32,4 +32,6 @@ pub use message::{RequestId, write_error, write_notification, write_request, wri
 #[cfg(feature = "alloc")]
 pub use ser::to_vec;
 pub use ser::{Compound, Serializer, StructCompound, to_sink, to_slice};
+#[cfg(feature = "alloc")]
+pub use sink::append_line;
 pub use sink::{BufferFull, IoSink, IoSinkError, Sink, SliceSink, encode_line};

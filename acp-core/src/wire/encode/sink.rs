@@ -207,3 +207,30 @@ impl<W: embedded_io::Write> Sink for IoSink<W> {
         Ok(())
     }
 }
+
+/// Runs `write` to append one line to `out`, and on an error removes whatever part of the line
+/// it had written, so `out` only ever holds whole lines.
+///
+/// ```
+/// use acp_core::wire::encode::{append_line, write_notification};
+///
+/// let mut out = Vec::new();
+/// append_line(&mut out, |line| write_notification(line, "ping", None::<&()>)).unwrap();
+/// assert_eq!(out, b"{\"jsonrpc\":\"2.0\",\"method\":\"ping\"}\n");
+/// ```
+#[cfg(feature = "alloc")]
+pub fn append_line(
+    out: &mut alloc::vec::Vec<u8>,
+    write: impl FnOnce(
+        &mut alloc::vec::Vec<u8>,
+    ) -> Result<(), super::EncodeError<core::convert::Infallible>>,
+) -> Result<(), super::ValueError> {
+    let start = out.len();
+    write(out).map_err(|error| {
+        out.truncate(start);
+        match error {
+            super::EncodeError::Value(error) => error,
+            super::EncodeError::Sink(never) => match never {},
+        }
+    })
+}
