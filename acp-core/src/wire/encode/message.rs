@@ -1,0 +1,168 @@
+//! The JSON-RPC message writers: each writes exactly one compact line ending in `\n`.
+//!
+//! Keys come in the order `jsonrpc`, `id`, `method`/`result`/`error`, `params`, as Agentao and
+//! the official SDKs write them:
+//! `{"jsonrpc":"2.0","id":1,"method":"session/prompt","params":{…}}`.
+
+use core::fmt::{self, Write as _};
+
+use serde::Serialize;
+
+use super::error::{EncodeError, ValueError};
+use super::escape::{EscapingWriter, write_escaped};
+use super::number::{write_i64, write_u64};
+use super::ser::to_sink;
+use super::sink::Sink;
+use crate::wire::{ErrorCode, Id};
+
+type Result<S> = core::result::Result<(), EncodeError<<S as Sink>::Error>>;
+
+/// The id of a request we write: one of our own counters, or an id taken from the wire (a proxy
+/// forwarding a request, a test replaying one).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RequestId<'a> {
+    /// Our own outgoing id: an integer counting up per connection.
+    Counter(u64),
+    /// An id as it appeared on the wire, written back exactly.
+    Wire(Id<'a>),
+}
+
+impl From<u64> for RequestId<'_> {
+    fn from(counter: u64) -> Self {
+        RequestId::Counter(counter)
+    }
+}
+
+impl<'a> From<Id<'a>> for RequestId<'a> {
+    fn from(id: Id<'a>) -> Self {
+        RequestId::Wire(id)
+    }
+}
+
+#[inline]
+fn put<S: Sink + ?Sized>(sink: &mut S, bytes: &[u8]) -> Result<S> {
+    sink.write_bytes(bytes).map_err(EncodeError::Sink)
+}
+
+#[inline]
+fn put_id<S: Sink + ?Sized>(sink: &mut S, id: Id<'_>) -> Result<S> {
+    match id {
+        Id::Null => put(sink, b"null"),
+        id => to_sink(sink, &id),
+    }
+}
+
+/// Writes `"method"` (quoted, escaped).
+#[inline]
+fn put_method<S: Sink + ?Sized>(sink: &mut S, method: &str) -> Result<S> {
+    write_escaped(sink, method).map_err(EncodeError::Sink)?;
+    put(sink, b"\"")
+}
+
+/// Writes `,"params":…` when there are params, then closes the line.
+#[inline]
+fn finish_with_params<S, P>(sink: &mut S, params: Option<&P>) -> Result<S>
+where
+    S: Sink + ?Sized,
+    P: Serialize + ?Sized,
+{
+    if let Some(params) = params {
+        put(sink, b",\"params\":")?;
+        to_sink(sink, params)?;
+    }
+    put(sink, b"}\n")
+}
+
+/// Writes a request line. `params: None` omits the member (write `None::<&()>`).
+///
+/// ```
+/// use acp_core::wire::encode::{encode_line, write_request};
+///
+/// let mut buf = [0u8; 128];
+/// let n = encode_line(&mut buf, |line| {
+///     write_request(line, 1, "session/new", Some(&[("cwd", "/tmp")]))
+/// })
+/// .unwrap();
+/// assert_eq!(
+///     &buf[..n],
+///     b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"session/new\",\"params\":[[\"cwd\",\"/tmp\"]]}\n"
+/// );
+/// ```
+pub fn write_request<'a, S, P>(
+    sink: &mut S,
+    id: impl Into<RequestId<'a>>,
+    method: &str,
+    params: Option<&P>,
+) -> Result<S>
+where
+    S: Sink + ?Sized,
+    P: Serialize + ?Sized,
+{
+    put(sink, b"{\"jsonrpc\":\"2.0\",\"id\":")?;
+    match id.into() {
+        RequestId::Counter(n) => write_u64(sink, n).map_err(EncodeError::Sink)?,
+        RequestId::Wire(id) => put_id(sink, id)?,
+    }
+    put(sink, b",\"method\":\"")?;
+    put_method(sink, method)?;
+    finish_with_params(sink, params)
+}
+
+/// Writes a notification line. `params: None` omits the member (write `None::<&()>`).
+pub fn write_notification<S, P>(sink: &mut S, method: &str, params: Option<&P>) -> Result<S>
+where
+    S: Sink + ?Sized,
+    P: Serialize + ?Sized,
+{
+    put(sink, b"{\"jsonrpc\":\"2.0\",\"method\":\"")?;
+    put_method(sink, method)?;
+    finish_with_params(sink, params)
+}
+
+/// Writes a success response line. A `result` that serializes as `null` is written as
+/// `"result":null`.
+pub fn write_result<S, R>(sink: &mut S, id: Id<'_>, result: &R) -> Result<S>
+where
+    S: Sink + ?Sized,
+    R: Serialize + ?Sized,
+{
+    put(sink, b"{\"jsonrpc\":\"2.0\",\"id\":")?;
+    put_id(sink, id)?;
+    put(sink, b",\"result\":")?;
+    to_sink(sink, result)?;
+    put(sink, b"}\n")
+}
+
+/// Writes an error response line. `message` is formatted straight into the sink, escaped as it
+/// goes; `data: None` omits the member (write `None::<&()>`).
+pub fn write_error<S, M, D>(
+    sink: &mut S,
+    id: Id<'_>,
+    code: ErrorCode,
+    message: &M,
+    data: Option<&D>,
+) -> Result<S>
+where
+    S: Sink + ?Sized,
+    M: fmt::Display + ?Sized,
+    D: Serialize + ?Sized,
+{
+    put(sink, b"{\"jsonrpc\":\"2.0\",\"id\":")?;
+    put_id(sink, id)?;
+    put(sink, b",\"error\":{\"code\":")?;
+    write_i64(sink, i64::from(code.0)).map_err(EncodeError::Sink)?;
+    put(sink, b",\"message\":\"")?;
+    let mut writer = EscapingWriter::new(&mut *sink);
+    if write!(writer, "{message}").is_err() {
+        return Err(match writer.error.take() {
+            Some(e) => EncodeError::Sink(e),
+            None => EncodeError::Value(ValueError::DISPLAY_FAILED),
+        });
+    }
+    put(sink, b"\"")?;
+    if let Some(data) = data {
+        put(sink, b",\"data\":")?;
+        to_sink(sink, data)?;
+    }
+    put(sink, b"}}\n")
+}
