@@ -1,6 +1,6 @@
 //! Text shown to a person: every stripped class, every kept class, and the three adapters.
 
-use acp_core::sanitize::{SanitizingWriter, Sanitized, is_stripped, needs_sanitizing, safe_chars};
+use acp_core::sanitize::{Sanitized, SanitizingWriter, is_stripped, needs_sanitizing, safe_chars};
 use core::fmt::Write;
 
 /// Runs the text through the no-alloc `Display` adapter.
@@ -12,7 +12,11 @@ fn shown(text: &str) -> String {
 fn c0_controls_are_removed_except_newline_and_tab() {
     for c in (0u32..0x20).filter_map(char::from_u32) {
         let text = format!("a{c}b");
-        let expected = if c == '\n' || c == '\t' { text.clone() } else { "ab".to_string() };
+        let expected = if c == '\n' || c == '\t' {
+            text.clone()
+        } else {
+            "ab".to_string()
+        };
         assert_eq!(shown(&text), expected, "U+{:04X}", c as u32);
     }
 }
@@ -65,7 +69,9 @@ fn implicit_direction_marks_and_joiners_are_kept() {
 
 #[test]
 fn the_characters_next_to_each_stripped_range_are_kept() {
-    for c in [' ', '~', '\u{a0}', '\u{2029}', '\u{202f}', '\u{2065}', '\u{206a}'] {
+    for c in [
+        ' ', '~', '\u{a0}', '\u{2029}', '\u{202f}', '\u{2065}', '\u{206a}',
+    ] {
         assert!(!is_stripped(c), "U+{:04X}", c as u32);
     }
 }

@@ -18,7 +18,11 @@ fn parse(text: &str) -> Result<AcpConfig, ConfigError> {
 /// A valid entry with `extra` fields merged in (a JSON object body without braces).
 fn entry(extra: &str) -> String {
     let base = r#""command": "node", "args": ["a.js"], "env": {}, "cwd": ".""#;
-    if extra.is_empty() { format!("{{{base}}}") } else { format!("{{{base}, {extra}}}") }
+    if extra.is_empty() {
+        format!("{{{base}}}")
+    } else {
+        format!("{{{base}, {extra}}}")
+    }
 }
 
 /// The one error message produced for server `a` with these extra fields.
@@ -45,21 +49,42 @@ fn only_server(extra: &str) -> ServerConfig {
 #[test]
 fn invalid_json_names_the_path() {
     let err = parse("{not json").unwrap_err();
-    assert_eq!(err.to_string(), "invalid JSON in /p/.agentao/acp.json: key must be a string at line 1 column 2");
+    assert_eq!(
+        err.to_string(),
+        "invalid JSON in /p/.agentao/acp.json: key must be a string at line 1 column 2"
+    );
 }
 
 #[test]
 fn top_level_not_an_object() {
-    assert_eq!(parse("[]").unwrap_err().to_string(), "expected a JSON object at top level, got list");
-    assert_eq!(parse("3").unwrap_err().to_string(), "expected a JSON object at top level, got int");
-    assert_eq!(parse("null").unwrap_err().to_string(), "expected a JSON object at top level, got NoneType");
+    assert_eq!(
+        parse("[]").unwrap_err().to_string(),
+        "expected a JSON object at top level, got list"
+    );
+    assert_eq!(
+        parse("3").unwrap_err().to_string(),
+        "expected a JSON object at top level, got int"
+    );
+    assert_eq!(
+        parse("null").unwrap_err().to_string(),
+        "expected a JSON object at top level, got NoneType"
+    );
 }
 
 #[test]
 fn servers_not_an_object() {
-    assert_eq!(parse(r#"{"servers": []}"#).unwrap_err().to_string(), "'servers' must be an object, got list");
-    assert_eq!(parse(r#"{"servers": "x"}"#).unwrap_err().to_string(), "'servers' must be an object, got str");
-    assert_eq!(parse(r#"{"servers": null}"#).unwrap_err().to_string(), "'servers' must be an object, got NoneType");
+    assert_eq!(
+        parse(r#"{"servers": []}"#).unwrap_err().to_string(),
+        "'servers' must be an object, got list"
+    );
+    assert_eq!(
+        parse(r#"{"servers": "x"}"#).unwrap_err().to_string(),
+        "'servers' must be an object, got str"
+    );
+    assert_eq!(
+        parse(r#"{"servers": null}"#).unwrap_err().to_string(),
+        "'servers' must be an object, got NoneType"
+    );
 }
 
 #[test]
@@ -73,9 +98,18 @@ fn missing_or_empty_servers_is_an_empty_config() {
 
 #[test]
 fn server_entry_not_an_object() {
-    assert_eq!(rejection(r#"{"servers": {"a": 1}}"#), "server 'a': expected a config object, got int");
-    assert_eq!(rejection(r#"{"servers": {"a": 1.5}}"#), "server 'a': expected a config object, got float");
-    assert_eq!(rejection(r#"{"servers": {"a": true}}"#), "server 'a': expected a config object, got bool");
+    assert_eq!(
+        rejection(r#"{"servers": {"a": 1}}"#),
+        "server 'a': expected a config object, got int"
+    );
+    assert_eq!(
+        rejection(r#"{"servers": {"a": 1.5}}"#),
+        "server 'a': expected a config object, got float"
+    );
+    assert_eq!(
+        rejection(r#"{"servers": {"a": true}}"#),
+        "server 'a': expected a config object, got bool"
+    );
 }
 
 #[test]
@@ -110,13 +144,18 @@ fn missing_and_wrong_types_are_reported_together() {
 #[test]
 fn empty_command() {
     // The later duplicate key wins, so this entry's command is "".
-    assert_eq!(error_for(r#""command": """#), "server 'a': 'command' must not be empty");
+    assert_eq!(
+        error_for(r#""command": """#),
+        "server 'a': 'command' must not be empty"
+    );
 }
 
 #[test]
 fn args_elements_must_be_strings() {
     assert_eq!(
-        rejection(r#"{"servers": {"a": {"command": "x", "args": ["ok", 1, null], "env": {}, "cwd": "."}}}"#),
+        rejection(
+            r#"{"servers": {"a": {"command": "x", "args": ["ok", 1, null], "env": {}, "cwd": "."}}}"#
+        ),
         "server 'a': 'args[1]' must be str, got int; 'args[2]' must be str, got NoneType"
     );
 }
@@ -124,7 +163,9 @@ fn args_elements_must_be_strings() {
 #[test]
 fn env_values_must_be_strings() {
     assert_eq!(
-        rejection(r#"{"servers": {"a": {"command": "x", "args": [], "env": {"N": 1, "B": false}, "cwd": "."}}}"#),
+        rejection(
+            r#"{"servers": {"a": {"command": "x", "args": [], "env": {"N": 1, "B": false}, "cwd": "."}}}"#
+        ),
         "server 'a': 'env.B' must be str, got bool; 'env.N' must be str, got int"
     );
 }
@@ -132,39 +173,73 @@ fn env_values_must_be_strings() {
 #[test]
 fn env_names_must_be_usable() {
     assert_eq!(
-        rejection(r#"{"servers": {"a": {"command": "x", "args": [], "env": {"A=B": "1"}, "cwd": "."}}}"#),
+        rejection(
+            r#"{"servers": {"a": {"command": "x", "args": [], "env": {"A=B": "1"}, "cwd": "."}}}"#
+        ),
         "server 'a': 'env' key 'A=B' is not a valid variable name"
     );
     assert_eq!(
-        rejection(r#"{"servers": {"a": {"command": "x", "args": [], "env": {"": "1"}, "cwd": "."}}}"#),
+        rejection(
+            r#"{"servers": {"a": {"command": "x", "args": [], "env": {"": "1"}, "cwd": "."}}}"#
+        ),
         "server 'a': 'env' key '' is not a valid variable name"
     );
 }
 
 #[test]
 fn auto_start_must_be_bool() {
-    assert_eq!(error_for(r#""autoStart": "yes""#), "server 'a': 'autoStart' must be bool, got str");
-    assert_eq!(error_for(r#""autoStart": 1"#), "server 'a': 'autoStart' must be bool, got int");
+    assert_eq!(
+        error_for(r#""autoStart": "yes""#),
+        "server 'a': 'autoStart' must be bool, got str"
+    );
+    assert_eq!(
+        error_for(r#""autoStart": 1"#),
+        "server 'a': 'autoStart' must be bool, got int"
+    );
 }
 
 #[test]
 fn timeouts_must_be_positive_integers() {
-    assert_eq!(error_for(r#""startupTimeoutMs": "abc""#), "server 'a': 'startupTimeoutMs' must be int, got str");
-    assert_eq!(error_for(r#""requestTimeoutMs": "abc""#), "server 'a': 'requestTimeoutMs' must be int, got str");
-    assert_eq!(error_for(r#""requestTimeoutMs": 1.5"#), "server 'a': 'requestTimeoutMs' must be int, got float");
-    assert_eq!(error_for(r#""requestTimeoutMs": true"#), "server 'a': 'requestTimeoutMs' must be int, got bool");
-    assert_eq!(error_for(r#""startupTimeoutMs": 0"#), "server 'a': 'startupTimeoutMs' must be > 0, got 0");
-    assert_eq!(error_for(r#""requestTimeoutMs": -5"#), "server 'a': 'requestTimeoutMs' must be > 0, got -5");
+    assert_eq!(
+        error_for(r#""startupTimeoutMs": "abc""#),
+        "server 'a': 'startupTimeoutMs' must be int, got str"
+    );
+    assert_eq!(
+        error_for(r#""requestTimeoutMs": "abc""#),
+        "server 'a': 'requestTimeoutMs' must be int, got str"
+    );
+    assert_eq!(
+        error_for(r#""requestTimeoutMs": 1.5"#),
+        "server 'a': 'requestTimeoutMs' must be int, got float"
+    );
+    assert_eq!(
+        error_for(r#""requestTimeoutMs": true"#),
+        "server 'a': 'requestTimeoutMs' must be int, got bool"
+    );
+    assert_eq!(
+        error_for(r#""startupTimeoutMs": 0"#),
+        "server 'a': 'startupTimeoutMs' must be > 0, got 0"
+    );
+    assert_eq!(
+        error_for(r#""requestTimeoutMs": -5"#),
+        "server 'a': 'requestTimeoutMs' must be > 0, got -5"
+    );
 }
 
 #[test]
 fn capabilities_must_be_an_object() {
-    assert_eq!(error_for(r#""capabilities": []"#), "server 'a': 'capabilities' must be dict, got list");
+    assert_eq!(
+        error_for(r#""capabilities": []"#),
+        "server 'a': 'capabilities' must be dict, got list"
+    );
 }
 
 #[test]
 fn description_must_be_a_string() {
-    assert_eq!(error_for(r#""description": 7"#), "server 'a': 'description' must be str, got int");
+    assert_eq!(
+        error_for(r#""description": 7"#),
+        "server 'a': 'description' must be str, got int"
+    );
 }
 
 #[test]
@@ -211,9 +286,18 @@ fn policy_of_another_type() {
 
 #[test]
 fn max_restarts_checks() {
-    assert_eq!(error_for(r#""maxRecoverableRestarts": -1"#), "server 'a': 'maxRecoverableRestarts' must be >= 0, got -1");
-    assert_eq!(error_for(r#""maxRecoverableRestarts": true"#), "server 'a': 'maxRecoverableRestarts' must be int, got bool");
-    assert_eq!(error_for(r#""maxRecoverableRestarts": 2.0"#), "server 'a': 'maxRecoverableRestarts' must be int, got float");
+    assert_eq!(
+        error_for(r#""maxRecoverableRestarts": -1"#),
+        "server 'a': 'maxRecoverableRestarts' must be >= 0, got -1"
+    );
+    assert_eq!(
+        error_for(r#""maxRecoverableRestarts": true"#),
+        "server 'a': 'maxRecoverableRestarts' must be int, got bool"
+    );
+    assert_eq!(
+        error_for(r#""maxRecoverableRestarts": 2.0"#),
+        "server 'a': 'maxRecoverableRestarts' must be int, got float"
+    );
     assert_eq!(
         error_for(r#""maxRecoverableRestarts": 4294967296"#),
         "server 'a': 'maxRecoverableRestarts' must be <= 4294967295, got 4294967296"
@@ -292,7 +376,11 @@ fn defaults_of_a_minimal_entry() {
     assert_eq!(s.non_interactive_policy, InteractionPolicy::RejectAll);
     assert_eq!(s.max_recoverable_restarts, 3);
     assert_eq!(
-        (DEFAULT_STARTUP_TIMEOUT_MS, DEFAULT_REQUEST_TIMEOUT_MS, DEFAULT_MAX_RECOVERABLE_RESTARTS),
+        (
+            DEFAULT_STARTUP_TIMEOUT_MS,
+            DEFAULT_REQUEST_TIMEOUT_MS,
+            DEFAULT_MAX_RECOVERABLE_RESTARTS
+        ),
         (10_000, 60_000, 3)
     );
 }
@@ -316,7 +404,10 @@ fn every_optional_field_overrides_its_default() {
 
 #[test]
 fn policy_reject_all_spelled_out() {
-    assert_eq!(only_server(r#""nonInteractivePolicy": {"mode": "reject_all"}"#).non_interactive_policy, InteractionPolicy::RejectAll);
+    assert_eq!(
+        only_server(r#""nonInteractivePolicy": {"mode": "reject_all"}"#).non_interactive_policy,
+        InteractionPolicy::RejectAll
+    );
     assert_eq!(InteractionPolicy::AcceptAll.as_str(), "accept_all");
     assert_eq!(InteractionPolicy::from_mode("nope"), None);
 }
@@ -346,10 +437,19 @@ fn the_seed_example_loads() {
 
 #[test]
 fn cwd_resolution() {
-    let with_cwd = |cwd: &str| ServerConfig { cwd: cwd.to_string(), ..only_server("") };
+    let with_cwd = |cwd: &str| ServerConfig {
+        cwd: cwd.to_string(),
+        ..only_server("")
+    };
     assert_eq!(with_cwd(".").resolve_cwd("/home/u/proj"), "/home/u/proj");
-    assert_eq!(with_cwd("./agents/x").resolve_cwd("/home/u/proj"), "/home/u/proj/agents/x");
-    assert_eq!(with_cwd("agents/../tools").resolve_cwd("/home/u/proj/"), "/home/u/proj/tools");
+    assert_eq!(
+        with_cwd("./agents/x").resolve_cwd("/home/u/proj"),
+        "/home/u/proj/agents/x"
+    );
+    assert_eq!(
+        with_cwd("agents/../tools").resolve_cwd("/home/u/proj/"),
+        "/home/u/proj/tools"
+    );
     assert_eq!(with_cwd("..").resolve_cwd("/home/u/proj"), "/home/u");
     assert_eq!(with_cwd("/abs/./x").resolve_cwd("/home/u/proj"), "/abs/./x");
     assert_eq!(with_cwd("C:\\work").resolve_cwd("/home/u/proj"), "C:\\work");
@@ -360,7 +460,13 @@ fn cwd_resolution() {
 // ---- $VAR expansion ----
 
 fn vars() -> BTreeMap<&'static str, &'static str> {
-    BTreeMap::from([("HOME", "/home/u"), ("KEY", "s3cret"), ("A_1", "x"), ("EMPTY", ""), ("DOLLAR", "$HOME")])
+    BTreeMap::from([
+        ("HOME", "/home/u"),
+        ("KEY", "s3cret"),
+        ("A_1", "x"),
+        ("EMPTY", ""),
+        ("DOLLAR", "$HOME"),
+    ])
 }
 
 fn expand(text: &str) -> String {
@@ -450,5 +556,8 @@ fn json_kind_names() {
     .iter()
     .map(|k| k.name())
     .collect();
-    assert_eq!(names, ["NoneType", "bool", "int", "float", "str", "list", "dict"]);
+    assert_eq!(
+        names,
+        ["NoneType", "bool", "int", "float", "str", "list", "dict"]
+    );
 }

@@ -8,7 +8,11 @@ use acp_core::supervisor::lifecycle::{
 };
 use acp_core::supervisor::recovery::{ExitStatus, FatalCause, Verdict};
 
-const LIMITS: Limits = Limits { startup_timeout_ms: 10_000, request_timeout_ms: 60_000, max_recoverable_restarts: 3 };
+const LIMITS: Limits = Limits {
+    startup_timeout_ms: 10_000,
+    request_timeout_ms: 60_000,
+    max_recoverable_restarts: 3,
+};
 const PID: u32 = 4242;
 
 fn t(ms: u64) -> Instant {
@@ -60,8 +64,18 @@ fn failed_once() -> Lifecycle {
     let mut lc = Lifecycle::new("a", LIMITS);
     feed(&mut lc, 0, Input::Start);
     feed(&mut lc, 0, Input::Spawned { pid: PID });
-    feed(&mut lc, 0, Input::Exited { pid: PID, status: ExitStatus::Code(1) });
-    assert_eq!((lc.state(), lc.handshake_streak(), lc.is_fatal()), (S::Failed, 1, false));
+    feed(
+        &mut lc,
+        0,
+        Input::Exited {
+            pid: PID,
+            status: ExitStatus::Code(1),
+        },
+    );
+    assert_eq!(
+        (lc.state(), lc.handshake_streak(), lc.is_fatal()),
+        (S::Failed, 1, false)
+    );
     lc
 }
 
@@ -73,13 +87,19 @@ fn a_new_server_is_configured_and_quiet() {
     assert_eq!(lc.state(), S::Configured);
     assert_eq!(lc.poll_timeout(), None);
     assert_eq!(lc.poll_action(), None);
-    assert_eq!((lc.pid(), lc.last_error(), lc.restart_count()), (None, None, 0));
+    assert_eq!(
+        (lc.pid(), lc.last_error(), lc.restart_count()),
+        (None, None, 0)
+    );
 }
 
 #[test]
 fn start_asks_for_a_spawn_and_arms_the_startup_deadline() {
     let mut lc = Lifecycle::new("a", LIMITS);
-    assert_eq!(feed(&mut lc, 100, Input::Start), [Action::Spawn, changed(S::Configured, S::Starting)]);
+    assert_eq!(
+        feed(&mut lc, 100, Input::Start),
+        [Action::Spawn, changed(S::Configured, S::Starting)]
+    );
     assert_eq!(lc.poll_timeout(), Some(t(10_100)));
 }
 
@@ -87,7 +107,10 @@ fn start_asks_for_a_spawn_and_arms_the_startup_deadline() {
 fn spawned_starts_the_handshake_at_once() {
     let mut lc = Lifecycle::new("a", LIMITS);
     feed(&mut lc, 0, Input::Start);
-    assert_eq!(feed(&mut lc, 5, Input::Spawned { pid: PID }), [Action::BeginHandshake]);
+    assert_eq!(
+        feed(&mut lc, 5, Input::Spawned { pid: PID }),
+        [Action::BeginHandshake]
+    );
     assert_eq!((lc.state(), lc.pid()), (S::Starting, Some(PID)));
 }
 
@@ -96,7 +119,10 @@ fn handshake_started_is_initializing_under_the_same_deadline() {
     let mut lc = Lifecycle::new("a", LIMITS);
     feed(&mut lc, 0, Input::Start);
     feed(&mut lc, 5, Input::Spawned { pid: PID });
-    assert_eq!(feed(&mut lc, 6, Input::HandshakeStarted), [changed(S::Starting, S::Initializing)]);
+    assert_eq!(
+        feed(&mut lc, 6, Input::HandshakeStarted),
+        [changed(S::Starting, S::Initializing)]
+    );
     assert_eq!(lc.poll_timeout(), Some(t(10_000)));
 }
 
@@ -106,7 +132,10 @@ fn handshake_ok_is_ready_without_deadline() {
     feed(&mut lc, 0, Input::Start);
     feed(&mut lc, 0, Input::Spawned { pid: PID });
     feed(&mut lc, 0, Input::HandshakeStarted);
-    assert_eq!(feed(&mut lc, 9, Input::HandshakeOk), [changed(S::Initializing, S::Ready)]);
+    assert_eq!(
+        feed(&mut lc, 9, Input::HandshakeOk),
+        [changed(S::Initializing, S::Ready)]
+    );
     assert_eq!(lc.poll_timeout(), None);
 }
 
@@ -114,12 +143,24 @@ fn handshake_ok_is_ready_without_deadline() {
 fn spawn_failure_is_failed_with_the_os_error_and_can_be_retried() {
     let mut lc = Lifecycle::new("a", LIMITS);
     feed(&mut lc, 0, Input::Start);
-    let out = feed(&mut lc, 1, Input::SpawnFailed { error: "No such file or directory (os error 2)" });
+    let out = feed(
+        &mut lc,
+        1,
+        Input::SpawnFailed {
+            error: "No such file or directory (os error 2)",
+        },
+    );
     assert_eq!(out, [changed(S::Starting, S::Failed)]);
-    assert_eq!(lc.last_error(), Some("acp server 'a': failed to start: No such file or directory (os error 2)"));
+    assert_eq!(
+        lc.last_error(),
+        Some("acp server 'a': failed to start: No such file or directory (os error 2)")
+    );
     assert!(!lc.is_fatal());
     assert_eq!(lc.poll_timeout(), None);
-    assert_eq!(feed(&mut lc, 2, Input::Connect), [Action::Spawn, changed(S::Failed, S::Starting)]);
+    assert_eq!(
+        feed(&mut lc, 2, Input::Connect),
+        [Action::Spawn, changed(S::Failed, S::Starting)]
+    );
 }
 
 #[test]
@@ -138,10 +179,26 @@ fn a_death_while_starting_fails_at_once() {
     feed(&mut lc, 0, Input::Start);
     feed(&mut lc, 0, Input::Spawned { pid: PID });
     // Long after Agentao's 50 ms window: still noticed.
-    let out = feed(&mut lc, 3_000, Input::Exited { pid: PID, status: ExitStatus::Code(2) });
-    assert_eq!(out, [Action::DropConnection, changed(S::Starting, S::Failed)]);
-    assert_eq!(lc.last_error(), Some("process exited during startup (exit code 2)"));
-    assert_eq!((lc.pid(), lc.handshake_streak(), lc.is_fatal()), (None, 1, false));
+    let out = feed(
+        &mut lc,
+        3_000,
+        Input::Exited {
+            pid: PID,
+            status: ExitStatus::Code(2),
+        },
+    );
+    assert_eq!(
+        out,
+        [Action::DropConnection, changed(S::Starting, S::Failed)]
+    );
+    assert_eq!(
+        lc.last_error(),
+        Some("process exited during startup (exit code 2)")
+    );
+    assert_eq!(
+        (lc.pid(), lc.handshake_streak(), lc.is_fatal()),
+        (None, 1, false)
+    );
     assert_eq!(lc.poll_timeout(), None);
 }
 
@@ -151,8 +208,18 @@ fn a_death_while_initializing_fails_at_once() {
     feed(&mut lc, 0, Input::Start);
     feed(&mut lc, 0, Input::Spawned { pid: PID });
     feed(&mut lc, 0, Input::HandshakeStarted);
-    let out = feed(&mut lc, 10, Input::Exited { pid: PID, status: ExitStatus::Code(1) });
-    assert_eq!(out, [Action::DropConnection, changed(S::Initializing, S::Failed)]);
+    let out = feed(
+        &mut lc,
+        10,
+        Input::Exited {
+            pid: PID,
+            status: ExitStatus::Code(1),
+        },
+    );
+    assert_eq!(
+        out,
+        [Action::DropConnection, changed(S::Initializing, S::Failed)]
+    );
 }
 
 #[test]
@@ -160,9 +227,19 @@ fn a_signal_while_starting_is_fatal_at_once() {
     let mut lc = Lifecycle::new("a", LIMITS);
     feed(&mut lc, 0, Input::Start);
     feed(&mut lc, 0, Input::Spawned { pid: PID });
-    feed(&mut lc, 1, Input::Exited { pid: PID, status: ExitStatus::Signal(9) });
+    feed(
+        &mut lc,
+        1,
+        Input::Exited {
+            pid: PID,
+            status: ExitStatus::Signal(9),
+        },
+    );
     assert!(lc.is_fatal());
-    assert_eq!(lc.last_error(), Some("server 'a' marked fatal by recovery classifier"));
+    assert_eq!(
+        lc.last_error(),
+        Some("server 'a' marked fatal by recovery classifier")
+    );
 }
 
 #[test]
@@ -171,21 +248,47 @@ fn the_second_handshake_failure_in_a_row_is_fatal_and_sticky() {
     feed(&mut lc, 1, Input::Connect);
     feed(&mut lc, 1, Input::Spawned { pid: PID + 1 });
     feed(&mut lc, 1, Input::HandshakeStarted);
-    let out = feed(&mut lc, 2, Input::HandshakeFailed { error: "JSON-RPC error -32603: boom" });
+    let out = feed(
+        &mut lc,
+        2,
+        Input::HandshakeFailed {
+            error: "JSON-RPC error -32603: boom",
+        },
+    );
     assert_eq!(
         out,
-        [Action::DropConnection, Action::CloseStdin { pid: PID + 1 }, changed(S::Initializing, S::Stopping)]
+        [
+            Action::DropConnection,
+            Action::CloseStdin { pid: PID + 1 },
+            changed(S::Initializing, S::Stopping)
+        ]
     );
-    feed(&mut lc, 3, Input::Exited { pid: PID + 1, status: ExitStatus::Code(0) });
-    assert_eq!((lc.state(), lc.is_fatal(), lc.handshake_streak()), (S::Failed, true, 2));
-    assert_eq!(lc.last_error(), Some("server 'a' marked fatal by recovery classifier"));
+    feed(
+        &mut lc,
+        3,
+        Input::Exited {
+            pid: PID + 1,
+            status: ExitStatus::Code(0),
+        },
+    );
+    assert_eq!(
+        (lc.state(), lc.is_fatal(), lc.handshake_streak()),
+        (S::Failed, true, 2)
+    );
+    assert_eq!(
+        lc.last_error(),
+        Some("server 'a' marked fatal by recovery classifier")
+    );
     // Lazy starts and prompts are refused with Agentao's text.
     let refused = lc.handle(t(4), Input::Connect).unwrap_err();
     assert_eq!(
         refused.to_string(),
         "server 'a' is in the fatal recovery state; call restart_server('a') to clear it"
     );
-    assert_eq!(lc.handle(t(4), Input::PromptStarted).unwrap_err(), Refusal::Fatal { server: "a".into() });
+    assert_eq!(
+        lc.handle(t(4), Input::PromptStarted).unwrap_err(),
+        Refusal::Fatal { server: "a".into() }
+    );
     assert_eq!(drain(&mut lc), []);
 }
 
@@ -197,10 +300,23 @@ fn an_explicit_start_clears_the_fatal_mark() {
     feed(&mut lc, 1, Input::Connect);
     feed(&mut lc, 1, Input::Spawned { pid: 7 });
     feed(&mut lc, 2, Input::StdoutEof { pid: 7 });
-    feed(&mut lc, 3, Input::Exited { pid: 7, status: ExitStatus::Code(0) });
+    feed(
+        &mut lc,
+        3,
+        Input::Exited {
+            pid: 7,
+            status: ExitStatus::Code(0),
+        },
+    );
     assert!(lc.is_fatal());
-    assert_eq!(feed(&mut lc, 5, Input::Start), [Action::Spawn, changed(S::Failed, S::Starting)]);
-    assert_eq!((lc.is_fatal(), lc.handshake_streak(), lc.restart_count()), (false, 0, 0));
+    assert_eq!(
+        feed(&mut lc, 5, Input::Start),
+        [Action::Spawn, changed(S::Failed, S::Starting)]
+    );
+    assert_eq!(
+        (lc.is_fatal(), lc.handshake_streak(), lc.restart_count()),
+        (false, 0, 0)
+    );
 }
 
 #[test]
@@ -218,12 +334,35 @@ fn handshake_failure_stops_the_process_then_rests_in_failed() {
     feed(&mut lc, 0, Input::Start);
     feed(&mut lc, 0, Input::Spawned { pid: PID });
     feed(&mut lc, 0, Input::HandshakeStarted);
-    let out = feed(&mut lc, 50, Input::HandshakeFailed { error: "timeout waiting for response to 'initialize' (id=0)" });
-    assert_eq!(out, [Action::DropConnection, Action::CloseStdin { pid: PID }, changed(S::Initializing, S::Stopping)]);
+    let out = feed(
+        &mut lc,
+        50,
+        Input::HandshakeFailed {
+            error: "timeout waiting for response to 'initialize' (id=0)",
+        },
+    );
+    assert_eq!(
+        out,
+        [
+            Action::DropConnection,
+            Action::CloseStdin { pid: PID },
+            changed(S::Initializing, S::Stopping)
+        ]
+    );
     assert_eq!(lc.poll_timeout(), Some(t(5_050)));
-    let out = feed(&mut lc, 60, Input::Exited { pid: PID, status: ExitStatus::Code(0) });
+    let out = feed(
+        &mut lc,
+        60,
+        Input::Exited {
+            pid: PID,
+            status: ExitStatus::Code(0),
+        },
+    );
     assert_eq!(out, [changed(S::Stopping, S::Failed)]);
-    assert_eq!(lc.last_error(), Some("timeout waiting for response to 'initialize' (id=0)"));
+    assert_eq!(
+        lc.last_error(),
+        Some("timeout waiting for response to 'initialize' (id=0)")
+    );
     assert!(!lc.is_fatal());
 }
 
@@ -233,7 +372,14 @@ fn stdout_eof_while_starting_is_a_handshake_failure() {
     feed(&mut lc, 0, Input::Start);
     feed(&mut lc, 0, Input::Spawned { pid: PID });
     let out = feed(&mut lc, 1, Input::StdoutEof { pid: PID });
-    assert_eq!(out, [Action::DropConnection, Action::CloseStdin { pid: PID }, changed(S::Starting, S::Stopping)]);
+    assert_eq!(
+        out,
+        [
+            Action::DropConnection,
+            Action::CloseStdin { pid: PID },
+            changed(S::Starting, S::Stopping)
+        ]
+    );
     assert_eq!(lc.last_error(), Some("stdout closed during startup"));
     assert_eq!(lc.handshake_streak(), 1);
 }
@@ -254,9 +400,19 @@ fn the_startup_deadline_fails_a_server_stuck_in_starting() {
             changed(S::Starting, S::Stopping),
         ]
     );
-    feed(&mut lc, 10_001, Input::Exited { pid: PID, status: ExitStatus::Code(0) });
+    feed(
+        &mut lc,
+        10_001,
+        Input::Exited {
+            pid: PID,
+            status: ExitStatus::Code(0),
+        },
+    );
     assert_eq!(lc.state(), S::Failed);
-    assert_eq!(lc.last_error(), Some("server 'a' did not become ready within 10000 ms"));
+    assert_eq!(
+        lc.last_error(),
+        Some("server 'a' did not become ready within 10000 ms")
+    );
 }
 
 #[test]
@@ -275,7 +431,13 @@ fn an_unconfirmed_spawn_times_out_straight_to_failed() {
     let mut lc = Lifecycle::new("a", LIMITS);
     feed(&mut lc, 0, Input::Start);
     let out = timeout(&mut lc, 10_000);
-    assert_eq!(out, [Action::Notify(Notice::StartupTimedOut), changed(S::Starting, S::Failed)]);
+    assert_eq!(
+        out,
+        [
+            Action::Notify(Notice::StartupTimedOut),
+            changed(S::Starting, S::Failed)
+        ]
+    );
     assert_eq!(lc.handshake_streak(), 1);
 }
 
@@ -284,7 +446,10 @@ fn an_unconfirmed_spawn_times_out_straight_to_failed() {
 #[test]
 fn a_prompt_makes_it_busy_with_the_request_deadline() {
     let mut lc = ready();
-    assert_eq!(feed(&mut lc, 1_000, Input::PromptStarted), [changed(S::Ready, S::Busy)]);
+    assert_eq!(
+        feed(&mut lc, 1_000, Input::PromptStarted),
+        [changed(S::Ready, S::Busy)]
+    );
     assert_eq!(lc.poll_timeout(), Some(t(61_000)));
     assert!(lc.has_active_turn());
 }
@@ -293,33 +458,55 @@ fn a_prompt_makes_it_busy_with_the_request_deadline() {
 fn a_second_prompt_is_refused_fail_fast() {
     let mut lc = busy();
     let refused = lc.handle(t(1), Input::PromptStarted).unwrap_err();
-    assert_eq!(refused.to_string(), "server 'a' has an active turn; send_prompt is fail-fast");
+    assert_eq!(
+        refused.to_string(),
+        "server 'a' has an active turn; send_prompt is fail-fast"
+    );
 }
 
 #[test]
 fn a_prompt_needs_a_ready_server() {
     let mut lc = Lifecycle::new("a", LIMITS);
     let refused = lc.handle(t(0), Input::PromptStarted).unwrap_err();
-    assert_eq!(refused.to_string(), "server 'a' is not ready (state: configured)");
+    assert_eq!(
+        refused.to_string(),
+        "server 'a' is not ready (state: configured)"
+    );
     feed(&mut lc, 0, Input::Start);
     let refused = lc.handle(t(0), Input::PromptStarted).unwrap_err();
-    assert_eq!(refused.to_string(), "server 'a' is not ready (state: starting)");
+    assert_eq!(
+        refused.to_string(),
+        "server 'a' is not ready (state: starting)"
+    );
 }
 
 #[test]
 fn a_turn_end_returns_to_ready_and_resets_the_restart_budget() {
     let mut lc = ready();
-    feed(&mut lc, 0, Input::Exited { pid: PID, status: ExitStatus::Code(1) });
+    feed(
+        &mut lc,
+        0,
+        Input::Exited {
+            pid: PID,
+            status: ExitStatus::Code(1),
+        },
+    );
     assert_eq!(lc.restart_count(), 1);
     feed(&mut lc, 0, Input::Connect);
     feed(&mut lc, 0, Input::Spawned { pid: 2 });
     feed(&mut lc, 0, Input::HandshakeOk);
     feed(&mut lc, 0, Input::PromptStarted);
-    assert_eq!(feed(&mut lc, 5, Input::PromptEnded { ok: false }), [changed(S::Busy, S::Ready)]);
+    assert_eq!(
+        feed(&mut lc, 5, Input::PromptEnded { ok: false }),
+        [changed(S::Busy, S::Ready)]
+    );
     assert_eq!(lc.restart_count(), 1, "an error reply is not a success");
     feed(&mut lc, 6, Input::PromptStarted);
     feed(&mut lc, 7, Input::PromptEnded { ok: true });
-    assert_eq!((lc.state(), lc.restart_count(), lc.poll_timeout()), (S::Ready, 0, None));
+    assert_eq!(
+        (lc.state(), lc.restart_count(), lc.poll_timeout()),
+        (S::Ready, 0, None)
+    );
 }
 
 #[test]
@@ -327,11 +514,24 @@ fn a_turn_timeout_cancels_the_turn_and_returns_to_ready() {
     let mut lc = busy();
     assert_eq!(timeout(&mut lc, 59_999), []);
     let out = timeout(&mut lc, 60_000);
-    assert_eq!(out, [Action::CancelTurn, Action::Notify(Notice::TurnTimedOut), changed(S::Busy, S::Ready)]);
-    assert_eq!(lc.last_error(), Some("timeout waiting for response from 'a' after 60000 ms"));
+    assert_eq!(
+        out,
+        [
+            Action::CancelTurn,
+            Action::Notify(Notice::TurnTimedOut),
+            changed(S::Busy, S::Ready)
+        ]
+    );
+    assert_eq!(
+        lc.last_error(),
+        Some("timeout waiting for response from 'a' after 60000 ms")
+    );
     // The cancelled turn's late answer changes nothing; the next turn runs.
     assert_eq!(feed(&mut lc, 60_001, Input::PromptEnded { ok: false }), []);
-    assert_eq!(feed(&mut lc, 60_002, Input::PromptStarted), [changed(S::Ready, S::Busy)]);
+    assert_eq!(
+        feed(&mut lc, 60_002, Input::PromptStarted),
+        [changed(S::Ready, S::Busy)]
+    );
 }
 
 #[test]
@@ -349,7 +549,10 @@ fn cancel_sends_session_cancel_and_waits_for_the_turn_end() {
 #[test]
 fn a_question_during_a_turn_suspends_the_turn_deadline() {
     let mut lc = busy();
-    assert_eq!(feed(&mut lc, 10, Input::InteractionOpened), [changed(S::Busy, S::WaitingForUser)]);
+    assert_eq!(
+        feed(&mut lc, 10, Input::InteractionOpened),
+        [changed(S::Busy, S::WaitingForUser)]
+    );
     assert_eq!(lc.poll_timeout(), None);
     assert!(lc.has_active_turn());
     // The user may take longer than the request timeout.
@@ -358,7 +561,10 @@ fn a_question_during_a_turn_suspends_the_turn_deadline() {
     assert_eq!(lc.open_interactions(), 2);
     assert_eq!(feed(&mut lc, 500_002, Input::InteractionResolved), []);
     assert_eq!(lc.state(), S::WaitingForUser);
-    assert_eq!(feed(&mut lc, 500_003, Input::InteractionResolved), [changed(S::WaitingForUser, S::Busy)]);
+    assert_eq!(
+        feed(&mut lc, 500_003, Input::InteractionResolved),
+        [changed(S::WaitingForUser, S::Busy)]
+    );
     // The deadline restarts after the last answer.
     assert_eq!(lc.poll_timeout(), Some(t(560_003)));
 }
@@ -366,10 +572,19 @@ fn a_question_during_a_turn_suspends_the_turn_deadline() {
 #[test]
 fn a_question_outside_a_turn_returns_to_ready() {
     let mut lc = ready();
-    assert_eq!(feed(&mut lc, 1, Input::InteractionOpened), [changed(S::Ready, S::WaitingForUser)]);
+    assert_eq!(
+        feed(&mut lc, 1, Input::InteractionOpened),
+        [changed(S::Ready, S::WaitingForUser)]
+    );
     assert!(!lc.has_active_turn());
-    assert_eq!(lc.handle(t(2), Input::PromptStarted).unwrap_err(), Refusal::Busy { server: "a".into() });
-    assert_eq!(feed(&mut lc, 3, Input::InteractionResolved), [changed(S::WaitingForUser, S::Ready)]);
+    assert_eq!(
+        lc.handle(t(2), Input::PromptStarted).unwrap_err(),
+        Refusal::Busy { server: "a".into() }
+    );
+    assert_eq!(
+        feed(&mut lc, 3, Input::InteractionResolved),
+        [changed(S::WaitingForUser, S::Ready)]
+    );
 }
 
 #[test]
@@ -377,7 +592,10 @@ fn a_turn_ending_while_waiting_returns_to_ready() {
     let mut lc = busy();
     feed(&mut lc, 1, Input::InteractionOpened);
     assert_eq!(feed(&mut lc, 1, Input::CancelTurn), [Action::CancelTurn]);
-    assert_eq!(feed(&mut lc, 2, Input::PromptEnded { ok: true }), [changed(S::WaitingForUser, S::Ready)]);
+    assert_eq!(
+        feed(&mut lc, 2, Input::PromptEnded { ok: true }),
+        [changed(S::WaitingForUser, S::Ready)]
+    );
     assert_eq!(lc.open_interactions(), 0);
 }
 
@@ -387,10 +605,28 @@ fn a_turn_ending_while_waiting_returns_to_ready() {
 fn stop_closes_stdin_and_a_graceful_exit_ends_it() {
     let mut lc = ready();
     let out = feed(&mut lc, 100, Input::Stop);
-    assert_eq!(out, [Action::DropConnection, Action::CloseStdin { pid: PID }, changed(S::Ready, S::Stopping)]);
+    assert_eq!(
+        out,
+        [
+            Action::DropConnection,
+            Action::CloseStdin { pid: PID },
+            changed(S::Ready, S::Stopping)
+        ]
+    );
     assert_eq!(lc.poll_timeout(), Some(t(5_100)));
-    assert_eq!(feed(&mut lc, 101, Input::StdoutEof { pid: PID }), [], "the expected EOF");
-    let out = feed(&mut lc, 200, Input::Exited { pid: PID, status: ExitStatus::Code(0) });
+    assert_eq!(
+        feed(&mut lc, 101, Input::StdoutEof { pid: PID }),
+        [],
+        "the expected EOF"
+    );
+    let out = feed(
+        &mut lc,
+        200,
+        Input::Exited {
+            pid: PID,
+            status: ExitStatus::Code(0),
+        },
+    );
     assert_eq!(out, [changed(S::Stopping, S::Stopped)]);
     assert_eq!((lc.pid(), lc.poll_timeout()), (None, None));
 }
@@ -402,9 +638,19 @@ fn stop_escalates_to_sigterm_then_kills_the_group() {
     assert_eq!(timeout(&mut lc, 4_999), []);
     assert_eq!(timeout(&mut lc, 5_000), [Action::Terminate { pid: PID }]);
     assert_eq!(lc.poll_timeout(), Some(t(10_000)));
-    assert_eq!(timeout(&mut lc, 10_000), [Action::KillProcessGroup { pid: PID }]);
+    assert_eq!(
+        timeout(&mut lc, 10_000),
+        [Action::KillProcessGroup { pid: PID }]
+    );
     assert_eq!(lc.poll_timeout(), Some(t(12_000)));
-    let out = feed(&mut lc, 10_010, Input::Exited { pid: PID, status: ExitStatus::Signal(9) });
+    let out = feed(
+        &mut lc,
+        10_010,
+        Input::Exited {
+            pid: PID,
+            status: ExitStatus::Signal(9),
+        },
+    );
     assert_eq!(out, [changed(S::Stopping, S::Stopped)]);
     assert!(!lc.is_fatal(), "our own kill is not a crash");
 }
@@ -414,8 +660,21 @@ fn a_child_that_dies_on_sigterm_still_gets_its_group_killed() {
     let mut lc = ready();
     feed(&mut lc, 0, Input::Stop);
     timeout(&mut lc, 5_000);
-    let out = feed(&mut lc, 5_001, Input::Exited { pid: PID, status: ExitStatus::Signal(15) });
-    assert_eq!(out, [Action::KillProcessGroup { pid: PID }, changed(S::Stopping, S::Stopped)]);
+    let out = feed(
+        &mut lc,
+        5_001,
+        Input::Exited {
+            pid: PID,
+            status: ExitStatus::Signal(15),
+        },
+    );
+    assert_eq!(
+        out,
+        [
+            Action::KillProcessGroup { pid: PID },
+            changed(S::Stopping, S::Stopped)
+        ]
+    );
 }
 
 #[test]
@@ -426,14 +685,23 @@ fn a_process_that_survives_sigkill_is_let_go_after_two_seconds() {
     timeout(&mut lc, 10_000);
     assert_eq!(timeout(&mut lc, 11_999), []);
     let out = timeout(&mut lc, 12_000);
-    assert_eq!(out, [Action::Notify(Notice::ProcessLingering { pid: PID }), changed(S::Stopping, S::Stopped)]);
+    assert_eq!(
+        out,
+        [
+            Action::Notify(Notice::ProcessLingering { pid: PID }),
+            changed(S::Stopping, S::Stopped)
+        ]
+    );
     assert_eq!(lc.pid(), None);
 }
 
 #[test]
 fn stop_with_no_process_is_stopped_at_once() {
     let mut lc = Lifecycle::new("a", LIMITS);
-    assert_eq!(feed(&mut lc, 0, Input::Stop), [changed(S::Configured, S::Stopped)]);
+    assert_eq!(
+        feed(&mut lc, 0, Input::Stop),
+        [changed(S::Configured, S::Stopped)]
+    );
     assert_eq!(feed(&mut lc, 0, Input::Stop), []);
 }
 
@@ -441,17 +709,36 @@ fn stop_with_no_process_is_stopped_at_once() {
 fn a_process_spawned_after_its_stop_is_stopped() {
     let mut lc = Lifecycle::new("a", LIMITS);
     feed(&mut lc, 0, Input::Start);
-    assert_eq!(feed(&mut lc, 1, Input::Stop), [changed(S::Starting, S::Stopped)]);
+    assert_eq!(
+        feed(&mut lc, 1, Input::Stop),
+        [changed(S::Starting, S::Stopped)]
+    );
     let out = feed(&mut lc, 2, Input::Spawned { pid: PID });
-    assert_eq!(out, [Action::CloseStdin { pid: PID }, changed(S::Stopped, S::Stopping)]);
-    feed(&mut lc, 3, Input::Exited { pid: PID, status: ExitStatus::Code(0) });
+    assert_eq!(
+        out,
+        [
+            Action::CloseStdin { pid: PID },
+            changed(S::Stopped, S::Stopping)
+        ]
+    );
+    feed(
+        &mut lc,
+        3,
+        Input::Exited {
+            pid: PID,
+            status: ExitStatus::Code(0),
+        },
+    );
     assert_eq!(lc.state(), S::Stopped);
 }
 
 #[test]
 fn a_stray_second_spawn_is_killed() {
     let mut lc = ready();
-    assert_eq!(feed(&mut lc, 1, Input::Spawned { pid: 999 }), [Action::KillProcessGroup { pid: 999 }]);
+    assert_eq!(
+        feed(&mut lc, 1, Input::Spawned { pid: 999 }),
+        [Action::KillProcessGroup { pid: 999 }]
+    );
     assert_eq!((lc.state(), lc.pid()), (S::Ready, Some(PID)));
 }
 
@@ -459,14 +746,38 @@ fn a_stray_second_spawn_is_killed() {
 fn restart_stops_then_spawns() {
     let mut lc = ready();
     let out = feed(&mut lc, 0, Input::Restart);
-    assert_eq!(out, [Action::DropConnection, Action::CloseStdin { pid: PID }, changed(S::Ready, S::Stopping)]);
-    let out = feed(&mut lc, 10, Input::Exited { pid: PID, status: ExitStatus::Code(0) });
+    assert_eq!(
+        out,
+        [
+            Action::DropConnection,
+            Action::CloseStdin { pid: PID },
+            changed(S::Ready, S::Stopping)
+        ]
+    );
+    let out = feed(
+        &mut lc,
+        10,
+        Input::Exited {
+            pid: PID,
+            status: ExitStatus::Code(0),
+        },
+    );
     assert_eq!(out, [Action::Spawn, changed(S::Stopping, S::Starting)]);
     assert_eq!(lc.poll_timeout(), Some(t(10_010)));
     // The old process's late events are ignored.
     assert_eq!(feed(&mut lc, 11, Input::StdoutEof { pid: PID }), []);
     feed(&mut lc, 12, Input::Spawned { pid: PID + 1 });
-    assert_eq!(feed(&mut lc, 13, Input::Exited { pid: PID, status: ExitStatus::Code(1) }), []);
+    assert_eq!(
+        feed(
+            &mut lc,
+            13,
+            Input::Exited {
+                pid: PID,
+                status: ExitStatus::Code(1)
+            }
+        ),
+        []
+    );
     assert_eq!(lc.state(), S::Starting);
 }
 
@@ -476,23 +787,50 @@ fn start_during_a_stop_restarts_after_it_and_stop_cancels_that() {
     feed(&mut lc, 0, Input::Stop);
     assert_eq!(feed(&mut lc, 1, Input::Start), []);
     feed(&mut lc, 1, Input::Stop);
-    let out = feed(&mut lc, 2, Input::Exited { pid: PID, status: ExitStatus::Code(0) });
+    let out = feed(
+        &mut lc,
+        2,
+        Input::Exited {
+            pid: PID,
+            status: ExitStatus::Code(0),
+        },
+    );
     assert_eq!(out, [changed(S::Stopping, S::Stopped)]);
 
     let mut lc = ready();
     feed(&mut lc, 0, Input::Stop);
     feed(&mut lc, 1, Input::Connect);
-    let out = feed(&mut lc, 2, Input::Exited { pid: PID, status: ExitStatus::Code(0) });
+    let out = feed(
+        &mut lc,
+        2,
+        Input::Exited {
+            pid: PID,
+            status: ExitStatus::Code(0),
+        },
+    );
     assert_eq!(out, [Action::Spawn, changed(S::Stopping, S::Starting)]);
 }
 
 #[test]
 fn stopping_a_fatal_server_keeps_it_fatal_until_an_explicit_start() {
     let mut lc = ready();
-    feed(&mut lc, 0, Input::Exited { pid: PID, status: ExitStatus::Signal(9) });
-    assert_eq!(feed(&mut lc, 1, Input::Stop), [changed(S::Failed, S::Stopped)]);
+    feed(
+        &mut lc,
+        0,
+        Input::Exited {
+            pid: PID,
+            status: ExitStatus::Signal(9),
+        },
+    );
+    assert_eq!(
+        feed(&mut lc, 1, Input::Stop),
+        [changed(S::Failed, S::Stopped)]
+    );
     assert!(lc.handle(t(2), Input::Connect).is_err());
-    assert_eq!(feed(&mut lc, 3, Input::Restart), [Action::Spawn, changed(S::Stopped, S::Starting)]);
+    assert_eq!(
+        feed(&mut lc, 3, Input::Restart),
+        [Action::Spawn, changed(S::Stopped, S::Starting)]
+    );
     assert!(!lc.is_fatal());
 }
 
@@ -501,45 +839,83 @@ fn stopping_a_fatal_server_keeps_it_fatal_until_an_explicit_start() {
 #[test]
 fn an_idle_crash_within_budget_is_recoverable() {
     let mut lc = ready();
-    let out = feed(&mut lc, 1, Input::Exited { pid: PID, status: ExitStatus::Code(1) });
+    let out = feed(
+        &mut lc,
+        1,
+        Input::Exited {
+            pid: PID,
+            status: ExitStatus::Code(1),
+        },
+    );
     assert_eq!(
         out,
         [
             Action::DropConnection,
-            Action::Notify(Notice::Died { status: Some(ExitStatus::Code(1)), verdict: Verdict::Recoverable }),
+            Action::Notify(Notice::Died {
+                status: Some(ExitStatus::Code(1)),
+                verdict: Verdict::Recoverable
+            }),
             changed(S::Ready, S::Configured),
         ]
     );
-    assert_eq!((lc.pid(), lc.restart_count(), lc.is_fatal()), (None, 1, false));
+    assert_eq!(
+        (lc.pid(), lc.restart_count(), lc.is_fatal()),
+        (None, 1, false)
+    );
     assert_eq!(lc.last_error(), Some("server 'a' exited (exit code 1)"));
     // The next prompt rebuilds lazily.
-    assert_eq!(feed(&mut lc, 2, Input::Connect), [Action::Spawn, changed(S::Configured, S::Starting)]);
+    assert_eq!(
+        feed(&mut lc, 2, Input::Connect),
+        [Action::Spawn, changed(S::Configured, S::Starting)]
+    );
 }
 
 #[test]
 fn a_clean_exit_is_recoverable_even_past_the_budget() {
-    let limits = Limits { max_recoverable_restarts: 0, ..LIMITS };
+    let limits = Limits {
+        max_recoverable_restarts: 0,
+        ..LIMITS
+    };
     let mut lc = Lifecycle::new("a", limits);
     for at in [0, 1, 2] {
         feed(&mut lc, at, Input::Connect);
         feed(&mut lc, at, Input::Spawned { pid: PID });
         feed(&mut lc, at, Input::HandshakeOk);
-        feed(&mut lc, at, Input::Exited { pid: PID, status: ExitStatus::Code(0) });
+        feed(
+            &mut lc,
+            at,
+            Input::Exited {
+                pid: PID,
+                status: ExitStatus::Code(0),
+            },
+        );
         assert_eq!(lc.state(), S::Configured);
     }
 }
 
 #[test]
 fn signals_and_signal_exit_codes_are_fatal() {
-    for status in [ExitStatus::Signal(9), ExitStatus::Code(137), ExitStatus::Code(139), ExitStatus::Code(143), ExitStatus::Code(-11)] {
+    for status in [
+        ExitStatus::Signal(9),
+        ExitStatus::Code(137),
+        ExitStatus::Code(139),
+        ExitStatus::Code(143),
+        ExitStatus::Code(-11),
+    ] {
         let mut lc = ready();
         let out = feed(&mut lc, 1, Input::Exited { pid: PID, status });
         assert_eq!(
             out[1],
-            Action::Notify(Notice::Died { status: Some(status), verdict: Verdict::Fatal(FatalCause::Signalled) })
+            Action::Notify(Notice::Died {
+                status: Some(status),
+                verdict: Verdict::Fatal(FatalCause::Signalled)
+            })
         );
         assert_eq!((lc.state(), lc.is_fatal()), (S::Failed, true), "{status:?}");
-        assert_eq!(lc.last_error(), Some("server 'a' marked fatal by recovery classifier"));
+        assert_eq!(
+            lc.last_error(),
+            Some("server 'a' marked fatal by recovery classifier")
+        );
     }
 }
 
@@ -547,17 +923,27 @@ fn signals_and_signal_exit_codes_are_fatal() {
 fn idle_crashes_beyond_the_budget_become_fatal() {
     let mut lc = ready();
     for round in 0..4u32 {
-        let out = feed(&mut lc, 1, Input::Exited { pid: PID, status: ExitStatus::Code(1) });
+        let out = feed(
+            &mut lc,
+            1,
+            Input::Exited {
+                pid: PID,
+                status: ExitStatus::Code(1),
+            },
+        );
         if round < 3 {
             assert_eq!(lc.state(), S::Configured, "round {round}");
             feed(&mut lc, 1, Input::Connect);
             feed(&mut lc, 1, Input::Spawned { pid: PID });
             feed(&mut lc, 1, Input::HandshakeOk);
         } else {
-            assert_eq!(out[1], Action::Notify(Notice::Died {
-                status: Some(ExitStatus::Code(1)),
-                verdict: Verdict::Fatal(FatalCause::RestartLimit),
-            }));
+            assert_eq!(
+                out[1],
+                Action::Notify(Notice::Died {
+                    status: Some(ExitStatus::Code(1)),
+                    verdict: Verdict::Fatal(FatalCause::RestartLimit),
+                })
+            );
             assert_eq!(lc.state(), S::Failed);
         }
     }
@@ -565,13 +951,26 @@ fn idle_crashes_beyond_the_budget_become_fatal() {
 
 #[test]
 fn a_crash_during_a_turn_is_recoverable_even_past_the_budget() {
-    let mut lc = Lifecycle::new("a", Limits { max_recoverable_restarts: 0, ..LIMITS });
+    let mut lc = Lifecycle::new(
+        "a",
+        Limits {
+            max_recoverable_restarts: 0,
+            ..LIMITS
+        },
+    );
     feed(&mut lc, 0, Input::Start);
     feed(&mut lc, 0, Input::Spawned { pid: PID });
     feed(&mut lc, 0, Input::HandshakeOk);
     feed(&mut lc, 0, Input::PromptStarted);
     feed(&mut lc, 0, Input::InteractionOpened);
-    let out = feed(&mut lc, 1, Input::Exited { pid: PID, status: ExitStatus::Code(3) });
+    let out = feed(
+        &mut lc,
+        1,
+        Input::Exited {
+            pid: PID,
+            status: ExitStatus::Code(3),
+        },
+    );
     assert_eq!(out.last(), Some(&changed(S::WaitingForUser, S::Configured)));
     assert!(!lc.is_fatal());
     assert_eq!(lc.poll_timeout(), None);
@@ -585,7 +984,10 @@ fn stdout_eof_of_a_running_server_stops_it_and_rests_in_configured() {
         out,
         [
             Action::DropConnection,
-            Action::Notify(Notice::Died { status: None, verdict: Verdict::Recoverable }),
+            Action::Notify(Notice::Died {
+                status: None,
+                verdict: Verdict::Recoverable
+            }),
             Action::CloseStdin { pid: PID },
             changed(S::Busy, S::Stopping),
         ]
@@ -593,8 +995,21 @@ fn stdout_eof_of_a_running_server_stops_it_and_rests_in_configured() {
     assert_eq!(lc.last_error(), Some("server 'a' closed its stdout"));
     // Its exit after our SIGTERM does not reclassify it.
     timeout(&mut lc, 5_001);
-    let out = feed(&mut lc, 5_002, Input::Exited { pid: PID, status: ExitStatus::Signal(15) });
-    assert_eq!(out, [Action::KillProcessGroup { pid: PID }, changed(S::Stopping, S::Configured)]);
+    let out = feed(
+        &mut lc,
+        5_002,
+        Input::Exited {
+            pid: PID,
+            status: ExitStatus::Signal(15),
+        },
+    );
+    assert_eq!(
+        out,
+        [
+            Action::KillProcessGroup { pid: PID },
+            changed(S::Stopping, S::Configured)
+        ]
+    );
     assert!(!lc.is_fatal());
 }
 
@@ -607,15 +1022,24 @@ fn stderr_is_kept_in_every_state() {
     feed(&mut lc, 0, Input::Start);
     feed(&mut lc, 0, Input::StderrLine("   "));
     feed(&mut lc, 0, Input::StderrLine("listening"));
-    assert_eq!(lc.stderr().tail(5).collect::<Vec<_>>(), ["before start", "listening"]);
+    assert_eq!(
+        lc.stderr().tail(5).collect::<Vec<_>>(),
+        ["before start", "listening"]
+    );
 }
 
 #[test]
 fn a_resession_goes_through_initializing() {
     let mut lc = ready();
-    assert_eq!(feed(&mut lc, 100, Input::HandshakeStarted), [changed(S::Ready, S::Initializing)]);
+    assert_eq!(
+        feed(&mut lc, 100, Input::HandshakeStarted),
+        [changed(S::Ready, S::Initializing)]
+    );
     assert_eq!(lc.poll_timeout(), Some(t(10_100)));
-    assert_eq!(feed(&mut lc, 101, Input::HandshakeOk), [changed(S::Initializing, S::Ready)]);
+    assert_eq!(
+        feed(&mut lc, 101, Input::HandshakeOk),
+        [changed(S::Initializing, S::Ready)]
+    );
 }
 
 #[test]
@@ -628,7 +1052,10 @@ fn events_out_of_place_are_ignored() {
         Input::PromptEnded { ok: true },
         Input::InteractionResolved,
         Input::SpawnFailed { error: "x" },
-        Input::Exited { pid: 1, status: ExitStatus::Code(0) },
+        Input::Exited {
+            pid: 1,
+            status: ExitStatus::Code(0),
+        },
         Input::StdoutEof { pid: 1 },
     ] {
         assert_eq!(feed(&mut lc, 0, input), [], "{input:?}");
@@ -660,15 +1087,32 @@ fn last_error_persists_until_reset() {
 #[test]
 fn state_names_are_agentaos() {
     let names: Vec<String> = [
-        S::Configured, S::Starting, S::Initializing, S::Ready, S::Busy,
-        S::WaitingForUser, S::Stopping, S::Stopped, S::Failed,
+        S::Configured,
+        S::Starting,
+        S::Initializing,
+        S::Ready,
+        S::Busy,
+        S::WaitingForUser,
+        S::Stopping,
+        S::Stopped,
+        S::Failed,
     ]
     .iter()
     .map(ToString::to_string)
     .collect();
     assert_eq!(
         names,
-        ["configured", "starting", "initializing", "ready", "busy", "waiting_for_user", "stopping", "stopped", "failed"]
+        [
+            "configured",
+            "starting",
+            "initializing",
+            "ready",
+            "busy",
+            "waiting_for_user",
+            "stopping",
+            "stopped",
+            "failed"
+        ]
     );
 }
 

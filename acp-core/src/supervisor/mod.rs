@@ -6,7 +6,7 @@
 //! back. The pieces:
 //!
 //! - [`config`]: parse and type-check `.agentao/acp.json`, expand `$VAR` in `env`.
-//! - [`env`]: the environment a child gets (the host's, minus provider keys, plus `env`).
+//! - [`env`](mod@env): the environment a child gets (the host's, minus provider keys, plus `env`).
 //! - [`lifecycle`]: one server's state machine, from spawn to stop, with the stop sequence,
 //!   the startup and turn deadlines, and crash recovery.
 //! - [`recovery`]: the rule that tells a recoverable death from a fatal one.

@@ -60,7 +60,7 @@ where
         names.iter().copied().filter(|n| !n.is_empty()).collect();
     by_length.sort_by_key(|n| core::cmp::Reverse(n.chars().count()));
 
-    let forms: [(Syntax, fn(&'a str, &str) -> Option<&'a str>); 3] = [
+    let forms: [(Syntax, Form<'a>); 3] = [
         (Syntax::AtMention, at_mention),
         (Syntax::Colon, colon),
         (Syntax::ZhExplicit, zh_explicit),
@@ -78,6 +78,9 @@ where
     }
     None
 }
+
+/// A form's matcher: the text after the name and its separator, if `text` has the form.
+type Form<'a> = fn(&'a str, &str) -> Option<&'a str>;
 
 /// `@name` then whitespace or the end.
 fn at_mention<'a>(text: &'a str, name: &str) -> Option<&'a str> {
