@@ -282,6 +282,13 @@ impl Limits {
     }
 }
 
+/// What drives a step of the machine: an input, or the current state's deadline passing.
+#[derive(Clone, Copy, Debug)]
+enum Trigger<'a> {
+    In(Input<'a>),
+    Deadline,
+}
+
 /// The step of the stop sequence being waited on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum StopStep {
@@ -399,25 +406,43 @@ impl Lifecycle {
 
     /// Feeds one input at `now`. Only commands can be refused.
     pub fn handle(&mut self, now: Instant, input: Input<'_>) -> Result<(), Refusal> {
+        self.step(now, Trigger::In(input))
+    }
+
+    /// Acts on every deadline that has passed at `now`. Spurious calls do nothing.
+    pub fn handle_timeout(&mut self, now: Instant) {
+        if self
+            .phase
+            .deadline()
+            .is_some_and(|deadline| deadline <= now)
+        {
+            // Deadlines only fire in states with no refusable command.
+            let _ = self.step(now, Trigger::Deadline);
+        }
+    }
+
+    /// The machine: one arm per (state, trigger) rule. Deadlines are only passed in when due.
+    fn step(&mut self, now: Instant, trigger: Trigger<'_>) -> Result<(), Refusal> {
         use Input as I;
         use Phase as P;
+        use Trigger::{Deadline, In};
         let live = |p: Phase| matches!(p, P::Ready | P::Busy { .. } | P::WaitingForUser { .. });
-        match (self.phase, input) {
+        match (self.phase, trigger) {
             // Stderr is kept whatever the state: it explains failures (§8.2 ring buffer).
-            (_, I::StderrLine(line)) => self.stderr.push(line),
+            (_, In(I::StderrLine(line))) => self.stderr.push(line),
 
             // §8.2 row 2 and §8.7: a start from rest spawns; a lazy start is refused while
             // fatal (sticky), an explicit one clears the mark and the budget (row 18).
-            (P::Configured | P::Stopped | P::Failed, I::Start | I::Restart) => {
+            (P::Configured | P::Stopped | P::Failed, In(I::Start) | In(I::Restart)) => {
                 self.clear_recovery();
                 self.spawn(now);
             }
-            (P::Configured | P::Stopped | P::Failed, I::Connect) => {
+            (P::Configured | P::Stopped | P::Failed, In(I::Connect)) => {
                 self.refuse_if_fatal()?;
                 self.spawn(now);
             }
             // A stop already under way will start again afterwards.
-            (P::Stopping { step, deadline, .. }, I::Start | I::Restart) => {
+            (P::Stopping { step, deadline, .. }, In(I::Start) | In(I::Restart)) => {
                 self.clear_recovery();
                 self.phase = P::Stopping {
                     step,
@@ -425,7 +450,7 @@ impl Lifecycle {
                     then: AfterStop::Restart,
                 };
             }
-            (P::Stopping { step, deadline, .. }, I::Connect) => {
+            (P::Stopping { step, deadline, .. }, In(I::Connect)) => {
                 self.refuse_if_fatal()?;
                 self.phase = P::Stopping {
                     step,
@@ -434,9 +459,9 @@ impl Lifecycle {
                 };
             }
             // Duplicate start of a live server is a no-op (Agentao test_duplicate_start_is_noop).
-            (_, I::Start | I::Connect) => {}
+            (_, In(I::Start) | In(I::Connect)) => {}
             // §8.2 row 15: restart of a live server = the stop sequence, then a start.
-            (_, I::Restart) => {
+            (_, In(I::Restart)) => {
                 self.clear_recovery();
                 self.drop_connection_if_any();
                 self.begin_stop(now, AfterStop::Restart);
@@ -446,11 +471,11 @@ impl Lifecycle {
             // stopped when its Spawned arrives (see the stray-process arm below).
             (
                 P::Configured | P::Stopped | P::Failed | P::Starting { spawned: false, .. },
-                I::Stop,
+                In(I::Stop),
             ) => {
                 self.transition(P::Stopped);
             }
-            (P::Stopping { step, deadline, .. }, I::Stop) => {
+            (P::Stopping { step, deadline, .. }, In(I::Stop)) => {
                 self.phase = P::Stopping {
                     step,
                     deadline,
@@ -458,22 +483,22 @@ impl Lifecycle {
                 };
             }
             // §8.2 row 14: a live process: the stop sequence.
-            (_, I::Stop) => {
+            (_, In(I::Stop)) => {
                 self.drop_connection_if_any();
                 self.begin_stop(now, AfterStop::Stopped);
             }
 
             // §8.2 row 9 and §8.6: one turn per server, fail-fast, no queueing.
-            (P::Ready, I::PromptStarted) => {
+            (P::Ready, In(I::PromptStarted)) => {
                 let deadline = now.plus_ms(self.limits.request_timeout_ms);
                 self.transition(P::Busy { deadline });
             }
-            (P::Busy { .. } | P::WaitingForUser { .. }, I::PromptStarted) => {
+            (P::Busy { .. } | P::WaitingForUser { .. }, In(I::PromptStarted)) => {
                 return Err(Refusal::Busy {
                     server: self.name.clone(),
                 });
             }
-            (_, I::PromptStarted) => {
+            (_, In(I::PromptStarted)) => {
                 self.refuse_if_fatal()?;
                 return Err(Refusal::NotReady {
                     server: self.name.clone(),
@@ -482,11 +507,11 @@ impl Lifecycle {
             }
 
             // §8.6 cancel_turn: sends session/cancel; the turn ends when the server answers.
-            (P::Busy { .. } | P::WaitingForUser { turn: true, .. }, I::CancelTurn) => {
+            (P::Busy { .. } | P::WaitingForUser { turn: true, .. }, In(I::CancelTurn)) => {
                 self.actions.push_back(Action::CancelTurn);
             }
             // Agentao reports success for a cancel with nothing to cancel (§10.2 #22).
-            (_, I::CancelTurn) => {
+            (_, In(I::CancelTurn)) => {
                 return Err(Refusal::NoActiveTurn {
                     server: self.name.clone(),
                 });
@@ -498,7 +523,7 @@ impl Lifecycle {
                     spawned: false,
                     deadline,
                 },
-                I::Spawned { pid },
+                In(I::Spawned { pid }),
             ) => {
                 self.pid = Some(pid);
                 self.phase = P::Starting {
@@ -509,7 +534,7 @@ impl Lifecycle {
             }
             // A process nobody wants any more (stopped before its spawn was confirmed, or a
             // duplicate): stop it, keeping the current resting state.
-            (P::Configured | P::Stopped | P::Failed, I::Spawned { pid }) => {
+            (P::Configured | P::Stopped | P::Failed, In(I::Spawned { pid })) => {
                 let then = match self.phase {
                     P::Configured => AfterStop::Configured,
                     P::Failed => AfterStop::Failed,
@@ -518,11 +543,11 @@ impl Lifecycle {
                 self.pid = Some(pid);
                 self.begin_stop(now, then);
             }
-            (_, I::Spawned { pid }) if self.pid != Some(pid) => {
+            (_, In(I::Spawned { pid })) if self.pid != Some(pid) => {
                 self.actions.push_back(Action::KillProcessGroup { pid });
             }
             // §8.2 row 3: spawn error → failed with the OS text.
-            (P::Starting { spawned: false, .. }, I::SpawnFailed { error }) => {
+            (P::Starting { spawned: false, .. }, In(I::SpawnFailed { error })) => {
                 self.last_error = Some(format!(
                     "acp server '{}': failed to start: {error}",
                     self.name
@@ -531,11 +556,11 @@ impl Lifecycle {
             }
 
             // Events of an old process (before a restart) change nothing.
-            (_, I::Exited { pid, .. } | I::StdoutEof { pid }) if self.pid != Some(pid) => {}
+            (_, In(I::Exited { pid, .. }) | In(I::StdoutEof { pid })) if self.pid != Some(pid) => {}
 
             // §8.2 row 4, fixed (§10.2 #21): a death while starting or initializing fails
             // the start at once, whenever it happens; it counts as a handshake failure.
-            (P::Starting { .. } | P::Initializing { .. }, I::Exited { status, .. }) => {
+            (P::Starting { .. } | P::Initializing { .. }, In(I::Exited { status, .. })) => {
                 self.pid = None;
                 self.actions.push_back(Action::DropConnection);
                 self.handshake_failed(
@@ -544,12 +569,12 @@ impl Lifecycle {
                     Some(status),
                 );
             }
-            (P::Starting { .. } | P::Initializing { .. }, I::StdoutEof { .. }) => {
+            (P::Starting { .. } | P::Initializing { .. }, In(I::StdoutEof { .. })) => {
                 self.actions.push_back(Action::DropConnection);
                 self.handshake_failed(now, String::from("stdout closed during startup"), None);
             }
             // §8.7: a running server died: classify (recoverable → configured, fatal → failed).
-            (phase, I::Exited { status, .. }) if live(phase) => {
+            (phase, In(I::Exited { status, .. })) if live(phase) => {
                 self.pid = None;
                 self.actions.push_back(Action::DropConnection);
                 match self.classify_death(Some(status)) {
@@ -559,7 +584,7 @@ impl Lifecycle {
             }
             // §8.7 rule 3: the pipes broke but the process may live: stop it, then rest in
             // the state the classifier chose.
-            (phase, I::StdoutEof { .. }) if live(phase) => {
+            (phase, In(I::StdoutEof { .. })) if live(phase) => {
                 self.actions.push_back(Action::DropConnection);
                 let then = match self.classify_death(None) {
                     Verdict::Recoverable => AfterStop::Configured,
@@ -569,7 +594,7 @@ impl Lifecycle {
             }
             // §8.2 stop sequence: the child exited. If it took SIGTERM, kill the group anyway
             // so grandchildren go too (Agentao AC3); then land.
-            (P::Stopping { step, then, .. }, I::Exited { .. }) => {
+            (P::Stopping { step, then, .. }, In(I::Exited { .. })) => {
                 let pid = self.pid.take();
                 if let (StopStep::Terminated, Some(pid)) = (step, pid) {
                     self.actions.push_back(Action::KillProcessGroup { pid });
@@ -577,7 +602,7 @@ impl Lifecycle {
                 self.land(now, then);
             }
             // The EOF that closing stdin causes, or a death report with no process.
-            (_, I::Exited { .. } | I::StdoutEof { .. }) => {}
+            (_, In(I::Exited { .. }) | In(I::StdoutEof { .. })) => {}
 
             // §8.2 row 5: initialize sent (also a re-session from ready).
             (
@@ -585,30 +610,30 @@ impl Lifecycle {
                     spawned: true,
                     deadline,
                 },
-                I::HandshakeStarted,
+                In(I::HandshakeStarted),
             ) => {
                 self.transition(P::Initializing { deadline });
             }
-            (P::Ready, I::HandshakeStarted) => {
+            (P::Ready, In(I::HandshakeStarted)) => {
                 let deadline = now.plus_ms(self.limits.startup_timeout_ms);
                 self.transition(P::Initializing { deadline });
             }
             // §8.2 row 8 and §8.7: session open → ready; a success clears the streak.
-            (P::Starting { spawned: true, .. } | P::Initializing { .. }, I::HandshakeOk) => {
+            (P::Starting { spawned: true, .. } | P::Initializing { .. }, In(I::HandshakeOk)) => {
                 self.handshake_streak = 0;
                 self.transition(P::Ready);
             }
             // §8.2 rows 6, 7 and 17: failed, the process stopped, fatal on the 2nd in a row.
             (
                 P::Starting { spawned: true, .. } | P::Initializing { .. },
-                I::HandshakeFailed { error },
+                In(I::HandshakeFailed { error }),
             ) => {
                 self.actions.push_back(Action::DropConnection);
                 self.handshake_failed(now, String::from(error), None);
             }
 
             // §8.2 row 10 and §8.7: the turn ended; a result resets the restart budget.
-            (P::Busy { .. } | P::WaitingForUser { turn: true, .. }, I::PromptEnded { ok }) => {
+            (P::Busy { .. } | P::WaitingForUser { turn: true, .. }, In(I::PromptEnded { ok })) => {
                 if ok {
                     self.restart_count = 0;
                     self.handshake_streak = 0;
@@ -617,15 +642,15 @@ impl Lifecycle {
             }
 
             // §8.2 row 12: a question for the user suspends the turn deadline.
-            (P::Ready, I::InteractionOpened) => self.transition(P::WaitingForUser {
+            (P::Ready, In(I::InteractionOpened)) => self.transition(P::WaitingForUser {
                 open: 1,
                 turn: false,
             }),
-            (P::Busy { .. }, I::InteractionOpened) => self.transition(P::WaitingForUser {
+            (P::Busy { .. }, In(I::InteractionOpened)) => self.transition(P::WaitingForUser {
                 open: 1,
                 turn: true,
             }),
-            (P::WaitingForUser { open, turn }, I::InteractionOpened) => {
+            (P::WaitingForUser { open, turn }, In(I::InteractionOpened)) => {
                 self.phase = P::WaitingForUser {
                     open: open.saturating_add(1),
                     turn,
@@ -633,7 +658,7 @@ impl Lifecycle {
             }
             // §8.2 row 13: the last answer resumes the turn (with a fresh deadline, as
             // `/acp send` restarts it after each inline interaction) or returns to ready.
-            (P::WaitingForUser { open, turn }, I::InteractionResolved) => match (open, turn) {
+            (P::WaitingForUser { open, turn }, In(I::InteractionResolved)) => match (open, turn) {
                 (0 | 1, true) => {
                     let deadline = now.plus_ms(self.limits.request_timeout_ms);
                     self.transition(P::Busy { deadline });
@@ -647,22 +672,9 @@ impl Lifecycle {
                 }
             },
 
-            // Anything else is stale or out of place (a turn end after its timeout, a
-            // handshake event with no handshake): ignored.
-            (_, _) => {}
-        }
-        Ok(())
-    }
-
-    /// Acts on every deadline that has passed at `now`. Spurious calls do nothing.
-    pub fn handle_timeout(&mut self, now: Instant) {
-        use Phase as P;
-        if self.phase.deadline().is_none_or(|deadline| now < deadline) {
-            return;
-        }
-        match self.phase {
+            // ---- deadlines ----
             // Fix of §10.2 #20: startupTimeoutMs enforced; counts as a handshake failure.
-            P::Starting { spawned, .. } => {
+            (P::Starting { spawned, .. }, Deadline) => {
                 self.actions
                     .push_back(Action::Notify(Notice::StartupTimedOut));
                 let error = self.startup_timeout_error();
@@ -676,7 +688,7 @@ impl Lifecycle {
                     self.transition(P::Failed);
                 }
             }
-            P::Initializing { .. } => {
+            (P::Initializing { .. }, Deadline) => {
                 self.actions
                     .push_back(Action::Notify(Notice::StartupTimedOut));
                 self.actions.push_back(Action::DropConnection);
@@ -684,7 +696,7 @@ impl Lifecycle {
                 self.handshake_failed(now, error, None);
             }
             // §8.4 timeout → ready, fixed (§10.2 #18): the abandoned turn is cancelled.
-            P::Busy { .. } => {
+            (P::Busy { .. }, Deadline) => {
                 self.last_error = Some(format!(
                     "timeout waiting for response from '{}' after {} ms",
                     self.name, self.limits.request_timeout_ms
@@ -694,11 +706,14 @@ impl Lifecycle {
                 self.transition(P::Ready);
             }
             // §8.2 stop sequence: stdin close ignored for 5 s → SIGTERM the child.
-            P::Stopping {
-                step: StopStep::StdinClosed,
-                then,
-                ..
-            } => {
+            (
+                P::Stopping {
+                    step: StopStep::StdinClosed,
+                    then,
+                    ..
+                },
+                Deadline,
+            ) => {
                 if let Some(pid) = self.pid {
                     self.actions.push_back(Action::Terminate { pid });
                 }
@@ -710,11 +725,14 @@ impl Lifecycle {
                 };
             }
             // SIGTERM ignored for 5 s → SIGKILL the process group, wait 2 s.
-            P::Stopping {
-                step: StopStep::Terminated,
-                then,
-                ..
-            } => {
+            (
+                P::Stopping {
+                    step: StopStep::Terminated,
+                    then,
+                    ..
+                },
+                Deadline,
+            ) => {
                 if let Some(pid) = self.pid {
                     self.actions.push_back(Action::KillProcessGroup { pid });
                 }
@@ -726,19 +744,26 @@ impl Lifecycle {
                 };
             }
             // Still no exit 2 s after SIGKILL: stop tracking it.
-            P::Stopping {
-                step: StopStep::Killed,
-                then,
-                ..
-            } => {
+            (
+                P::Stopping {
+                    step: StopStep::Killed,
+                    then,
+                    ..
+                },
+                Deadline,
+            ) => {
                 if let Some(pid) = self.pid.take() {
                     self.actions
                         .push_back(Action::Notify(Notice::ProcessLingering { pid }));
                 }
                 self.land(now, then);
             }
-            P::Configured | P::Ready | P::WaitingForUser { .. } | P::Stopped | P::Failed => {}
+
+            // Anything else is stale or out of place (a turn end after its timeout, a
+            // handshake event with no handshake): ignored.
+            (_, _) => {}
         }
+        Ok(())
     }
 
     /// The next action for the driver, oldest first.
