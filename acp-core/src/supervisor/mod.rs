@@ -12,12 +12,14 @@
 //! - [`recovery`]: the rule that tells a recoverable death from a fatal one.
 //! - [`stderr`]: the last 200 lines a server wrote to stderr.
 //! - [`inbox`]: the bounded queue of what servers said while nobody was looking.
+//! - [`answer`]: the JSON answer to a permission or input request (options, policy).
 //! - [`interaction`]: permission and input requests waiting for the user, with short ids.
 //! - [`session`]: when a cached session may be reused (same cwd, same mcpServers).
 //! - [`routing`]: `@name task`, `name: task`, `让 name task`: delegating a line to a server.
 //!
 //! Time is an [`Instant`]: milliseconds from any origin the driver picks.
 
+pub mod answer;
 pub mod config;
 pub mod env;
 pub mod inbox;
