@@ -15,6 +15,7 @@
 //! - [`answer`]: the JSON answer to a permission or input request (options, policy).
 //! - [`interaction`]: permission and input requests waiting for the user, with short ids.
 //! - [`session`]: when a cached session may be reused (same cwd, same mcpServers).
+//! - [`Supervisor`]: all of a host's servers by name, with the inbox and the questions.
 //! - [`routing`]: `@name task`, `name: task`, `让 name task`: delegating a line to a server.
 //!
 //! Time is an [`Instant`]: milliseconds from any origin the driver picks.
@@ -26,9 +27,12 @@ pub mod inbox;
 pub mod interaction;
 pub mod lifecycle;
 pub mod recovery;
+mod registry;
 pub mod routing;
 pub mod session;
 pub mod stderr;
+
+pub use registry::{Supervisor, SupervisorError};
 
 /// A point in time: milliseconds since an origin the driver chose. The supervisor never reads a
 /// clock; every input that depends on time carries one of these.
