@@ -361,28 +361,56 @@ fn a_duplicated_server_key_keeps_the_last_entry_once() {
 // ---- defaults ----
 
 #[test]
-fn defaults_of_a_minimal_entry() {
+fn required_fields_are_kept_as_written() {
     let s = only_server("");
-    assert_eq!(s.name, "a");
-    assert_eq!(s.command, "node");
+    assert_eq!(
+        (s.name.as_str(), s.command.as_str(), s.cwd.as_str()),
+        ("a", "node", ".")
+    );
     assert_eq!(s.args, ["a.js"]);
     assert!(s.env.is_empty());
-    assert_eq!(s.cwd, ".");
-    assert!(s.auto_start);
-    assert_eq!(s.startup_timeout_ms, 10_000);
-    assert_eq!(s.request_timeout_ms, 60_000);
-    assert!(s.capabilities.is_empty());
-    assert_eq!(s.description, "");
-    assert_eq!(s.non_interactive_policy, InteractionPolicy::RejectAll);
-    assert_eq!(s.max_recoverable_restarts, 3);
+}
+
+#[test]
+fn auto_start_defaults_to_true() {
+    assert!(only_server("").auto_start);
+}
+
+#[test]
+fn startup_timeout_defaults_to_ten_seconds() {
+    assert_eq!(only_server("").startup_timeout_ms, 10_000);
+    assert_eq!(DEFAULT_STARTUP_TIMEOUT_MS, 10_000);
+}
+
+#[test]
+fn request_timeout_defaults_to_sixty_seconds() {
+    assert_eq!(only_server("").request_timeout_ms, 60_000);
+    assert_eq!(DEFAULT_REQUEST_TIMEOUT_MS, 60_000);
+}
+
+#[test]
+fn capabilities_default_to_an_empty_object() {
+    assert!(only_server("").capabilities.is_empty());
+}
+
+#[test]
+fn description_defaults_to_empty() {
+    assert_eq!(only_server("").description, "");
+}
+
+#[test]
+fn non_interactive_policy_defaults_to_reject_all() {
     assert_eq!(
-        (
-            DEFAULT_STARTUP_TIMEOUT_MS,
-            DEFAULT_REQUEST_TIMEOUT_MS,
-            DEFAULT_MAX_RECOVERABLE_RESTARTS
-        ),
-        (10_000, 60_000, 3)
+        only_server("").non_interactive_policy,
+        InteractionPolicy::RejectAll
     );
+    assert_eq!(InteractionPolicy::default(), InteractionPolicy::RejectAll);
+}
+
+#[test]
+fn max_recoverable_restarts_defaults_to_three() {
+    assert_eq!(only_server("").max_recoverable_restarts, 3);
+    assert_eq!(DEFAULT_MAX_RECOVERABLE_RESTARTS, 3);
 }
 
 #[test]

@@ -1130,3 +1130,91 @@ fn limits_come_from_the_config() {
     feed(&mut lc, 0, Input::PromptStarted);
     assert_eq!(lc.poll_timeout(), Some(t(2_500)));
 }
+
+// ---- properties over random sequences ----
+
+/// Decodes one random op into an input (or a clock jump plus timeout).
+fn op_input(op: u8, arg: u8) -> Option<Input<'static>> {
+    let pid = u32::from(arg % 3) + 1;
+    let status = if arg % 2 == 0 {
+        ExitStatus::Code(i32::from(arg % 5))
+    } else {
+        ExitStatus::Signal(9)
+    };
+    Some(match op % 19 {
+        0 => Input::Start,
+        1 => Input::Connect,
+        2 => Input::Stop,
+        3 => Input::Restart,
+        4 => Input::PromptStarted,
+        5 => Input::CancelTurn,
+        6 => Input::Spawned { pid },
+        7 => Input::SpawnFailed { error: "enoent" },
+        8 => Input::Exited { pid, status },
+        9 => Input::StdoutEof { pid },
+        10 => Input::StderrLine("noise"),
+        11 => Input::HandshakeStarted,
+        12 => Input::HandshakeOk,
+        13 => Input::HandshakeFailed { error: "bad" },
+        14 => Input::PromptEnded { ok: arg % 2 == 0 },
+        15 => Input::InteractionOpened,
+        16 => Input::InteractionResolved,
+        _ => return None, // 17, 18: let time pass
+    })
+}
+
+#[test]
+fn invariants_hold_for_any_sequence() {
+    fn property(ops: Vec<(u8, u8, u16)>) -> bool {
+        let mut lc = Lifecycle::new(
+            "a",
+            Limits {
+                startup_timeout_ms: 1_000,
+                request_timeout_ms: 2_000,
+                max_recoverable_restarts: 2,
+            },
+        );
+        let mut now = 0u64;
+        for (op, arg, dt) in ops {
+            match op_input(op, arg) {
+                Some(input) => {
+                    let _ = lc.handle(t(now), input);
+                }
+                None => {
+                    now += u64::from(dt);
+                    lc.handle_timeout(t(now));
+                    // A handled deadline never stays due.
+                    if lc.poll_timeout().is_some_and(|d| d <= t(now)) {
+                        return false;
+                    }
+                }
+            }
+            // The action queue is drained each step and stays small.
+            if drain(&mut lc).len() > 10 {
+                return false;
+            }
+            let state = lc.state();
+            let resting = matches!(state, S::Configured | S::Stopped | S::Failed);
+            if resting && (lc.pid().is_some() || lc.poll_timeout().is_some()) {
+                return false;
+            }
+            if lc.is_fatal() && !matches!(state, S::Failed | S::Stopped | S::Stopping) {
+                return false;
+            }
+            if (lc.open_interactions() > 0) != (state == S::WaitingForUser) {
+                return false;
+            }
+            if matches!(
+                state,
+                S::Ready | S::Busy | S::WaitingForUser | S::Initializing
+            ) && lc.pid().is_none()
+            {
+                return false;
+            }
+        }
+        true
+    }
+    quickcheck::QuickCheck::new()
+        .tests(2_000)
+        .quickcheck(property as fn(Vec<(u8, u8, u16)>) -> bool);
+}

@@ -34,7 +34,7 @@ use core::fmt;
 
 use super::Instant;
 use super::config::ServerConfig;
-use super::recovery::{self, Death, ExitStatus, FatalCause, Verdict};
+use super::recovery::{self, Death, ExitStatus, Verdict};
 use super::stderr::StderrRing;
 
 /// After closing stdin, how long the child gets to exit by itself.
@@ -910,16 +910,7 @@ impl Lifecycle {
     /// §8.7 handshake failures: count, record, decide fatal, stop any process, rest in failed.
     fn handshake_failed(&mut self, now: Instant, error: String, status: Option<ExitStatus>) {
         self.handshake_streak = self.handshake_streak.saturating_add(1);
-        let signalled = matches!(
-            status.map(|s| recovery::classify(Death {
-                status: Some(s),
-                handshake_streak: 0,
-                during_turn: false,
-                restart_count: 0,
-                max_restarts: u32::MAX,
-            })),
-            Some(Verdict::Fatal(FatalCause::Signalled))
-        );
+        let signalled = status.is_some_and(ExitStatus::is_signal_death);
         self.record_handshake_verdict(error);
         if signalled && !self.fatal {
             self.fatal = true;

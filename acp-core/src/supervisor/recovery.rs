@@ -26,6 +26,17 @@ impl fmt::Display for ExitStatus {
     }
 }
 
+impl ExitStatus {
+    /// Whether a signal ended the process: a signal status, a negative code (how some
+    /// runtimes report one) or 137, 139 or 143 (128 + KILL, SEGV, TERM, as a shell reports).
+    pub const fn is_signal_death(self) -> bool {
+        match self {
+            ExitStatus::Signal(_) => true,
+            ExitStatus::Code(code) => code < 0 || matches!(code, 137 | 139 | 143),
+        }
+    }
+}
+
 /// A server is fatal after this many handshake failures in a row.
 pub const HANDSHAKE_FAILURE_LIMIT: u32 = 2;
 
@@ -76,12 +87,8 @@ pub enum FatalCause {
 /// 6. restart count ≥ `max_restarts` → fatal;
 /// 7. otherwise → recoverable.
 pub fn classify(death: Death) -> Verdict {
-    match death.status {
-        Some(ExitStatus::Signal(_)) => return Verdict::Fatal(FatalCause::Signalled),
-        Some(ExitStatus::Code(code)) if code < 0 || matches!(code, 137 | 139 | 143) => {
-            return Verdict::Fatal(FatalCause::Signalled);
-        }
-        _ => {}
+    if death.status.is_some_and(ExitStatus::is_signal_death) {
+        return Verdict::Fatal(FatalCause::Signalled);
     }
     if death.handshake_streak >= HANDSHAKE_FAILURE_LIMIT {
         return Verdict::Fatal(FatalCause::HandshakeFailures);
