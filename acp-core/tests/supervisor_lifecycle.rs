@@ -1136,7 +1136,7 @@ fn limits_come_from_the_config() {
 /// Decodes one random op into an input (or a clock jump plus timeout).
 fn op_input(op: u8, arg: u8) -> Option<Input<'static>> {
     let pid = u32::from(arg % 3) + 1;
-    let status = if arg % 2 == 0 {
+    let status = if arg.is_multiple_of(2) {
         ExitStatus::Code(i32::from(arg % 5))
     } else {
         ExitStatus::Signal(9)
@@ -1156,7 +1156,9 @@ fn op_input(op: u8, arg: u8) -> Option<Input<'static>> {
         11 => Input::HandshakeStarted,
         12 => Input::HandshakeOk,
         13 => Input::HandshakeFailed { error: "bad" },
-        14 => Input::PromptEnded { ok: arg % 2 == 0 },
+        14 => Input::PromptEnded {
+            ok: arg.is_multiple_of(2),
+        },
         15 => Input::InteractionOpened,
         16 => Input::InteractionResolved,
         _ => return None, // 17, 18: let time pass
