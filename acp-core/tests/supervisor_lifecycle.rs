@@ -782,6 +782,17 @@ fn restart_stops_then_spawns() {
 }
 
 #[test]
+fn restart_before_the_spawn_is_confirmed_does_not_spawn_twice() {
+    let mut lc = Lifecycle::new("a", LIMITS);
+    feed(&mut lc, 0, Input::Start);
+    assert_eq!(feed(&mut lc, 1, Input::Restart), []);
+    assert_eq!(
+        feed(&mut lc, 2, Input::Spawned { pid: PID }),
+        [Action::BeginHandshake]
+    );
+}
+
+#[test]
 fn start_during_a_stop_restarts_after_it_and_stop_cancels_that() {
     let mut lc = ready();
     feed(&mut lc, 0, Input::Stop);

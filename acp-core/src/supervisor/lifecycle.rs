@@ -458,6 +458,8 @@ impl Lifecycle {
                     then: AfterStop::Restart,
                 };
             }
+            // A spawn is already on its way: restarting it would only spawn twice.
+            (P::Starting { spawned: false, .. }, In(I::Restart)) => self.clear_recovery(),
             // Duplicate start of a live server is a no-op (Agentao test_duplicate_start_is_noop).
             (_, In(I::Start) | In(I::Connect)) => {}
             // §8.2 row 15: restart of a live server = the stop sequence, then a start.
