@@ -583,6 +583,7 @@ impl fmt::Display for JsonKind {
 }
 
 /// Why `.agentao/acp.json` could not be used.
+#[non_exhaustive]
 #[derive(Clone, Debug, PartialEq)]
 pub enum ConfigError {
     /// Not JSON: `invalid JSON in <path>: <detail>`.
@@ -658,6 +659,7 @@ impl fmt::Display for ServerError {
 impl core::error::Error for ServerError {}
 
 /// One thing wrong with one server entry.
+#[non_exhaustive]
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Problem {
     /// `expected a config object, got <kind>`.

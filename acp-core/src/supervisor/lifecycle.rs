@@ -152,6 +152,7 @@ pub enum Input<'a> {
 }
 
 /// What the driver must do, or should know.
+#[non_exhaustive]
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Action {
     /// Spawn the server: argv `[command, *args]`, the resolved cwd, [`super::env::child_env`],
@@ -185,6 +186,7 @@ pub enum Action {
 }
 
 /// Things worth telling the user or the log.
+#[non_exhaustive]
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Notice {
     /// The reported state changed.
@@ -213,6 +215,7 @@ pub enum Notice {
 }
 
 /// A command that cannot be carried out now.
+#[non_exhaustive]
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Refusal {
     /// The server is fatal; only an explicit start or restart clears it.

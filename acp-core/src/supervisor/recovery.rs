@@ -66,6 +66,7 @@ pub enum Verdict {
 }
 
 /// Why a death is fatal.
+#[non_exhaustive]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum FatalCause {
     /// A signal killed it, or it exited 137, 139 or 143 (128 + KILL, SEGV, TERM: what a shell

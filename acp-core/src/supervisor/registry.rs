@@ -223,6 +223,7 @@ impl<T> Supervisor<T> {
 }
 
 /// Why a [`Supervisor`] call failed.
+#[non_exhaustive]
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum SupervisorError {
     /// No server of that name is configured: `no ACP server named '<n>'`.
