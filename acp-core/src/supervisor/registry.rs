@@ -42,7 +42,9 @@ impl<T> Supervisor<T> {
         }
     }
 
-    /// Feeds `input` to server `name`.
+    /// Feeds `input` to server `name`. Questions go through
+    /// [`Supervisor::open_interaction`] and [`Supervisor::resolve_interaction`] instead of
+    /// `InteractionOpened`/`InteractionResolved` inputs, so the registry and the server agree.
     pub fn handle(
         &mut self,
         now: Instant,
