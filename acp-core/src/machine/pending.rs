@@ -422,8 +422,8 @@ impl<S: Storage<Outgoing>> Pending<S> {
             .count()
     }
 
-    fn position(&self, mut pred: impl FnMut(&Outgoing) -> bool) -> Option<usize> {
-        self.rows.rows().iter().position(|r| pred(r))
+    fn position(&self, pred: impl FnMut(&Outgoing) -> bool) -> Option<usize> {
+        self.rows.rows().iter().position(pred)
     }
 
     /// The single point where a request of ours changes state.
@@ -651,8 +651,8 @@ impl<S: Storage<Owed>> Owing<S> {
         self.eof
     }
 
-    fn position(&self, mut pred: impl FnMut(&Owed) -> bool) -> Option<usize> {
-        self.rows.rows().iter().position(|r| pred(r))
+    fn position(&self, pred: impl FnMut(&Owed) -> bool) -> Option<usize> {
+        self.rows.rows().iter().position(pred)
     }
 
     /// The single point where an owed request changes state.

@@ -670,15 +670,14 @@ impl<S: Storage<Session>> Sessions<S> {
         if live >= cap {
             return Err(UsageError::TooManyInFlight);
         }
-        if self.rows.rows().len() >= cap {
-            if let Some(old) = self
+        if self.rows.rows().len() >= cap
+            && let Some(old) = self
                 .rows
                 .rows()
                 .iter()
                 .position(|r| r.state == SessionState::Closed)
-            {
-                self.rows.remove_at(old);
-            }
+        {
+            self.rows.remove_at(old);
         }
         self.rows
             .try_push(row)
