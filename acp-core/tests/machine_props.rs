@@ -616,7 +616,7 @@ impl Agent {
 fn run(ops: Vec<Op>) -> bool {
     let mut agent = Agent::new();
     // Most scenarios start with a handshake, so that the rest gets exercised.
-    if ops.len() % 4 != 0 {
+    if !ops.len().is_multiple_of(4) {
         agent.apply(&Op::PeerInitialize(1));
     }
     for op in &ops {

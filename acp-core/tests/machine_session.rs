@@ -7,7 +7,7 @@ use acp_core::machine::session::{
     SessionViolation,
 };
 use acp_core::machine::turn::{StopReason, Turn};
-use acp_core::machine::{Instant, Rejection, ReqRef, RequestId, Ticket, UsageError};
+use acp_core::machine::{Instant, ReqRef, RequestId, Ticket, UsageError};
 use acp_core::wire::ErrorCode;
 
 type Table = FixedSessions<4>;
