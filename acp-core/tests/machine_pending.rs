@@ -444,3 +444,111 @@ fn method_kinds_are_recognised() {
     assert_eq!(MethodKind::of("session/prompt"), MethodKind::Prompt);
     assert_eq!(MethodKind::of("session/promptx"), MethodKind::Other);
 }
+
+// ---- the per-row transition tables, h11 style ----
+
+use acp_core::machine::pending::{
+    OutgoingEffect, OutgoingInput, OwedEffect, OwedInput, step_outgoing, step_owed,
+};
+
+fn outgoing_states() -> Vec<OutgoingState> {
+    let mut v = vec![OutgoingState::Abandoned];
+    for deadline in [None, Some(Instant(10))] {
+        for cancel_sent in [false, true] {
+            v.push(OutgoingState::Waiting {
+                deadline,
+                cancel_sent,
+            });
+        }
+    }
+    for o in [Outcome::TimedOut, Outcome::Cancelled, Outcome::Disconnected] {
+        v.push(OutgoingState::Settled(o));
+    }
+    v
+}
+
+fn outgoing_inputs() -> Vec<OutgoingInput> {
+    vec![
+        OutgoingInput::Response(Response::Result),
+        OutgoingInput::Response(Response::Malformed),
+        OutgoingInput::Response(Response::Error(ErrorCode(-1))),
+        OutgoingInput::Timeout(Instant(9)),
+        OutgoingInput::Timeout(Instant(10)),
+        OutgoingInput::SessionCancelled,
+        OutgoingInput::CancelRequestSent,
+        OutgoingInput::Eof,
+        OutgoingInput::Reported { eof: false },
+        OutgoingInput::Reported { eof: true },
+    ]
+}
+
+#[test]
+fn outgoing_table_settles_each_request_once() {
+    for state in outgoing_states() {
+        for input in outgoing_inputs() {
+            let (next, effect) = step_outgoing(state, input);
+            let waiting = matches!(state, OutgoingState::Waiting { .. });
+            // An answer or a report is only ever produced once: the row leaves or becomes
+            // abandoned, which reports nothing more.
+            if let OutgoingEffect::Answered(_) = effect {
+                assert!(waiting && next.is_none(), "{state:?} {input:?}");
+            }
+            if let OutgoingEffect::Report(o) = effect {
+                assert_eq!(state, OutgoingState::Settled(o));
+                assert!(matches!(next, None | Some(OutgoingState::Abandoned)));
+            }
+            if effect == OutgoingEffect::Queued {
+                assert!(
+                    waiting,
+                    "only a waiting request can be settled: {state:?} {input:?}"
+                );
+                assert!(matches!(next, Some(OutgoingState::Settled(_))));
+            }
+            // EOF leaves nothing waiting.
+            if input == OutgoingInput::Eof {
+                assert!(!matches!(next, Some(OutgoingState::Waiting { .. })));
+                assert_ne!(next, Some(OutgoingState::Abandoned));
+            }
+            if input == (OutgoingInput::Reported { eof: true }) {
+                assert_ne!(next, Some(OutgoingState::Abandoned));
+            }
+        }
+    }
+}
+
+#[test]
+fn owed_table_answers_each_request_once() {
+    let states = [
+        OwedState::Open,
+        OwedState::Settling(Settle::CancelRequested),
+        OwedState::Settling(Settle::SessionCancelled),
+        OwedState::Settling(Settle::ConnectionClosed),
+    ];
+    let inputs = [
+        OwedInput::AppAnswer,
+        OwedInput::CancelRequest,
+        OwedInput::SessionCancelled,
+        OwedInput::Eof,
+        OwedInput::Reported,
+    ];
+    for kind in [MethodKind::Prompt, MethodKind::Permission, MethodKind::Fs] {
+        for state in states {
+            for input in inputs {
+                let (next, effect) = step_owed(kind, state, input);
+                let answers = matches!(effect, OwedEffect::Answered | OwedEffect::Report(_));
+                // Answering removes the row; nothing else does.
+                assert_eq!(answers, next.is_none(), "{kind:?} {state:?} {input:?}");
+                if state != OwedState::Open {
+                    assert_ne!(
+                        effect,
+                        OwedEffect::Answered,
+                        "settled requests refuse the app"
+                    );
+                }
+                if input == OwedInput::Eof {
+                    assert_ne!(next, Some(OwedState::Open));
+                }
+            }
+        }
+    }
+}

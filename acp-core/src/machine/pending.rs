@@ -189,6 +189,106 @@ impl<const N: usize> Default for FixedPending<N> {
     }
 }
 
+/// An input to one request of ours.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OutgoingInput {
+    /// The peer answered it.
+    Response(Response),
+    /// The clock reached `now`.
+    Timeout(Instant),
+    /// Its session was cancelled (only fed to permission and ask_user requests of that
+    /// session).
+    SessionCancelled,
+    /// We sent `$/cancel_request` for it.
+    CancelRequestSent,
+    /// The connection reached EOF.
+    Eof,
+    /// Its local settlement was handed to the application (`eof`: no late answer can come
+    /// any more).
+    Reported {
+        /// The connection has reached EOF.
+        eof: bool,
+    },
+}
+
+/// What one step of a request of ours produced.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OutgoingEffect {
+    /// Settled by the answer, now: report this outcome.
+    Answered(Outcome),
+    /// Settled locally; queued for `poll_settled`.
+    Queued,
+    /// The settlement queued earlier is reported now.
+    Report(Outcome),
+    /// An answer to a request already settled locally: ignore it and report it.
+    Late,
+    /// The input does not apply to this state (e.g. `$/cancel_request` after settlement).
+    Refused,
+    /// Nothing to do.
+    Nothing,
+}
+
+/// One transition of a request of ours: the new state (`None`: the row goes away) and what
+/// it produced.
+pub fn step_outgoing(
+    state: OutgoingState,
+    input: OutgoingInput,
+) -> (Option<OutgoingState>, OutgoingEffect) {
+    use OutgoingEffect as E;
+    use OutgoingInput as I;
+    use OutgoingState as S;
+    match (state, input) {
+        // DESIGN §4 "error objects we receive": any answer, even a malformed one, settles
+        // the waiting request; Agentao hangs here (§3.3), we never do.
+        (S::Waiting { .. }, I::Response(response)) => {
+            let outcome = match response {
+                Response::Result => Outcome::Answered,
+                Response::Error(code) => Outcome::Error(code),
+                Response::Malformed => Outcome::Malformed,
+            };
+            (None, E::Answered(outcome))
+        }
+        // Already settled locally (timeout, cancel): the late answer is ignored and
+        // reported (Agentao §3.3 "ignoring response for unknown id"); a settlement not yet
+        // reported stays queued.
+        (S::Settled(_), I::Response(_)) => (Some(state), E::Late),
+        (S::Abandoned, I::Response(_)) => (None, E::Late),
+        // DESIGN §4 "permission": a configurable timeout; deadlines live in the state.
+        (
+            S::Waiting {
+                deadline: Some(d), ..
+            },
+            I::Timeout(now),
+        ) if d <= now => (Some(S::Settled(Outcome::TimedOut)), E::Queued),
+        (_, I::Timeout(_)) => (Some(state), E::Nothing),
+        // DESIGN §4 "session/cancel": pending permission and ask_user requests of the
+        // session are settled as cancelled at once.
+        (S::Waiting { .. }, I::SessionCancelled) => {
+            (Some(S::Settled(Outcome::Cancelled)), E::Queued)
+        }
+        (_, I::SessionCancelled) => (Some(state), E::Nothing),
+        // DESIGN §4 "$/cancel_request": the sender settles when the answer comes.
+        (S::Waiting { deadline, .. }, I::CancelRequestSent) => (
+            Some(S::Waiting {
+                deadline,
+                cancel_sent: true,
+            }),
+            E::Nothing,
+        ),
+        (_, I::CancelRequestSent) => (Some(state), E::Refused),
+        // Agentao §7.4 step 1: EOF settles every pending request; nothing can answer late.
+        (S::Waiting { .. }, I::Eof) => (Some(S::Settled(Outcome::Disconnected)), E::Queued),
+        (S::Settled(_), I::Eof) => (Some(state), E::Nothing),
+        (S::Abandoned, I::Eof) => (None, E::Nothing),
+        // Reported: kept to recognise a late answer, unless the connection is over.
+        (S::Settled(outcome), I::Reported { eof: false }) => {
+            (Some(S::Abandoned), E::Report(outcome))
+        }
+        (S::Settled(outcome), I::Reported { eof: true }) => (None, E::Report(outcome)),
+        (_, I::Reported { .. }) => (Some(state), E::Nothing),
+    }
+}
+
 impl<S: Storage<Outgoing>> Pending<S> {
     /// A table on `rows` (normally empty) allowing at most `limit` requests in flight.
     pub fn new(rows: S, limit: usize) -> Self {
@@ -222,12 +322,12 @@ impl<S: Storage<Outgoing>> Pending<S> {
         if self.in_flight() >= cap {
             return Err(UsageError::TooManyInFlight);
         }
-        if self.rows.rows().len() >= cap {
+        if self.rows.rows().len() >= cap
+            && let Some(old) = self.position(|r| r.state == OutgoingState::Abandoned)
+        {
             // Make room by forgetting the oldest abandoned request: its late answer, should
             // it ever come, will be reported as unknown instead of late.
-            if let Some(old) = self.position(|r| r.state == OutgoingState::Abandoned) {
-                self.rows.remove_at(old);
-            }
+            self.rows.remove_at(old);
         }
         let id = RequestId(self.next_id);
         let deadline = timeout.map(|t| now + t);
@@ -259,38 +359,18 @@ impl<S: Storage<Outgoing>> Pending<S> {
         let Some(index) = id.and_then(|id| self.position(|r| r.id == RequestId(id))) else {
             return ResponseVerdict::Unknown;
         };
-        let row = &self.rows.rows()[index];
-        match row.state {
-            // DESIGN §4 "error objects we receive": any answer, even a malformed one,
-            // settles the waiting request.
-            OutgoingState::Waiting { .. } => {
-                let outcome = match response {
-                    Response::Result => Outcome::Answered,
-                    Response::Error(code) => Outcome::Error(code),
-                    Response::Malformed => Outcome::Malformed,
-                };
-                let row = self.rows.remove_at(index);
-                trace_transition!(row.id, row.state.name(), "Answered");
-                ResponseVerdict::Settled(Settled {
-                    id: row.id,
-                    kind: row.kind,
-                    session: row.session,
-                    outcome,
-                })
-            }
-            // Already settled locally (timeout, cancel): the late answer is ignored and
-            // reported; a still unreported settlement stays queued.
-            OutgoingState::Settled(_) => ResponseVerdict::Late {
-                id: row.id,
-                kind: row.kind,
-            },
-            OutgoingState::Abandoned => {
-                let row = self.rows.remove_at(index);
-                ResponseVerdict::Late {
-                    id: row.id,
-                    kind: row.kind,
-                }
-            }
+        let (id, kind, session) = {
+            let row = &self.rows.rows()[index];
+            (row.id, row.kind, row.session.clone())
+        };
+        match self.apply(index, OutgoingInput::Response(response)) {
+            OutgoingEffect::Answered(outcome) => ResponseVerdict::Settled(Settled {
+                id,
+                kind,
+                session,
+                outcome,
+            }),
+            _ => ResponseVerdict::Late { id, kind },
         }
     }
 
@@ -298,15 +378,7 @@ impl<S: Storage<Outgoing>> Pending<S> {
     /// calls do nothing.
     pub fn handle_timeout(&mut self, now: Instant) {
         let now = self.clock.observe(now);
-        for index in 0..self.rows.rows().len() {
-            if let OutgoingState::Waiting {
-                deadline: Some(d), ..
-            } = self.rows.rows()[index].state
-                && d <= now
-            {
-                self.transition(index, OutgoingState::Settled(Outcome::TimedOut));
-            }
-        }
+        self.apply_all(|_| true, OutgoingInput::Timeout(now));
     }
 
     /// The earliest deadline of a request still waiting.
@@ -324,18 +396,13 @@ impl<S: Storage<Outgoing>> Pending<S> {
     /// Session `session` was cancelled: its permission and ask_user requests are settled
     /// as cancelled at once (DESIGN.md §4 "session/cancel"). Returns how many.
     pub fn cancel_session(&mut self, session: &str) -> usize {
-        let mut settled = 0;
-        for index in 0..self.rows.rows().len() {
-            let row = &self.rows.rows()[index];
-            if matches!(row.state, OutgoingState::Waiting { .. })
-                && row.kind.settles_on_session_cancel()
-                && row.session.as_ref().is_some_and(|s| s.as_str() == session)
-            {
-                self.transition(index, OutgoingState::Settled(Outcome::Cancelled));
-                settled += 1;
-            }
-        }
-        settled
+        self.apply_all(
+            |r| {
+                r.kind.settles_on_session_cancel()
+                    && r.session.as_ref().is_some_and(|s| s.as_str() == session)
+            },
+            OutgoingInput::SessionCancelled,
+        )
     }
 
     /// We send `$/cancel_request` for `id`: the request stays waiting and is settled when its
@@ -344,18 +411,9 @@ impl<S: Storage<Outgoing>> Pending<S> {
         let index = self
             .position(|r| r.id == id)
             .ok_or(UsageError::AlreadySettled)?;
-        match self.rows.rows()[index].state {
-            OutgoingState::Waiting { deadline, .. } => {
-                self.transition(
-                    index,
-                    OutgoingState::Waiting {
-                        deadline,
-                        cancel_sent: true,
-                    },
-                );
-                Ok(())
-            }
-            _ => Err(UsageError::AlreadySettled),
+        match self.apply(index, OutgoingInput::CancelRequestSent) {
+            OutgoingEffect::Refused => Err(UsageError::AlreadySettled),
+            _ => Ok(()),
         }
     }
 
@@ -364,20 +422,7 @@ impl<S: Storage<Outgoing>> Pending<S> {
     pub fn handle_eof(&mut self, now: Instant) {
         self.clock.observe(now);
         self.eof = true;
-        let mut index = 0;
-        // Bounded: every pass either removes a row or moves past it.
-        while index < self.rows.rows().len() {
-            match self.rows.rows()[index].state {
-                OutgoingState::Waiting { .. } => {
-                    self.transition(index, OutgoingState::Settled(Outcome::Disconnected));
-                    index += 1;
-                }
-                OutgoingState::Settled(_) => index += 1,
-                OutgoingState::Abandoned => {
-                    self.rows.remove_at(index);
-                }
-            }
-        }
+        self.apply_all(|_| true, OutgoingInput::Eof);
     }
 
     /// The next request settled without an answer (timeout, cancel, EOF), oldest first. Call
@@ -385,22 +430,19 @@ impl<S: Storage<Outgoing>> Pending<S> {
     #[must_use]
     pub fn poll_settled(&mut self) -> Option<Settled> {
         let index = self.position(|r| matches!(r.state, OutgoingState::Settled(_)))?;
-        let row = &self.rows.rows()[index];
-        let OutgoingState::Settled(outcome) = row.state else {
-            return None;
+        let (id, kind, session) = {
+            let row = &self.rows.rows()[index];
+            (row.id, row.kind, row.session.clone())
         };
-        let settled = Settled {
-            id: row.id,
-            kind: row.kind,
-            session: row.session.clone(),
-            outcome,
-        };
-        if self.eof {
-            self.rows.remove_at(index);
-        } else {
-            self.transition(index, OutgoingState::Abandoned);
+        match self.apply(index, OutgoingInput::Reported { eof: self.eof }) {
+            OutgoingEffect::Report(outcome) => Some(Settled {
+                id,
+                kind,
+                session,
+                outcome,
+            }),
+            _ => None,
         }
-        Some(settled)
     }
 
     /// The request `id`, if the table still knows it.
@@ -426,11 +468,41 @@ impl<S: Storage<Outgoing>> Pending<S> {
         self.rows.rows().iter().position(pred)
     }
 
-    /// The single point where a request of ours changes state.
-    fn transition(&mut self, index: usize, to: OutgoingState) {
+    /// Feeds `input` to every row `select` picks; returns how many were queued.
+    fn apply_all(
+        &mut self,
+        mut select: impl FnMut(&Outgoing) -> bool,
+        input: OutgoingInput,
+    ) -> usize {
+        let mut queued = 0;
+        let mut index = 0;
+        // Bounded: every pass removes the row or moves past it.
+        while index < self.rows.rows().len() {
+            let len = self.rows.rows().len();
+            if select(&self.rows.rows()[index])
+                && self.apply(index, input) == OutgoingEffect::Queued
+            {
+                queued += 1;
+            }
+            if self.rows.rows().len() == len {
+                index += 1;
+            }
+        }
+        queued
+    }
+
+    /// The single point where a request of ours changes state (or leaves the table).
+    fn apply(&mut self, index: usize, input: OutgoingInput) -> OutgoingEffect {
         let row = &mut self.rows.rows_mut()[index];
-        trace_transition!(row.id, row.state.name(), to.name());
-        row.state = to;
+        let (next, effect) = step_outgoing(row.state, input);
+        trace_transition!(row.id, row.state.name(), next.map_or("Gone", |s| s.name()));
+        match next {
+            Some(state) => row.state = state,
+            None => {
+                self.rows.remove_at(index);
+            }
+        }
+        effect
     }
 }
 
@@ -527,6 +599,72 @@ impl<const N: usize> Default for FixedOwing<N> {
     }
 }
 
+/// An input to one request we owe.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OwedInput {
+    /// The application answers it.
+    AppAnswer,
+    /// The peer sent `$/cancel_request` for it.
+    CancelRequest,
+    /// We cancelled its session (only fed to permission and ask_user requests of that
+    /// session).
+    SessionCancelled,
+    /// The connection reached EOF.
+    Eof,
+    /// Its automatic answer is handed out for sending.
+    Reported,
+}
+
+/// What one step of a request we owe produced.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OwedEffect {
+    /// The application's answer goes out; the row is gone.
+    Answered,
+    /// To be answered automatically; queued for `poll_settled`.
+    Queued,
+    /// The automatic answer goes out now; the row is gone.
+    Report(Settle),
+    /// A `$/cancel_request` for a prompt: cancel the turn instead.
+    CancelTurn,
+    /// It was already settled (the application may not answer it any more).
+    Refused,
+    /// Nothing to do.
+    Nothing,
+}
+
+/// One transition of a request we owe: the new state (`None`: the row goes away, answered)
+/// and what it produced.
+pub fn step_owed(
+    kind: MethodKind,
+    state: OwedState,
+    input: OwedInput,
+) -> (Option<OwedState>, OwedEffect) {
+    use OwedEffect as E;
+    use OwedInput as I;
+    use OwedState as S;
+    match (state, input) {
+        // DESIGN §2: every peer request gets exactly one response; this is the app's.
+        (S::Open, I::AppAnswer) => (None, E::Answered),
+        // Settled without the app (cancel, EOF): its answer is a usage error.
+        (S::Settling(_), I::AppAnswer) => (Some(state), E::Refused),
+        // A prompt is cancelled through its turn, which then ends `cancelled` and answers
+        // normally (DESIGN §4 "session/cancel").
+        (S::Open, I::CancelRequest) if kind == MethodKind::Prompt => (Some(state), E::CancelTurn),
+        // DESIGN §4 "$/cancel_request": the receiver settles that request with -32800.
+        (S::Open, I::CancelRequest) => (Some(S::Settling(Settle::CancelRequested)), E::Queued),
+        (S::Settling(_), I::CancelRequest) => (Some(state), E::Nothing),
+        // DESIGN §4 "session/cancel" (client side): pending permission and ask_user requests
+        // are answered as cancelled at once.
+        (S::Open, I::SessionCancelled) => (Some(S::Settling(Settle::SessionCancelled)), E::Queued),
+        (S::Settling(_), I::SessionCancelled) => (Some(state), E::Nothing),
+        // Agentao §7.4: responses produced during the shutdown drain are still written.
+        (S::Open, I::Eof) => (Some(S::Settling(Settle::ConnectionClosed)), E::Queued),
+        (S::Settling(_), I::Eof) => (Some(state), E::Nothing),
+        (S::Settling(how), I::Reported) => (None, E::Report(how)),
+        (S::Open, I::Reported) => (Some(state), E::Nothing),
+    }
+}
+
 impl<S: Storage<Owed>> Owing<S> {
     /// A table on `rows` (normally empty) owing at most `limit` answers at once.
     pub fn new(rows: S, limit: usize) -> Self {
@@ -573,11 +711,13 @@ impl<S: Storage<Owed>> Owing<S> {
     /// without the application (cancel, EOF), is [`UsageError::AlreadySettled`].
     pub fn answer(&mut self, ticket: Ticket) -> Result<Owed, UsageError> {
         let index = self
-            .position(|r| r.ticket == ticket && r.state == OwedState::Open)
+            .position(|r| r.ticket == ticket)
             .ok_or(UsageError::AlreadySettled)?;
-        let row = self.rows.remove_at(index);
-        trace_transition!(row.ticket, "Open", "Answered");
-        Ok(row)
+        let row = self.rows.rows()[index].clone();
+        match self.apply(index, OwedInput::AppAnswer) {
+            OwedEffect::Answered => Ok(row),
+            _ => Err(UsageError::AlreadySettled),
+        }
     }
 
     /// The peer sent `$/cancel_request` for `raw_id` (DESIGN.md §4: the receiver settles
@@ -587,39 +727,35 @@ impl<S: Storage<Owed>> Owing<S> {
         else {
             return CancelRequestVerdict::Unknown;
         };
-        let row = &self.rows.rows()[index];
-        if row.kind == MethodKind::Prompt {
-            return CancelRequestVerdict::CancelTurn { ticket: row.ticket };
+        let ticket = self.rows.rows()[index].ticket;
+        match self.apply(index, OwedInput::CancelRequest) {
+            OwedEffect::CancelTurn => CancelRequestVerdict::CancelTurn { ticket },
+            OwedEffect::Queued => CancelRequestVerdict::Settling(ticket),
+            _ => CancelRequestVerdict::Unknown,
         }
-        let ticket = row.ticket;
-        self.transition(index, OwedState::Settling(Settle::CancelRequested));
-        CancelRequestVerdict::Settling(ticket)
     }
 
     /// We cancelled session `session` (client side): the agent's permission and ask_user
     /// requests for it are answered as cancelled at once. Returns how many.
     pub fn cancel_session(&mut self, session: &str) -> usize {
-        let mut settled = 0;
+        let mut queued = 0;
         for index in 0..self.rows.rows().len() {
             let row = &self.rows.rows()[index];
-            if row.state == OwedState::Open
-                && row.kind.settles_on_session_cancel()
+            if row.kind.settles_on_session_cancel()
                 && row.session.as_ref().is_some_and(|s| s.as_str() == session)
+                && self.apply(index, OwedInput::SessionCancelled) == OwedEffect::Queued
             {
-                self.transition(index, OwedState::Settling(Settle::SessionCancelled));
-                settled += 1;
+                queued += 1;
             }
         }
-        settled
+        queued
     }
 
     /// EOF: every request still owed is answered without the application.
     pub fn handle_eof(&mut self) {
         self.eof = true;
         for index in 0..self.rows.rows().len() {
-            if self.rows.rows()[index].state == OwedState::Open {
-                self.transition(index, OwedState::Settling(Settle::ConnectionClosed));
-            }
+            let _ = self.apply(index, OwedInput::Eof);
         }
     }
 
@@ -629,10 +765,10 @@ impl<S: Storage<Owed>> Owing<S> {
     #[must_use]
     pub fn poll_settled(&mut self) -> Option<(Owed, Settle)> {
         let index = self.position(|r| matches!(r.state, OwedState::Settling(_)))?;
-        let row = self.rows.remove_at(index);
-        match row.state {
-            OwedState::Settling(how) => Some((row, how)),
-            OwedState::Open => None,
+        let row = self.rows.rows()[index].clone();
+        match self.apply(index, OwedInput::Reported) {
+            OwedEffect::Report(how) => Some((row, how)),
+            _ => None,
         }
     }
 
@@ -655,10 +791,17 @@ impl<S: Storage<Owed>> Owing<S> {
         self.rows.rows().iter().position(pred)
     }
 
-    /// The single point where an owed request changes state.
-    fn transition(&mut self, index: usize, to: OwedState) {
+    /// The single point where an owed request changes state (or leaves the table).
+    fn apply(&mut self, index: usize, input: OwedInput) -> OwedEffect {
         let row = &mut self.rows.rows_mut()[index];
-        trace_transition!(row.ticket, row.state, to);
-        row.state = to;
+        let (next, effect) = step_owed(row.kind, row.state, input);
+        trace_transition!(row.ticket, row.state, next);
+        match next {
+            Some(state) => row.state = state,
+            None => {
+                self.rows.remove_at(index);
+            }
+        }
+        effect
     }
 }
