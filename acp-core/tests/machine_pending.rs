@@ -218,6 +218,18 @@ fn cancel_request_keeps_waiting_for_the_answer() {
 }
 
 #[test]
+fn a_request_never_written_can_be_withdrawn_once() {
+    let mut p = Ours::default();
+    let id = p.send(T0, MethodKind::Prompt, Some("s1"), ms(5)).unwrap();
+    assert_eq!(p.withdraw(id), Ok(()));
+    assert!(p.rows().is_empty());
+    assert_eq!(p.poll_timeout(), None);
+    assert_eq!(p.withdraw(id), Err(UsageError::AlreadySettled));
+    // Its id is not reused.
+    assert_eq!(p.send(T0, MethodKind::Other, None, None), Ok(RequestId(1)));
+}
+
+#[test]
 fn eof_settles_everything_and_leaves_nothing() {
     let mut p = Ours::default();
     let a = p.send(T0, MethodKind::Prompt, Some("s1"), ms(10)).unwrap();
@@ -476,6 +488,7 @@ fn outgoing_inputs() -> Vec<OutgoingInput> {
         OutgoingInput::Timeout(Instant(10)),
         OutgoingInput::SessionCancelled,
         OutgoingInput::CancelRequestSent,
+        OutgoingInput::Withdrawn,
         OutgoingInput::Eof,
         OutgoingInput::Reported { eof: false },
         OutgoingInput::Reported { eof: true },

@@ -883,3 +883,45 @@ fn overlong_session_ids_are_unknown_not_a_panic() {
     );
     assert_eq!(t.restore(&id, S::Closed), Err(UsageError::IdTooLong));
 }
+
+#[test]
+fn a_failed_turn_is_reported_failed_unless_cancelled() {
+    let mut t = running("s1", PEER_PROMPT);
+    let out = t.handle(
+        T0,
+        I::FailTurn {
+            id: "s1",
+            prompt: PEER_PROMPT,
+        },
+    );
+    let Ok(O::TurnFailed { session, prompt }) = out else {
+        panic!("{out:?}")
+    };
+    assert_eq!((session.as_str(), prompt), ("s1", PEER_PROMPT));
+    assert_eq!(
+        t.handle(
+            T0,
+            I::FailTurn {
+                id: "s1",
+                prompt: PEER_PROMPT
+            }
+        ),
+        Err(UsageError::TurnAnswered)
+    );
+    let mut t = cancelling("s1", PEER_PROMPT);
+    let out = t.handle(
+        T0,
+        I::FailTurn {
+            id: "s1",
+            prompt: PEER_PROMPT,
+        },
+    );
+    assert!(matches!(
+        out,
+        Ok(O::TurnEnded {
+            stop: StopReason::Cancelled,
+            rewritten: true,
+            ..
+        })
+    ));
+}

@@ -201,6 +201,8 @@ pub enum OutgoingInput {
     SessionCancelled,
     /// We sent `$/cancel_request` for it.
     CancelRequestSent,
+    /// It was registered but never written (another machine refused the command).
+    Withdrawn,
     /// The connection reached EOF.
     Eof,
     /// Its local settlement was handed to the application (`eof`: no late answer can come
@@ -276,6 +278,9 @@ pub fn step_outgoing(
             E::Nothing,
         ),
         (_, I::CancelRequestSent) => (Some(state), E::Refused),
+        // Never written, so nobody will answer it: it leaves without a settlement.
+        (S::Waiting { .. }, I::Withdrawn) => (None, E::Nothing),
+        (_, I::Withdrawn) => (Some(state), E::Refused),
         // Agentao §7.4 step 1: EOF settles every pending request; nothing can answer late.
         (S::Waiting { .. }, I::Eof) => (Some(S::Settled(Outcome::Disconnected)), E::Queued),
         (S::Settled(_), I::Eof) => (Some(state), E::Nothing),
@@ -412,6 +417,19 @@ impl<S: Storage<Outgoing>> Pending<S> {
             .position(|r| r.id == id)
             .ok_or(UsageError::AlreadySettled)?;
         match self.apply(index, OutgoingInput::CancelRequestSent) {
+            OutgoingEffect::Refused => Err(UsageError::AlreadySettled),
+            _ => Ok(()),
+        }
+    }
+
+    /// Takes back a request registered with [`Pending::send`] but never written, because a
+    /// later check refused the command (e.g. the session already runs a turn). Its id is not
+    /// reused.
+    pub fn withdraw(&mut self, id: RequestId) -> Result<(), UsageError> {
+        let index = self
+            .position(|r| r.id == id)
+            .ok_or(UsageError::AlreadySettled)?;
+        match self.apply(index, OutgoingInput::Withdrawn) {
             OutgoingEffect::Refused => Err(UsageError::AlreadySettled),
             _ => Ok(()),
         }

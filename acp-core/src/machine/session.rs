@@ -138,6 +138,15 @@ pub enum SessionInput<'a> {
         /// The stop reason given.
         stop: StopReason,
     },
+    /// The turn answering `prompt` ends with an error instead of a stop reason (agent side:
+    /// the application answers the prompt with an error; client side: the answer was an
+    /// error or malformed). After a cancel it still ends `cancelled`.
+    FailTurn {
+        /// The `sessionId`.
+        id: &'a str,
+        /// The prompt request the turn answers.
+        prompt: ReqRef,
+    },
     /// A change of mode, model or config option (`session/set_mode`,
     /// `session/set_config_option`, `_agentao.cn/set_model`): refused during a turn.
     Configure {
@@ -215,6 +224,13 @@ pub enum SessionOutput<'a> {
         stop: StopReason,
         /// The given stop reason was replaced by `cancelled`.
         rewritten: bool,
+    },
+    /// A turn is over with an error: answer (agent) or report (client) the prompt with it.
+    TurnFailed {
+        /// The session.
+        session: SessionId,
+        /// The prompt request.
+        prompt: ReqRef,
     },
     /// The session is closed; `ended` is the turn it was running, which ends `cancelled`.
     Closed {
@@ -470,35 +486,48 @@ impl<S: Storage<Session>> Sessions<S> {
             }
             // DESIGN §4 "session/cancel": the turn ends `cancelled` after a cancel; `end_turn`
             // answers the prompt exactly once.
-            (Some(S::Active { turn: Some(t) }), I::EndTurn { prompt, stop, .. })
-                if t.prompt() == prompt =>
-            {
+            (
+                Some(S::Active { turn: Some(t) }),
+                I::EndTurn { prompt, .. } | I::FailTurn { prompt, .. },
+            ) if t.prompt() == prompt => {
                 let index = found.unwrap_or_default();
-                let (next, out) = turn::step(t, now, TurnInput::End(stop));
+                let end = match input {
+                    I::EndTurn { stop, .. } => TurnInput::End(stop),
+                    _ => TurnInput::Fail,
+                };
+                let (next, out) = turn::step(t, now, end);
                 self.transition(index, S::Active { turn: next });
-                match out {
+                let session = self.rows.rows()[index].id.clone();
+                Ok(match out {
                     TurnOutput::Ended {
                         prompt,
                         stop,
                         rewritten,
-                    } => Ok(O::TurnEnded {
-                        session: self.rows.rows()[index].id.clone(),
+                    } => O::TurnEnded {
+                        session,
                         prompt,
                         stop,
                         rewritten,
-                    }),
-                    _ => Ok(O::Proceed),
-                }
+                    },
+                    TurnOutput::Failed { prompt } => O::TurnFailed { session, prompt },
+                    TurnOutput::CancelStarted { .. } | TurnOutput::AlreadyCancelling => O::Proceed,
+                })
             }
             // The turn was already answered (by end_turn, or as cancelled at close/EOF).
-            (Some(S::Active { .. } | S::Closed), I::EndTurn { prompt, .. }) => {
+            (
+                Some(S::Active { .. } | S::Closed),
+                I::EndTurn { prompt, .. } | I::FailTurn { prompt, .. },
+            ) => {
                 if prompt.is_peer() {
                     Err(UsageError::TurnAnswered)
                 } else {
                     Ok(O::Ignore)
                 }
             }
-            (None | Some(S::Creating { .. }), I::EndTurn { prompt, .. }) => {
+            (
+                None | Some(S::Creating { .. }),
+                I::EndTurn { prompt, .. } | I::FailTurn { prompt, .. },
+            ) => {
                 if prompt.is_peer() {
                     Err(UsageError::NoTurn)
                 } else {
@@ -619,7 +648,7 @@ impl<S: Storage<Session>> Sessions<S> {
             }
             // The answer is produced by whoever did not send the request.
             I::Opened { req, .. } | I::OpenFailed { req } => !req.is_peer(),
-            I::EndTurn { prompt, .. } => !prompt.is_peer(),
+            I::EndTurn { prompt, .. } | I::FailTurn { prompt, .. } => !prompt.is_peer(),
             I::Cancel { via, .. } => via != CancelVia::Local,
             I::Configure { actor, .. } | I::Update { actor, .. } | I::Close { actor, .. } => {
                 actor == Actor::Peer
@@ -642,6 +671,7 @@ impl<S: Storage<Session>> Sessions<S> {
             | I::Prompt { id, .. }
             | I::Cancel { id, .. }
             | I::EndTurn { id, .. }
+            | I::FailTurn { id, .. }
             | I::Configure { id, .. }
             | I::Update { id, .. }
             | I::Close { id, .. } => self.index_of(id),

@@ -99,6 +99,9 @@ pub enum TurnInput {
     /// The turn ends with this stop reason (the agent application says so, or the client
     /// received the prompt's answer).
     End(StopReason),
+    /// The turn ends with an error instead of a stop reason (the agent application answers
+    /// the prompt with an error, or the client received an error or a malformed answer).
+    Fail,
 }
 
 /// What a turn transition produced.
@@ -120,6 +123,11 @@ pub enum TurnOutput {
         stop: StopReason,
         /// The stop reason given was replaced by `cancelled` because of a cancel.
         rewritten: bool,
+    },
+    /// The turn is over with an error: answer (or report) the prompt with it.
+    Failed {
+        /// The prompt request of the turn.
+        prompt: ReqRef,
     },
 }
 
@@ -150,6 +158,17 @@ pub fn step(turn: Turn, now: Instant, input: TurnInput) -> (Option<Turn>, TurnOu
                 prompt,
                 stop: StopReason::Cancelled,
                 rewritten: stop != StopReason::Cancelled,
+            },
+        ),
+        // A turn nobody cancelled may fail (e.g. `-32603` from the backend).
+        (Turn::Running { prompt }, TurnInput::Fail) => (None, TurnOutput::Failed { prompt }),
+        // DESIGN §4 "session/cancel": after a cancel even a failure ends `cancelled`.
+        (Turn::Cancelling { prompt, .. }, TurnInput::Fail) => (
+            None,
+            TurnOutput::Ended {
+                prompt,
+                stop: StopReason::Cancelled,
+                rewritten: true,
             },
         ),
     };
@@ -225,6 +244,23 @@ mod tests {
                 }
             );
         }
+    }
+
+    #[test]
+    fn failures_end_the_turn_unless_it_was_cancelled() {
+        let (next, out) = step(running(), Instant(1), TurnInput::Fail);
+        assert_eq!(next, None);
+        assert_eq!(out, TurnOutput::Failed { prompt: PROMPT });
+        let (next, out) = step(cancelling(), Instant(1), TurnInput::Fail);
+        assert_eq!(next, None);
+        assert_eq!(
+            out,
+            TurnOutput::Ended {
+                prompt: PROMPT,
+                stop: StopReason::Cancelled,
+                rewritten: true
+            }
+        );
     }
 
     #[test]
