@@ -191,6 +191,17 @@ impl Agent {
                     .expect("rejection answers an owed request");
             }
             Ok(SessionOutput::TurnEnded { prompt, stop, .. }) => self.turn_ended(prompt, stop),
+            Ok(SessionOutput::TurnFailed { prompt, .. }) => {
+                let ReqRef::Peer(t) = prompt else {
+                    panic!("agent side turns answer peer prompts")
+                };
+                assert!(
+                    !self.cancelled_prompts.contains(&t),
+                    "a cancelled turn must end cancelled"
+                );
+                self.answer(t, Reply::Error(-32603))
+                    .expect("a turn is answered exactly once");
+            }
             Ok(SessionOutput::CancelStarted { prompt, answer }) => {
                 if let ReqRef::Peer(t) = prompt {
                     self.cancelled_prompts.insert(t);
@@ -487,6 +498,14 @@ impl Agent {
                         id: &id,
                         prompt: turn.prompt(),
                         stop,
+                    },
+                );
+                assert_eq!(again, Err(UsageError::TurnAnswered));
+                let again = self.sessions.handle(
+                    self.now,
+                    SessionInput::FailTurn {
+                        id: &id,
+                        prompt: turn.prompt(),
                     },
                 );
                 assert_eq!(again, Err(UsageError::TurnAnswered));
