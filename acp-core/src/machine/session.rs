@@ -319,11 +319,11 @@ impl<S: Storage<Session>> Sessions<S> {
                 Err(UsageError::Closed)
             };
         }
-        let found = self.locate(&input);
-        let state = found.map(|i| self.rows.rows()[i].state);
+        // The row the input is about, with its state: the left half of the protocol table.
+        let row = self.locate(&input).map(|i| (i, self.rows.rows()[i].state));
         let peer = self.actor_is_peer(&input);
 
-        match (state, input) {
+        match (row, input) {
             // session/new: a row without id until the answer names it.
             (_, I::NewStarted { req }) => {
                 let row = Session {
@@ -359,7 +359,7 @@ impl<S: Storage<Session>> Sessions<S> {
             }
             // Reloading a session that runs a turn would pull its history away mid-turn:
             // the busy gate (Agentao §1.0) applies.
-            (Some(S::Active { turn: Some(_) }), I::LoadStarted { id, .. }) => refuse(
+            (Some((_, S::Active { turn: Some(_) })), I::LoadStarted { id, .. }) => refuse(
                 peer,
                 Rejection::Busy {
                     method: "session/load",
@@ -368,20 +368,20 @@ impl<S: Storage<Session>> Sessions<S> {
                 UsageError::TurnInProgress,
             ),
             // Reloading an idle or closed session starts over from its stored history.
-            (Some(S::Active { turn: None } | S::Closed), I::LoadStarted { req, .. }) => {
-                self.transition(found.unwrap_or_default(), S::Creating { req, load: true });
+            (Some((i, S::Active { turn: None } | S::Closed)), I::LoadStarted { req, .. }) => {
+                self.transition(i, S::Creating { req, load: true });
                 Ok(O::Proceed)
             }
             // A second load while one is in flight.
-            (Some(S::Creating { .. }), I::LoadStarted { id, .. }) => refuse(
+            (Some((_, S::Creating { .. })), I::LoadStarted { id, .. }) => refuse(
                 peer,
                 Rejection::SessionNotActive { session: id },
                 UsageError::SessionNotActive,
             ),
             // The answer to session/new names the id; the session is usable from now on
             // (DESIGN §4 "update ordering": never before the session/new response).
-            (Some(S::Creating { load: false, .. }), I::Opened { id, .. }) => {
-                let index = found.unwrap_or_default();
+            (Some((i, S::Creating { load: false, .. })), I::Opened { id, .. }) => {
+                let index = i;
                 let Some(sid) = SessionId::new(id) else {
                     return if peer {
                         Ok(O::Violation(SessionViolation::DuplicateSessionId))
@@ -412,13 +412,13 @@ impl<S: Storage<Session>> Sessions<S> {
                 }
             }
             // DESIGN §4 "session/load": usable for prompts as soon as the response is sent.
-            (Some(S::Creating { load: true, .. }), I::Opened { .. }) => {
-                self.transition(found.unwrap_or_default(), S::Active { turn: None });
+            (Some((i, S::Creating { load: true, .. })), I::Opened { .. }) => {
+                self.transition(i, S::Active { turn: None });
                 Ok(O::Opened)
             }
             // A failed session/new or session/load leaves no session behind.
-            (Some(S::Creating { .. }), I::OpenFailed { .. }) => {
-                self.rows.remove_at(found.unwrap_or_default());
+            (Some((i, S::Creating { .. })), I::OpenFailed { .. }) => {
+                self.rows.remove_at(i);
                 Ok(O::Proceed)
             }
             // The creating row is gone (closed by EOF or close, or answered twice).
@@ -437,7 +437,7 @@ impl<S: Storage<Session>> Sessions<S> {
             ),
             // Agentao §1.0 "common session gate" step 5: `session <id> is not active`.
             (
-                Some(S::Creating { .. } | S::Closed),
+                Some((_, S::Creating { .. } | S::Closed)),
                 I::Prompt { id, .. } | I::Configure { id, .. },
             ) => refuse(
                 peer,
@@ -445,15 +445,15 @@ impl<S: Storage<Session>> Sessions<S> {
                 UsageError::SessionNotActive,
             ),
             // DESIGN §4 "session/prompt": one turn per session, no queue.
-            (Some(S::Active { turn: Some(_) }), I::Prompt { id, .. }) => refuse(
+            (Some((_, S::Active { turn: Some(_) })), I::Prompt { id, .. }) => refuse(
                 peer,
                 Rejection::TurnAlreadyActive { session: id },
                 UsageError::TurnInProgress,
             ),
             // An idle session starts a turn; other sessions are unaffected (Agentao §2.5).
-            (Some(S::Active { turn: None }), I::Prompt { req, .. }) => {
+            (Some((i, S::Active { turn: None })), I::Prompt { req, .. }) => {
                 self.transition(
-                    found.unwrap_or_default(),
+                    i,
                     S::Active {
                         turn: Some(Turn::Running { prompt: req }),
                     },
@@ -469,16 +469,16 @@ impl<S: Storage<Session>> Sessions<S> {
             },
             // Agentao §4 "cases that succeed quietly": closed, idle, being created.
             (
-                Some(S::Creating { .. } | S::Closed | S::Active { turn: None }),
+                Some((_, S::Creating { .. } | S::Closed | S::Active { turn: None })),
                 I::Cancel { via, .. },
             ) => Ok(O::CancelNoop {
                 answer: via == CancelVia::PeerRequest,
             }),
             // ACP prompt turn: the running turn moves to cancelling (idempotent).
-            (Some(S::Active { turn: Some(t) }), I::Cancel { via, .. }) => {
+            (Some((i, S::Active { turn: Some(t) })), I::Cancel { via, .. }) => {
                 let answer = via == CancelVia::PeerRequest;
                 let (next, out) = turn::step(t, now, TurnInput::Cancel);
-                self.transition(found.unwrap_or_default(), S::Active { turn: next });
+                self.transition(i, S::Active { turn: next });
                 Ok(match out {
                     TurnOutput::CancelStarted { prompt } => O::CancelStarted { prompt, answer },
                     _ => O::CancelNoop { answer },
@@ -487,10 +487,10 @@ impl<S: Storage<Session>> Sessions<S> {
             // DESIGN §4 "session/cancel": the turn ends `cancelled` after a cancel; `end_turn`
             // answers the prompt exactly once.
             (
-                Some(S::Active { turn: Some(t) }),
+                Some((i, S::Active { turn: Some(t) })),
                 I::EndTurn { prompt, .. } | I::FailTurn { prompt, .. },
             ) if t.prompt() == prompt => {
-                let index = found.unwrap_or_default();
+                let index = i;
                 let end = match input {
                     I::EndTurn { stop, .. } => TurnInput::End(stop),
                     _ => TurnInput::Fail,
@@ -515,7 +515,7 @@ impl<S: Storage<Session>> Sessions<S> {
             }
             // The turn was already answered (by end_turn, or as cancelled at close/EOF).
             (
-                Some(S::Active { .. } | S::Closed),
+                Some((_, S::Active { .. } | S::Closed)),
                 I::EndTurn { prompt, .. } | I::FailTurn { prompt, .. },
             ) => {
                 if prompt.is_peer() {
@@ -525,7 +525,7 @@ impl<S: Storage<Session>> Sessions<S> {
                 }
             }
             (
-                None | Some(S::Creating { .. }),
+                None | Some((_, S::Creating { .. })),
                 I::EndTurn { prompt, .. } | I::FailTurn { prompt, .. },
             ) => {
                 if prompt.is_peer() {
@@ -535,7 +535,7 @@ impl<S: Storage<Session>> Sessions<S> {
                 }
             }
             // Agentao §1.0 "busy gate": mode/model/config changes wait for the turn to end.
-            (Some(S::Active { turn: Some(_) }), I::Configure { id, method, .. }) => refuse(
+            (Some((_, S::Active { turn: Some(_) })), I::Configure { id, method, .. }) => refuse(
                 peer,
                 Rejection::Busy {
                     method,
@@ -543,7 +543,7 @@ impl<S: Storage<Session>> Sessions<S> {
                 },
                 UsageError::TurnInProgress,
             ),
-            (Some(S::Active { turn: None }), I::Configure { .. }) => Ok(O::Proceed),
+            (Some((_, S::Active { turn: None })), I::Configure { .. }) => Ok(O::Proceed),
             // Updates from the peer for a session we do not know: logged, not answered.
             (
                 None,
@@ -567,7 +567,7 @@ impl<S: Storage<Session>> Sessions<S> {
                 },
             ) => Err(UsageError::UnknownSession),
             (
-                Some(S::Closed),
+                Some((_, S::Closed)),
                 I::Update {
                     actor: Actor::Local,
                     ..
@@ -575,7 +575,7 @@ impl<S: Storage<Session>> Sessions<S> {
             ) => Err(UsageError::SessionNotActive),
             // DESIGN §4 "session/load": history replay comes before the answer.
             (
-                Some(S::Creating { .. }),
+                Some((_, S::Creating { .. })),
                 I::Update {
                     actor: Actor::Local,
                     turn,
@@ -590,7 +590,7 @@ impl<S: Storage<Session>> Sessions<S> {
             }
             // DESIGN §4 "update ordering": updates of a turn come before its answer.
             (
-                Some(S::Active { turn: current }),
+                Some((_, S::Active { turn: current })),
                 I::Update {
                     actor: Actor::Local,
                     turn,
@@ -602,10 +602,10 @@ impl<S: Storage<Session>> Sessions<S> {
                 (Some(_), _) => Err(UsageError::TurnAnswered),
             },
             // Closing twice is harmless.
-            (Some(S::Closed), I::Close { .. }) => Ok(O::Closed { ended: None }),
+            (Some((_, S::Closed)), I::Close { .. }) => Ok(O::Closed { ended: None }),
             // Closing ends a running turn as cancelled.
-            (Some(s), I::Close { .. }) => {
-                self.transition(found.unwrap_or_default(), S::Closed);
+            (Some((i, s)), I::Close { .. }) => {
+                self.transition(i, S::Closed);
                 Ok(O::Closed {
                     ended: s.turn().map(|t| t.prompt()),
                 })
