@@ -123,6 +123,32 @@ fn an_agent_reusing_an_active_id_is_a_violation_on_the_client() {
         t.handle(T0, I::Opened { req, id: "s1" }),
         Ok(O::Violation(SessionViolation::DuplicateSessionId))
     );
+    // The untrackable session is dropped; the existing one is untouched.
+    assert_eq!(t.rows().len(), 1);
+    assert_eq!(t.get("s1"), Some(S::Active { turn: None }));
+}
+
+#[test]
+fn an_agent_naming_a_session_with_an_overlong_id_is_a_violation() {
+    let mut t = Table::default();
+    let req = ReqRef::Ours(RequestId(4));
+    t.handle(T0, I::NewStarted { req }).unwrap();
+    let id = "z".repeat(129);
+    assert_eq!(
+        t.handle(T0, I::Opened { req, id: &id }),
+        Ok(O::Violation(SessionViolation::SessionIdTooLong))
+    );
+    assert!(t.rows().is_empty());
+}
+
+#[test]
+fn a_closed_session_id_can_be_reused() {
+    let mut t = table_with(&[("s1", S::Closed)]);
+    let req = ReqRef::Peer(Ticket(4));
+    t.handle(T0, I::NewStarted { req }).unwrap();
+    assert_eq!(t.handle(T0, I::Opened { req, id: "s1" }), Ok(O::Opened));
+    assert_eq!(t.rows().len(), 1);
+    assert_eq!(t.get("s1"), Some(S::Active { turn: None }));
 }
 
 #[test]

@@ -181,8 +181,10 @@ pub enum SessionInput<'a> {
 pub enum SessionViolation {
     /// A `session/update` for a session we do not know.
     UpdateForUnknownSession,
-    /// A `session/new` answer with an id that an active session already has.
+    /// A `session/new` answer with an id that an open session already has.
     DuplicateSessionId,
+    /// A `session/new` answer with an id longer than [`SESSION_ID_MAX`].
+    SessionIdTooLong,
 }
 
 /// What the session table produced.
@@ -381,32 +383,36 @@ impl<S: Storage<Session>> Sessions<S> {
             // The answer to session/new names the id; the session is usable from now on
             // (DESIGN §4 "update ordering": never before the session/new response).
             (Some((i, S::Creating { load: false, .. })), I::Opened { id, .. }) => {
-                let index = i;
-                let Some(sid) = SessionId::new(id) else {
-                    return if peer {
-                        Ok(O::Violation(SessionViolation::DuplicateSessionId))
-                    } else {
-                        Err(UsageError::IdTooLong)
-                    };
-                };
-                match self.index_of(id).map(|i| (i, self.rows.rows()[i].state)) {
-                    Some((_, S::Active { .. } | S::Creating { .. })) => {
-                        if peer {
-                            Ok(O::Violation(SessionViolation::DuplicateSessionId))
+                let existing = self.index_of(id).map(|j| (j, self.rows.rows()[j].state));
+                match (SessionId::new(id), existing) {
+                    // The agent named the session with an id we cannot store, or one an
+                    // open session already has: the session cannot be tracked, so it is
+                    // dropped and the peer's mistake reported.
+                    (None, _) | (Some(_), Some((_, S::Active { .. } | S::Creating { .. })))
+                        if peer =>
+                    {
+                        self.rows.remove_at(i);
+                        Ok(O::Violation(if existing.is_some() {
+                            SessionViolation::DuplicateSessionId
                         } else {
-                            Err(UsageError::SessionExists)
-                        }
+                            SessionViolation::SessionIdTooLong
+                        }))
                     }
-                    Some((old, S::Closed)) => {
-                        // A closed session's id is reused: the new session replaces it.
-                        self.rows.rows_mut()[index].id = sid;
-                        self.transition(index, S::Active { turn: None });
+                    // The application's own mistake: nothing changes, it may answer again.
+                    (None, _) => Err(UsageError::IdTooLong),
+                    (Some(_), Some((_, S::Active { .. } | S::Creating { .. }))) => {
+                        Err(UsageError::SessionExists)
+                    }
+                    // A closed session's id is reused: the new session replaces it.
+                    (Some(sid), Some((old, S::Closed))) => {
+                        self.rows.rows_mut()[i].id = sid;
+                        self.transition(i, S::Active { turn: None });
                         self.rows.remove_at(old);
                         Ok(O::Opened)
                     }
-                    None => {
-                        self.rows.rows_mut()[index].id = sid;
-                        self.transition(index, S::Active { turn: None });
+                    (Some(sid), None) => {
+                        self.rows.rows_mut()[i].id = sid;
+                        self.transition(i, S::Active { turn: None });
                         Ok(O::Opened)
                     }
                 }
