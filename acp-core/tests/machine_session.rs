@@ -951,3 +951,26 @@ fn a_failed_turn_is_reported_failed_unless_cancelled() {
         })
     ));
 }
+
+#[test]
+fn a_growable_table_holds_as_many_sessions_as_its_limit() {
+    use acp_core::machine::session::Sessions;
+    let mut t = Sessions::new(Vec::new(), 50);
+    for n in 0..50u64 {
+        let req = ReqRef::Peer(Ticket(n));
+        t.handle(T0, I::NewStarted { req }).unwrap();
+        let id = format!("s{n}");
+        assert_eq!(t.handle(T0, I::Opened { req, id: &id }), Ok(O::Opened));
+    }
+    expect_reject(
+        t.handle(
+            T0,
+            I::NewStarted {
+                req: ReqRef::Peer(Ticket(99)),
+            },
+        ),
+        -32603,
+        "Internal error: too many sessions (limit 50)",
+    );
+    assert_eq!(t.get("s49"), Some(S::Active { turn: None }));
+}

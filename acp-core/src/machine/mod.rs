@@ -22,6 +22,43 @@
 //!
 //! Tables (sessions, pending requests, remembered permissions) sit on a [`Storage`]: a
 //! fixed-capacity `heapless::Vec` without `alloc`, or a growable `Vec` with it.
+//!
+//! # How a connection glues them (agent side, one prompt)
+//!
+//! ```
+//! use acp_core::machine::pending::{FixedOwing, MethodKind, Received};
+//! use acp_core::machine::session::{CancelVia, FixedSessions, SessionInput, SessionOutput, SessionState};
+//! use acp_core::machine::turn::StopReason;
+//! use acp_core::machine::{Instant, ReqRef};
+//!
+//! let now = Instant(0);
+//! let mut sessions = FixedSessions::<4>::default();
+//! let mut owed = FixedOwing::<8>::default();
+//! sessions.restore("s1", SessionState::Active { turn: None }).unwrap();
+//!
+//! // `{"id":7,"method":"session/prompt","params":{"sessionId":"s1",…}}` arrives.
+//! let Received::Owed(ticket) = owed.receive("7", MethodKind::Prompt, Some("s1")) else { panic!() };
+//! let out = sessions.handle(now, SessionInput::Prompt { id: "s1", req: ReqRef::Peer(ticket) });
+//! assert_eq!(out, Ok(SessionOutput::TurnStarted { prompt: ReqRef::Peer(ticket) }));
+//!
+//! // `session/cancel` arrives as a notification: the turn will end `cancelled`.
+//! let out = sessions.handle(now, SessionInput::Cancel { id: "s1", via: CancelVia::PeerNotification });
+//! assert!(matches!(out, Ok(SessionOutput::CancelStarted { .. })));
+//!
+//! // The application ends the turn as if nothing happened; the machine rewrites it.
+//! let out = sessions.handle(now, SessionInput::EndTurn {
+//!     id: "s1",
+//!     prompt: ReqRef::Peer(ticket),
+//!     stop: StopReason::EndTurn,
+//! });
+//! let Ok(SessionOutput::TurnEnded { stop, .. }) = out else { panic!() };
+//! assert_eq!(stop, StopReason::Cancelled);
+//!
+//! // Exactly one answer: the owed table hands out the id to echo once.
+//! let row = owed.answer(ticket).unwrap();
+//! assert_eq!(row.id.as_raw(), "7"); // write {"jsonrpc":"2.0","id":7,"result":{"stopReason":"cancelled"}}
+//! assert!(owed.answer(ticket).is_err());
+//! ```
 
 pub mod ask_user;
 pub mod handshake;
