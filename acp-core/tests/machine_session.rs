@@ -974,3 +974,34 @@ fn a_growable_table_holds_as_many_sessions_as_its_limit() {
     );
     assert_eq!(t.get("s49"), Some(S::Active { turn: None }));
 }
+
+#[test]
+fn the_limit_never_exceeds_the_storage() {
+    use acp_core::machine::session::{Session, Sessions};
+    let mut t = Sessions::new(heapless::Vec::<Session, 2>::new(), 10);
+    assert_eq!(t.capacity(), 2);
+    t.handle(
+        T0,
+        I::NewStarted {
+            req: ReqRef::Peer(Ticket(0)),
+        },
+    )
+    .unwrap();
+    t.handle(
+        T0,
+        I::NewStarted {
+            req: ReqRef::Peer(Ticket(1)),
+        },
+    )
+    .unwrap();
+    expect_reject(
+        t.handle(
+            T0,
+            I::NewStarted {
+                req: ReqRef::Peer(Ticket(2)),
+            },
+        ),
+        -32603,
+        "Internal error: too many sessions (limit 2)",
+    );
+}

@@ -334,9 +334,9 @@ impl<S: Storage<Session>> Sessions<S> {
                 };
                 match self.push(row) {
                     Ok(()) => Ok(O::Proceed),
-                    Err(_) if peer => {
-                        Ok(O::Reject(Rejection::TooManySessions { limit: self.limit }))
-                    }
+                    Err(_) if peer => Ok(O::Reject(Rejection::TooManySessions {
+                        limit: self.capacity(),
+                    })),
                     Err(e) => Err(e),
                 }
             }
@@ -353,9 +353,9 @@ impl<S: Storage<Session>> Sessions<S> {
                 };
                 match self.push(row) {
                     Ok(()) => Ok(O::Proceed),
-                    Err(_) if peer => {
-                        Ok(O::Reject(Rejection::TooManySessions { limit: self.limit }))
-                    }
+                    Err(_) if peer => Ok(O::Reject(Rejection::TooManySessions {
+                        limit: self.capacity(),
+                    })),
                     Err(e) => Err(e),
                 }
             }
@@ -694,9 +694,14 @@ impl<S: Storage<Session>> Sessions<S> {
         })
     }
 
+    /// The most live sessions: the configured limit, or less if the storage is smaller.
+    pub fn capacity(&self) -> usize {
+        self.limit.min(self.rows.max_rows())
+    }
+
     /// Adds a row, evicting the oldest closed session when the table is at its limit.
     fn push(&mut self, row: Session) -> Result<(), UsageError> {
-        let cap = self.limit.min(self.rows.max_rows());
+        let cap = self.capacity();
         let live = self
             .rows
             .rows()
