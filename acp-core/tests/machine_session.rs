@@ -1005,3 +1005,117 @@ fn the_limit_never_exceeds_the_storage() {
         "Internal error: too many sessions (limit 2)",
     );
 }
+
+#[test]
+fn a_cancel_with_an_earlier_now_keeps_time_monotonic() {
+    let mut t = running("s1", PEER_PROMPT);
+    t.handle(
+        Instant(500),
+        I::Configure {
+            id: "zz",
+            method: "m",
+            actor: Actor::Peer,
+        },
+    )
+    .unwrap();
+    t.handle(
+        Instant(20),
+        I::Cancel {
+            id: "s1",
+            via: CancelVia::PeerNotification,
+        },
+    )
+    .unwrap();
+    assert_eq!(
+        t.get("s1"),
+        Some(S::Active {
+            turn: Some(Turn::Cancelling {
+                prompt: PEER_PROMPT,
+                since: Instant(500)
+            })
+        })
+    );
+}
+
+/// A transcript (rustls habit): the state names one session goes through in a whole
+/// scenario, compared exactly.
+#[test]
+fn transcript_of_a_cancelled_turn_and_a_reload() {
+    let mut t = Table::default();
+    let mut names = Vec::new();
+    let mut record = |t: &Table| names.push(t.get("s1").map_or("-", |s| s.name()));
+    let new = ReqRef::Peer(Ticket(0));
+    t.handle(T0, I::NewStarted { req: new }).unwrap();
+    record(&t);
+    t.handle(T0, I::Opened { req: new, id: "s1" }).unwrap();
+    record(&t);
+    t.handle(
+        T0,
+        I::Prompt {
+            id: "s1",
+            req: PEER_PROMPT,
+        },
+    )
+    .unwrap();
+    record(&t);
+    t.handle(
+        T0,
+        I::Cancel {
+            id: "s1",
+            via: CancelVia::PeerNotification,
+        },
+    )
+    .unwrap();
+    record(&t);
+    t.handle(
+        T0,
+        I::EndTurn {
+            id: "s1",
+            prompt: PEER_PROMPT,
+            stop: StopReason::Refusal,
+        },
+    )
+    .unwrap();
+    record(&t);
+    t.handle(
+        T0,
+        I::Close {
+            id: "s1",
+            actor: Actor::Peer,
+        },
+    )
+    .unwrap();
+    record(&t);
+    let load = ReqRef::Peer(Ticket(5));
+    t.handle(
+        T0,
+        I::LoadStarted {
+            id: "s1",
+            req: load,
+        },
+    )
+    .unwrap();
+    record(&t);
+    t.handle(
+        T0,
+        I::Opened {
+            req: load,
+            id: "s1",
+        },
+    )
+    .unwrap();
+    record(&t);
+    assert_eq!(
+        names,
+        [
+            "-",
+            "Active",
+            "Active(Running)",
+            "Active(Cancelling)",
+            "Active",
+            "Closed",
+            "Creating",
+            "Active"
+        ]
+    );
+}

@@ -5,6 +5,7 @@
 //! prompt was sent by the peer (refusing it is a [`Rejection`] reply), a [`ReqRef::Ours`]
 //! prompt is the application's own command (refusing it is a [`UsageError`]).
 
+use super::time::Monotonic;
 use super::turn::{self, StopReason, Turn, TurnInput, TurnOutput};
 use super::{
     Instant, Rejection, ReqRef, SESSION_ID_MAX, SessionId, Storage, UsageError, trace_transition,
@@ -252,6 +253,7 @@ pub const DEFAULT_MAX_SESSIONS: usize = 8;
 pub struct Sessions<S> {
     rows: S,
     limit: usize,
+    clock: Monotonic,
     eof: bool,
 }
 
@@ -271,6 +273,7 @@ impl<S: Storage<Session>> Sessions<S> {
         Self {
             rows,
             limit,
+            clock: Monotonic::default(),
             eof: false,
         }
     }
@@ -312,6 +315,7 @@ impl<S: Storage<Session>> Sessions<S> {
         use SessionOutput as O;
         use SessionState as S;
 
+        let now = self.clock.observe(now);
         if self.eof {
             // DESIGN §4 / Agentao §7.4: after EOF every session is closed; the peer can send
             // nothing more and the application can start nothing new.
