@@ -244,9 +244,6 @@ pub enum SessionOutput<'a> {
     Violation(SessionViolation),
 }
 
-/// The default number of sessions a table holds.
-pub const DEFAULT_MAX_SESSIONS: usize = 8;
-
 /// The session table over storage `S`: `heapless::Vec<Session, N>` without `alloc`
 /// ([`FixedSessions`]), `Vec<Session>` with it.
 #[derive(Clone, Debug)]
@@ -625,7 +622,8 @@ impl<S: Storage<Session>> Sessions<S> {
 
     /// The connection reached EOF (Agentao §7.4): every running turn ends `cancelled` and
     /// every session closes. Call until it returns `None`; each call reports one ended turn.
-    pub fn handle_eof(&mut self, _now: Instant) -> Option<SessionOutput<'static>> {
+    pub fn handle_eof(&mut self, now: Instant) -> Option<SessionOutput<'static>> {
+        self.clock.observe(now);
         self.eof = true;
         // Bounded: each pass closes one row or finishes.
         for index in 0..self.rows.rows().len() {
