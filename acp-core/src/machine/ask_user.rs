@@ -1,0 +1,100 @@
+//! How an `_agentao.cn/ask_user` answer is read (DESIGN.md §4, agentao-behaviour.md §5):
+//! a non-empty answered text, or the sentinel. It never aborts the turn.
+
+use super::pending::Outcome;
+use crate::wire::ErrorCode;
+
+/// What the model receives when there is no usable answer (Agentao's
+/// `ASK_USER_UNAVAILABLE_SENTINEL`).
+pub const UNAVAILABLE: &str = "(user unavailable)";
+
+/// The `outcome` of an answer with text.
+pub const OUTCOME_ANSWERED: &str = "answered";
+
+/// The `outcome` of a cancelled question.
+pub const OUTCOME_CANCELLED: &str = "cancelled";
+
+/// An ask_user answer as decoded, or why there is none.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AskUserReply<'a> {
+    /// A result object; its `outcome` and `text` string fields (`None` when missing or not
+    /// strings).
+    Result {
+        /// `result.outcome`.
+        outcome: Option<&'a str>,
+        /// `result.text`, unescaped.
+        text: Option<&'a str>,
+    },
+    /// A result that is not an object.
+    Malformed,
+    /// The request was settled without a result ([`Outcome`] of the pending table).
+    Settled(Outcome),
+}
+
+/// Why the sentinel was used.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Unavailable {
+    /// `{"outcome":"cancelled"}`, or the session was cancelled.
+    Cancelled,
+    /// `answered` with a missing or empty text.
+    EmptyText,
+    /// Any other outcome, or a result of another shape (e.g. `{"answer":…}`).
+    UnknownOutcome,
+    /// A result that is not an object.
+    Malformed,
+    /// An error response.
+    Error(ErrorCode),
+    /// No answer in time.
+    TimedOut,
+    /// The connection closed.
+    Disconnected,
+}
+
+/// The answer handed to the model.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AskUserAnswer<'a> {
+    /// The user's text.
+    Answered(&'a str),
+    /// No usable answer: the model gets [`UNAVAILABLE`].
+    Unavailable(Unavailable),
+}
+
+impl<'a> AskUserAnswer<'a> {
+    /// The text for the model: the answer, or the sentinel.
+    pub const fn text(&self) -> &'a str {
+        match self {
+            Self::Answered(text) => text,
+            Self::Unavailable(_) => UNAVAILABLE,
+        }
+    }
+}
+
+/// Reads an ask_user answer: `answered` with a non-empty text gives the text, anything else
+/// the sentinel.
+pub fn read_reply(reply: AskUserReply<'_>) -> AskUserAnswer<'_> {
+    use AskUserAnswer as A;
+    match reply {
+        AskUserReply::Result {
+            outcome: Some(OUTCOME_ANSWERED),
+            text: Some(text),
+        } if !text.is_empty() => A::Answered(text),
+        // Agentao §5: an empty text is replaced by the sentinel.
+        AskUserReply::Result {
+            outcome: Some(OUTCOME_ANSWERED),
+            ..
+        } => A::Unavailable(Unavailable::EmptyText),
+        AskUserReply::Result {
+            outcome: Some(OUTCOME_CANCELLED),
+            ..
+        } => A::Unavailable(Unavailable::Cancelled),
+        AskUserReply::Result { .. } => A::Unavailable(Unavailable::UnknownOutcome),
+        AskUserReply::Malformed => A::Unavailable(Unavailable::Malformed),
+        AskUserReply::Settled(outcome) => A::Unavailable(match outcome {
+            Outcome::Answered | Outcome::Malformed => Unavailable::Malformed,
+            Outcome::Error(code) => Unavailable::Error(code),
+            Outcome::TimedOut => Unavailable::TimedOut,
+            Outcome::Cancelled => Unavailable::Cancelled,
+            Outcome::Disconnected => Unavailable::Disconnected,
+        }),
+    }
+}

@@ -1,0 +1,58 @@
+//! Local misuse: the application asked for something the protocol or the current state
+//! forbids. Peer misbehaviour is never one of these (see [`super::Rejection`]).
+
+use core::fmt;
+
+/// A command the application issued cannot be carried out. Nothing was sent and no state
+/// changed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum UsageError {
+    /// The command needs the `initialize` handshake to have completed.
+    NotInitialized,
+    /// No session has this id (or its `session/new` response has not been sent yet).
+    UnknownSession,
+    /// The session exists but is not usable: still being created or loaded, or closed.
+    SessionNotActive,
+    /// A session with this id already exists.
+    SessionExists,
+    /// The session already has a turn running; one turn per session.
+    TurnInProgress,
+    /// The session has no turn running.
+    NoTurn,
+    /// The turn this refers to has already been answered; updates must come before the
+    /// `session/prompt` response.
+    TurnAnswered,
+    /// This request was already settled (answered, cancelled, timed out or dropped at EOF),
+    /// or never existed.
+    AlreadySettled,
+    /// The connection has seen EOF; nothing more can be sent.
+    Closed,
+    /// The table of requests in flight (or of sessions) is at its configured limit.
+    TooManyInFlight,
+    /// The peer did not advertise the capability this needs (e.g. `fs.readTextFile`).
+    CapabilityNotAdvertised,
+    /// An id is longer than the fixed capacity used to store it.
+    IdTooLong,
+}
+
+impl fmt::Display for UsageError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::NotInitialized => "the initialize handshake has not completed",
+            Self::UnknownSession => "unknown session",
+            Self::SessionNotActive => "session is not active",
+            Self::SessionExists => "a session with this id already exists",
+            Self::TurnInProgress => "session already has an active turn",
+            Self::NoTurn => "session has no active turn",
+            Self::TurnAnswered => "the turn has already been answered; updates must come first",
+            Self::AlreadySettled => "request already settled",
+            Self::Closed => "connection closed",
+            Self::TooManyInFlight => "too many requests or sessions in flight",
+            Self::CapabilityNotAdvertised => "the peer did not advertise this capability",
+            Self::IdTooLong => "id longer than its fixed capacity",
+        })
+    }
+}
+
+impl core::error::Error for UsageError {}
