@@ -37,3 +37,5 @@ pub mod schema;
 #[cfg(feature = "alloc")]
 pub mod supervisor;
 pub mod wire;
+
+pub use machine::Instant;

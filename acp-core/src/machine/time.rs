@@ -29,6 +29,16 @@ impl Instant {
         Self(self.0.saturating_add(ms))
     }
 
+    /// The instant `ms` milliseconds later, saturating at the end of time.
+    pub const fn plus_ms(self, ms: u64) -> Instant {
+        Instant(self.0.saturating_add(ms))
+    }
+
+    /// Milliseconds from `earlier` to `self`, zero if `earlier` is later.
+    pub const fn ms_since(self, earlier: Instant) -> u64 {
+        self.0.saturating_sub(earlier.0)
+    }
+
     /// How long after `earlier` this is; zero if `earlier` is in fact later.
     pub fn saturating_duration_since(self, earlier: Self) -> Duration {
         Duration::from_millis(self.0.saturating_sub(earlier.0))

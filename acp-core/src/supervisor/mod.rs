@@ -34,19 +34,4 @@ pub mod stderr;
 
 pub use registry::{Supervisor, SupervisorError};
 
-/// A point in time: milliseconds since an origin the driver chose. The supervisor never reads a
-/// clock; every input that depends on time carries one of these.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct Instant(pub u64);
-
-impl Instant {
-    /// The instant `ms` milliseconds later, saturating at the end of time.
-    pub const fn plus_ms(self, ms: u64) -> Instant {
-        Instant(self.0.saturating_add(ms))
-    }
-
-    /// Milliseconds from `earlier` to `self`, zero if `earlier` is later.
-    pub const fn ms_since(self, earlier: Instant) -> u64 {
-        self.0.saturating_sub(earlier.0)
-    }
-}
+pub use crate::machine::Instant;
