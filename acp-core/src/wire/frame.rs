@@ -516,3 +516,467 @@ fn first_newline(block: &[u8; BLOCK]) -> usize {
         .fold(0u32, |mask, (i, &byte)| mask | (u32::from(byte == b'\n') << i));
     mask.trailing_zeros() as usize
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    #[cfg(feature = "alloc")]
+    use alloc::{borrow::ToOwned, string::String, string::ToString, vec, vec::Vec};
+
+    /// One item the framer hands out, owned so that it can be collected.
+    #[cfg(feature = "alloc")]
+    type Item = Result<String, FrameError>;
+
+    /// Runs the documented call loop over `reads`, then `finish`, and collects everything.
+    #[cfg(feature = "alloc")]
+    fn run<S: Storage>(framer: &mut Framer<S>, reads: &[&[u8]]) -> Vec<Item> {
+        let mut items = Vec::new();
+        for read in reads {
+            let mut input = *read;
+            loop {
+                let taken = framer.feed(input);
+                input = &input[taken..];
+                drain(framer, &mut items);
+                if input.is_empty() {
+                    break;
+                }
+            }
+        }
+        framer.finish();
+        drain(framer, &mut items);
+        items
+    }
+
+    #[cfg(feature = "alloc")]
+    fn drain<S: Storage>(framer: &mut Framer<S>, items: &mut Vec<Item>) {
+        while let Some(item) = framer.next_line() {
+            items.push(item.map(ToOwned::to_owned));
+        }
+    }
+
+    #[cfg(feature = "alloc")]
+    fn one_byte_reads(bytes: &[u8]) -> Vec<&[u8]> {
+        bytes.chunks(1).collect()
+    }
+
+    #[cfg(feature = "alloc")]
+    fn ok(line: &str) -> Item {
+        Ok(line.to_owned())
+    }
+
+    const TOO_LONG_64: FrameError = FrameError::LineTooLong { limit: 64 };
+
+    #[test]
+    #[cfg(feature = "alloc")]
+    fn error_texts() {
+        assert_eq!(
+            FrameError::LineTooLong { limit: 16 }.to_string(),
+            "line exceeds the maximum length of 16 bytes"
+        );
+        assert_eq!(
+            FrameError::InvalidUtf8 { valid_up_to: 3 }.to_string(),
+            "invalid UTF-8 at byte 3"
+        );
+    }
+
+    #[test]
+    fn empty_input_yields_nothing() {
+        let mut framer = Framer::new([0u8; 64], 64);
+        assert_eq!(framer.feed(b""), 0);
+        assert_eq!(framer.next_line(), None);
+        assert_eq!(framer.buffered(), 0);
+        framer.finish();
+        assert_eq!(framer.next_line(), None);
+    }
+
+    #[test]
+    fn crlf_loses_exactly_one_carriage_return() {
+        let mut framer = Framer::new([0u8; 64], 64);
+        let input = b"{\"a\":1}\r\n{}\r\r\n";
+        assert_eq!(framer.feed(input), input.len());
+        assert_eq!(framer.next_line(), Some(Ok("{\"a\":1}")));
+        assert_eq!(framer.next_line(), Some(Ok("{}\r")));
+        assert_eq!(framer.next_line(), None);
+    }
+
+    #[test]
+    fn lone_carriage_return_inside_a_line_is_kept() {
+        let mut framer = Framer::new([0u8; 64], 64);
+        framer.feed(b"a\rb\n\rc\n");
+        assert_eq!(framer.next_line(), Some(Ok("a\rb")));
+        assert_eq!(framer.next_line(), Some(Ok("\rc")));
+        assert_eq!(framer.next_line(), None);
+    }
+
+    #[test]
+    fn blank_and_whitespace_only_lines_are_skipped() {
+        let mut framer = Framer::new([0u8; 64], 64);
+        framer.feed(b"\n \n\t\r\n\r\n \t \r\n{}\n\n  x \n\r\r\n");
+        assert_eq!(framer.next_line(), Some(Ok("{}")));
+        assert_eq!(framer.next_line(), Some(Ok("  x ")));
+        assert_eq!(framer.next_line(), None);
+        framer.finish();
+        assert_eq!(framer.next_line(), None);
+        assert_eq!(framer.buffered(), 0);
+    }
+
+    #[test]
+    fn whitespace_only_final_line_is_skipped_at_eof() {
+        let mut framer = Framer::new([0u8; 64], 64);
+        framer.feed(b"{}\n \t\r");
+        assert_eq!(framer.next_line(), Some(Ok("{}")));
+        framer.finish();
+        assert_eq!(framer.next_line(), None);
+    }
+
+    #[test]
+    fn final_line_without_newline_comes_only_after_finish() {
+        let mut framer = Framer::new([0u8; 64], 64);
+        framer.feed(b"{\"a\":1}\n{\"b\"");
+        framer.feed(b":2}");
+        assert_eq!(framer.next_line(), Some(Ok("{\"a\":1}")));
+        assert_eq!(framer.next_line(), None);
+        assert_eq!(framer.buffered(), 7);
+        framer.finish();
+        assert_eq!(framer.next_line(), Some(Ok("{\"b\":2}")));
+        assert_eq!(framer.next_line(), None);
+        framer.finish();
+        assert_eq!(framer.next_line(), None);
+    }
+
+    #[test]
+    fn final_line_keeps_its_crlf_rule_at_eof() {
+        let mut framer = Framer::new([0u8; 64], 64);
+        framer.feed(b"{}\r");
+        framer.finish();
+        assert_eq!(framer.next_line(), Some(Ok("{}")));
+    }
+
+    #[test]
+    fn feeding_after_finish_starts_a_new_line() {
+        let mut framer = Framer::new([0u8; 64], 64);
+        framer.feed(b"ab");
+        framer.finish();
+        assert_eq!(framer.feed(b"cd\n"), 3);
+        assert_eq!(framer.next_line(), Some(Ok("ab")));
+        assert_eq!(framer.next_line(), Some(Ok("cd")));
+        assert_eq!(framer.next_line(), None);
+    }
+
+    #[test]
+    fn invalid_utf8_is_reported_for_that_line_only() {
+        let mut framer = Framer::new([0u8; 64], 64);
+        framer.feed(b"ab\xc3(cd\n\xff\n{\"\xc3\xa9\":1}\n");
+        assert_eq!(
+            framer.next_line(),
+            Some(Err(FrameError::InvalidUtf8 { valid_up_to: 2 }))
+        );
+        assert_eq!(
+            framer.next_line(),
+            Some(Err(FrameError::InvalidUtf8 { valid_up_to: 0 }))
+        );
+        assert_eq!(framer.next_line(), Some(Ok("{\"é\":1}")));
+        assert_eq!(framer.next_line(), None);
+    }
+
+    #[test]
+    fn utf8_sequence_cut_by_the_stripped_carriage_return_is_invalid() {
+        // The `\r` is stripped before validation: a truncated sequence stays truncated.
+        let mut framer = Framer::new([0u8; 64], 64);
+        framer.feed(b"x\xe2\x82\r\n");
+        assert_eq!(
+            framer.next_line(),
+            Some(Err(FrameError::InvalidUtf8 { valid_up_to: 1 }))
+        );
+    }
+
+    #[test]
+    fn many_lines_in_one_feed() {
+        let mut input = [0u8; 1000];
+        for (i, chunk) in input.chunks_mut(10).enumerate() {
+            chunk[..9].copy_from_slice(b"{\"n\":000}");
+            chunk[5] = b'0' + (i / 10) as u8;
+            chunk[6] = b'0' + (i % 10) as u8;
+            chunk[9] = b'\n';
+        }
+        let mut framer = Framer::new([0u8; 1024], 1024);
+        assert_eq!(framer.feed(&input), 1000);
+        for i in 0..100 {
+            let line = framer.next_line().unwrap().unwrap();
+            assert_eq!(&line.as_bytes()[5..7], &[b'0' + i / 10, b'0' + i % 10]);
+            assert_eq!(line.len(), 9);
+        }
+        assert_eq!(framer.next_line(), None);
+        assert_eq!(framer.buffered(), 0);
+    }
+
+    #[test]
+    fn feed_stops_when_storage_is_full_of_complete_lines() {
+        let mut framer = Framer::new([0u8; 8], 8);
+        let input = b"{1}\n{2}\nab\n";
+        assert_eq!(framer.feed(input), 8);
+        assert_eq!(framer.feed(b"ab\n"), 0);
+        assert_eq!(framer.next_line(), Some(Ok("{1}")));
+        assert_eq!(framer.feed(b"ab\n"), 0, "a complete line still waits");
+        assert_eq!(framer.next_line(), Some(Ok("{2}")));
+        assert_eq!(framer.next_line(), None);
+        assert_eq!(framer.feed(b"ab\n"), 3);
+        assert_eq!(framer.next_line(), Some(Ok("ab")));
+        assert_eq!(framer.next_line(), None);
+    }
+
+    #[test]
+    fn limit_is_clamped_to_fixed_storage() {
+        assert_eq!(Framer::new([0u8; 64], 1000).max_line(), 64);
+        assert_eq!(Framer::new([0u8; 64], 10).max_line(), 10);
+        let mut backing = [0u8; 20];
+        assert_eq!(Framer::new(&mut backing[..], 30).max_line(), 20);
+        assert_eq!(Framer::new(heapless::Vec::<u8, 32>::new(), 100).max_line(), 32);
+    }
+
+    /// Lines of 63, 64 and 65 bytes in `[u8; 64]`, each placed at every offset of the storage
+    /// (a short line before it shifts it), so that the boundary is hit before and after the
+    /// partial line is moved to the front.
+    #[test]
+    #[cfg(feature = "alloc")]
+    fn fixed_storage_at_the_boundary() {
+        for prefix in 0..64 {
+            for (len, expected) in [(63, None), (64, None), (65, Some(TOO_LONG_64))] {
+                let mut stream = Vec::new();
+                let lead = "p".repeat(prefix);
+                stream.extend_from_slice(lead.as_bytes());
+                stream.push(b'\n');
+                let line = "x".repeat(len);
+                stream.extend_from_slice(line.as_bytes());
+                stream.extend_from_slice(b"\n{}\n");
+                let mut want = Vec::new();
+                if prefix > 0 {
+                    want.push(ok(&lead));
+                }
+                want.push(expected.map_or_else(|| ok(&line), Err));
+                want.push(ok("{}"));
+                for reads in [vec![&stream[..]], one_byte_reads(&stream)] {
+                    let mut framer = Framer::new([0u8; 64], 64);
+                    assert_eq!(run(&mut framer, &reads), want, "prefix {prefix} len {len}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    #[cfg(feature = "alloc")]
+    fn trailing_carriage_return_counts_towards_the_limit() {
+        let fits = [&b"y"[..].repeat(63)[..], b"\r\n{}\n"].concat();
+        let too_long = [&b"y"[..].repeat(64)[..], b"\r\n{}\n"].concat();
+        for reads in [vec![&fits[..]], one_byte_reads(&fits)] {
+            let mut framer = Framer::new([0u8; 64], 64);
+            assert_eq!(run(&mut framer, &reads), [ok(&"y".repeat(63)), ok("{}")]);
+        }
+        for reads in [vec![&too_long[..]], one_byte_reads(&too_long)] {
+            let mut framer = Framer::new([0u8; 64], 64);
+            assert_eq!(run(&mut framer, &reads), [Err(TOO_LONG_64), ok("{}")]);
+        }
+    }
+
+    #[test]
+    #[cfg(feature = "alloc")]
+    fn line_exactly_at_the_limit_without_newline_is_delivered_at_eof() {
+        let line = "z".repeat(64);
+        let mut framer = Framer::new([0u8; 64], 64);
+        assert_eq!(run(&mut framer, &[line.as_bytes()]), [ok(&line)]);
+        let longer = "z".repeat(65);
+        let mut framer = Framer::new([0u8; 64], 64);
+        assert_eq!(run(&mut framer, &[longer.as_bytes()]), [Err(TOO_LONG_64)]);
+    }
+
+    #[test]
+    #[cfg(feature = "alloc")]
+    fn oversized_line_then_valid_line() {
+        let stream = [&b"{\"big\":\""[..], &b"a".repeat(200), b"\"}\n{\"ok\":1}\n"].concat();
+        let want = [Err(TOO_LONG_64), ok("{\"ok\":1}")];
+        for reads in [vec![&stream[..]], one_byte_reads(&stream)] {
+            let mut fixed = Framer::new([0u8; 64], 64);
+            assert_eq!(run(&mut fixed, &reads), want);
+            let mut growable = Framer::with_limit(64);
+            assert_eq!(run(&mut growable, &reads), want);
+            let mut inline = Framer::new(heapless::Vec::<u8, 128>::new(), 64);
+            assert_eq!(run(&mut inline, &reads), want);
+        }
+    }
+
+    #[test]
+    fn oversized_line_is_reported_before_it_ends() {
+        let mut framer = Framer::new([0u8; 16], 16);
+        assert_eq!(framer.feed(&[b'a'; 40]), 40);
+        assert_eq!(
+            framer.next_line(),
+            Some(Err(FrameError::LineTooLong { limit: 16 }))
+        );
+        assert_eq!(framer.next_line(), None);
+        assert_eq!(framer.buffered(), 0);
+        assert_eq!(framer.feed(&[b'a'; 40]), 40);
+        assert_eq!(framer.feed(b"a\n{}\n"), 5);
+        assert_eq!(framer.next_line(), Some(Ok("{}")));
+        assert_eq!(framer.next_line(), None);
+    }
+
+    #[test]
+    #[cfg(feature = "alloc")]
+    fn oversized_line_cut_by_eof_is_reported_once() {
+        let stream = b"{}\n".iter().chain(&[b'q'; 100]).copied().collect::<Vec<u8>>();
+        let mut framer = Framer::new([0u8; 64], 64);
+        assert_eq!(run(&mut framer, &[&stream]), [ok("{}"), Err(TOO_LONG_64)]);
+        // Not reaching the end of the storage: found too long only when it is complete.
+        let mut framer = Framer::new([0u8; 64], 32);
+        assert_eq!(
+            run(&mut framer, &[&[b'q'; 40]]),
+            [Err(FrameError::LineTooLong { limit: 32 })]
+        );
+    }
+
+    #[test]
+    #[cfg(feature = "alloc")]
+    fn consecutive_oversized_lines_each_get_one_report_in_order() {
+        let stream = [
+            &b"a".repeat(70)[..],
+            b"\n{1}\n",
+            &b"b".repeat(300),
+            b"\n",
+            &b" ".repeat(65),
+            b"\n{2}\n",
+        ]
+        .concat();
+        let want = [
+            Err(TOO_LONG_64),
+            ok("{1}"),
+            Err(TOO_LONG_64),
+            Err(TOO_LONG_64),
+            ok("{2}"),
+        ];
+        for reads in [vec![&stream[..]], one_byte_reads(&stream), stream.chunks(7).collect()] {
+            let mut framer = Framer::new([0u8; 64], 64);
+            assert_eq!(run(&mut framer, &reads), want);
+        }
+    }
+
+    #[test]
+    fn mutable_slice_storage() {
+        let mut backing = [0u8; 32];
+        let mut framer = Framer::new(&mut backing[..], 32);
+        framer.feed(b"{\"x\":true}\n");
+        assert_eq!(framer.next_line(), Some(Ok("{\"x\":true}")));
+    }
+
+    #[test]
+    fn inline_vec_grows_on_demand_up_to_its_capacity() {
+        let mut framer = Framer::new(heapless::Vec::<u8, 64>::new(), 64);
+        assert_eq!(framer.capacity(), 0);
+        framer.feed(b"{}\n");
+        assert_eq!(framer.capacity(), 64);
+        assert_eq!(framer.next_line(), Some(Ok("{}")));
+    }
+
+    #[test]
+    #[cfg(feature = "alloc")]
+    fn growable_storage_stays_within_its_bound() {
+        let mut framer = Framer::with_limit(100);
+        let small_lines = b"{\"n\":1}\n".repeat(20_000);
+        run(&mut framer, &[&small_lines]);
+        assert_eq!(framer.capacity(), GROWABLE_MIN_CAPACITY);
+
+        let mut framer = Framer::with_limit(100_000);
+        let long = [&b"w".repeat(99_999)[..], b"\n"].concat();
+        let items = run(&mut framer, &[&long, &long]);
+        assert_eq!(items.len(), 2);
+        assert!(items.iter().all(|item| item.as_ref().is_ok_and(|l| l.len() == 99_999)));
+        assert_eq!(framer.capacity(), 100_000);
+
+        let huge = b"v".repeat(1_000_000);
+        assert_eq!(
+            run(&mut framer, &[&huge]),
+            [Err(FrameError::LineTooLong { limit: 100_000 })]
+        );
+        assert_eq!(framer.capacity(), 100_000);
+    }
+
+    #[test]
+    #[cfg(feature = "alloc")]
+    fn default_limit_is_sixteen_mebibytes() {
+        let framer = Framer::default();
+        assert_eq!(framer.max_line(), 16 * 1024 * 1024);
+        assert_eq!(framer.capacity(), 0);
+    }
+
+    #[test]
+    fn newline_search_finds_every_position() {
+        let mut haystack = [b'a'; 100];
+        assert_eq!(find_newline(&haystack), None);
+        for at in 0..100 {
+            haystack[at] = b'\n';
+            for from in 0..=at {
+                assert_eq!(find_newline(&haystack[from..]), Some(at - from));
+            }
+            haystack[at] = b'a';
+        }
+    }
+
+    /// A 16 MiB line at the 16 MiB limit, fed one byte at a time with a drain after every
+    /// byte: the bytes examined for newlines and moved in the storage stay linear. A framer
+    /// that rescanned the partial line on every call would examine ~2^47 bytes.
+    #[test]
+    #[cfg(feature = "alloc")]
+    fn one_byte_feeds_of_a_16_mib_line_do_linear_work() {
+        let mut framer = Framer::default();
+        let total = DEFAULT_MAX_LINE + 1 + 3;
+        for _ in 0..DEFAULT_MAX_LINE {
+            assert_eq!(framer.feed(b"a"), 1);
+            assert_eq!(framer.next_line(), None);
+        }
+        assert_eq!(framer.feed(b"\n"), 1);
+        let line = framer.next_line().unwrap().unwrap();
+        assert_eq!(line.len(), DEFAULT_MAX_LINE);
+        assert!(line.bytes().all(|byte| byte == b'a'));
+        assert_eq!(framer.feed(b"{}\n"), 3);
+        assert_eq!(framer.next_line(), Some(Ok("{}")));
+        assert!(framer.work.scanned <= total, "scanned {}", framer.work.scanned);
+        assert!(framer.work.moved <= total, "moved {}", framer.work.moved);
+    }
+
+    /// The same for a line one byte over the limit, then 16 MiB more of it: dropped as it
+    /// streams by, in linear work, reported once.
+    #[test]
+    #[cfg(feature = "alloc")]
+    fn one_byte_feeds_of_an_oversized_line_do_linear_work() {
+        let mut framer = Framer::with_limit(1024 * 1024);
+        let line_len = 2 * 1024 * 1024;
+        let mut reports = 0;
+        for _ in 0..line_len {
+            assert_eq!(framer.feed(b"b"), 1);
+            while let Some(item) = framer.next_line() {
+                assert_eq!(item, Err(FrameError::LineTooLong { limit: 1024 * 1024 }));
+                reports += 1;
+            }
+            assert!(framer.buffered() <= 1024 * 1024);
+        }
+        for &byte in b"\n{}\n" {
+            framer.feed(&[byte]);
+        }
+        assert_eq!(framer.next_line(), Some(Ok("{}")));
+        assert_eq!(reports, 1);
+        assert!(framer.work.scanned <= line_len + 4, "scanned {}", framer.work.scanned);
+        assert!(framer.work.moved <= line_len, "moved {}", framer.work.moved);
+    }
+
+    /// Many short lines in one-byte feeds with a drain after each: moving partial lines to the
+    /// front of a small storage costs each byte at most one move.
+    #[test]
+    #[cfg(feature = "alloc")]
+    fn one_byte_feeds_of_short_lines_move_each_byte_at_most_once() {
+        let stream = b"{\"k\":\"0123456789\"}\r\n".repeat(10_000);
+        let mut framer = Framer::new([0u8; 64], 64);
+        let items = run(&mut framer, &one_byte_reads(&stream));
+        assert_eq!(items.len(), 10_000);
+        assert!(framer.work.scanned <= stream.len());
+        assert!(framer.work.moved <= stream.len());
+    }
+}
