@@ -212,7 +212,11 @@ fn growable_storage_with_long_lines_matches_the_rules() {
         let limit = GROWABLE_MIN_CAPACITY + usize::from(limit % 4096);
         let mut stream = Vec::new();
         for (length, newline) in lines.into_iter().take(6) {
-            let length = GROWABLE_MIN_CAPACITY - 2048 + usize::from(length % 8192);
+            // A third of the lines sit right at the limit (one under, at, one over).
+            let length = match length % 3 {
+                0 => limit - 1 + usize::from(length / 3 % 3),
+                _ => GROWABLE_MIN_CAPACITY - 2048 + usize::from(length % 8192),
+            };
             stream.extend(std::iter::repeat_n(b'L', length));
             if newline {
                 stream.push(b'\n');
@@ -229,25 +233,39 @@ fn growable_storage_with_long_lines_matches_the_rules() {
         .quickcheck(property as fn(Vec<(u16, bool)>, Caller, u16) -> bool);
 }
 
-/// Uniformly random bytes, fed in random pieces with `finish` and partial drains mixed in at
-/// random: nothing panics, memory stays bounded, and after a full drain a feed always takes
-/// at least one byte (the call loop cannot spin).
+/// Random calls in any order: feeds of random pieces, `finish` in the middle of the stream,
+/// single `next_line` calls. Nothing panics, memory stays bounded, a feed after a full drain
+/// always takes at least one byte (the call loop cannot spin), and the items are those of the
+/// stream with a newline wherever `finish` was called.
 #[test]
-fn arbitrary_calls_never_panic_and_always_progress() {
-    fn property(ops: Vec<(u8, Vec<u8>)>) -> bool {
-        let mut framer = Framer::new([0u8; 32], 24);
+fn arbitrary_call_sequences_match_the_rules() {
+    fn property(ops: Vec<(u8, Stream)>, limit: u8) -> bool {
+        let mut framer = Framer::new([0u8; 32], usize::from(limit % 40));
+        let mut items = Vec::new();
+        let mut stream = Vec::new();
         for (op, bytes) in ops {
             match op % 4 {
                 0 => {
                     framer.finish();
+                    stream.push(b'\n');
                 }
                 1 => {
-                    let _ = framer.next_line();
+                    if let Some(item) = framer.next_line() {
+                        items.push(item.map(str::to_owned));
+                    }
                 }
                 _ => {
-                    while framer.next_line().is_some() {}
-                    if !bytes.is_empty() && framer.feed(&bytes) == 0 {
-                        return false;
+                    stream.extend_from_slice(&bytes.0);
+                    let mut input = &bytes.0[..];
+                    while !input.is_empty() {
+                        while let Some(item) = framer.next_line() {
+                            items.push(item.map(str::to_owned));
+                        }
+                        let taken = framer.feed(input);
+                        if taken == 0 {
+                            return false;
+                        }
+                        input = &input[taken..];
                     }
                 }
             }
@@ -255,7 +273,36 @@ fn arbitrary_calls_never_panic_and_always_progress() {
                 return false;
             }
         }
-        true
+        framer.finish();
+        while let Some(item) = framer.next_line() {
+            items.push(item.map(str::to_owned));
+        }
+        items == expected(&stream, framer.max_line())
     }
-    quickcheck(property as fn(Vec<(u8, Vec<u8>)>) -> bool);
+    quickcheck(property as fn(Vec<(u8, Stream)>, u8) -> bool);
+}
+
+/// Uniformly random bytes in random pieces never make the framer panic.
+#[test]
+fn arbitrary_bytes_never_panic() {
+    fn property(reads: Vec<Vec<u8>>, limit: u8) -> bool {
+        let mut framer = Framer::new([0u8; 16], usize::from(limit % 20));
+        let mut count = 0;
+        for read in &reads {
+            let mut input = &read[..];
+            while !input.is_empty() {
+                let taken = framer.feed(input);
+                input = &input[taken..];
+                while framer.next_line().is_some() {
+                    count += 1;
+                }
+            }
+        }
+        framer.finish();
+        while framer.next_line().is_some() {
+            count += 1;
+        }
+        count <= reads.iter().map(Vec::len).sum::<usize>() + 1
+    }
+    quickcheck(property as fn(Vec<Vec<u8>>, u8) -> bool);
 }

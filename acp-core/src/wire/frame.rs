@@ -664,6 +664,20 @@ mod tests {
     }
 
     #[test]
+    fn finish_ends_an_oversized_line_being_dropped() {
+        let mut framer = Framer::new([0u8; 16], 16);
+        framer.feed(&[b'a'; 20]);
+        framer.finish();
+        assert_eq!(framer.feed(b"{}\n"), 3);
+        assert_eq!(
+            framer.next_line(),
+            Some(Err(FrameError::LineTooLong { limit: 16 }))
+        );
+        assert_eq!(framer.next_line(), Some(Ok("{}")));
+        assert_eq!(framer.next_line(), None);
+    }
+
+    #[test]
     fn invalid_utf8_is_reported_for_that_line_only() {
         let mut framer = Framer::new([0u8; 64], 64);
         framer.feed(b"ab\xc3(cd\n\xff\n{\"\xc3\xa9\":1}\n");
