@@ -2,7 +2,9 @@
 //! interleaves feeding and draining, the framer hands out exactly what a plain reading of the
 //! framing rules gives for the whole stream, never panics, and stays within its memory bound.
 
-use acp_core::wire::frame::{FrameError, Framer, GROWABLE_MIN_CAPACITY, Storage};
+#[cfg(feature = "alloc")]
+use acp_core::wire::frame::GROWABLE_MIN_CAPACITY;
+use acp_core::wire::frame::{FrameError, Framer, Storage};
 use quickcheck::{Arbitrary, Gen, QuickCheck};
 
 /// One item the framer hands out, owned.
@@ -40,9 +42,26 @@ struct Stream(Vec<u8>);
 impl Arbitrary for Stream {
     fn arbitrary(g: &mut Gen) -> Self {
         const PIECES: &[&[u8]] = &[
-            b"\n", b"\n", b"\n", b"\r\n", b"\r", b" ", b"\t", b"{", b"}", b"\"", b"a", b"b",
-            b"xyz", "é".as_bytes(), "中".as_bytes(), "🙂".as_bytes(), b"\xff", b"\xc3",
-            b"\xe2\x82", b"\x80",
+            b"\n",
+            b"\n",
+            b"\n",
+            b"\r\n",
+            b"\r",
+            b" ",
+            b"\t",
+            b"{",
+            b"}",
+            b"\"",
+            b"a",
+            b"b",
+            b"xyz",
+            "é".as_bytes(),
+            "中".as_bytes(),
+            "🙂".as_bytes(),
+            b"\xff",
+            b"\xc3",
+            b"\xe2\x82",
+            b"\x80",
         ];
         let pieces = below(g, 4 * g.size() + 1);
         let mut bytes = Vec::new();
@@ -85,7 +104,12 @@ fn below(g: &mut Gen, bound: usize) -> usize {
 
 /// Feeds `stream` the way `caller` does, checking the memory bound after every call, then
 /// finishes and drains. Every loop is bounded by the stream length.
-fn run<S: Storage>(framer: &mut Framer<S>, stream: &[u8], caller: &Caller, bound: usize) -> Vec<Item> {
+fn run<S: Storage>(
+    framer: &mut Framer<S>,
+    stream: &[u8],
+    caller: &Caller,
+    bound: usize,
+) -> Vec<Item> {
     let mut items = Vec::new();
     let mut reads = caller.reads.iter().cycle();
     let mut takes = caller.takes.iter().cycle();
@@ -101,10 +125,18 @@ fn run<S: Storage>(framer: &mut Framer<S>, stream: &[u8], caller: &Caller, bound
             let taken = framer.feed(read);
             read = &read[taken..];
             assert!(framer.buffered() <= framer.capacity());
-            assert!(framer.capacity() <= bound, "{} > {bound}", framer.capacity());
+            assert!(
+                framer.capacity() <= bound,
+                "{} > {bound}",
+                framer.capacity()
+            );
             let take = *takes.next().expect("cycle");
             // A short feed obliges the caller to take something; otherwise it may take less.
-            let take = if take == 0 || !read.is_empty() { usize::MAX } else { take };
+            let take = if take == 0 || !read.is_empty() {
+                usize::MAX
+            } else {
+                take
+            };
             for _ in 0..take {
                 match framer.next_line() {
                     Some(item) => items.push(item.map(str::to_owned)),
@@ -169,8 +201,18 @@ fn slice_storage_of_any_size_matches_the_rules_however_chunked() {
             reads: vec![usize::MAX],
             takes: vec![0],
         };
-        let at_once = run(&mut Framer::new(&mut first[..], limit), &stream.0, &whole, size);
-        let chunked = run(&mut Framer::new(&mut second[..], limit), &stream.0, &caller, size);
+        let at_once = run(
+            &mut Framer::new(&mut first[..], limit),
+            &stream.0,
+            &whole,
+            size,
+        );
+        let chunked = run(
+            &mut Framer::new(&mut second[..], limit),
+            &stream.0,
+            &caller,
+            size,
+        );
         at_once == want && chunked == want
     }
     quickcheck(property as fn(Stream, Caller, u8, u8) -> bool);
@@ -190,6 +232,7 @@ fn inline_vec_storage_matches_the_rules_however_chunked() {
     quickcheck(property as fn(Stream, Caller, u8) -> bool);
 }
 
+#[cfg(feature = "alloc")]
 #[test]
 fn growable_storage_matches_the_rules_however_chunked() {
     fn property(stream: Stream, caller: Caller, limit: u8) -> bool {
@@ -206,6 +249,7 @@ fn growable_storage_matches_the_rules_however_chunked() {
 
 /// Lines longer than the growable floor, so that a `Vec` fills up, grows and finds oversized
 /// lines while they stream in.
+#[cfg(feature = "alloc")]
 #[test]
 fn growable_storage_with_long_lines_matches_the_rules() {
     fn property(lines: Vec<(u16, bool)>, caller: Caller, limit: u16) -> bool {
@@ -226,7 +270,12 @@ fn growable_storage_with_long_lines_matches_the_rules() {
             reads: caller.reads.iter().map(|read| read * 97).collect(),
             takes: caller.takes,
         };
-        check(|| Framer::with_limit(limit), &Stream(stream), &caller, limit)
+        check(
+            || Framer::with_limit(limit),
+            &Stream(stream),
+            &caller,
+            limit,
+        )
     }
     QuickCheck::new()
         .tests(60)

@@ -362,8 +362,10 @@ impl<S: Storage> Framer<S> {
         }
         let size = self.storage.bytes().len();
         if size < self.growth_cap {
-            self.storage
-                .grow_to(self.growth_cap.min(size.saturating_mul(2).max(GROWABLE_MIN_CAPACITY)));
+            self.storage.grow_to(
+                self.growth_cap
+                    .min(size.saturating_mul(2).max(GROWABLE_MIN_CAPACITY)),
+            );
             if self.storage.bytes().len() > size {
                 return Room::Made;
             }
@@ -422,7 +424,11 @@ impl<S: Storage> Framer<S> {
                 return Some(Err(self.too_long()));
             }
             let line = &self.storage.bytes()[from..to];
-            let to = if line.last() == Some(&b'\r') { to - 1 } else { to };
+            let to = if line.last() == Some(&b'\r') {
+                to - 1
+            } else {
+                to
+            };
             if !is_blank(&self.storage.bytes()[from..to]) {
                 break (from, to);
             }
@@ -481,7 +487,8 @@ impl Default for Framer<alloc::vec::Vec<u8>> {
 
 /// Whether `line` holds only JSON whitespace (or nothing).
 fn is_blank(line: &[u8]) -> bool {
-    line.iter().all(|&byte| matches!(byte, b' ' | b'\t' | b'\r'))
+    line.iter()
+        .all(|&byte| matches!(byte, b' ' | b'\t' | b'\r'))
 }
 
 /// Index of the first `\n` in `haystack`.
@@ -505,15 +512,16 @@ fn find_newline(haystack: &[u8]) -> Option<usize> {
 const BLOCK: usize = 32;
 
 fn holds_newline(block: &[u8; BLOCK]) -> bool {
-    block.iter().fold(false, |found, &byte| found | (byte == b'\n'))
+    block
+        .iter()
+        .fold(false, |found, &byte| found | (byte == b'\n'))
 }
 
 /// Position of the first newline in a block known to hold one.
 fn first_newline(block: &[u8; BLOCK]) -> usize {
-    let mask = block
-        .iter()
-        .enumerate()
-        .fold(0u32, |mask, (i, &byte)| mask | (u32::from(byte == b'\n') << i));
+    let mask = block.iter().enumerate().fold(0u32, |mask, (i, &byte)| {
+        mask | (u32::from(byte == b'\n') << i)
+    });
     mask.trailing_zeros() as usize
 }
 
@@ -745,7 +753,10 @@ mod tests {
         assert_eq!(Framer::new([0u8; 64], 10).max_line(), 10);
         let mut backing = [0u8; 20];
         assert_eq!(Framer::new(&mut backing[..], 30).max_line(), 20);
-        assert_eq!(Framer::new(heapless::Vec::<u8, 32>::new(), 100).max_line(), 32);
+        assert_eq!(
+            Framer::new(heapless::Vec::<u8, 32>::new(), 100).max_line(),
+            32
+        );
     }
 
     /// Lines of 63, 64 and 65 bytes in `[u8; 64]`, each placed at every offset of the storage
@@ -837,7 +848,11 @@ mod tests {
     #[test]
     #[cfg(feature = "alloc")]
     fn oversized_line_cut_by_eof_is_reported_once() {
-        let stream = b"{}\n".iter().chain(&[b'q'; 100]).copied().collect::<Vec<u8>>();
+        let stream = b"{}\n"
+            .iter()
+            .chain(&[b'q'; 100])
+            .copied()
+            .collect::<Vec<u8>>();
         let mut framer = Framer::new([0u8; 64], 64);
         assert_eq!(run(&mut framer, &[&stream]), [ok("{}"), Err(TOO_LONG_64)]);
         // Not reaching the end of the storage: found too long only when it is complete.
@@ -867,7 +882,11 @@ mod tests {
             Err(TOO_LONG_64),
             ok("{2}"),
         ];
-        for reads in [vec![&stream[..]], one_byte_reads(&stream), stream.chunks(7).collect()] {
+        for reads in [
+            vec![&stream[..]],
+            one_byte_reads(&stream),
+            stream.chunks(7).collect(),
+        ] {
             let mut framer = Framer::new([0u8; 64], 64);
             assert_eq!(run(&mut framer, &reads), want);
         }
@@ -902,7 +921,11 @@ mod tests {
         let long = [&b"w".repeat(99_999)[..], b"\n"].concat();
         let items = run(&mut framer, &[&long, &long]);
         assert_eq!(items.len(), 2);
-        assert!(items.iter().all(|item| item.as_ref().is_ok_and(|l| l.len() == 99_999)));
+        assert!(
+            items
+                .iter()
+                .all(|item| item.as_ref().is_ok_and(|l| l.len() == 99_999))
+        );
         assert_eq!(framer.capacity(), 100_000);
 
         let huge = b"v".repeat(1_000_000);
@@ -952,7 +975,11 @@ mod tests {
         assert!(line.bytes().all(|byte| byte == b'a'));
         assert_eq!(framer.feed(b"{}\n"), 3);
         assert_eq!(framer.next_line(), Some(Ok("{}")));
-        assert!(framer.work.scanned <= total, "scanned {}", framer.work.scanned);
+        assert!(
+            framer.work.scanned <= total,
+            "scanned {}",
+            framer.work.scanned
+        );
         assert!(framer.work.moved <= total, "moved {}", framer.work.moved);
     }
 
@@ -977,7 +1004,11 @@ mod tests {
         }
         assert_eq!(framer.next_line(), Some(Ok("{}")));
         assert_eq!(reports, 1);
-        assert!(framer.work.scanned <= line_len + 4, "scanned {}", framer.work.scanned);
+        assert!(
+            framer.work.scanned <= line_len + 4,
+            "scanned {}",
+            framer.work.scanned
+        );
         assert!(framer.work.moved <= line_len, "moved {}", framer.work.moved);
     }
 
