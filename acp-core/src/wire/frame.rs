@@ -16,7 +16,8 @@
 //!
 //! Memory is bounded: the framer works inside a [`Storage`] the caller provides and never
 //! holds more than its size (fixed storage) or `max(max_line, GROWABLE_MIN_CAPACITY)` bytes
-//! (growable storage). An oversized line is dropped as it streams by, so it costs no memory.
+//! (growable storage). An oversized line is dropped as it streams by: once the storage is full
+//! of it, the rest passes through without being stored.
 //!
 //! Work is O(n) in the bytes fed however they are chunked: the newline search resumes where it
 //! stopped, and a partial line is moved to the front of the storage at most once.
@@ -24,15 +25,16 @@
 use core::fmt;
 use core::str;
 
-/// The line limit of [`Framer::default`] and [`Framer::with_limit`]'s usual choice: 16 MiB.
+/// The line limit of [`Framer::default`]: 16 MiB (DESIGN.md §4, "oversized line").
 #[cfg(feature = "alloc")]
 pub const DEFAULT_MAX_LINE: usize = 16 * 1024 * 1024;
 
 /// How far a growable storage may always grow, even when the line limit is smaller.
 ///
-/// A growable storage starts empty, grows to this size on the first feed and doubles when a
-/// line does not fit, never past `max(max_line, GROWABLE_MIN_CAPACITY)`. The floor keeps a
-/// tiny limit from forcing tiny copies; it is the only slack above the limit.
+/// A growable storage starts at its current length (empty for `Framer::with_limit`), grows
+/// to at least this size when it first fills and doubles when a line does not fit, never past
+/// `max(max_line, GROWABLE_MIN_CAPACITY)`. The floor keeps a tiny limit from forcing tiny
+/// copies; it is the only slack above the limit.
 pub const GROWABLE_MIN_CAPACITY: usize = 8 * 1024;
 
 /// Why one line could not be delivered. The framer reports it once for that line and goes on
@@ -105,7 +107,7 @@ impl<const N: usize> Storage for [u8; N] {
     }
 }
 
-impl Storage for &mut [u8] {
+impl Storage for [u8] {
     fn bytes(&self) -> &[u8] {
         self
     }
@@ -116,6 +118,25 @@ impl Storage for &mut [u8] {
 
     fn max_len(&self) -> usize {
         self.len()
+    }
+}
+
+/// Borrowed storage (`&mut [u8]`, `&mut [u8; N]`, `&mut Vec<u8>`, …) stays with its owner.
+impl<S: Storage + ?Sized> Storage for &mut S {
+    fn bytes(&self) -> &[u8] {
+        (**self).bytes()
+    }
+
+    fn bytes_mut(&mut self) -> &mut [u8] {
+        (**self).bytes_mut()
+    }
+
+    fn max_len(&self) -> usize {
+        (**self).max_len()
+    }
+
+    fn grow_to(&mut self, len: usize) {
+        (**self).grow_to(len);
     }
 }
 
@@ -199,7 +220,6 @@ impl Storage for alloc::vec::Vec<u8> {
 /// assert_eq!(lines, ["{\"a\":1}", "{\"b\":2}", "no newline at the end"]);
 /// assert_eq!(errors, Vec::<FrameError>::new());
 /// ```
-#[derive(Debug)]
 pub struct Framer<S> {
     storage: S,
     /// First byte not yet handed out.
@@ -221,6 +241,22 @@ pub struct Framer<S> {
     terminated: bool,
     #[cfg(test)]
     work: Work,
+}
+
+/// The positions and state, not the bytes (the storage may hold megabytes).
+impl<S: Storage> fmt::Debug for Framer<S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Framer")
+            .field("start", &self.start)
+            .field("scan", &self.scan)
+            .field("end", &self.end)
+            .field("capacity", &self.capacity())
+            .field("max_line", &self.max_line)
+            .field("discarding", &self.discarding)
+            .field("too_long_due", &self.too_long_due)
+            .field("terminated", &self.terminated)
+            .finish()
+    }
 }
 
 /// Bytes examined, for the tests that prove the work is linear.
@@ -293,7 +329,7 @@ impl<S: Storage> Framer<S> {
         loop {
             if self.discarding {
                 let rest = &input[taken..];
-                let found = find_newline(rest);
+                let found = position_of_newline(rest);
                 #[cfg(test)]
                 {
                     self.work.scanned += found.map_or(rest.len(), |at| at + 1);
@@ -343,7 +379,7 @@ impl<S: Storage> Framer<S> {
     fn make_room(&mut self, rest: &[u8]) -> Room {
         // Lines waiting to be taken are never moved: that keeps moving O(n) and tells the
         // caller to drain.
-        if self.too_long_due || self.terminated || self.find_newline().is_some() {
+        if self.too_long_due || self.terminated || self.next_newline().is_some() {
             return Room::Blocked;
         }
         // Only the partial line is held, at start..end.
@@ -406,7 +442,7 @@ impl<S: Storage> Framer<S> {
                 return Some(Err(self.too_long()));
             }
             let from = self.start;
-            let to = match self.find_newline() {
+            let to = match self.next_newline() {
                 Some(newline) => {
                     self.start = newline + 1;
                     self.scan = self.start;
@@ -449,9 +485,9 @@ impl<S: Storage> Framer<S> {
     }
 
     /// Position of the first newline at or after `start`, resuming the search at `scan`.
-    fn find_newline(&mut self) -> Option<usize> {
+    fn next_newline(&mut self) -> Option<usize> {
         let unsearched = &self.storage.bytes()[self.scan..self.end];
-        let found = find_newline(unsearched);
+        let found = position_of_newline(unsearched);
         #[cfg(test)]
         {
             self.work.scanned += found.map_or(unsearched.len(), |at| at + 1);
@@ -496,7 +532,7 @@ fn is_blank(line: &[u8]) -> bool {
 /// Thirty-two bytes per step, with no branch per byte and no `unsafe`: "does this block hold a
 /// newline" folds into one boolean that LLVM turns into vector compares; only the block that
 /// does is searched for the exact position.
-fn find_newline(haystack: &[u8]) -> Option<usize> {
+fn position_of_newline(haystack: &[u8]) -> Option<usize> {
     let (blocks, tail) = haystack.as_chunks::<BLOCK>();
     for (index, block) in blocks.iter().enumerate() {
         if holds_newline(block) {
@@ -508,7 +544,7 @@ fn find_newline(haystack: &[u8]) -> Option<usize> {
     holds_newline(&last).then(|| blocks.len() * BLOCK + first_newline(&last))
 }
 
-/// Bytes per step of [`find_newline`].
+/// Bytes per step of [`position_of_newline`].
 const BLOCK: usize = 32;
 
 fn holds_newline(block: &[u8; BLOCK]) -> bool {
@@ -901,6 +937,40 @@ mod tests {
     }
 
     #[test]
+    fn borrowed_storage_stays_with_its_owner() {
+        let mut backing = [0u8; 32];
+        let mut framer = Framer::new(&mut backing, 32);
+        assert_eq!(framer.max_line(), 32);
+        framer.feed(b"{\"y\":1}\nrest");
+        assert_eq!(framer.next_line(), Some(Ok("{\"y\":1}")));
+        drop(framer);
+        assert_eq!(&backing[..12], b"{\"y\":1}\nrest");
+    }
+
+    #[test]
+    #[cfg(feature = "alloc")]
+    fn borrowed_vec_grows_for_its_owner() {
+        let mut backing = Vec::new();
+        let mut framer = Framer::new(&mut backing, 100);
+        framer.feed(b"{}\n");
+        assert_eq!(framer.next_line(), Some(Ok("{}")));
+        drop(framer);
+        assert_eq!(backing.len(), GROWABLE_MIN_CAPACITY);
+    }
+
+    #[test]
+    #[cfg(feature = "alloc")]
+    fn debug_shows_positions_not_bytes() {
+        let mut framer = Framer::new([b'#'; 64], 64);
+        framer.feed(b"{}\nab");
+        assert_eq!(
+            alloc::format!("{framer:?}"),
+            "Framer { start: 0, scan: 0, end: 5, capacity: 64, max_line: 64, \
+             discarding: false, too_long_due: false, terminated: false }"
+        );
+    }
+
+    #[test]
     fn inline_vec_grows_on_demand_up_to_its_capacity() {
         let mut framer = Framer::new(heapless::Vec::<u8, 64>::new(), 64);
         assert_eq!(framer.capacity(), 0);
@@ -947,11 +1017,11 @@ mod tests {
     #[test]
     fn newline_search_finds_every_position() {
         let mut haystack = [b'a'; 100];
-        assert_eq!(find_newline(&haystack), None);
+        assert_eq!(position_of_newline(&haystack), None);
         for at in 0..100 {
             haystack[at] = b'\n';
             for from in 0..=at {
-                assert_eq!(find_newline(&haystack[from..]), Some(at - from));
+                assert_eq!(position_of_newline(&haystack[from..]), Some(at - from));
             }
             haystack[at] = b'a';
         }
