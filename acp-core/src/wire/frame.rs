@@ -939,11 +939,12 @@ mod tests {
     #[test]
     fn borrowed_storage_stays_with_its_owner() {
         let mut backing = [0u8; 32];
-        let mut framer = Framer::new(&mut backing, 32);
-        assert_eq!(framer.max_line(), 32);
-        framer.feed(b"{\"y\":1}\nrest");
-        assert_eq!(framer.next_line(), Some(Ok("{\"y\":1}")));
-        drop(framer);
+        {
+            let mut framer = Framer::new(&mut backing, 32);
+            assert_eq!(framer.max_line(), 32);
+            framer.feed(b"{\"y\":1}\nrest");
+            assert_eq!(framer.next_line(), Some(Ok("{\"y\":1}")));
+        }
         assert_eq!(&backing[..12], b"{\"y\":1}\nrest");
     }
 
@@ -951,10 +952,11 @@ mod tests {
     #[cfg(feature = "alloc")]
     fn borrowed_vec_grows_for_its_owner() {
         let mut backing = Vec::new();
-        let mut framer = Framer::new(&mut backing, 100);
-        framer.feed(b"{}\n");
-        assert_eq!(framer.next_line(), Some(Ok("{}")));
-        drop(framer);
+        {
+            let mut framer = Framer::new(&mut backing, 100);
+            framer.feed(b"{}\n");
+            assert_eq!(framer.next_line(), Some(Ok("{}")));
+        }
         assert_eq!(backing.len(), GROWABLE_MIN_CAPACITY);
     }
 
