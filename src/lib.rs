@@ -11,3 +11,4 @@
 #![warn(missing_docs, unreachable_pub)]
 
 pub mod corpus;
+pub mod vectors;
