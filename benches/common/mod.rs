@@ -70,12 +70,18 @@ impl Corpus {
 
     /// The mixed corpus; size from `ACP_BENCH_MIXED_BYTES` (default 16 MiB).
     pub fn mixed() -> Self {
-        Self::named("mixed", corpus::mixed(env_bytes("ACP_BENCH_MIXED_BYTES", 16 << 20)))
+        Self::named(
+            "mixed",
+            corpus::mixed(env_bytes("ACP_BENCH_MIXED_BYTES", 16 << 20)),
+        )
     }
 
     /// The small-message corpus; size from `ACP_BENCH_SMALL_BYTES` (default 8 MiB).
     pub fn small() -> Self {
-        Self::named("small", corpus::small(env_bytes("ACP_BENCH_SMALL_BYTES", 8 << 20)))
+        Self::named(
+            "small",
+            corpus::small(env_bytes("ACP_BENCH_SMALL_BYTES", 8 << 20)),
+        )
     }
 
     /// Both corpora, mixed first. Outside `cargo bench` (under `cargo test --benches`, where

@@ -6,8 +6,8 @@
 use std::borrow::Cow;
 use std::fmt;
 
-use serde::de::{self, Deserializer, Visitor};
 use serde::Deserialize;
+use serde::de::{self, Deserializer, Visitor};
 use serde_json::value::RawValue;
 
 use super::{DecodePath, Outcome};

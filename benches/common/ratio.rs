@@ -50,7 +50,10 @@ pub struct Row {
 /// Measures `paths` on `corpus` round-robin and returns one row per path. `paths[0]` is the
 /// baseline the ratios divide by.
 pub fn measure(corpus: &Corpus, paths: &[DecodePath], schedule: Schedule) -> Vec<Row> {
-    assert!(!paths.is_empty(), "the ratio table needs at least the baseline");
+    assert!(
+        !paths.is_empty(),
+        "the ratio table needs at least the baseline"
+    );
 
     // Warm-up and calibration: caches, branch predictors, allocator pools, page faults.
     let repeats: Vec<u32> = paths

@@ -104,7 +104,7 @@ impl Input {
         match self {
             Input::Bytes(bytes) => bytes.chunks(chunk).for_each(feed),
             Input::Repeat { unit, count, then } => {
-                let mut buffer = Vec::with_capacity(chunk);
+                let mut buffer = Vec::with_capacity(chunk.min(self.len()));
                 let units = std::iter::repeat_n(unit.as_slice(), *count);
                 for piece in units.chain(std::iter::once(then.as_slice())) {
                     let mut piece = piece;
@@ -175,15 +175,21 @@ impl OutErrorPattern {
         );
         let text = String::from_utf8_lossy(line);
         if !line.starts_with(expected_start.as_bytes()) {
-            return Err(format!("expected a line starting with {expected_start}, got {text}"));
+            return Err(format!(
+                "expected a line starting with {expected_start}, got {text}"
+            ));
         }
         let value: serde_json::Value = serde_json::from_slice(line)
             .map_err(|error| format!("output is not valid JSON ({error}): {text}"))?;
         let top_keys = value.as_object().map_or(0, |object| object.len());
         let error = value.get("error").and_then(|error| error.as_object());
         let error_keys_ok = error.is_some_and(|error| {
-            error.get("message").is_some_and(|message| message.is_string())
-                && error.keys().all(|key| ["code", "message", "data"].contains(&key.as_str()))
+            error
+                .get("message")
+                .is_some_and(|message| message.is_string())
+                && error
+                    .keys()
+                    .all(|key| ["code", "message", "data"].contains(&key.as_str()))
         });
         if top_keys != 3 || !error_keys_ok {
             return Err(format!("unexpected members in the error line: {text}"));
@@ -246,7 +252,11 @@ impl Vector {
 
     /// `name:line` of the step at `index`, for failure messages.
     pub fn location(&self, index: usize) -> String {
-        format!("{}:{}", self.name, self.lines.get(index).copied().unwrap_or(0))
+        format!(
+            "{}:{}",
+            self.name,
+            self.lines.get(index).copied().unwrap_or(0)
+        )
     }
 
     /// The expectations that follow the action step at `index` (an `In`, `Eof` or `At`), up
@@ -435,12 +445,12 @@ fn parse_step(kind: &str, value: &RawValue) -> Result<Step, String> {
             "true" => Step::Eof,
             other => return Err(format!("`eof` must be true, got {other}")),
         },
-        "at" => Step::At(
-            value
-                .get()
-                .parse()
-                .map_err(|_| format!("`at` must be milliseconds as an integer, got {}", value.get()))?,
-        ),
+        "at" => Step::At(value.get().parse().map_err(|_| {
+            format!(
+                "`at` must be milliseconds as an integer, got {}",
+                value.get()
+            )
+        })?),
         "out" => {
             check_compact(value.get()).map_err(|error| format!("`out` {error}"))?;
             Step::Out(value.get().to_owned())
@@ -466,7 +476,9 @@ fn string(kind: &str, value: &RawValue) -> Result<String, String> {
 fn hex(text: &str) -> Result<Vec<u8>, String> {
     let digits: Vec<u8> = text.bytes().filter(|byte| *byte != b' ').collect();
     if digits.len() % 2 != 0 {
-        return Err(format!("`in_hex` has an odd number of hex digits: {text:?}"));
+        return Err(format!(
+            "`in_hex` has an odd number of hex digits: {text:?}"
+        ));
     }
     digits
         .chunks(2)
@@ -541,7 +553,9 @@ fn check_id(id: &str) -> Result<(), String> {
     let first = id.as_bytes().first().copied();
     let valid_kind = matches!(first, Some(b'"' | b'-' | b'0'..=b'9')) || id == "null";
     if !valid_kind || id.contains(['.', 'e', 'E']) && !id.starts_with('"') {
-        return Err(format!("an id must be an integer, a string or null, got {id}"));
+        return Err(format!(
+            "an id must be an integer, a string or null, got {id}"
+        ));
     }
     check_compact(id).map_err(|error| format!("the id {error}"))
 }
@@ -554,8 +568,9 @@ fn parse_event(value: &RawValue) -> Result<Event, String> {
         members
             .get(field)
             .map(|raw| {
-                serde_json::from_str(raw.get())
-                    .map_err(|_| format!("the event's `{field}` must be a string, got {}", raw.get()))
+                serde_json::from_str(raw.get()).map_err(|_| {
+                    format!("the event's `{field}` must be a string, got {}", raw.get())
+                })
             })
             .transpose()
     };
@@ -731,7 +746,10 @@ mod tests {
             after_in.outputs,
             [&Step::Out("1".into()), &Step::Out("2".into())]
         );
-        assert_eq!(after_in.events, [&Event::Notification { method: "n".into() }]);
+        assert_eq!(
+            after_in.events,
+            [&Event::Notification { method: "n".into() }]
+        );
         assert_eq!(vector.expectations(5), Expectations::default());
         assert_eq!(vector.expectations(usize::MAX), Expectations::default());
         assert_eq!(vector.location(4), "t.jsonl:5");
@@ -749,14 +767,32 @@ mod tests {
         let with_data = br#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error: \"","data":{}}}"#;
         assert_eq!(pattern.check(with_data), Ok(()));
 
-        let wrong_code = br#"{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Parse error: \""}}"#;
-        assert!(pattern.check(wrong_code).unwrap_err().contains("starting with"));
-        let spaced = br#"{"jsonrpc": "2.0","id":null,"error":{"code":-32700,"message":"Parse error: \""}}"#;
+        let wrong_code =
+            br#"{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Parse error: \""}}"#;
+        assert!(
+            pattern
+                .check(wrong_code)
+                .unwrap_err()
+                .contains("starting with")
+        );
+        let spaced =
+            br#"{"jsonrpc": "2.0","id":null,"error":{"code":-32700,"message":"Parse error: \""}}"#;
         assert!(pattern.check(spaced).is_err());
         let extra = br#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error: \"","x":1}}"#;
-        assert!(pattern.check(extra).unwrap_err().contains("unexpected members"));
-        let trailing = br#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error: \""}} x"#;
-        assert!(pattern.check(trailing).unwrap_err().contains("not valid JSON"));
+        assert!(
+            pattern
+                .check(extra)
+                .unwrap_err()
+                .contains("unexpected members")
+        );
+        let trailing =
+            br#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error: \""}} x"#;
+        assert!(
+            pattern
+                .check(trailing)
+                .unwrap_err()
+                .contains("not valid JSON")
+        );
     }
 
     #[test]
@@ -765,12 +801,17 @@ mod tests {
             parse_err("{\"in\":\"a\"}\n\n{\"in\":1}\n"),
             "t.jsonl:3: `in` must be a JSON string, got 1"
         );
-        assert!(parse_err("{\"in\":\"a\"}\nnot json\n").starts_with("t.jsonl:2: not a JSON object"));
+        assert!(
+            parse_err("{\"in\":\"a\"}\nnot json\n").starts_with("t.jsonl:2: not a JSON object")
+        );
         assert_eq!(
             parse_err(r#"{"in":"a","eof":true}"#),
             "t.jsonl:1: a step needs exactly one key, found `eof` and `in`"
         );
-        assert_eq!(parse_err("{}"), "t.jsonl:1: a step needs exactly one key, found none");
+        assert_eq!(
+            parse_err("{}"),
+            "t.jsonl:1: a step needs exactly one key, found none"
+        );
         assert!(parse_err(r#"{"inn":"a"}"#).starts_with("t.jsonl:1: unknown step `inn`"));
         assert_eq!(parse_err(""), "t.jsonl: the vector has no steps");
     }
@@ -781,18 +822,45 @@ mod tests {
             (r#"{"in_hex":"c3 2"}"#, "odd number of hex digits"),
             (r#"{"in_hex":"zz"}"#, "bad hex pair \"zz\""),
             (r#"{"in_repeat":{"text":"x"}}"#, "`in_repeat` must be"),
-            (r#"{"in_repeat":{"text":"","count":2}}"#, "must not be empty"),
+            (
+                r#"{"in_repeat":{"text":"","count":2}}"#,
+                "must not be empty",
+            ),
             (r#"{"eof":false}"#, "`eof` must be true, got false"),
-            (r#"{"at":-5}"#, "`at` must be milliseconds as an integer, got -5"),
+            (
+                r#"{"at":-5}"#,
+                "`at` must be milliseconds as an integer, got -5",
+            ),
             (r#"{"out":{"a": 1}}"#, "must be compact JSON"),
-            (r#"{"out_error":{"id":null,"code":-32700}}"#, "`out_error` must be"),
-            (r#"{"out_error":{"id":1.5,"code":1,"message_prefix":""}}"#, "an id must be"),
-            (r#"{"event":{"kind":"request","method":"m"}}"#, "needs an `id`"),
-            (r#"{"event":{"kind":"notification","id":1,"method":"m"}}"#, "has no `id`"),
-            (r#"{"event":{"kind":"response","id":1,"outcome":"ok"}}"#, "needs `outcome`"),
-            (r#"{"event":{"kind":"response","id":1,"method":"m","outcome":"result"}}"#, "has no `method`"),
+            (
+                r#"{"out_error":{"id":null,"code":-32700}}"#,
+                "`out_error` must be",
+            ),
+            (
+                r#"{"out_error":{"id":1.5,"code":1,"message_prefix":""}}"#,
+                "an id must be",
+            ),
+            (
+                r#"{"event":{"kind":"request","method":"m"}}"#,
+                "needs an `id`",
+            ),
+            (
+                r#"{"event":{"kind":"notification","id":1,"method":"m"}}"#,
+                "has no `id`",
+            ),
+            (
+                r#"{"event":{"kind":"response","id":1,"outcome":"ok"}}"#,
+                "needs `outcome`",
+            ),
+            (
+                r#"{"event":{"kind":"response","id":1,"method":"m","outcome":"result"}}"#,
+                "has no `method`",
+            ),
             (r#"{"event":{"kind":"ping"}}"#, "unknown event kind `ping`"),
-            (r#"{"event":{"kind":"request","id":{},"method":"m"}}"#, "an id must be"),
+            (
+                r#"{"event":{"kind":"request","id":{},"method":"m"}}"#,
+                "an id must be",
+            ),
             (r#"{"config":{"max_lines":5}}"#, "known options: max_line"),
             (r#"{"comment":5}"#, "`comment` must be a JSON string"),
         ];
@@ -828,7 +896,11 @@ mod tests {
         for vector in &wire {
             assert!(vector.name.starts_with("wire/"), "{}", vector.name);
             // Every vector feeds something and expects something.
-            assert!(vector.steps.iter().any(|step| matches!(step, Step::In(_))), "{}", vector.name);
+            assert!(
+                vector.steps.iter().any(|step| matches!(step, Step::In(_))),
+                "{}",
+                vector.name
+            );
             assert!(
                 vector
                     .steps
@@ -840,3 +912,6 @@ mod tests {
         }
     }
 }
+
+#[cfg(test)]
+mod reference;

@@ -1,0 +1,235 @@
+//! A small reference model of the wire layer (DESIGN §4 "framing" to "error objects we
+//! receive"), written the plain way with serde_json, and a replay of every `vectors/wire/`
+//! file against it.
+//!
+//! It checks the vectors, not acp-core: a vector that contradicts the rules as this model reads
+//! them (a wrong byte offset, a line that is not really invalid JSON, a 65-byte line that is
+//! really 64) fails here before anyone runs it against the real layer. It is also the shape a
+//! runner for the real layer takes.
+
+use std::collections::BTreeMap;
+
+use serde_json::value::RawValue;
+
+use super::{Event, ResponseOutcome, Step, Vector, load_dir, vectors_dir};
+
+/// The default line limit when a vector sets none (DESIGN: 16 MiB under `alloc`).
+const DEFAULT_MAX_LINE: usize = 16 << 20;
+
+/// The wire layer, modelled: bytes in, output lines and events out.
+struct Model {
+    max_line: usize,
+    line: Vec<u8>,
+    oversized: bool,
+    outputs: Vec<String>,
+    events: Vec<Event>,
+}
+
+fn error_line(id: &str, code: i32, message: &str) -> String {
+    let message = serde_json::to_string(message).expect("strings serialize");
+    format!(r#"{{"jsonrpc":"2.0","id":{id},"error":{{"code":{code},"message":{message}}}}}"#)
+}
+
+impl Model {
+    fn new(max_line: usize) -> Self {
+        Self {
+            max_line,
+            line: Vec::new(),
+            oversized: false,
+            outputs: Vec::new(),
+            events: Vec::new(),
+        }
+    }
+
+    fn feed(&mut self, bytes: &[u8]) {
+        for &byte in bytes {
+            if byte == b'\n' {
+                self.end_line();
+            } else if !self.oversized {
+                self.line.push(byte);
+                if self.line.len() > self.max_line {
+                    // Discard now, answer when the line ends: memory stays bounded.
+                    self.oversized = true;
+                    self.line.clear();
+                }
+            }
+        }
+    }
+
+    fn eof(&mut self) {
+        if self.oversized || !self.line.is_empty() {
+            self.end_line();
+        }
+    }
+
+    fn end_line(&mut self) {
+        let line = std::mem::take(&mut self.line);
+        if std::mem::take(&mut self.oversized) {
+            let message = format!(
+                "Parse error: line exceeds the maximum length of {} bytes",
+                self.max_line
+            );
+            self.outputs.push(error_line("null", -32700, &message));
+        } else {
+            self.line_complete(&line);
+        }
+    }
+
+    fn line_complete(&mut self, line: &[u8]) {
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        if line.iter().all(|byte| b" \t\r\n".contains(byte)) {
+            return;
+        }
+        let text = match std::str::from_utf8(line) {
+            Ok(text) => text,
+            Err(error) => {
+                let message = format!("Parse error: invalid UTF-8 at byte {}", error.valid_up_to());
+                self.outputs.push(error_line("null", -32700, &message));
+                return;
+            }
+        };
+        let value: serde_json::Value = match serde_json::from_str(text) {
+            Ok(value) => value,
+            Err(error) => {
+                let message = format!("Parse error: {error}");
+                self.outputs.push(error_line("null", -32700, &message));
+                return;
+            }
+        };
+        if !value.is_object() {
+            let message = "Invalid Request: expected JSON object";
+            self.outputs.push(error_line("null", -32600, message));
+            return;
+        }
+        let members: BTreeMap<String, &RawValue> =
+            serde_json::from_str(text).expect("a valid object has raw members");
+
+        // The id, as written, when it is of a valid kind.
+        let id = match members.get("id").map(|raw| raw.get()) {
+            None | Some("null") => None,
+            Some(raw) if raw.starts_with('"') => Some(raw),
+            Some(raw) if !raw.contains(['.', 'e', 'E']) && value["id"].is_number() => Some(raw),
+            Some(_) => {
+                let message = "Invalid Request: id must be an integer, a string or null";
+                self.outputs.push(error_line("null", -32600, message));
+                return;
+            }
+        };
+        let echo = id.unwrap_or("null");
+        if value["jsonrpc"] != "2.0" {
+            let message = "Invalid Request: jsonrpc must be '2.0'";
+            self.outputs.push(error_line(echo, -32600, message));
+            return;
+        }
+        if let Some(method) = value["method"].as_str() {
+            let method = method.to_owned();
+            self.events.push(match id {
+                Some(id) => Event::Request {
+                    id: id.to_owned(),
+                    method,
+                },
+                None => Event::Notification { method },
+            });
+            return;
+        }
+        let result = members.contains_key("result");
+        let error = members.get("error").is_some();
+        if members.contains_key("id") && (result || error) {
+            let outcome = if result && error {
+                ResponseOutcome::Malformed
+            } else if result {
+                ResponseOutcome::Result
+            } else {
+                let error = &value["error"];
+                let well_formed = error["code"].is_i64() && error["message"].is_string();
+                if well_formed {
+                    ResponseOutcome::Error
+                } else {
+                    ResponseOutcome::Malformed
+                }
+            };
+            self.events.push(Event::Response {
+                id: echo.to_owned(),
+                outcome,
+            });
+            return;
+        }
+        let message = "Invalid Request: missing method";
+        self.outputs.push(error_line(echo, -32600, message));
+    }
+}
+
+/// Replays one vector, feeding every input in pieces of `chunk` bytes.
+fn replay(vector: &Vector, chunk: usize) {
+    let mut model = Model::new(vector.config.max_line.unwrap_or(DEFAULT_MAX_LINE));
+    let before = vector.expectations(usize::MAX);
+    assert!(
+        before.outputs.is_empty() && before.events.is_empty(),
+        "{}: expectations before any input",
+        vector.name
+    );
+    for (index, step) in vector.steps.iter().enumerate() {
+        match step {
+            Step::In(input) => input.feed_in_chunks(chunk, |piece| model.feed(piece)),
+            Step::Eof => model.eof(),
+            Step::At(_) => {}
+            _ => continue,
+        }
+        let expected = vector.expectations(index);
+        let at = vector.location(index);
+        let outputs = std::mem::take(&mut model.outputs);
+        assert_eq!(
+            outputs.len(),
+            expected.outputs.len(),
+            "{at} (chunk {chunk}): outputs {outputs:#?}, expected {:#?}",
+            expected.outputs
+        );
+        for (actual, expected) in outputs.iter().zip(&expected.outputs) {
+            match expected {
+                Step::Out(line) => assert_eq!(actual, line, "{at} (chunk {chunk})"),
+                Step::OutError(pattern) => {
+                    if let Err(mismatch) = pattern.check(actual.as_bytes()) {
+                        panic!("{at} (chunk {chunk}): {mismatch}");
+                    }
+                }
+                other => unreachable!("not an output: {other:?}"),
+            }
+        }
+        let events = std::mem::take(&mut model.events);
+        let expected_events: Vec<Event> = expected.events.into_iter().cloned().collect();
+        assert_eq!(events, expected_events, "{at} (chunk {chunk})");
+    }
+}
+
+#[test]
+fn wire_vectors_agree_with_the_reference_model() {
+    let vectors = load_dir(&vectors_dir().join("wire")).unwrap_or_else(|error| panic!("{error}"));
+    for vector in &vectors {
+        // Whole steps, and awkward chunkings: the result may not depend on how bytes arrive.
+        // The 20 MiB vectors are fed in 64 KiB pieces only, as a reader would.
+        let big = vector
+            .steps
+            .iter()
+            .any(|step| matches!(step, Step::In(input) if input.len() > 1 << 20));
+        let chunkings: &[usize] = if big { &[1 << 16] } else { &[usize::MAX, 7, 1] };
+        for &chunk in chunkings {
+            replay(vector, chunk);
+        }
+    }
+}
+
+#[test]
+fn the_model_catches_a_wrong_vector() {
+    // A vector that expects the wrong UTF-8 offset must fail the replay.
+    let vector = super::parse(
+        "bad.jsonl",
+        concat!(
+            r#"{"in_hex":"61 ff 0a"}"#,
+            "\n",
+            r#"{"out":{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error: invalid UTF-8 at byte 0"}}}"#,
+        ),
+    )
+    .expect("well-formed vector");
+    let outcome = std::panic::catch_unwind(|| replay(&vector, 1));
+    assert!(outcome.is_err());
+}
