@@ -475,7 +475,7 @@ fn string(kind: &str, value: &RawValue) -> Result<String, String> {
 /// Bytes from hex pairs; spaces between them are allowed.
 fn hex(text: &str) -> Result<Vec<u8>, String> {
     let digits: Vec<u8> = text.bytes().filter(|byte| *byte != b' ').collect();
-    if digits.len() % 2 != 0 {
+    if !digits.len().is_multiple_of(2) {
         return Err(format!(
             "`in_hex` has an odd number of hex digits: {text:?}"
         ));

@@ -133,7 +133,7 @@ impl Model {
             return;
         }
         let result = members.contains_key("result");
-        let error = members.get("error").is_some();
+        let error = members.contains_key("error");
         if members.contains_key("id") && (result || error) {
             let outcome = if result && error {
                 ResponseOutcome::Malformed
