@@ -17,7 +17,7 @@
 //! | `{"comment":"…"}` | nothing; for the reader |
 //!
 //! [`parse`] turns a file into a [`Vector`]; every error names the file and the line.
-//! [`OutErrorPattern::check`] and [`Vector::expectations`] are what a runner compares with.
+//! [`replay`] drives any layer that implements [`Harness`] through a vector and checks it.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -275,6 +275,82 @@ impl Vector {
         }
         expected
     }
+}
+
+/// A protocol layer a vector can drive. Implement it for the layer under test (built with the
+/// vector's [`Config`]) and [`replay`] does the rest.
+pub trait Harness {
+    /// Feeds bytes from the peer.
+    fn feed(&mut self, bytes: &[u8]);
+    /// Signals the end of the peer's input.
+    fn eof(&mut self);
+    /// Moves the clock to `now_ms` and runs the layer's timeout handling.
+    fn advance_to(&mut self, now_ms: u64);
+    /// The output lines produced since the last call, in order, without their newline.
+    fn take_outputs(&mut self) -> Vec<Vec<u8>>;
+    /// The events produced since the last call, in order.
+    fn take_events(&mut self) -> Vec<Event>;
+}
+
+/// Replays `vector` against `harness`, feeding every input in pieces of at most `chunk`
+/// bytes, and checks every expectation (see `vectors/README.md`, "Replaying a vector").
+/// The error names the file and line of the action whose expectations were not met.
+pub fn replay<H: Harness + ?Sized>(
+    vector: &Vector,
+    harness: &mut H,
+    chunk: usize,
+) -> Result<(), String> {
+    let before = vector.expectations(usize::MAX);
+    if !before.outputs.is_empty() || !before.events.is_empty() {
+        return Err(format!("{}: expectations before any action", vector.name));
+    }
+    for (index, step) in vector.steps.iter().enumerate() {
+        match step {
+            Step::In(input) => input.feed_in_chunks(chunk, |piece| harness.feed(piece)),
+            Step::Eof => harness.eof(),
+            Step::At(now) => harness.advance_to(*now),
+            Step::Out(_) | Step::OutError(_) | Step::Event(_) | Step::Comment(_) => continue,
+        }
+        let expected = vector.expectations(index);
+        let at = vector.location(index);
+        let outputs = harness.take_outputs();
+        let shown = |lines: &[Vec<u8>]| -> String {
+            lines
+                .iter()
+                .map(|line| format!("\n    {}", String::from_utf8_lossy(line)))
+                .collect()
+        };
+        if outputs.len() != expected.outputs.len() {
+            return Err(format!(
+                "{at}: expected {} output line(s), got {}:{}",
+                expected.outputs.len(),
+                outputs.len(),
+                shown(&outputs)
+            ));
+        }
+        for (actual, expected) in outputs.iter().zip(&expected.outputs) {
+            let verdict = match expected {
+                Step::Out(line) if actual == line.as_bytes() => Ok(()),
+                Step::Out(line) => Err(format!(
+                    "expected {line}\n    got      {}",
+                    String::from_utf8_lossy(actual)
+                )),
+                Step::OutError(pattern) => pattern.check(actual),
+                other => Err(format!("not an output expectation: {other:?}")),
+            };
+            verdict.map_err(|mismatch| format!("{at}: {mismatch}"))?;
+        }
+        let events = harness.take_events();
+        if events.len() != expected.events.len()
+            || events.iter().zip(&expected.events).any(|(a, e)| a != *e)
+        {
+            return Err(format!(
+                "{at}: expected events {:?}, got {events:?}",
+                expected.events
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Why a vector file could not be read.

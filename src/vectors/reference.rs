@@ -4,14 +4,14 @@
 //!
 //! It checks the vectors, not acp-core: a vector that contradicts the rules as this model reads
 //! them (a wrong byte offset, a line that is not really invalid JSON, a 65-byte line that is
-//! really 64) fails here before anyone runs it against the real layer. It is also the shape a
-//! runner for the real layer takes.
+//! really 64) fails here before anyone runs it against the real layer. A runner for the real
+//! layer is the same: implement [`Harness`] for it and call [`replay`].
 
 use std::collections::BTreeMap;
 
 use serde_json::value::RawValue;
 
-use super::{Event, ResponseOutcome, Step, Vector, load_dir, vectors_dir};
+use super::{Event, Harness, ResponseOutcome, Step, Vector, load_dir, replay, vectors_dir};
 
 /// The default line limit when a vector sets none (DESIGN: 16 MiB under `alloc`).
 const DEFAULT_MAX_LINE: usize = 16 << 20;
@@ -159,46 +159,35 @@ impl Model {
     }
 }
 
-/// Replays one vector, feeding every input in pieces of `chunk` bytes.
-fn replay(vector: &Vector, chunk: usize) {
-    let mut model = Model::new(vector.config.max_line.unwrap_or(DEFAULT_MAX_LINE));
-    let before = vector.expectations(usize::MAX);
-    assert!(
-        before.outputs.is_empty() && before.events.is_empty(),
-        "{}: expectations before any input",
-        vector.name
-    );
-    for (index, step) in vector.steps.iter().enumerate() {
-        match step {
-            Step::In(input) => input.feed_in_chunks(chunk, |piece| model.feed(piece)),
-            Step::Eof => model.eof(),
-            Step::At(_) => {}
-            _ => continue,
-        }
-        let expected = vector.expectations(index);
-        let at = vector.location(index);
-        let outputs = std::mem::take(&mut model.outputs);
-        assert_eq!(
-            outputs.len(),
-            expected.outputs.len(),
-            "{at} (chunk {chunk}): outputs {outputs:#?}, expected {:#?}",
-            expected.outputs
-        );
-        for (actual, expected) in outputs.iter().zip(&expected.outputs) {
-            match expected {
-                Step::Out(line) => assert_eq!(actual, line, "{at} (chunk {chunk})"),
-                Step::OutError(pattern) => {
-                    if let Err(mismatch) = pattern.check(actual.as_bytes()) {
-                        panic!("{at} (chunk {chunk}): {mismatch}");
-                    }
-                }
-                other => unreachable!("not an output: {other:?}"),
-            }
-        }
-        let events = std::mem::take(&mut model.events);
-        let expected_events: Vec<Event> = expected.events.into_iter().cloned().collect();
-        assert_eq!(events, expected_events, "{at} (chunk {chunk})");
+impl Harness for Model {
+    fn feed(&mut self, bytes: &[u8]) {
+        Model::feed(self, bytes);
     }
+
+    fn eof(&mut self) {
+        Model::eof(self);
+    }
+
+    fn advance_to(&mut self, _now_ms: u64) {
+        // The wire layer has no timers.
+    }
+
+    fn take_outputs(&mut self) -> Vec<Vec<u8>> {
+        std::mem::take(&mut self.outputs)
+            .into_iter()
+            .map(String::into_bytes)
+            .collect()
+    }
+
+    fn take_events(&mut self) -> Vec<Event> {
+        std::mem::take(&mut self.events)
+    }
+}
+
+/// Replays one vector against a fresh model.
+fn replay_model(vector: &Vector, chunk: usize) -> Result<(), String> {
+    let mut model = Model::new(vector.config.max_line.unwrap_or(DEFAULT_MAX_LINE));
+    replay(vector, &mut model, chunk)
 }
 
 #[test]
@@ -213,7 +202,9 @@ fn wire_vectors_agree_with_the_reference_model() {
             .any(|step| matches!(step, Step::In(input) if input.len() > 1 << 20));
         let chunkings: &[usize] = if big { &[1 << 16] } else { &[usize::MAX, 7, 1] };
         for &chunk in chunkings {
-            replay(vector, chunk);
+            if let Err(failure) = replay_model(vector, chunk) {
+                panic!("(chunk {chunk}) {failure}");
+            }
         }
     }
 }
@@ -230,6 +221,45 @@ fn the_model_catches_a_wrong_vector() {
         ),
     )
     .expect("well-formed vector");
-    let outcome = std::panic::catch_unwind(|| replay(&vector, 1));
-    assert!(outcome.is_err());
+    let failure = replay_model(&vector, 1).expect_err("the vector is wrong");
+    assert_eq!(
+        failure,
+        "bad.jsonl:1: expected {\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32700,\"message\":\"Parse error: invalid UTF-8 at byte 0\"}}\n    \
+         got      {\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32700,\"message\":\"Parse error: invalid UTF-8 at byte 1\"}}"
+    );
+}
+
+#[test]
+fn replay_reports_missing_extra_and_wrong_items() {
+    let run = |text: &str| replay_model(&super::parse("t.jsonl", text).expect("valid"), 3);
+    // An output nobody expected.
+    assert_eq!(
+        run("{\"in\":\"42\\n\"}"),
+        Err("t.jsonl:1: expected 0 output line(s), got 1:\n    \
+             {\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32600,\"message\":\"Invalid Request: expected JSON object\"}}"
+            .to_owned())
+    );
+    // An event that did not come.
+    assert_eq!(
+        run("{\"in\":\"\\n\"}\n{\"event\":{\"kind\":\"notification\",\"method\":\"n\"}}"),
+        Err("t.jsonl:1: expected events [Notification { method: \"n\" }], got []".to_owned())
+    );
+    // The wrong id: raw text differs ("1" vs 1).
+    assert!(
+        run(concat!(
+            r#"{"in":"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"m\"}\n"}"#,
+            "\n",
+            r#"{"event":{"kind":"request","id":"1","method":"m"}}"#
+        ))
+        .is_err_and(|failure| failure.starts_with("t.jsonl:1: expected events"))
+    );
+    // Expectations are checked against the action before them, not later ones.
+    assert!(
+        run(concat!(
+            r#"{"event":{"kind":"notification","method":"n"}}"#,
+            "\n",
+            r#"{"in":"{\"jsonrpc\":\"2.0\",\"method\":\"n\"}\n"}"#,
+        ))
+        .is_err_and(|failure| failure == "t.jsonl: expectations before any action")
+    );
 }
