@@ -7,14 +7,42 @@
 //! really 64) fails here before anyone runs it against the real layer. A runner for the real
 //! layer is the same: implement [`Harness`] for it and call [`replay`].
 
-use std::collections::BTreeMap;
-
 use serde_json::value::RawValue;
 
 use super::{Event, Harness, ResponseOutcome, Step, Vector, load_dir, replay, vectors_dir};
 
 /// The default line limit when a vector sets none (DESIGN: 16 MiB under `alloc`).
 const DEFAULT_MAX_LINE: usize = 16 << 20;
+
+/// The members of an object in order, duplicates kept, names unescaped, values raw.
+struct Members<'a>(Vec<(String, &'a RawValue)>);
+
+impl<'de> serde::Deserialize<'de> for Members<'de> {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Visit;
+
+        impl<'de> serde::de::Visitor<'de> for Visit {
+            type Value = Members<'de>;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a JSON object")
+            }
+
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<Self::Value, A::Error> {
+                let mut members = Vec::new();
+                while let Some(entry) = map.next_entry::<String, &'de RawValue>()? {
+                    members.push(entry);
+                }
+                Ok(Members(members))
+            }
+        }
+
+        deserializer.deserialize_map(Visit)
+    }
+}
 
 /// The wire layer, modelled: bytes in, output lines and events out.
 struct Model {
@@ -101,11 +129,16 @@ impl Model {
             self.outputs.push(error_line("null", -32600, message));
             return;
         }
-        let members: BTreeMap<String, &RawValue> =
-            serde_json::from_str(text).expect("a valid object has raw members");
+        let Members(members) = serde_json::from_str(text).expect("a valid object has members");
+        let member = |name: &str| {
+            members
+                .iter()
+                .find(|(key, _)| key == name)
+                .map(|(_, value)| *value)
+        };
 
         // The id, as written, when it is of a valid kind.
-        let id = match members.get("id").map(|raw| raw.get()) {
+        let id = match member("id").map(RawValue::get) {
             None | Some("null") => None,
             Some(raw) if raw.starts_with('"') => Some(raw),
             Some(raw) if !raw.contains(['.', 'e', 'E']) && value["id"].is_number() => Some(raw),
@@ -115,13 +148,33 @@ impl Model {
                 return;
             }
         };
+        let envelope = ["jsonrpc", "id", "method", "params", "result", "error"];
+        let duplicate = members.iter().enumerate().find(|(index, (key, _))| {
+            envelope.contains(&key.as_str())
+                && members[..*index].iter().any(|(seen, _)| seen == key)
+        });
+        if let Some((_, (key, _))) = duplicate {
+            let echo = if key == "id" {
+                "null"
+            } else {
+                id.unwrap_or("null")
+            };
+            let message = format!("Invalid Request: duplicate member \"{key}\"");
+            self.outputs.push(error_line(echo, -32600, &message));
+            return;
+        }
         let echo = id.unwrap_or("null");
         if value["jsonrpc"] != "2.0" {
             let message = "Invalid Request: jsonrpc must be '2.0'";
             self.outputs.push(error_line(echo, -32600, message));
             return;
         }
-        if let Some(method) = value["method"].as_str() {
+        if member("method").is_some() {
+            let Some(method) = value["method"].as_str().filter(|m| !m.is_empty()) else {
+                let message = "Invalid Request: missing method";
+                self.outputs.push(error_line(echo, -32600, message));
+                return;
+            };
             let method = method.to_owned();
             self.events.push(match id {
                 Some(id) => Event::Request {
@@ -132,16 +185,19 @@ impl Model {
             });
             return;
         }
-        let result = members.contains_key("result");
-        let error = members.contains_key("error");
-        if members.contains_key("id") && (result || error) {
+        let result = member("result").is_some();
+        let error = member("error").is_some();
+        if result || error {
             let outcome = if result && error {
                 ResponseOutcome::Malformed
             } else if result {
                 ResponseOutcome::Result
             } else {
                 let error = &value["error"];
-                let well_formed = error["code"].is_i64() && error["message"].is_string();
+                let code_ok = error["code"]
+                    .as_i64()
+                    .is_some_and(|code| i32::try_from(code).is_ok());
+                let well_formed = code_ok && error["message"].is_string();
                 if well_formed {
                     ResponseOutcome::Error
                 } else {
