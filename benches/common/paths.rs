@@ -28,22 +28,47 @@ pub const B2_SERDE_ENVELOPE: DecodePath = DecodePath {
 };
 
 // OURS: the two acp-core paths go here once `acp_core::wire::frame::Framer` and
-// `acp_core::wire::envelope::scan` land. Each is one constant plus one function, and one
-// entry in `decode_paths()` below; the harnesses pick them up from that list. Sketch:
+// `acp_core::wire::envelope::scan` are on this branch. Each is one constant, one function and
+// one entry in `decode_paths()` below; both harnesses pick them up from that list. Sketch,
+// against the APIs as they stand on the framer and envelope branches:
 //
 //     pub const O1_FRAMER: DecodePath =
 //         DecodePath { id: "o1", label: "acp-core Framer (lines only)", run: o1_framer };
 //     pub const O2_FRAMER_ENVELOPE: DecodePath =
 //         DecodePath { id: "o2", label: "acp-core Framer + envelope::scan", run: o2_envelope };
 //
-//     fn o1_framer(corpus: &[u8]) -> Outcome {
-//         // Feed the corpus into a Framer as one chunk (or in 64 KiB pieces, as a reader
-//         // would) and fold every line's length into the checksum, like a1.
+//     /// Feeds the corpus in 64 KiB reads, as a pipe reader would, and hands every line to
+//     /// `each`, which returns what to fold into the checksum (`None`: not counted).
+//     fn with_framer(corpus: &[u8], mut each: impl FnMut(&str) -> Option<u64>) -> Outcome {
+//         let mut framer = Framer::with_limit(16 << 20);
+//         let mut outcome = Outcome::default();
+//         let mut drain = |framer: &mut Framer<Vec<u8>>| {
+//             while let Some(line) = framer.next_line() {
+//                 if let Some(sum) = line.ok().and_then(&mut each) {
+//                     outcome.messages += 1;
+//                     outcome.checksum = outcome.checksum.wrapping_add(sum);
+//                 }
+//             }
+//         };
+//         for read in corpus.chunks(64 << 10) {
+//             let mut input = read;
+//             while !input.is_empty() {
+//                 input = &input[framer.feed(input)..];
+//                 drain(&mut framer);
+//             }
+//         }
+//         framer.finish();
+//         drain(&mut framer);
+//         outcome
 //     }
+//     // o1: like a1, the line length.
+//     fn o1_framer(corpus: &[u8]) -> Outcome { with_framer(corpus, |line| Some(line.len() as u64)) }
+//     // o2: like b2, the method length, the id and the raw params/result length.
 //     fn o2_envelope(corpus: &[u8]) -> Outcome {
-//         // Same, then `envelope::scan(line)`: fold the method length, the id and the raw
-//         // params length into the checksum, like b2, so the two do comparable work.
+//         with_framer(corpus, |line| envelope::scan(line).ok().map(|message| fingerprint(&message)))
 //     }
+//
+// Note that o1 also validates UTF-8 (the framer hands out `&str`), which a1 does not.
 
 /// Every path this package measures, baseline first.
 pub fn decode_paths() -> Vec<DecodePath> {
