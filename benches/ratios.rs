@@ -11,6 +11,7 @@
 
 mod common;
 
+use acp_testkit::corpus::Mix;
 use common::paths::decode_paths;
 use common::{Corpus, bench_mode, check_paths};
 
@@ -18,6 +19,11 @@ fn main() {
     let paths = decode_paths();
     let corpora = Corpus::both();
     if bench_mode() {
+        // The message mix of the mixed corpus, as perf-anchors tabulates its own.
+        println!(
+            "Mixed corpus mix:\n```\n{}\n```",
+            Mix::of(&corpora[0].bytes)
+        );
         common::ratio::run(&corpora, &paths);
     } else {
         for corpus in &corpora {

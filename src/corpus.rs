@@ -113,10 +113,14 @@ impl SplitMix64 {
         lo + (self.next_u64() % span) as usize
     }
 
-    /// An integer in `lo..=hi` skewed towards `lo`: `lo + (hi - lo) * u^power`.
-    pub fn skewed(&mut self, lo: usize, hi: usize, power: f64) -> usize {
-        let u = self.unit().powf(power);
-        lo + ((hi - lo) as f64 * u).round() as usize
+    /// An integer in `lo..=hi` skewed towards `lo`: the smallest of `draws` uniform draws
+    /// (2 draws: mean a third of the way up). Integer-only, so no platform's `libm` rounding
+    /// can change a corpus.
+    pub fn skewed(&mut self, lo: usize, hi: usize, draws: u32) -> usize {
+        (0..draws.max(1))
+            .map(|_| self.range(lo, hi))
+            .min()
+            .unwrap_or(lo)
     }
 
     /// True with probability `p`.
@@ -702,7 +706,7 @@ impl Generator {
             let len = self.rng.range(20, 800);
             prose(&mut self.rng, len)
         } else {
-            let len = self.rng.skewed(1_000, 50_000, 1.5);
+            let len = self.rng.skewed(1_000, 50_000, 2);
             let mut text = String::from("Why does this fail?\n```rust\n");
             text.push_str(&code(&mut self.rng, len));
             text.push_str("\n```");
@@ -923,7 +927,7 @@ impl Generator {
                 new_text,
             },
             None => {
-                let len = self.rng.skewed(50, 8_000, 2.0);
+                let len = self.rng.skewed(50, 8_000, 2);
                 output = tool_output(&mut self.rng, len);
                 ToolCallContent::Content {
                     content: TextContent::new(&output),
@@ -953,7 +957,7 @@ impl Generator {
 
     /// A streamed chunk: 5–200 bytes of prose, skewed small.
     fn chunk_text(&mut self) -> String {
-        let len = self.rng.skewed(5, 200, 2.0);
+        let len = self.rng.skewed(5, 200, 2);
         prose(&mut self.rng, len)
     }
 
