@@ -1,3 +1,14 @@
 //! Shared support for the workspace's integration tests and benchmarks.
 //!
-//! This package exists so the top-level `tests/` and `benches/` directories have a home.
+//! This package exists so the top-level `tests/` and `benches/` directories have a home. It
+//! provides:
+//!
+//! - [`corpus`]: a deterministic generator of realistic ACP traffic (the corpora of
+//!   `shared/docs/perf-anchors.md`), for benchmarks and tests.
+//! - [`vectors`]: the parser of the language-neutral transcript files in `vectors/`.
+
+#![forbid(unsafe_code)]
+#![warn(missing_docs, unreachable_pub)]
+
+pub mod corpus;
+pub mod vectors;

@@ -1,0 +1,203 @@
+//! The decode paths that need nothing but memchr and serde_json (`a1`, `b2`), and the slots
+//! where ours go.
+//!
+//! Names follow perf-anchors.md so the ratios can be set beside its tables.
+
+use std::borrow::Cow;
+use std::fmt;
+
+use serde::Deserialize;
+use serde::de::{self, Deserializer, Visitor};
+use serde_json::value::RawValue;
+
+use super::{DecodePath, Outcome};
+
+/// a1: count the lines and sum their lengths with `memchr_iter`. The framing floor every
+/// other path is divided by.
+pub const A1_MEMCHR: DecodePath = DecodePath {
+    id: "a1",
+    label: "memchr_iter newline split (baseline)",
+    run: a1_memchr,
+};
+
+/// b2: serde_json into a borrowed envelope with params/result/error as `&RawValue`.
+pub const B2_SERDE_ENVELOPE: DecodePath = DecodePath {
+    id: "b2",
+    label: "serde_json envelope, params/result/error as &RawValue",
+    run: b2_serde_envelope,
+};
+
+// OURS: the two acp-core paths go here once `acp_core::wire::frame::Framer` and
+// `acp_core::wire::envelope::scan` are on this branch. Each is one constant, one function and
+// one entry in `decode_paths()` below; both harnesses pick them up from that list. Sketch,
+// against the APIs as they stand on the framer and envelope branches:
+//
+//     pub const O1_FRAMER: DecodePath =
+//         DecodePath { id: "o1", label: "acp-core Framer (lines only)", run: o1_framer };
+//     pub const O2_FRAMER_ENVELOPE: DecodePath =
+//         DecodePath { id: "o2", label: "acp-core Framer + envelope::scan", run: o2_envelope };
+//
+//     /// Feeds the corpus in 64 KiB reads, as a pipe reader would, and hands every line to
+//     /// `each`, which returns what to fold into the checksum (`None`: not counted).
+//     fn with_framer(corpus: &[u8], mut each: impl FnMut(&str) -> Option<u64>) -> Outcome {
+//         let mut framer = Framer::with_limit(16 << 20);
+//         let mut outcome = Outcome::default();
+//         let mut drain = |framer: &mut Framer<Vec<u8>>| {
+//             while let Some(line) = framer.next_line() {
+//                 if let Some(sum) = line.ok().and_then(&mut each) {
+//                     outcome.messages += 1;
+//                     outcome.checksum = outcome.checksum.wrapping_add(sum);
+//                 }
+//             }
+//         };
+//         for read in corpus.chunks(64 << 10) {
+//             let mut input = read;
+//             while !input.is_empty() {
+//                 input = &input[framer.feed(input)..];
+//                 drain(&mut framer);
+//             }
+//         }
+//         framer.finish();
+//         drain(&mut framer);
+//         outcome
+//     }
+//     // o1: like a1, the line length.
+//     fn o1_framer(corpus: &[u8]) -> Outcome { with_framer(corpus, |line| Some(line.len() as u64)) }
+//     // o2: like b2, the method length, the id and the raw params/result length.
+//     fn o2_envelope(corpus: &[u8]) -> Outcome {
+//         with_framer(corpus, |line| envelope::scan(line).ok().map(|message| fingerprint(&message)))
+//     }
+//
+// Note that o1 also validates UTF-8 (the framer hands out `&str`), which a1 does not.
+
+/// Every path this package measures, baseline first.
+pub fn decode_paths() -> Vec<DecodePath> {
+    vec![
+        A1_MEMCHR,
+        // OURS: O1_FRAMER, O2_FRAMER_ENVELOPE,
+        B2_SERDE_ENVELOPE,
+    ]
+}
+
+/// The lines of a corpus, as every path splits them.
+pub fn split_lines(corpus: &[u8]) -> impl Iterator<Item = &[u8]> {
+    let mut start = 0;
+    memchr::memchr_iter(b'\n', corpus).map(move |end| {
+        let line = &corpus[start..end];
+        start = end + 1;
+        line
+    })
+}
+
+fn a1_memchr(corpus: &[u8]) -> Outcome {
+    let mut outcome = Outcome::default();
+    for line in split_lines(corpus) {
+        outcome.messages += 1;
+        outcome.checksum += line.len() as u64;
+    }
+    outcome
+}
+
+fn b2_serde_envelope(corpus: &[u8]) -> Outcome {
+    let mut outcome = Outcome::default();
+    for line in split_lines(corpus) {
+        let Ok(envelope) = serde_json::from_slice::<Envelope<'_>>(line) else {
+            continue;
+        };
+        outcome.messages += 1;
+        outcome.checksum = outcome.checksum.wrapping_add(envelope.fingerprint());
+    }
+    outcome
+}
+
+/// A JSON-RPC message with everything below the top level left as raw, validated JSON.
+#[derive(Deserialize)]
+pub struct Envelope<'a> {
+    /// `"2.0"`.
+    #[serde(borrow)]
+    pub jsonrpc: Cow<'a, str>,
+    /// Absent for notifications.
+    #[serde(default)]
+    pub id: Option<WireId<'a>>,
+    /// Present on requests and notifications.
+    #[serde(borrow, default)]
+    pub method: Option<Cow<'a, str>>,
+    /// The request or notification parameters.
+    #[serde(borrow, default)]
+    pub params: Option<&'a RawValue>,
+    /// A success response's result.
+    #[serde(borrow, default)]
+    pub result: Option<&'a RawValue>,
+    /// An error response's error object.
+    #[serde(borrow, default)]
+    pub error: Option<&'a RawValue>,
+}
+
+impl Envelope<'_> {
+    /// A number folded from the decoded fields, for the checksum.
+    pub fn fingerprint(&self) -> u64 {
+        let id = match &self.id {
+            Some(WireId::Int(n)) => *n as u64,
+            Some(WireId::Str(s)) => s.len() as u64,
+            Some(WireId::Null) | None => 0,
+        };
+        let raw = self.params.or(self.result).or(self.error);
+        id + self.jsonrpc.len() as u64
+            + self.method.as_deref().map_or(0, str::len) as u64
+            + raw.map_or(0, |raw| raw.get().len()) as u64
+    }
+}
+
+/// A JSON-RPC id: an integer, a string or null, read in one pass with `deserialize_any`
+/// (serde's untagged enums would buffer the value first).
+#[derive(Debug, PartialEq, Eq, Hash)]
+pub enum WireId<'a> {
+    /// An integer id.
+    Int(i64),
+    /// A string id, borrowed unless it had escapes.
+    Str(Cow<'a, str>),
+    /// `null`.
+    Null,
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for WireId<'a> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct IdVisitor;
+
+        impl<'de> Visitor<'de> for IdVisitor {
+            type Value = WireId<'de>;
+
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an integer, a string or null")
+            }
+
+            fn visit_i64<E: de::Error>(self, n: i64) -> Result<Self::Value, E> {
+                Ok(WireId::Int(n))
+            }
+
+            fn visit_u64<E: de::Error>(self, n: u64) -> Result<Self::Value, E> {
+                i64::try_from(n)
+                    .map(WireId::Int)
+                    .map_err(|_| E::custom("integer id out of range"))
+            }
+
+            fn visit_borrowed_str<E: de::Error>(self, s: &'de str) -> Result<Self::Value, E> {
+                Ok(WireId::Str(Cow::Borrowed(s)))
+            }
+
+            fn visit_str<E: de::Error>(self, s: &str) -> Result<Self::Value, E> {
+                Ok(WireId::Str(Cow::Owned(s.to_owned())))
+            }
+
+            fn visit_string<E: de::Error>(self, s: String) -> Result<Self::Value, E> {
+                Ok(WireId::Str(Cow::Owned(s)))
+            }
+
+            fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+                Ok(WireId::Null)
+            }
+        }
+
+        deserializer.deserialize_any(IdVisitor)
+    }
+}
