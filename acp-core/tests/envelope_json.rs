@@ -54,7 +54,13 @@ fn surrounding_whitespace_is_trimmed_from_the_span() {
 #[test]
 fn error_offsets_are_bytes_of_the_whole_text() {
     let e = parse_value("  [1,x]").unwrap_err();
-    assert_eq!(e, JsonError { kind: JsonErrorKind::ExpectedValue, offset: 5 });
+    assert_eq!(
+        e,
+        JsonError {
+            kind: JsonErrorKind::ExpectedValue,
+            offset: 5
+        }
+    );
 }
 
 #[test]
@@ -65,7 +71,11 @@ fn escapes_are_checked() {
     assert_eq!(error(r#""a\U0041""#), "invalid escape at byte 2");
     assert_eq!(error(r#""a\"#), "unexpected end of input");
     assert_eq!(error(r#""a\u00"#), "unexpected end of input");
-    for ok in [r#""\"\\\/\b\f\n\r\t""#, r#""\u0041\u00e9\u4E2D""#, r#""\ud83d\ude80""#] {
+    for ok in [
+        r#""\"\\\/\b\f\n\r\t""#,
+        r#""\u0041\u00e9\u4E2D""#,
+        r#""\ud83d\ude80""#,
+    ] {
         value(ok);
     }
 }
@@ -73,11 +83,23 @@ fn escapes_are_checked() {
 #[test]
 fn lone_surrogates_are_rejected() {
     assert_eq!(error(r#""\ud800""#), "unpaired surrogate escape at byte 1");
-    assert_eq!(error(r#""x\uD800\u0041""#), "unpaired surrogate escape at byte 2");
-    assert_eq!(error(r#""\ud800\ud800""#), "unpaired surrogate escape at byte 1");
+    assert_eq!(
+        error(r#""x\uD800\u0041""#),
+        "unpaired surrogate escape at byte 2"
+    );
+    assert_eq!(
+        error(r#""\ud800\ud800""#),
+        "unpaired surrogate escape at byte 1"
+    );
     assert_eq!(error(r#""\udc00""#), "unpaired surrogate escape at byte 1");
-    assert_eq!(error(r#""\ude80\ud83d""#), "unpaired surrogate escape at byte 1");
-    assert_eq!(error(r#""\ud800\n""#), "unpaired surrogate escape at byte 1");
+    assert_eq!(
+        error(r#""\ude80\ud83d""#),
+        "unpaired surrogate escape at byte 1"
+    );
+    assert_eq!(
+        error(r#""\ud800\n""#),
+        "unpaired surrogate escape at byte 1"
+    );
     assert_eq!(error(r#""\ud800x""#), "unpaired surrogate escape at byte 1");
     assert_eq!(error(r#""\ud800"#), "unexpected end of input");
     assert_eq!(error(r#""\ud800\u12"#), "unexpected end of input");
@@ -87,8 +109,14 @@ fn lone_surrogates_are_rejected() {
 #[test]
 fn raw_control_characters_in_strings_are_rejected() {
     assert_eq!(error("\"a\u{1}\""), "control character in string at byte 2");
-    assert_eq!(error("\"tab\there\""), "control character in string at byte 4");
-    assert_eq!(error("\"line\nbreak\""), "control character in string at byte 5");
+    assert_eq!(
+        error("\"tab\there\""),
+        "control character in string at byte 4"
+    );
+    assert_eq!(
+        error("\"line\nbreak\""),
+        "control character in string at byte 5"
+    );
     assert_eq!(error("\"\u{0}\""), "control character in string at byte 1");
     // Past the first 16-byte block, so the block scanner finds it.
     let long = format!("\"{}\u{1f}\"", "é".repeat(20));
@@ -100,7 +128,10 @@ fn raw_control_characters_in_strings_are_rejected() {
 #[test]
 fn unterminated_strings_end_unexpectedly() {
     assert_eq!(error("\"abc"), "unexpected end of input");
-    assert_eq!(error(&format!("\"{}", "a".repeat(100))), "unexpected end of input");
+    assert_eq!(
+        error(&format!("\"{}", "a".repeat(100))),
+        "unexpected end of input"
+    );
 }
 
 #[test]
@@ -167,7 +198,15 @@ fn objects_and_arrays_are_checked() {
     assert_eq!(error("[,1]"), "expected value at byte 1");
     assert_eq!(error("[1 2]"), "expected ',' or ']' at byte 3");
     assert_eq!(error("[1}"), "expected ',' or ']' at byte 2");
-    for ok in ["{}", "[]", "{ }", "[ ]", r#"{"":{}}"#, "[[],[[]],{}]", r#"{"a":[1,{"b":null}]}"#] {
+    for ok in [
+        "{}",
+        "[]",
+        "{ }",
+        "[ ]",
+        r#"{"":{}}"#,
+        "[[],[[]],{}]",
+        r#"{"a":[1,{"b":null}]}"#,
+    ] {
         value(ok);
     }
 }
@@ -181,7 +220,10 @@ fn nesting_is_limited_to_128() {
     assert_eq!(MAX_DEPTH, 128);
     value(&nested(128, "[", "]"));
     value(&nested(128, "{\"a\":", "}").replace("{\"a\":}", "{}"));
-    assert_eq!(error(&nested(129, "[", "]")), "nesting deeper than 128 at byte 128");
+    assert_eq!(
+        error(&nested(129, "[", "]")),
+        "nesting deeper than 128 at byte 128"
+    );
     // The innermost container counts even when empty.
     let objects = format!("{}{{}}{}", "{\"a\":".repeat(128), "}".repeat(128));
     assert_eq!(error(&objects), "nesting deeper than 128 at byte 640");
@@ -253,7 +295,11 @@ fn get_field_compares_decoded_keys_and_takes_the_first() {
     let object = value(r#"{"\u0061":1,"a":2,"x":{"sessionId":"s"},"k\"":3}"#);
     assert_eq!(object.get_field("a").map(|v| v.get()), Some("1"));
     assert_eq!(object.get_field("k\"").map(|v| v.get()), Some("3"));
-    assert_eq!(object.get_field("sessionId"), None, "nested keys are not top-level");
+    assert_eq!(
+        object.get_field("sessionId"),
+        None,
+        "nested keys are not top-level"
+    );
     assert_eq!(object.get_field("b"), None);
     assert_eq!(value("[\"a\"]").get_field("a"), None);
 }
@@ -262,7 +308,10 @@ fn get_field_compares_decoded_keys_and_takes_the_first() {
 fn elements_walk_the_top_level_of_an_array() {
     let array = value(r#"[1, "a,]", {"x":[2]} ,[],null,-2.5e3]"#);
     let elements: Vec<&str> = array.elements().map(|v| v.get()).collect();
-    assert_eq!(elements, ["1", r#""a,]""#, r#"{"x":[2]}"#, "[]", "null", "-2.5e3"]);
+    assert_eq!(
+        elements,
+        ["1", r#""a,]""#, r#"{"x":[2]}"#, "[]", "null", "-2.5e3"]
+    );
     assert_eq!(value("[]").elements().count(), 0);
     assert_eq!(value("[ ]").elements().count(), 0);
     assert_eq!(value(r#"{"a":1}"#).elements().count(), 0);
@@ -315,21 +364,30 @@ fn unescape_into_needs_room_for_the_decoded_text() {
     let mut exact = [0u8; 12];
     assert_eq!(s.unescape_into(&mut exact), Ok("tab\there 中"));
     let mut short = [0u8; 11];
-    assert_eq!(s.unescape_into(&mut short), Err(BufferTooSmall { needed: 12 }));
+    assert_eq!(
+        s.unescape_into(&mut short),
+        Err(BufferTooSmall { needed: 12 })
+    );
     assert_eq!(
         BufferTooSmall { needed: 12 }.to_string(),
         "buffer too small: the decoded string needs 12 bytes"
     );
     let plain = string(r#""abc""#);
     assert_eq!(plain.unescape_into(&mut [0u8; 3]), Ok("abc"));
-    assert_eq!(plain.unescape_into(&mut [0u8; 2]), Err(BufferTooSmall { needed: 3 }));
+    assert_eq!(
+        plain.unescape_into(&mut [0u8; 2]),
+        Err(BufferTooSmall { needed: 3 })
+    );
 }
 
 #[cfg(feature = "alloc")]
 #[test]
 fn to_cow_borrows_plain_strings_and_owns_decoded_ones() {
     use std::borrow::Cow;
-    assert!(matches!(string(r#""plain""#).to_cow(), Cow::Borrowed("plain")));
+    assert!(matches!(
+        string(r#""plain""#).to_cow(),
+        Cow::Borrowed("plain")
+    ));
     let decoded = string(r#""a\/b\r\n""#).to_cow();
     assert!(matches!(&decoded, Cow::Owned(_)));
     assert_eq!(decoded, "a/b\r\n");

@@ -23,7 +23,10 @@ fn check<P: quickcheck::Testable>(property: P) {
 }
 
 fn check_n<P: quickcheck::Testable>(tests: u64, property: P) {
-    QuickCheck::new().tests(tests).max_tests(tests * 10).quickcheck(property);
+    QuickCheck::new()
+        .tests(tests)
+        .max_tests(tests * 10)
+        .quickcheck(property);
 }
 
 /// serde_json's verdict, or `None` when it refuses for one of the documented differences.
@@ -67,8 +70,25 @@ fn below(g: &mut Gen, n: usize) -> usize {
 /// A character for a generated string, biased toward what needs escaping or is multi-byte.
 fn string_char(g: &mut Gen) -> char {
     match below(g, 6) {
-        0 => *pick(g, &['"', '\\', '/', '\n', '\t', '\r', '\u{8}', '\u{c}', '\u{0}', '\u{1f}']),
-        1 => *pick(g, &['é', '中', '🚀', '—', '\u{7f}', '\u{2028}', '\u{ffff}', '\u{10ffff}']),
+        0 => *pick(
+            g,
+            &[
+                '"', '\\', '/', '\n', '\t', '\r', '\u{8}', '\u{c}', '\u{0}', '\u{1f}',
+            ],
+        ),
+        1 => *pick(
+            g,
+            &[
+                'é',
+                '中',
+                '🚀',
+                '—',
+                '\u{7f}',
+                '\u{2028}',
+                '\u{ffff}',
+                '\u{10ffff}',
+            ],
+        ),
         2 => char::arbitrary(g),
         _ => *pick(g, &['a', 'b', 'z', ' ', '0', '{', '}', '[', ']', ',', ':']),
     }
@@ -145,7 +165,7 @@ fn write_number(g: &mut Gen, out: &mut String) {
     }
     if below(g, 3) == 0 {
         out.push(*pick(g, &['e', 'E']));
-        out.push_str(*pick(g, &["", "+", "-"]));
+        out.push_str(pick::<&str>(g, &["", "+", "-"]));
         out.push_str(&below(g, 280).to_string());
     }
 }
@@ -154,7 +174,7 @@ fn write_number(g: &mut Gen, out: &mut String) {
 fn write_value(g: &mut Gen, depth: usize, out: &mut String) {
     let choice = if depth == 0 { below(g, 4) } else { below(g, 6) };
     match choice {
-        0 => out.push_str(*pick(g, &["null", "true", "false"])),
+        0 => out.push_str(pick::<&str>(g, &["null", "true", "false"])),
         1 => write_number(g, out),
         2 | 3 => {
             let s = gen_string(g);
@@ -221,14 +241,22 @@ impl Arbitrary for Mutation {
             "{", "}", "[", "]", ",", ":", "\"", "\\", "0", "1", "-", "+", ".", "e", "E", "t", "n",
             "u", "x", " ", "\n", "\u{1}", "é", "\\u", "\\ud800", "\\udc00", "tru", "nul", "00",
         ];
-        Mutation { at: usize::arbitrary(g), op: u8::arbitrary(g) % 3, insert: *pick(g, PIECES) }
+        Mutation {
+            at: usize::arbitrary(g),
+            op: u8::arbitrary(g) % 3,
+            insert: pick::<&str>(g, PIECES),
+        }
     }
 }
 
 fn mutate(text: &str, mutations: &[Mutation]) -> String {
     let mut text = text.to_owned();
     for m in mutations {
-        let boundaries: Vec<usize> = text.char_indices().map(|(i, _)| i).chain([text.len()]).collect();
+        let boundaries: Vec<usize> = text
+            .char_indices()
+            .map(|(i, _)| i)
+            .chain([text.len()])
+            .collect();
         let at = boundaries[m.at % boundaries.len()];
         let next = boundaries.iter().copied().find(|&b| b > at);
         match (m.op, next) {
@@ -249,7 +277,9 @@ fn generated_documents_are_accepted_and_read_back_like_serde_json() {
     fn property(doc: Doc) -> TestResult {
         let expected: Value = match serde_json::from_str(&doc.0) {
             Ok(value) => value,
-            Err(e) if e.to_string().starts_with("number out of range") => return TestResult::discard(),
+            Err(e) if e.to_string().starts_with("number out of range") => {
+                return TestResult::discard();
+            }
             Err(e) => panic!("the generator wrote invalid JSON {:?}: {e}", doc.0),
         };
         let raw = match parse_value(&doc.0) {
@@ -267,13 +297,20 @@ fn generated_documents_are_accepted_and_read_back_like_serde_json() {
 fn mutated_documents_get_the_verdict_of_serde_json() {
     fn property(doc: Doc, mutations: Vec<Mutation>) -> TestResult {
         let text = mutate(&doc.0, &mutations[..mutations.len().min(3)]);
-        let Some(expected) = serde_verdict(&text) else { return TestResult::discard() };
+        let Some(expected) = serde_verdict(&text) else {
+            return TestResult::discard();
+        };
         let verdict = parse_value(&text);
         if verdict.is_ok() != expected {
-            return TestResult::error(format!("{text:?}: scanner {verdict:?}, serde_json {expected}"));
+            return TestResult::error(format!(
+                "{text:?}: scanner {verdict:?}, serde_json {expected}"
+            ));
         }
         if let Ok(raw) = verdict {
-            assert_eq!(to_value(raw), serde_json::from_str::<Value>(&text).expect("accepted"));
+            assert_eq!(
+                to_value(raw),
+                serde_json::from_str::<Value>(&text).expect("accepted")
+            );
         }
         TestResult::passed()
     }
@@ -284,9 +321,13 @@ fn mutated_documents_get_the_verdict_of_serde_json() {
 fn never_panics(text: &str) -> TestResult {
     let verdict = parse_value(text);
     let _ = scan(text);
-    let Some(expected) = serde_verdict(text) else { return TestResult::discard() };
+    let Some(expected) = serde_verdict(text) else {
+        return TestResult::discard();
+    };
     if verdict.is_ok() != expected {
-        return TestResult::error(format!("{text:?}: scanner {verdict:?}, serde_json {expected}"));
+        return TestResult::error(format!(
+            "{text:?}: scanner {verdict:?}, serde_json {expected}"
+        ));
     }
     if let Ok(raw) = verdict {
         to_value(raw);
@@ -306,7 +347,11 @@ fn arbitrary_strings_never_panic_and_match_serde_json() {
 fn arbitrary_bytes_never_panic_and_match_serde_json() {
     fn property(bytes: Vec<u8>, prefix: bool) -> TestResult {
         let text = String::from_utf8_lossy(&bytes);
-        let text = if prefix { format!(r#"{{"jsonrpc":"2.0","id":1,{text}"#) } else { text.into_owned() };
+        let text = if prefix {
+            format!(r#"{{"jsonrpc":"2.0","id":1,{text}"#)
+        } else {
+            text.into_owned()
+        };
         never_panics(&text)
     }
     check(property as fn(Vec<u8>, bool) -> TestResult);
@@ -316,11 +361,17 @@ fn arbitrary_bytes_never_panic_and_match_serde_json() {
 fn strings_decode_like_serde_json() {
     fn property(s: String, tail: Vec<u8>) -> bool {
         // Any string, with a few characters that need escaping mixed in.
-        let s: String = s.chars().chain(tail.iter().map(|&b| char::from(b % 0x30))).collect();
+        let s: String = s
+            .chars()
+            .chain(tail.iter().map(|&b| char::from(b % 0x30)))
+            .collect();
         let mut g = Gen::new(8);
         let mut randomly_escaped = String::new();
         write_string(&mut g, &s, &mut randomly_escaped);
-        for literal in [serde_json::to_string(&s).expect("serialises"), randomly_escaped] {
+        for literal in [
+            serde_json::to_string(&s).expect("serialises"),
+            randomly_escaped,
+        ] {
             let raw = parse_value(&literal).expect("valid");
             let decoded: String = serde_json::from_str(&literal).expect("serde_json reads it");
             assert_eq!(decoded, s);
@@ -359,14 +410,37 @@ impl Arbitrary for Envelope {
         let result = any(g);
         let data = any(g);
         let choices: [(&'static str, Vec<String>); 5] = [
-            ("jsonrpc", ["\"2.0\"", "\"2.0\"", "\"2.0\"", "\"1.0\"", "2.0", "null"].map(String::from).into()),
             (
-                "id",
-                ["1", "0", "-7", "123456789012345678901234567890", "\"a\\\"b\"", "\"\"", "null", "1.5", "1e2", "true", "[]", "{}"]
+                "jsonrpc",
+                ["\"2.0\"", "\"2.0\"", "\"2.0\"", "\"1.0\"", "2.0", "null"]
                     .map(String::from)
                     .into(),
             ),
-            ("method", ["\"m\"", "\"session/new\"", "\"\"", "5", "null"].map(String::from).into()),
+            (
+                "id",
+                [
+                    "1",
+                    "0",
+                    "-7",
+                    "123456789012345678901234567890",
+                    "\"a\\\"b\"",
+                    "\"\"",
+                    "null",
+                    "1.5",
+                    "1e2",
+                    "true",
+                    "[]",
+                    "{}",
+                ]
+                .map(String::from)
+                .into(),
+            ),
+            (
+                "method",
+                ["\"m\"", "\"session/new\"", "\"\"", "5", "null"]
+                    .map(String::from)
+                    .into(),
+            ),
             ("params", vec![params]),
             ("result", vec![result]),
         ];
@@ -401,8 +475,12 @@ impl Arbitrary for Envelope {
 /// What the rules of DESIGN.md §4 say about a line, computed from serde_json's `Value`:
 /// `Ok(kind and id)` for accepted messages, `Err((code, id))` for rejections.
 fn model(line: &str) -> Result<(&'static str, String), (i32, String)> {
-    let Ok(value) = serde_json::from_str::<Value>(line) else { return Err((-32700, "null".into())) };
-    let Value::Object(object) = value else { return Err((-32600, "null".into())) };
+    let Ok(value) = serde_json::from_str::<Value>(line) else {
+        return Err((-32700, "null".into()));
+    };
+    let Value::Object(object) = value else {
+        return Err((-32600, "null".into()));
+    };
     let id = match object.get("id") {
         None | Some(Value::Null) => "null".to_owned(),
         Some(Value::String(_)) => serde_json::to_string(&object["id"]).expect("serialises"),
@@ -420,11 +498,18 @@ fn model(line: &str) -> Result<(&'static str, String), (i32, String)> {
         return Err((-32600, id));
     }
     match object.get("method") {
-        Some(Value::String(m)) if !m.is_empty() => {
-            Ok((if id == "null" { "notification" } else { "request" }, id))
-        }
+        Some(Value::String(m)) if !m.is_empty() => Ok((
+            if id == "null" {
+                "notification"
+            } else {
+                "request"
+            },
+            id,
+        )),
         Some(_) => Err((-32600, id)),
-        None if object.contains_key("result") || object.contains_key("error") => Ok(("response", id)),
+        None if object.contains_key("result") || object.contains_key("error") => {
+            Ok(("response", id))
+        }
         None => Err((-32600, id)),
     }
 }
@@ -432,8 +517,11 @@ fn model(line: &str) -> Result<(&'static str, String), (i32, String)> {
 #[test]
 fn envelopes_are_classified_by_the_rules() {
     fn property(envelope: Envelope) -> TestResult {
-        let body: Vec<String> =
-            envelope.members.iter().map(|(k, v)| format!("\"{k}\":{v}")).collect();
+        let body: Vec<String> = envelope
+            .members
+            .iter()
+            .map(|(k, v)| format!("\"{k}\":{v}"))
+            .collect();
         let line = format!("{{{}}}", body.join(","));
         // serde_json reads big integers as floats, so compare ids only where it keeps them.
         if line.contains("123456789012345678901234567890") {

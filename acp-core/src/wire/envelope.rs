@@ -181,7 +181,11 @@ pub enum Reason {
 impl Rejection<'static> {
     /// The reply to a line the framer could not deliver: `-32700` with id null.
     pub fn from_frame_error(error: FrameError) -> Self {
-        Self { code: ErrorCode::PARSE_ERROR, id: Id::Null, reason: Reason::Frame(error) }
+        Self {
+            code: ErrorCode::PARSE_ERROR,
+            id: Id::Null,
+            reason: Reason::Frame(error),
+        }
     }
 }
 
@@ -200,7 +204,9 @@ impl fmt::Display for Reason {
             Reason::InvalidId => {
                 f.write_str("Invalid Request: id must be an integer, a string or null")
             }
-            Reason::DuplicateMember(key) => write!(f, "Invalid Request: duplicate member \"{key}\""),
+            Reason::DuplicateMember(key) => {
+                write!(f, "Invalid Request: duplicate member \"{key}\"")
+            }
             Reason::Version => f.write_str("Invalid Request: jsonrpc must be '2.0'"),
             Reason::MissingMethod => f.write_str("Invalid Request: missing method"),
         }
@@ -286,7 +292,11 @@ fn read_error_object(error: RawValue<'_>) -> Outcome<'_> {
     let Some(message) = message.and_then(|message| message.as_str()) else {
         return Outcome::Malformed(MalformedResponse::BadMessage);
     };
-    Outcome::Error(ErrorObject { code: ErrorCode(code), message, data })
+    Outcome::Error(ErrorObject {
+        code: ErrorCode(code),
+        message,
+        data,
+    })
 }
 
 /// Classifies one line (without its newline) as a JSON-RPC message, or says which error reply
@@ -309,9 +319,15 @@ pub fn scan(line: &str) -> Result<Message<'_>, Rejection<'_>> {
     };
     if let Some(index) = envelope.duplicate {
         let id = if index == ID { Id::Null } else { id };
-        return reject(ErrorCode::INVALID_REQUEST, id, Reason::DuplicateMember(MEMBERS[index]));
+        return reject(
+            ErrorCode::INVALID_REQUEST,
+            id,
+            Reason::DuplicateMember(MEMBERS[index]),
+        );
     }
-    let version_ok = jsonrpc.and_then(|v| v.as_str()).is_some_and(|v| v.eq_str("2.0"));
+    let version_ok = jsonrpc
+        .and_then(|v| v.as_str())
+        .is_some_and(|v| v.eq_str("2.0"));
     if !version_ok {
         return reject(ErrorCode::INVALID_REQUEST, id, Reason::Version);
     }
@@ -327,9 +343,10 @@ pub fn scan(line: &str) -> Result<Message<'_>, Rejection<'_>> {
                 id => Message::Request(Request { id, method, params }),
             })
         }
-        None if result.is_some() || error.is_some() => {
-            Ok(Message::Response(Response { id, outcome: read_outcome(result, error) }))
-        }
+        None if result.is_some() || error.is_some() => Ok(Message::Response(Response {
+            id,
+            outcome: read_outcome(result, error),
+        })),
         None => reject(ErrorCode::INVALID_REQUEST, id, Reason::MissingMethod),
     }
 }

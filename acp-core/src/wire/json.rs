@@ -135,16 +135,25 @@ pub(crate) fn scan<'a, M: TopMembers<'a>>(
     text: &'a str,
     members: &mut M,
 ) -> Result<RawValue<'a>, JsonError> {
-    let mut scanner = Scanner { text, bytes: text.as_bytes(), pos: 0 };
+    let mut scanner = Scanner {
+        text,
+        bytes: text.as_bytes(),
+        pos: 0,
+    };
     scanner.skip_ws();
     let start = scanner.pos;
     scanner.value(members)?;
     let end = scanner.pos;
     scanner.skip_ws();
     if scanner.pos != text.len() {
-        return Err(JsonError::new(JsonErrorKind::TrailingCharacters, scanner.pos));
+        return Err(JsonError::new(
+            JsonErrorKind::TrailingCharacters,
+            scanner.pos,
+        ));
     }
-    Ok(RawValue::new_unchecked(text.get(start..end).unwrap_or_default()))
+    Ok(RawValue::new_unchecked(
+        text.get(start..end).unwrap_or_default(),
+    ))
 }
 
 /// A key of the outermost object: its span inside the quotes, and whether it has escapes.
@@ -286,7 +295,11 @@ impl<'a> Scanner<'a> {
         let start = self.pos;
         let escaped = self.string()?;
         if record {
-            *key = KeySpan { start, end: self.pos - 1, escaped };
+            *key = KeySpan {
+                start,
+                end: self.pos - 1,
+                escaped,
+            };
         }
         self.skip_ws();
         if self.bytes.get(self.pos) != Some(&b':') {
@@ -349,7 +362,10 @@ impl<'a> Scanner<'a> {
                 }
             }
             Some(_) => Err(JsonError::new(JsonErrorKind::InvalidEscape, at)),
-            None => Err(JsonError::new(JsonErrorKind::UnexpectedEnd, self.bytes.len())),
+            None => Err(JsonError::new(
+                JsonErrorKind::UnexpectedEnd,
+                self.bytes.len(),
+            )),
         }
     }
 
@@ -358,7 +374,10 @@ impl<'a> Scanner<'a> {
         let mut unit = 0;
         for i in digits..digits + 4 {
             let Some(&b) = self.bytes.get(i) else {
-                return Err(JsonError::new(JsonErrorKind::UnexpectedEnd, self.bytes.len()));
+                return Err(JsonError::new(
+                    JsonErrorKind::UnexpectedEnd,
+                    self.bytes.len(),
+                ));
             };
             let Some(digit) = hex_digit(b) else {
                 return Err(JsonError::new(JsonErrorKind::InvalidEscape, at));
@@ -408,7 +427,10 @@ impl<'a> Scanner<'a> {
             self.pos += word.len();
             Ok(())
         } else if word.starts_with(rest) {
-            Err(JsonError::new(JsonErrorKind::UnexpectedEnd, self.bytes.len()))
+            Err(JsonError::new(
+                JsonErrorKind::UnexpectedEnd,
+                self.bytes.len(),
+            ))
         } else {
             Err(JsonError::new(JsonErrorKind::InvalidLiteral, self.pos))
         }
@@ -602,20 +624,31 @@ impl<'a> RawValue<'a> {
     /// The string, when the value is one.
     pub fn as_str(&self) -> Option<JsonStr<'a>> {
         let inner = self.get().strip_prefix('"')?.strip_suffix('"')?;
-        Some(JsonStr::new_unchecked(inner, inner.as_bytes().contains(&b'\\')))
+        Some(JsonStr::new_unchecked(
+            inner,
+            inner.as_bytes().contains(&b'\\'),
+        ))
     }
 
     /// The value as an `i64`, when it is an integer (no fraction, no exponent) that fits.
     pub fn as_i64(&self) -> Option<i64> {
         let text = self.get();
-        if is_integer_text(text) { text.parse().ok() } else { None }
+        if is_integer_text(text) {
+            text.parse().ok()
+        } else {
+            None
+        }
     }
 
     /// The value as a `u64`, when it is a non-negative integer (no fraction, no exponent)
     /// that fits.
     pub fn as_u64(&self) -> Option<u64> {
         let text = self.get();
-        if is_integer_text(text) { text.parse().ok() } else { None }
+        if is_integer_text(text) {
+            text.parse().ok()
+        } else {
+            None
+        }
     }
 
     /// The value as a `bool`, when it is `true` or `false`.
@@ -674,7 +707,10 @@ impl<'a> Iterator for Fields<'a> {
             return None;
         }
         let (key_end, escaped) = skip_string_unchecked(bytes, pos + 1);
-        let key = self.text.get(pos + 1..key_end.saturating_sub(1)).unwrap_or_default();
+        let key = self
+            .text
+            .get(pos + 1..key_end.saturating_sub(1))
+            .unwrap_or_default();
         pos = skip_ws_unchecked(bytes, key_end);
         if bytes.get(pos) != Some(&b':') {
             self.pos = bytes.len();
@@ -685,7 +721,10 @@ impl<'a> Iterator for Fields<'a> {
         let value = self.text.get(value_start..value_end).unwrap_or_default();
         // Always make progress, whatever the text holds.
         self.pos = value_end.max(self.pos + 1);
-        Some((JsonStr::new_unchecked(key, escaped), RawValue::new_unchecked(value)))
+        Some((
+            JsonStr::new_unchecked(key, escaped),
+            RawValue::new_unchecked(value),
+        ))
     }
 }
 
@@ -749,7 +788,10 @@ impl<'a> Iterator for Fragments<'a> {
             return None;
         }
         if bytes[0] != b'\\' {
-            let end = bytes.iter().position(|&b| b == b'\\').unwrap_or(bytes.len());
+            let end = bytes
+                .iter()
+                .position(|&b| b == b'\\')
+                .unwrap_or(bytes.len());
             let (text, rest) = self.rest.split_at(end);
             self.rest = rest;
             return Some(Fragment::Text(text));
@@ -782,21 +824,30 @@ fn decode_escape(bytes: &[u8]) -> (char, usize) {
 
 fn hex4_unchecked(bytes: &[u8], at: usize) -> Option<u32> {
     let digits = bytes.get(at..at + 4)?;
-    digits.iter().try_fold(0, |unit, &b| Some(unit << 4 | hex_digit(b)?))
+    digits
+        .iter()
+        .try_fold(0, |unit, &b| Some(unit << 4 | hex_digit(b)?))
 }
 
 fn decode_unicode_escape(bytes: &[u8]) -> (char, usize) {
     let Some(unit) = hex4_unchecked(bytes, 2) else {
         return (char::REPLACEMENT_CHARACTER, 2);
     };
-    if (0xD800..0xDC00).contains(&unit) && bytes.get(6) == Some(&b'\\') && bytes.get(7) == Some(&b'u')
+    if (0xD800..0xDC00).contains(&unit)
+        && bytes.get(6) == Some(&b'\\')
+        && bytes.get(7) == Some(&b'u')
+        && let Some(low @ 0xDC00..=0xDFFF) = hex4_unchecked(bytes, 8)
     {
-        if let Some(low @ 0xDC00..=0xDFFF) = hex4_unchecked(bytes, 8) {
-            let scalar = 0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00);
-            return (char::from_u32(scalar).unwrap_or(char::REPLACEMENT_CHARACTER), 12);
-        }
+        let scalar = 0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00);
+        return (
+            char::from_u32(scalar).unwrap_or(char::REPLACEMENT_CHARACTER),
+            12,
+        );
     }
-    (char::from_u32(unit).unwrap_or(char::REPLACEMENT_CHARACTER), 6)
+    (
+        char::from_u32(unit).unwrap_or(char::REPLACEMENT_CHARACTER),
+        6,
+    )
 }
 
 /// The buffer given to [`JsonStr::unescape_into`] cannot hold the decoded string.
@@ -808,7 +859,11 @@ pub struct BufferTooSmall {
 
 impl fmt::Display for BufferTooSmall {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "buffer too small: the decoded string needs {} bytes", self.needed)
+        write!(
+            f,
+            "buffer too small: the decoded string needs {} bytes",
+            self.needed
+        )
     }
 }
 
@@ -866,7 +921,9 @@ impl<'a> JsonStr<'a> {
 
     /// Decodes the string into `buf` and returns the decoded text, which borrows `buf`.
     pub fn unescape_into<'b>(&self, buf: &'b mut [u8]) -> Result<&'b str, BufferTooSmall> {
-        let too_small = || BufferTooSmall { needed: self.decoded_len() };
+        let too_small = || BufferTooSmall {
+            needed: self.decoded_len(),
+        };
         let mut len = 0;
         for fragment in self.fragments() {
             let mut utf8 = [0; 4];
@@ -875,7 +932,9 @@ impl<'a> JsonStr<'a> {
                 Fragment::Char(ch) => ch.encode_utf8(&mut utf8).as_bytes(),
             };
             let end = len + piece.len();
-            buf.get_mut(len..end).ok_or_else(too_small)?.copy_from_slice(piece);
+            buf.get_mut(len..end)
+                .ok_or_else(too_small)?
+                .copy_from_slice(piece);
             len = end;
         }
         let written = buf.get(..len).unwrap_or_default();
@@ -898,5 +957,125 @@ impl<'a> JsonStr<'a> {
             }
         }
         Cow::Owned(out)
+    }
+}
+
+#[cfg(all(test, feature = "std"))]
+mod tests {
+    use super::*;
+    use quickcheck::QuickCheck;
+    use std::{string::String, vec};
+
+    /// Reads `text` through every accessor as if it had been validated; returns how many
+    /// pieces were seen, so the work cannot be optimised away.
+    fn read_everything(text: &str, depth: usize) -> usize {
+        let raw = RawValue::new_unchecked(text);
+        let mut seen = 0;
+        let _ = (
+            raw.kind(),
+            raw.as_i64(),
+            raw.as_u64(),
+            raw.as_bool(),
+            raw.is_null(),
+        );
+        let _ = raw.get_field("a");
+        if let Some(s) = raw.as_str() {
+            seen += read_string(s);
+        }
+        for (key, value) in raw.fields().take(10_000) {
+            seen += 1 + read_string(key);
+            if depth > 0 {
+                seen += read_everything(value.get(), depth - 1);
+            }
+        }
+        for value in raw.elements().take(10_000) {
+            seen += 1;
+            if depth > 0 {
+                seen += read_everything(value.get(), depth - 1);
+            }
+        }
+        seen
+    }
+
+    fn read_string(s: JsonStr<'_>) -> usize {
+        let mut buf = vec![0u8; s.decoded_len()];
+        let decoded = s
+            .unescape_into(&mut buf)
+            .map(String::from)
+            .unwrap_or_default();
+        assert_eq!(s.chars().collect::<String>(), decoded);
+        assert!(s.eq_str(&decoded));
+        assert_eq!(s.to_cow(), decoded);
+        s.fragments().count()
+    }
+
+    #[test]
+    fn accessors_never_panic_on_text_that_was_not_validated() {
+        fn property(text: String) -> bool {
+            read_everything(&text, 3);
+            // Also as the inside of an object and of an array, and as string contents.
+            read_everything(&std::format!("{{{text}"), 3);
+            read_everything(&std::format!("[{text}"), 3);
+            read_string(JsonStr::new_unchecked(&text, true));
+            true
+        }
+        QuickCheck::new()
+            .tests(5_000)
+            .quickcheck(property as fn(String) -> bool);
+        for text in [
+            "{",
+            "[",
+            "{\"",
+            "{\"a\"",
+            "{\"a\":",
+            "{\"a\":1,",
+            "[1,",
+            "[,]",
+            "{,}",
+            "\"\\",
+            "\"\\u",
+            "\"\\ud800",
+            "\"\\ud800\\u",
+            "\"\\uzzzz\"",
+            "{]",
+            "[}",
+            "{\"a\"1}",
+            "\"\\é\"",
+            "}}}",
+        ] {
+            read_everything(text, 3);
+            read_string(JsonStr::new_unchecked(text, true));
+        }
+    }
+
+    #[test]
+    fn lone_surrogates_in_unvalidated_text_decode_to_the_replacement_character() {
+        let s = JsonStr::new_unchecked(r"a\ud800b\udc00", true);
+        assert_eq!(s.chars().collect::<String>(), "a\u{fffd}b\u{fffd}");
+    }
+
+    #[test]
+    fn the_string_stop_scan_finds_the_first_special_byte() {
+        for len in 0..40 {
+            for special in [b'"', b'\\', 0x00, 0x1f] {
+                for at in 0..len {
+                    let mut bytes = vec![b'a'; len];
+                    bytes[at] = special;
+                    // Bytes around the stop that could confuse the word arithmetic.
+                    if at + 1 < len {
+                        bytes[at + 1] = 0x80;
+                    }
+                    if at > 0 {
+                        bytes[at - 1] = 0xff;
+                    }
+                    assert_eq!(skip_plain(&bytes, 0), at, "{bytes:?}");
+                }
+                assert_eq!(skip_plain(&vec![b'a'; len], 0), len);
+            }
+        }
+        // Bytes just above the stops are plain.
+        let plain = [b' ', b'!', b'#', b'[', b']', 0x7f, 0x80, 0xc3, 0xff, 0x21];
+        let bytes: std::vec::Vec<u8> = plain.iter().cycle().take(64).copied().collect();
+        assert_eq!(skip_plain(&bytes, 0), 64);
     }
 }
