@@ -8,6 +8,8 @@
 //!
 //! Lone surrogates are rejected by both.
 
+#![cfg(feature = "alloc")]
+
 use std::borrow::Cow;
 
 use acp_core::wire::envelope::{Message, Outcome, scan};

@@ -327,9 +327,11 @@ impl<'a> Scanner<'a> {
                 Some(b'\\') => {
                     escaped = true;
                     // The two-byte escapes are most of them; `\u` takes the long way.
-                    pos = match bytes.get(pos + 1) {
-                        Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') => pos + 2,
-                        _ => self.escape(pos)?,
+                    let next = bytes.get(pos + 1).copied().unwrap_or(0);
+                    pos = if is_short_escape(next) {
+                        pos + 2
+                    } else {
+                        self.escape(pos)?
                     };
                 }
                 Some(_) => return Err(JsonError::new(JsonErrorKind::ControlCharacter, pos)),
@@ -447,6 +449,25 @@ impl JsonError {
     }
 }
 
+/// The bytes that may follow a backslash on their own, as a set of bits.
+const SHORT_ESCAPES: u128 = {
+    let mut set = 0u128;
+    let mut i = 0;
+    let bytes = *b"\"\\/bfnrt";
+    while i < bytes.len() {
+        set |= 1 << bytes[i];
+        i += 1;
+    }
+    set
+};
+
+/// Whether `\` followed by `b` is a complete escape. A bit test rather than a `match`, which
+/// compiles to a jump table on the hot path.
+#[inline(always)]
+const fn is_short_escape(b: u8) -> bool {
+    b < 128 && SHORT_ESCAPES >> b & 1 == 1
+}
+
 const fn hex_digit(b: u8) -> Option<u32> {
     match b {
         b'0'..=b'9' => Some((b - b'0') as u32),
@@ -471,14 +492,17 @@ const HIGHS: u64 = u64::from_le_bytes([0x80; 8]);
 /// The high bit of each byte of `word` (little endian) that is a quote, a backslash or a
 /// control character. Bits above the lowest set one may be spurious (borrows carry upward),
 /// so only the lowest one is meaningful: exactly what finding the first such byte needs.
+///
+/// Each test is the classic "byte is zero" trick, `(x - 0x01…) & !x & 0x80…`, on `word`
+/// xor the byte looked for (and `word - 0x20…` for control characters). Xoring with an ASCII
+/// byte keeps every high bit, so the three `!x` are the same and are applied once.
 #[inline(always)]
 const fn string_stops(word: u64) -> u64 {
     let quotes = word ^ (ONES * b'"' as u64);
     let backslashes = word ^ (ONES * b'\\' as u64);
-    let zero_quote = quotes.wrapping_sub(ONES) & !quotes;
-    let zero_backslash = backslashes.wrapping_sub(ONES) & !backslashes;
-    let control = word.wrapping_sub(ONES * 0x20) & !word;
-    (zero_quote | zero_backslash | control) & HIGHS
+    let borrows =
+        quotes.wrapping_sub(ONES) | backslashes.wrapping_sub(ONES) | word.wrapping_sub(ONES * 0x20);
+    borrows & !word & HIGHS
 }
 
 /// The position of the first byte at or after `pos` that is a quote, a backslash or a control
@@ -492,11 +516,13 @@ fn skip_plain(bytes: &[u8], mut pos: usize) -> usize {
         let (low, high) = block.split_at(8);
         let low = string_stops(u64::from_le_bytes(first8(low)));
         let high = string_stops(u64::from_le_bytes(first8(high)));
-        if low != 0 {
-            return pos + (low.trailing_zeros() / 8) as usize;
-        }
-        if high != 0 {
-            return pos + 8 + (high.trailing_zeros() / 8) as usize;
+        if low | high != 0 {
+            let bit = if low != 0 {
+                low.trailing_zeros()
+            } else {
+                64 + high.trailing_zeros()
+            };
+            return pos + (bit / 8) as usize;
         }
         pos += 16;
     }
