@@ -30,7 +30,7 @@
 use core::fmt;
 
 use super::frame::FrameError;
-use super::json::{self, JsonError, TopMembers, ValueKind};
+use super::json::{self, JsonError, MemberSpan, TopMembers, ValueKind};
 use super::{ErrorCode, Id, JsonStr, RawValue};
 
 /// One JSON-RPC message, borrowed from its line.
@@ -220,29 +220,41 @@ const MEMBERS: [&str; 6] = ["jsonrpc", "id", "method", "params", "result", "erro
 /// The index of `id` in [`MEMBERS`].
 const ID: usize = 1;
 
-/// The envelope members seen while the line is validated.
+/// The envelope members seen while the line is validated, as byte ranges of the line.
 #[derive(Default)]
-struct Envelope<'a> {
-    slots: [Option<RawValue<'a>>; 6],
+struct Envelope {
+    slots: [Option<(usize, usize)>; 6],
     /// The first member seen twice.
     duplicate: Option<usize>,
 }
 
-fn member_index(key: JsonStr<'_>) -> Option<usize> {
-    match key.as_plain() {
-        Some(plain) => MEMBERS.iter().position(|name| *name == plain),
-        None => MEMBERS.iter().position(|name| key.eq_str(name)),
+/// The index in [`MEMBERS`] of a key, from its contents on the wire.
+fn member_index(text: &str, member: &MemberSpan) -> Option<usize> {
+    let (start, end) = member.key;
+    if member.key_escaped {
+        let key = JsonStr::new_unchecked(text.get(start..end).unwrap_or_default(), true);
+        return MEMBERS.iter().position(|name| key.eq_str(name));
+    }
+    // Spelled out rather than searched so each comparison is against a constant.
+    match text.as_bytes().get(start..end).unwrap_or_default() {
+        b"jsonrpc" => Some(0),
+        b"id" => Some(1),
+        b"method" => Some(2),
+        b"params" => Some(3),
+        b"result" => Some(4),
+        b"error" => Some(5),
+        _ => None,
     }
 }
 
-impl<'a> TopMembers<'a> for Envelope<'a> {
+impl TopMembers for Envelope {
     #[inline]
-    fn member(&mut self, key: JsonStr<'a>, value: RawValue<'a>) {
-        if let Some(index) = member_index(key) {
+    fn member(&mut self, text: &str, member: MemberSpan) {
+        if let Some(index) = member_index(text, &member) {
             if self.slots[index].is_some() {
                 self.duplicate.get_or_insert(index);
             } else {
-                self.slots[index] = Some(value);
+                self.slots[index] = Some(member.value);
             }
         }
     }
@@ -311,7 +323,10 @@ pub fn scan(line: &str) -> Result<Message<'_>, Rejection<'_>> {
     if value.kind() != ValueKind::Object {
         return reject(ErrorCode::INVALID_REQUEST, Id::Null, Reason::NotAnObject);
     }
-    let [jsonrpc, id, method, params, result, error] = envelope.slots;
+    let raw = |slot: Option<(usize, usize)>| {
+        slot.map(|(start, end)| RawValue::new_unchecked(line.get(start..end).unwrap_or_default()))
+    };
+    let [jsonrpc, id, method, params, result, error] = envelope.slots.map(raw);
     let id = match id.map(read_id) {
         None => Id::Null,
         Some(Some(id)) => id,

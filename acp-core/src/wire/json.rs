@@ -116,22 +116,34 @@ pub fn parse_value(text: &str) -> Result<RawValue<'_>, JsonError> {
     scan(text, &mut ())
 }
 
-/// Told about each member of the outermost object while [`scan`] validates it, so the
-/// envelope scanner can pick out its fields in the same pass.
-pub(crate) trait TopMembers<'a> {
-    /// One member of the outermost object, in text order, duplicates included. The key and
-    /// value are already validated when this is called, but the rest of the text may not be.
-    fn member(&mut self, key: JsonStr<'a>, value: RawValue<'a>);
+/// Where one member of the outermost object sits in the scanned text, as byte ranges.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct MemberSpan {
+    /// The key's contents, between its quotes.
+    pub(crate) key: (usize, usize),
+    /// Whether the key holds an escape.
+    pub(crate) key_escaped: bool,
+    /// The value.
+    pub(crate) value: (usize, usize),
 }
 
-impl<'a> TopMembers<'a> for () {
+/// Told about each member of the outermost object while [`scan`] validates it, so the
+/// envelope scanner can pick out its fields in the same pass. Ranges rather than `&str`s, so
+/// members nobody wants cost no slicing.
+pub(crate) trait TopMembers {
+    /// One member of the outermost object, in text order, duplicates included. The key and
+    /// value are already validated when this is called, but the rest of the text may not be.
+    fn member(&mut self, text: &str, member: MemberSpan);
+}
+
+impl TopMembers for () {
     #[inline(always)]
-    fn member(&mut self, _key: JsonStr<'a>, _value: RawValue<'a>) {}
+    fn member(&mut self, _text: &str, _member: MemberSpan) {}
 }
 
 /// [`parse_value`], reporting the members of the outermost value to `members` when it is an
 /// object.
-pub(crate) fn scan<'a, M: TopMembers<'a>>(
+pub(crate) fn scan<'a, M: TopMembers>(
     text: &'a str,
     members: &mut M,
 ) -> Result<RawValue<'a>, JsonError> {
@@ -191,7 +203,7 @@ impl<'a> Scanner<'a> {
 
     /// Scans one value starting at `self.pos` (whitespace already skipped), leaving `pos`
     /// just past it. Iterative: `stack` holds one bit per open container, 1 for an object.
-    fn value<M: TopMembers<'a>>(&mut self, members: &mut M) -> Result<(), JsonError> {
+    fn value<M: TopMembers>(&mut self, members: &mut M) -> Result<(), JsonError> {
         let mut stack: u128 = 0;
         let mut depth: u32 = 0;
         // The key and value start of the outermost object's current member.
@@ -240,15 +252,12 @@ impl<'a> Scanner<'a> {
                 }
                 let in_object = stack & 1 == 1;
                 if depth == 1 && in_object {
-                    members.member(
-                        JsonStr::new_unchecked(
-                            self.text.get(key.start..key.end).unwrap_or_default(),
-                            key.escaped,
-                        ),
-                        RawValue::new_unchecked(
-                            self.text.get(value_start..self.pos).unwrap_or_default(),
-                        ),
-                    );
+                    let member = MemberSpan {
+                        key: (key.start, key.end),
+                        key_escaped: key.escaped,
+                        value: (value_start, self.pos),
+                    };
+                    members.member(self.text, member);
                 }
                 self.skip_ws();
                 match self.bytes.get(self.pos) {
@@ -287,6 +296,7 @@ impl<'a> Scanner<'a> {
     }
 
     /// Scans `"key" :` and the whitespace after it; records the key when `record` is set.
+    #[inline(always)]
     fn key_and_colon(&mut self, record: bool, key: &mut KeySpan) -> Result<(), JsonError> {
         if self.bytes.get(self.pos) != Some(&b'"') {
             return Err(self.end_or(JsonErrorKind::ExpectedKey, self.pos));
@@ -626,6 +636,24 @@ fn skip_ws_unchecked(bytes: &[u8], mut pos: usize) -> usize {
     pos
 }
 
+/// Whether `bytes` holds a backslash: a plain loop for the short strings envelopes are made
+/// of, the block scanner for long ones.
+fn has_backslash(bytes: &[u8]) -> bool {
+    if bytes.len() <= 32 {
+        return bytes.iter().any(|&b| b == b'\\');
+    }
+    let mut pos = 0;
+    while pos < bytes.len() {
+        pos = skip_plain(bytes, pos);
+        match bytes.get(pos) {
+            Some(b'\\') => return true,
+            Some(_) => pos += 1,
+            None => break,
+        }
+    }
+    false
+}
+
 fn is_integer_text(text: &str) -> bool {
     let digits = text.strip_prefix('-').unwrap_or(text);
     !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())
@@ -652,7 +680,7 @@ impl<'a> RawValue<'a> {
         let inner = self.get().strip_prefix('"')?.strip_suffix('"')?;
         Some(JsonStr::new_unchecked(
             inner,
-            inner.as_bytes().contains(&b'\\'),
+            has_backslash(inner.as_bytes()),
         ))
     }
 
