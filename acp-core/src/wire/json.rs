@@ -640,7 +640,8 @@ fn skip_ws_unchecked(bytes: &[u8], mut pos: usize) -> usize {
 /// of, the block scanner for long ones.
 fn has_backslash(bytes: &[u8]) -> bool {
     if bytes.len() <= 32 {
-        return bytes.iter().any(|&b| b == b'\\');
+        // Branch-free: no early exit to predict on strings this short.
+        return bytes.iter().fold(false, |found, &b| found | (b == b'\\'));
     }
     let mut pos = 0;
     while pos < bytes.len() {
