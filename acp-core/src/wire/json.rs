@@ -2,15 +2,17 @@
 //!
 //! [`parse_value`] checks one line against RFC 8259 in a single pass and hands back the
 //! span of its value as a [`RawValue`]; nothing is copied and nothing is decoded. Reading a
-//! validated value is done on demand through the accessors below ([`RawValue::get`],
-//! [`RawValue::fields`], [`JsonStr::eq_str`], [`JsonStr::unescape_into`], …), which walk the
-//! text again without re-validating it, and never panic even on text that was not validated.
+//! validated value is done on demand through the accessors below ([`RawValue::kind`],
+//! [`RawValue::get_field`] (`get` already names the text), [`RawValue::fields`],
+//! [`RawValue::elements`], [`JsonStr::eq_str`], [`JsonStr::unescape_into`], …), which walk
+//! the text again without re-validating it, and never panic even on text that was not
+//! validated. Looking a key up costs a walk over the members before it.
 //!
 //! # Decisions
 //!
 //! - **Nesting** is limited to [`MAX_DEPTH`] (128) arrays and objects, counting the outermost
 //!   one. The scanner is iterative, with the open containers kept in a 128-bit stack, so deep
-//!   input costs no call stack. (serde_json's limit is one lower: it stops at 128 levels.)
+//!   input costs no call stack. (serde_json accepts one level less, 127.)
 //! - **Lone surrogates** in `\u` escapes (a `\uD800`–`\uDBFF` not followed by a `\uDC00`–`\uDFFF`
 //!   escape, or a trailing one on its own) are rejected, as serde_json rejects them when it
 //!   decodes a string. So every validated string decodes to valid UTF-8, and unescaping never
