@@ -1,1 +1,367 @@
-//! TODO(skeleton): filled in by the wire-layer work.
+//! The JSON-RPC envelope: one line in, one [`Message`] out, or the exact error reply the line
+//! deserves.
+//!
+//! [`scan`] validates the whole line (a syntax error deep inside `params` is still a parse
+//! error) and picks out the envelope members in the same pass. `params`, `result` and
+//! `error.data` stay raw: the method handler decides what they must hold.
+//!
+//! # Rules, checked in this order (DESIGN.md §4, Agentao's framing §7.1)
+//!
+//! | line | verdict |
+//! |---|---|
+//! | not JSON | `-32700`, id null, `Parse error: <where>` |
+//! | JSON, not an object (arrays and batches too) | `-32600`, id null, `Invalid Request: expected JSON object` |
+//! | `id` not an integer, a string or null (floats and exponents are not integers) | `-32600`, id null, `Invalid Request: id must be an integer, a string or null` |
+//! | an envelope member (`jsonrpc`, `id`, `method`, `params`, `result`, `error`) appears twice | `-32600`, the id (null if `id` is the duplicate), `Invalid Request: duplicate member "<key>"` |
+//! | `jsonrpc` missing or not exactly `"2.0"` | `-32600`, the id, `Invalid Request: jsonrpc must be '2.0'` |
+//! | `method` present but not a non-empty string | `-32600`, the id, `Invalid Request: missing method` |
+//! | no `method`, but `result` or `error` | a [`Message::Response`] (see [`Outcome`]) |
+//! | no `method`, no `result`, no `error` | `-32600`, the id, `Invalid Request: missing method` |
+//! | `method` with an integer or string id | a [`Message::Request`] |
+//! | `method` with `id` null or absent | a [`Message::Notification`] (never answered) |
+//!
+//! Duplicate members are refused rather than resolved first-wins or last-wins because two
+//! readers of the same line could otherwise disagree about what it asks for. Duplicates of
+//! other members are not looked at: unknown members are ignored. When a request or
+//! notification has both `method` and `result`/`error`, `method` wins.
+//!
+//! Member names are compared after unescaping, so `"jso\u006erpc"` is `jsonrpc`.
+
+use core::fmt;
+
+use super::frame::FrameError;
+use super::json::{self, JsonError, MemberSpan, TopMembers, ValueKind};
+use super::{ErrorCode, Id, JsonStr, RawValue};
+
+/// One JSON-RPC message, borrowed from its line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Message<'a> {
+    /// A call that expects exactly one response.
+    Request(Request<'a>),
+    /// A call that must never be answered (`id` absent or null).
+    Notification(Notification<'a>),
+    /// The answer to one of our requests.
+    Response(Response<'a>),
+}
+
+/// A request: a method call with an integer or string id.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Request<'a> {
+    /// The id to echo in the response; never [`Id::Null`].
+    pub id: Id<'a>,
+    /// The method name, non-empty.
+    pub method: JsonStr<'a>,
+    /// The parameters, any JSON value, when present.
+    pub params: Option<RawValue<'a>>,
+}
+
+/// A notification: a method call without id (or with `id: null`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Notification<'a> {
+    /// The method name, non-empty.
+    pub method: JsonStr<'a>,
+    /// The parameters, any JSON value, when present.
+    pub params: Option<RawValue<'a>>,
+}
+
+/// A response: no `method`, and a `result` or an `error`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Response<'a> {
+    /// The id of the request it answers; [`Id::Null`] when the peer did not know it (or
+    /// omitted it).
+    pub id: Id<'a>,
+    /// What the response says.
+    pub outcome: Outcome<'a>,
+}
+
+/// What a response says. Malformed responses are still responses, so the request they answer
+/// can be settled instead of waiting forever.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Outcome<'a> {
+    /// A success: `result`, any JSON value (`null` included).
+    Result(RawValue<'a>),
+    /// A well formed error object.
+    Error(ErrorObject<'a>),
+    /// A response the request must be settled with as an error.
+    Malformed(MalformedResponse),
+}
+
+/// A JSON-RPC error object as received.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ErrorObject<'a> {
+    /// The error code.
+    pub code: ErrorCode,
+    /// The message text, still escaped.
+    pub message: JsonStr<'a>,
+    /// Extra data, when present.
+    pub data: Option<RawValue<'a>>,
+}
+
+/// Why a response's outcome could not be read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum MalformedResponse {
+    /// Both `result` and `error` are present.
+    ResultAndError,
+    /// `error` is not an object.
+    ErrorNotObject,
+    /// `error.code` is missing, not an integer, or outside `i32`.
+    BadCode,
+    /// `error.message` is missing or not a string.
+    BadMessage,
+}
+
+impl fmt::Display for MalformedResponse {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            MalformedResponse::ResultAndError => "response has both result and error",
+            MalformedResponse::ErrorNotObject => "response error is not an object",
+            MalformedResponse::BadCode => "response error code is not a 32-bit integer",
+            MalformedResponse::BadMessage => "response error message is not a string",
+        })
+    }
+}
+
+impl core::error::Error for MalformedResponse {}
+
+impl<'a> Message<'a> {
+    /// `params.sessionId` when it is a string: a cheap peek for routing, looking only at the
+    /// top level of `params`. Always `None` for responses.
+    pub fn session_id(&self) -> Option<JsonStr<'a>> {
+        let params = match self {
+            Message::Request(request) => request.params,
+            Message::Notification(notification) => notification.params,
+            Message::Response(_) => None,
+        };
+        params?.get_field("sessionId")?.as_str()
+    }
+
+    /// The method name of a request or notification.
+    pub fn method(&self) -> Option<JsonStr<'a>> {
+        match self {
+            Message::Request(request) => Some(request.method),
+            Message::Notification(notification) => Some(notification.method),
+            Message::Response(_) => None,
+        }
+    }
+}
+
+/// A line that is not a valid JSON-RPC message, and the error reply it gets:
+/// `{"jsonrpc":"2.0","id":<id>,"error":{"code":<code>,"message":"<Display of this>"}}`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Rejection<'a> {
+    /// The error code of the reply.
+    pub code: ErrorCode,
+    /// The id of the reply: the message's id when it could be read, otherwise null.
+    pub id: Id<'a>,
+    /// What is wrong; its text is the reply's message.
+    pub reason: Reason,
+}
+
+/// What is wrong with a rejected line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Reason {
+    /// The framer could not deliver the line.
+    Frame(FrameError),
+    /// The line is not JSON.
+    Json(JsonError),
+    /// The line is JSON but not an object.
+    NotAnObject,
+    /// `id` is neither an integer, a string nor null.
+    InvalidId,
+    /// An envelope member appears more than once.
+    DuplicateMember(&'static str),
+    /// `jsonrpc` is missing or not `"2.0"`.
+    Version,
+    /// No usable `method`, and not a response either.
+    MissingMethod,
+}
+
+impl Rejection<'static> {
+    /// The reply to a line the framer could not deliver: `-32700` with id null.
+    pub fn from_frame_error(error: FrameError) -> Self {
+        Self {
+            code: ErrorCode::PARSE_ERROR,
+            id: Id::Null,
+            reason: Reason::Frame(error),
+        }
+    }
+}
+
+impl fmt::Display for Rejection<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.reason.fmt(f)
+    }
+}
+
+impl fmt::Display for Reason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Reason::Frame(error) => write!(f, "Parse error: {error}"),
+            Reason::Json(error) => write!(f, "Parse error: {error}"),
+            Reason::NotAnObject => f.write_str("Invalid Request: expected JSON object"),
+            Reason::InvalidId => {
+                f.write_str("Invalid Request: id must be an integer, a string or null")
+            }
+            Reason::DuplicateMember(key) => {
+                write!(f, "Invalid Request: duplicate member \"{key}\"")
+            }
+            Reason::Version => f.write_str("Invalid Request: jsonrpc must be '2.0'"),
+            Reason::MissingMethod => f.write_str("Invalid Request: missing method"),
+        }
+    }
+}
+
+impl core::error::Error for Rejection<'_> {}
+
+/// The envelope members, by index into [`Envelope::slots`].
+const MEMBERS: [&str; 6] = ["jsonrpc", "id", "method", "params", "result", "error"];
+/// The index of `id` in [`MEMBERS`].
+const ID: usize = 1;
+
+/// The envelope members seen while the line is validated, as byte ranges of the line.
+#[derive(Default)]
+struct Envelope {
+    slots: [Option<(usize, usize)>; 6],
+    /// The first member seen twice.
+    duplicate: Option<usize>,
+}
+
+/// The index in [`MEMBERS`] of a key, from its contents on the wire.
+fn member_index(text: &str, member: &MemberSpan) -> Option<usize> {
+    let (start, end) = member.key;
+    if member.key_escaped {
+        let key = JsonStr::new_unchecked(text.get(start..end).unwrap_or_default(), true);
+        return MEMBERS.iter().position(|name| key.eq_str(name));
+    }
+    // Spelled out rather than searched so each comparison is against a constant.
+    match text.as_bytes().get(start..end).unwrap_or_default() {
+        b"jsonrpc" => Some(0),
+        b"id" => Some(1),
+        b"method" => Some(2),
+        b"params" => Some(3),
+        b"result" => Some(4),
+        b"error" => Some(5),
+        _ => None,
+    }
+}
+
+impl TopMembers for Envelope {
+    #[inline]
+    fn member(&mut self, text: &str, member: MemberSpan) {
+        if let Some(index) = member_index(text, &member) {
+            if self.slots[index].is_some() {
+                self.duplicate.get_or_insert(index);
+            } else {
+                self.slots[index] = Some(member.value);
+            }
+        }
+    }
+}
+
+/// Reads an `id` value: `None` when it is not an integer, a string or null.
+fn read_id(value: RawValue<'_>) -> Option<Id<'_>> {
+    match value.kind() {
+        ValueKind::Null => Some(Id::Null),
+        ValueKind::String => value.as_str().map(Id::Str),
+        ValueKind::Number => {
+            let text = value.get();
+            let integer = !text.bytes().any(|b| matches!(b, b'.' | b'e' | b'E'));
+            integer.then_some(Id::Int(text))
+        }
+        _ => None,
+    }
+}
+
+fn read_outcome<'a>(result: Option<RawValue<'a>>, error: Option<RawValue<'a>>) -> Outcome<'a> {
+    match (result, error) {
+        (Some(_), Some(_)) => Outcome::Malformed(MalformedResponse::ResultAndError),
+        (Some(result), None) => Outcome::Result(result),
+        (None, Some(error)) => read_error_object(error),
+        // `scan` only builds a response when one of the two is there.
+        (None, None) => Outcome::Malformed(MalformedResponse::ErrorNotObject),
+    }
+}
+
+fn read_error_object(error: RawValue<'_>) -> Outcome<'_> {
+    if error.kind() != ValueKind::Object {
+        return Outcome::Malformed(MalformedResponse::ErrorNotObject);
+    }
+    let (mut code, mut message, mut data) = (None, None, None);
+    for (key, value) in error.fields() {
+        if code.is_none() && key.eq_str("code") {
+            code = Some(value);
+        } else if message.is_none() && key.eq_str("message") {
+            message = Some(value);
+        } else if data.is_none() && key.eq_str("data") {
+            data = Some(value);
+        }
+    }
+    let Some(code) = code.and_then(|code| i32::try_from(code.as_i64()?).ok()) else {
+        return Outcome::Malformed(MalformedResponse::BadCode);
+    };
+    let Some(message) = message.and_then(|message| message.as_str()) else {
+        return Outcome::Malformed(MalformedResponse::BadMessage);
+    };
+    Outcome::Error(ErrorObject {
+        code: ErrorCode(code),
+        message,
+        data,
+    })
+}
+
+/// Classifies one line (without its newline) as a JSON-RPC message, or says which error reply
+/// it gets. The rules are in the [module docs](self).
+pub fn scan(line: &str) -> Result<Message<'_>, Rejection<'_>> {
+    let reject = |code, id, reason| Err(Rejection { code, id, reason });
+    let mut envelope = Envelope::default();
+    let value = match json::scan(line, &mut envelope) {
+        Ok(value) => value,
+        Err(error) => return reject(ErrorCode::PARSE_ERROR, Id::Null, Reason::Json(error)),
+    };
+    if value.kind() != ValueKind::Object {
+        return reject(ErrorCode::INVALID_REQUEST, Id::Null, Reason::NotAnObject);
+    }
+    let raw = |slot: Option<(usize, usize)>| {
+        slot.map(|(start, end)| RawValue::new_unchecked(line.get(start..end).unwrap_or_default()))
+    };
+    let [jsonrpc, id, method, params, result, error] = envelope.slots.map(raw);
+    let id = match id.map(read_id) {
+        None => Id::Null,
+        Some(Some(id)) => id,
+        Some(None) => return reject(ErrorCode::INVALID_REQUEST, Id::Null, Reason::InvalidId),
+    };
+    if let Some(index) = envelope.duplicate {
+        let id = if index == ID { Id::Null } else { id };
+        return reject(
+            ErrorCode::INVALID_REQUEST,
+            id,
+            Reason::DuplicateMember(MEMBERS[index]),
+        );
+    }
+    let version_ok = jsonrpc
+        .and_then(|v| v.as_str())
+        .is_some_and(|v| v.eq_str("2.0"));
+    if !version_ok {
+        return reject(ErrorCode::INVALID_REQUEST, id, Reason::Version);
+    }
+    match method {
+        Some(method) => {
+            // Any escape decodes to at least one character, so a non-empty raw text is a
+            // non-empty name.
+            let Some(method) = method.as_str().filter(|m| !m.raw().is_empty()) else {
+                return reject(ErrorCode::INVALID_REQUEST, id, Reason::MissingMethod);
+            };
+            Ok(match id {
+                Id::Null => Message::Notification(Notification { method, params }),
+                id => Message::Request(Request { id, method, params }),
+            })
+        }
+        None if result.is_some() || error.is_some() => Ok(Message::Response(Response {
+            id,
+            outcome: read_outcome(result, error),
+        })),
+        None => reject(ErrorCode::INVALID_REQUEST, id, Reason::MissingMethod),
+    }
+}
