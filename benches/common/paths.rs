@@ -10,6 +10,10 @@ use serde::Deserialize;
 use serde::de::{self, Deserializer, Visitor};
 use serde_json::value::RawValue;
 
+use acp_core::wire::Id;
+use acp_core::wire::envelope::{self, Message, Outcome as Reply};
+use acp_core::wire::frame::Framer;
+
 use super::{DecodePath, Outcome};
 
 /// a1: count the lines and sum their lengths with `memchr_iter`. The framing floor every
@@ -27,56 +31,81 @@ pub const B2_SERDE_ENVELOPE: DecodePath = DecodePath {
     run: b2_serde_envelope,
 };
 
-// OURS: the two acp-core paths go here once `acp_core::wire::frame::Framer` and
-// `acp_core::wire::envelope::scan` are on this branch. Each is one constant, one function and
-// one entry in `decode_paths()` below; both harnesses pick them up from that list. Sketch,
-// against the APIs as they stand on the framer and envelope branches:
-//
-//     pub const O1_FRAMER: DecodePath =
-//         DecodePath { id: "o1", label: "acp-core Framer (lines only)", run: o1_framer };
-//     pub const O2_FRAMER_ENVELOPE: DecodePath =
-//         DecodePath { id: "o2", label: "acp-core Framer + envelope::scan", run: o2_envelope };
-//
-//     /// Feeds the corpus in 64 KiB reads, as a pipe reader would, and hands every line to
-//     /// `each`, which returns what to fold into the checksum (`None`: not counted).
-//     fn with_framer(corpus: &[u8], mut each: impl FnMut(&str) -> Option<u64>) -> Outcome {
-//         let mut framer = Framer::with_limit(16 << 20);
-//         let mut outcome = Outcome::default();
-//         let mut drain = |framer: &mut Framer<Vec<u8>>| {
-//             while let Some(line) = framer.next_line() {
-//                 if let Some(sum) = line.ok().and_then(&mut each) {
-//                     outcome.messages += 1;
-//                     outcome.checksum = outcome.checksum.wrapping_add(sum);
-//                 }
-//             }
-//         };
-//         for read in corpus.chunks(64 << 10) {
-//             let mut input = read;
-//             while !input.is_empty() {
-//                 input = &input[framer.feed(input)..];
-//                 drain(&mut framer);
-//             }
-//         }
-//         framer.finish();
-//         drain(&mut framer);
-//         outcome
-//     }
-//     // o1: like a1, the line length.
-//     fn o1_framer(corpus: &[u8]) -> Outcome { with_framer(corpus, |line| Some(line.len() as u64)) }
-//     // o2: like b2, the method length, the id and the raw params/result length.
-//     fn o2_envelope(corpus: &[u8]) -> Outcome {
-//         with_framer(corpus, |line| envelope::scan(line).ok().map(|message| fingerprint(&message)))
-//     }
-//
-// Note that o1 also validates UTF-8 (the framer hands out `&str`), which a1 does not.
+/// o1: acp-core's framer alone: lines out of 64 KiB reads, UTF-8 validated (which a1 does not).
+pub const O1_FRAMER: DecodePath = DecodePath {
+    id: "o1",
+    label: "acp-core Framer (lines, UTF-8 checked)",
+    run: o1_framer,
+};
+
+/// o2: acp-core's framer and envelope scan: every line fully validated and classified.
+pub const O2_FRAMER_ENVELOPE: DecodePath = DecodePath {
+    id: "o2",
+    label: "acp-core Framer + envelope::scan",
+    run: o2_envelope,
+};
+
+/// Feeds the corpus in 64 KiB reads, as a pipe reader would, and hands every line to `each`,
+/// which returns what to fold into the checksum (`None`: not counted).
+fn with_framer(corpus: &[u8], mut each: impl FnMut(&str) -> Option<u64>) -> Outcome {
+    let mut framer = Framer::with_limit(16 << 20);
+    let mut outcome = Outcome::default();
+    let mut drain = |framer: &mut Framer<Vec<u8>>| {
+        while let Some(line) = framer.next_line() {
+            if let Some(sum) = line.ok().and_then(&mut each) {
+                outcome.messages += 1;
+                outcome.checksum = outcome.checksum.wrapping_add(sum);
+            }
+        }
+    };
+    for read in corpus.chunks(64 << 10) {
+        let mut input = read;
+        while !input.is_empty() {
+            input = &input[framer.feed(input)..];
+            drain(&mut framer);
+        }
+    }
+    framer.finish();
+    drain(&mut framer);
+    outcome
+}
+
+fn o1_framer(corpus: &[u8]) -> Outcome {
+    with_framer(corpus, |line| Some(line.len() as u64))
+}
+
+fn o2_envelope(corpus: &[u8]) -> Outcome {
+    with_framer(corpus, |line| {
+        envelope::scan(line).ok().map(|m| fingerprint(&m))
+    })
+}
+
+/// Like [`Envelope::fingerprint`]: the id, the method length and the raw payload length.
+fn fingerprint(message: &Message<'_>) -> u64 {
+    let id = |id: &Id<'_>| match id {
+        Id::Int(_) => id.as_i64().unwrap_or(0) as u64,
+        Id::Str(s) => s.raw().len() as u64,
+        Id::Null => 0,
+    };
+    let raw_len =
+        |raw: Option<acp_core::wire::RawValue<'_>>| raw.map_or(0, |r| r.get().len()) as u64;
+    match message {
+        Message::Request(r) => id(&r.id) + 3 + r.method.raw().len() as u64 + raw_len(r.params),
+        Message::Notification(n) => 3 + n.method.raw().len() as u64 + raw_len(n.params),
+        Message::Response(r) => {
+            let payload = match &r.outcome {
+                Reply::Result(raw) => Some(*raw),
+                Reply::Error(e) => e.data,
+                Reply::Malformed(_) => None,
+            };
+            id(&r.id) + 3 + raw_len(payload)
+        }
+    }
+}
 
 /// Every path this package measures, baseline first.
 pub fn decode_paths() -> Vec<DecodePath> {
-    vec![
-        A1_MEMCHR,
-        // OURS: O1_FRAMER, O2_FRAMER_ENVELOPE,
-        B2_SERDE_ENVELOPE,
-    ]
+    vec![A1_MEMCHR, O1_FRAMER, O2_FRAMER_ENVELOPE, B2_SERDE_ENVELOPE]
 }
 
 /// The lines of a corpus, as every path splits them.
