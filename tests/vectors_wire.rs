@@ -1,0 +1,134 @@
+//! Replays every `vectors/wire/` scenario against acp-core's wire layer: the framer, the
+//! envelope scanner and the encoder, glued the way a connection glues them.
+//!
+//! Each vector is replayed whole, in 7-byte pieces and one byte at a time (the 20 MiB ones in
+//! 64 KiB reads only): the outcome must not depend on how the bytes arrive.
+
+use acp_core::wire::Id;
+use acp_core::wire::encode::write_error;
+use acp_core::wire::envelope::{self, Message, Outcome, Rejection};
+use acp_core::wire::frame::{DEFAULT_MAX_LINE, Framer};
+use acp_testkit::vectors::{Event, Harness, ResponseOutcome, Step, Vector, load_dir, replay};
+
+/// The wire layer under test: lines out of the framer, each scanned, each rejection answered.
+struct Wire {
+    framer: Framer<Vec<u8>>,
+    outputs: Vec<Vec<u8>>,
+    events: Vec<Event>,
+}
+
+impl Wire {
+    fn new(vector: &Vector) -> Self {
+        Self {
+            framer: Framer::with_limit(vector.config.max_line.unwrap_or(DEFAULT_MAX_LINE)),
+            outputs: Vec::new(),
+            events: Vec::new(),
+        }
+    }
+
+    fn drain(&mut self) {
+        while let Some(line) = self.framer.next_line() {
+            let verdict = match line {
+                Ok(line) => envelope::scan(line).map(event),
+                Err(error) => Err(Rejection::from_frame_error(error)),
+            };
+            match verdict {
+                Ok(event) => self.events.push(event),
+                Err(rejection) => {
+                    let mut reply = Vec::new();
+                    write_error(
+                        &mut reply,
+                        rejection.id,
+                        rejection.code,
+                        &rejection,
+                        None::<&()>,
+                    )
+                    .expect("a Vec sink cannot fail");
+                    assert_eq!(reply.pop(), Some(b'\n'), "every line ends in a newline");
+                    self.outputs.push(reply);
+                }
+            }
+        }
+    }
+}
+
+/// The raw JSON text of an id, as the vectors write it.
+fn raw_id(id: &Id<'_>) -> String {
+    match id {
+        Id::Int(digits) => (*digits).to_owned(),
+        Id::Str(text) => format!("\"{}\"", text.raw()),
+        Id::Null => "null".to_owned(),
+    }
+}
+
+fn event(message: Message<'_>) -> Event {
+    match message {
+        Message::Request(request) => Event::Request {
+            id: raw_id(&request.id),
+            method: request.method.to_cow().into_owned(),
+        },
+        Message::Notification(notification) => Event::Notification {
+            method: notification.method.to_cow().into_owned(),
+        },
+        Message::Response(response) => Event::Response {
+            id: raw_id(&response.id),
+            outcome: match response.outcome {
+                Outcome::Result(_) => ResponseOutcome::Result,
+                Outcome::Error(_) => ResponseOutcome::Error,
+                Outcome::Malformed(_) => ResponseOutcome::Malformed,
+            },
+        },
+    }
+}
+
+impl Harness for Wire {
+    fn feed(&mut self, mut bytes: &[u8]) {
+        // The documented loop: feed what fits, drain, repeat.
+        while !bytes.is_empty() {
+            bytes = &bytes[self.framer.feed(bytes)..];
+            self.drain();
+        }
+    }
+
+    fn eof(&mut self) {
+        self.framer.finish();
+        self.drain();
+    }
+
+    fn advance_to(&mut self, _now_ms: u64) {
+        // The wire layer has no timers.
+    }
+
+    fn take_outputs(&mut self) -> Vec<Vec<u8>> {
+        std::mem::take(&mut self.outputs)
+    }
+
+    fn take_events(&mut self) -> Vec<Event> {
+        std::mem::take(&mut self.events)
+    }
+}
+
+#[test]
+fn every_wire_vector_replays_against_acp_core_however_the_bytes_are_chunked() {
+    let dir = acp_testkit::vectors::vectors_dir().join("wire");
+    let vectors = load_dir(&dir).unwrap_or_else(|error| panic!("{error}"));
+    assert!(
+        vectors.len() >= 20,
+        "expected the wire vectors, found {}",
+        vectors.len()
+    );
+    let mut failures = Vec::new();
+    for vector in &vectors {
+        let big = vector
+            .steps
+            .iter()
+            .any(|step| matches!(step, Step::In(input) if input.len() > 1 << 20));
+        let chunkings: &[usize] = if big { &[1 << 16] } else { &[usize::MAX, 7, 1] };
+        for &chunk in chunkings {
+            if let Err(failure) = replay(vector, &mut Wire::new(vector), chunk) {
+                failures.push(format!("[chunk {chunk}] {failure}"));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
