@@ -30,6 +30,7 @@ extern crate alloc;
 #[cfg(feature = "std")]
 extern crate std;
 
+pub mod conn;
 pub mod machine;
 pub mod sanitize;
 #[cfg(feature = "alloc")]

@@ -1,0 +1,380 @@
+//! The byte plumbing both connections share: peer bytes in through the framer and the envelope
+//! scanner, lines out through a bounded, batched outbox.
+//!
+//! Garbage from the peer never reaches a connection's state machines: a line that cannot be
+//! framed or is not a valid JSON-RPC message is answered here, with the exact reply DESIGN.md
+//! §4 gives, and reported as [`Incoming::Rejected`] so the connection can tell the application.
+//!
+//! Memory is bounded on both sides. The framer never holds more than one line. The outbox holds
+//! complete lines until the caller has written them; [`Transport::feed`] stops consuming input
+//! while the outbox lacks room for a worst-case reply, so a peer that writes without reading
+//! cannot make us queue replies without bound, and [`Outbox::has_room_for_updates`] tells an
+//! application when to pause its own sending.
+
+use core::fmt;
+
+use crate::wire::encode::{EncodeError, Sink};
+use crate::wire::envelope::{self, Message, Rejection};
+use crate::wire::frame::{Framer, Storage};
+
+/// Bytes the outbox keeps free for one reply to a peer line before more input is consumed: an
+/// error reply with a 128-byte id and a message naming a field path fits easily.
+pub const REPLY_RESERVE: usize = 1024;
+
+/// One framed line, classified.
+#[derive(Debug)]
+pub enum Incoming<'a> {
+    /// A valid JSON-RPC message for the connection to route.
+    Message(Message<'a>),
+    /// A line that was not a valid message. Its reply (when one is due) is already in the
+    /// outbox; the connection only reports it.
+    Rejected(Rejection<'a>),
+}
+
+/// The outbox was too full to take a line; nothing of it was written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OutboxFull;
+
+impl fmt::Display for OutboxFull {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("the outbox is full; write out pending bytes first")
+    }
+}
+
+impl core::error::Error for OutboxFull {}
+
+/// Complete lines waiting to be written, in order.
+///
+/// The caller takes everything with [`Outbox::pending`], writes as much as it can in one go,
+/// and reports it with [`Outbox::consume`]; that is how output gets batched into few `write`
+/// calls. Storage grows (for growable storage) up to `limit` bytes.
+#[derive(Debug)]
+pub struct Outbox<S> {
+    storage: S,
+    /// Start of the bytes not yet written.
+    start: usize,
+    /// End of the last complete line.
+    end: usize,
+    /// Most bytes held at once: the lesser of the configured limit and the storage's size.
+    limit: usize,
+    /// Above this many pending bytes the application should stop sending updates.
+    high_water: usize,
+}
+
+impl<S: Storage> Outbox<S> {
+    /// An outbox over `storage` holding at most `limit` bytes, telling applications to pause
+    /// once `high_water` bytes are pending (clamped so a reply always still fits).
+    pub fn new(storage: S, limit: usize, high_water: usize) -> Self {
+        let limit = limit.min(storage.max_len());
+        let high_water = high_water.min(limit.saturating_sub(REPLY_RESERVE));
+        Self {
+            storage,
+            start: 0,
+            end: 0,
+            limit,
+            high_water,
+        }
+    }
+
+    /// The bytes ready to be written: whole lines, each ending in `\n`.
+    pub fn pending(&self) -> &[u8] {
+        &self.storage.bytes()[self.start..self.end]
+    }
+
+    /// Marks the first `n` bytes of [`Outbox::pending`] as written.
+    pub fn consume(&mut self, n: usize) {
+        self.start = (self.start + n).min(self.end);
+        if self.start == self.end {
+            self.start = 0;
+            self.end = 0;
+        }
+    }
+
+    /// Bytes waiting to be written.
+    pub fn len(&self) -> usize {
+        self.end - self.start
+    }
+
+    /// Whether nothing waits to be written.
+    pub fn is_empty(&self) -> bool {
+        self.start == self.end
+    }
+
+    /// Whether the application may send more updates now: pending bytes are under the high
+    /// water mark. When this is false, write out [`Outbox::pending`] before sending more.
+    pub fn has_room_for_updates(&self) -> bool {
+        self.len() < self.high_water
+    }
+
+    /// Whether `n` more bytes fit.
+    pub fn has_room_for(&self, n: usize) -> bool {
+        self.len().saturating_add(n) <= self.limit
+    }
+
+    /// Appends one line written by `write` (which must write exactly one complete line, as
+    /// every `wire::encode::write_*` function does). On any failure nothing is kept.
+    pub fn push_line<F>(&mut self, write: F) -> Result<(), OutboxFull>
+    where
+        F: FnOnce(&mut OutboxSink<'_, S>) -> Result<(), EncodeError<OutboxFull>>,
+    {
+        // Make the free space contiguous: move pending bytes to the front. Each byte is moved
+        // at most once per trip through the outbox, since new lines only go after it.
+        if self.start > 0 {
+            let (start, end) = (self.start, self.end);
+            self.storage.bytes_mut().copy_within(start..end, 0);
+            self.end -= start;
+            self.start = 0;
+        }
+        let line_start = self.end;
+        let mut sink = OutboxSink { outbox: self };
+        match write(&mut sink) {
+            Ok(()) => Ok(()),
+            Err(_) => {
+                self.end = line_start;
+                Err(OutboxFull)
+            }
+        }
+    }
+}
+
+/// The [`Sink`] that [`Outbox::push_line`] hands to an encoder.
+#[derive(Debug)]
+pub struct OutboxSink<'o, S> {
+    outbox: &'o mut Outbox<S>,
+}
+
+impl<S: Storage> Sink for OutboxSink<'_, S> {
+    type Error = OutboxFull;
+
+    fn write_bytes(&mut self, bytes: &[u8]) -> Result<(), OutboxFull> {
+        let outbox = &mut *self.outbox;
+        let new_end = outbox.end + bytes.len();
+        if new_end > outbox.limit {
+            return Err(OutboxFull);
+        }
+        if new_end > outbox.storage.bytes().len() {
+            // Grow geometrically so a stream of small lines costs amortised O(1) each.
+            let want = new_end
+                .max(outbox.storage.bytes().len() * 2)
+                .min(outbox.limit);
+            outbox.storage.grow_to(want);
+            if new_end > outbox.storage.bytes().len() {
+                return Err(OutboxFull);
+            }
+        }
+        outbox.storage.bytes_mut()[outbox.end..new_end].copy_from_slice(bytes);
+        outbox.end = new_end;
+        Ok(())
+    }
+}
+
+/// Framer, scanner and outbox together. Generic over the storage of both buffers, so it runs
+/// over fixed arrays without an allocator and over growable vectors with one.
+pub struct Transport<I, O> {
+    framer: Framer<I>,
+    outbox: Outbox<O>,
+    /// Lines rejected since the start, for diagnostics.
+    rejected: u64,
+}
+
+impl<I: Storage, O: Storage> fmt::Debug for Transport<I, O> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Transport")
+            .field("buffered_input", &self.framer.buffered())
+            .field("pending_output", &self.outbox.len())
+            .field("rejected", &self.rejected)
+            .finish()
+    }
+}
+
+impl<I: Storage, O: Storage> Transport<I, O> {
+    /// A transport over the given framer and outbox.
+    pub fn new(framer: Framer<I>, outbox: Outbox<O>) -> Self {
+        Self {
+            framer,
+            outbox,
+            rejected: 0,
+        }
+    }
+
+    /// Takes as many of `bytes` as the framer accepts, unless the outbox lacks room for a reply
+    /// (then nothing: write out pending bytes first). Returns how many were taken. Call
+    /// [`Transport::next_incoming`] until `None` after every feed.
+    pub fn feed(&mut self, bytes: &[u8]) -> usize {
+        if !self.outbox.has_room_for(REPLY_RESERVE) {
+            return 0;
+        }
+        self.framer.feed(bytes)
+    }
+
+    /// The peer's input has ended: a last line without a newline becomes available.
+    pub fn finish(&mut self) {
+        self.framer.finish();
+    }
+
+    /// The next line, classified, together with the outbox so the caller can answer it while
+    /// the line is still borrowed. A rejected line has been answered already.
+    pub fn next_incoming(&mut self) -> Option<(Incoming<'_>, &mut Outbox<O>)> {
+        let line = self.framer.next_line()?;
+        let verdict = match line {
+            Ok(text) => envelope::scan(text),
+            Err(error) => Err(Rejection::from_frame_error(error)),
+        };
+        Some(match verdict {
+            Ok(message) => (Incoming::Message(message), &mut self.outbox),
+            Err(rejection) => {
+                self.rejected += 1;
+                // The reply cannot be refused: `feed` kept REPLY_RESERVE bytes free. Should a
+                // reply somehow not fit, dropping it is the only bounded choice; it is counted.
+                let _ = self.outbox.push_line(|sink| {
+                    crate::wire::encode::write_error(
+                        sink,
+                        rejection.id,
+                        rejection.code,
+                        &rejection,
+                        None::<&()>,
+                    )
+                });
+                (Incoming::Rejected(rejection), &mut self.outbox)
+            }
+        })
+    }
+
+    /// The outbox, to write lines of our own or to take pending bytes.
+    pub fn outbox(&mut self) -> &mut Outbox<O> {
+        &mut self.outbox
+    }
+
+    /// The outbox, read-only.
+    pub fn outbox_ref(&self) -> &Outbox<O> {
+        &self.outbox
+    }
+
+    /// Peer lines rejected so far (framing errors and invalid messages).
+    pub fn rejected_lines(&self) -> u64 {
+        self.rejected
+    }
+
+    /// Bytes held by the framer for a line not yet complete.
+    pub fn buffered_input(&self) -> usize {
+        self.framer.buffered()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::wire::encode::write_notification;
+
+    fn transport<const N: usize, const M: usize>() -> Transport<[u8; N], [u8; M]> {
+        Transport::new(Framer::new([0; N], N), Outbox::new([0; M], M, M))
+    }
+
+    #[test]
+    fn a_rejected_line_is_answered_in_the_outbox_and_the_next_line_is_served() {
+        let mut t = transport::<256, 4096>();
+        let input = b"[1,2]\n{\"jsonrpc\":\"2.0\",\"method\":\"n\"}\n";
+        assert_eq!(t.feed(input), input.len());
+        match t.next_incoming() {
+            Some((Incoming::Rejected(r), _)) => assert_eq!(r.code.0, -32600),
+            other => panic!("expected a rejection, got {other:?}"),
+        }
+        assert!(matches!(
+            t.next_incoming(),
+            Some((Incoming::Message(Message::Notification(_)), _))
+        ));
+        assert!(t.next_incoming().is_none());
+        assert_eq!(
+            t.outbox_ref().pending(),
+            b"{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32600,\"message\":\"Invalid Request: expected JSON object\"}}\n"
+        );
+        assert_eq!(t.rejected_lines(), 1);
+    }
+
+    #[test]
+    fn input_stops_when_the_outbox_cannot_take_a_reply_and_resumes_after_writing() {
+        // An outbox just big enough for the reserve: after one rejection it is too full.
+        let mut t = transport::<64, { REPLY_RESERVE + 50 }>();
+        assert_eq!(t.feed(b"1\n2\n"), 4);
+        assert!(t.next_incoming().is_some());
+        assert!(t.next_incoming().is_some());
+        assert!(t.next_incoming().is_none());
+        assert_eq!(
+            t.feed(b"3\n"),
+            0,
+            "no room for another reply: nothing taken"
+        );
+        let n = t.outbox_ref().pending().len();
+        t.outbox().consume(n);
+        assert_eq!(t.feed(b"3\n"), 2, "room again");
+    }
+
+    #[test]
+    fn a_line_that_does_not_fit_leaves_no_partial_bytes() {
+        let mut outbox = Outbox::new([0u8; 64], 64, 64);
+        outbox
+            .push_line(|s| write_notification(s, "a", None::<&()>))
+            .expect("fits");
+        let before = outbox.pending().to_vec();
+        let long = "x".repeat(100);
+        assert_eq!(
+            outbox.push_line(|s| write_notification(s, &long, None::<&()>)),
+            Err(OutboxFull)
+        );
+        assert_eq!(outbox.pending(), &before[..]);
+    }
+
+    #[test]
+    fn consuming_part_of_the_pending_bytes_keeps_the_rest_in_order() {
+        let mut outbox = Outbox::new([0u8; 256], 256, 256);
+        for method in ["one", "two", "three"] {
+            outbox
+                .push_line(|s| write_notification(s, method, None::<&()>))
+                .expect("fits");
+        }
+        let all = outbox.pending().to_vec();
+        outbox.consume(10);
+        assert_eq!(outbox.pending(), &all[10..]);
+        outbox
+            .push_line(|s| write_notification(s, "four", None::<&()>))
+            .expect("fits after compaction");
+        let mut expected = all[10..].to_vec();
+        expected.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"method\":\"four\"}\n");
+        assert_eq!(outbox.pending(), &expected[..]);
+        outbox.consume(usize::MAX);
+        assert!(outbox.is_empty());
+    }
+
+    #[test]
+    fn the_high_water_mark_tells_the_application_to_pause() {
+        let mut outbox = Outbox::new([0u8; 2048], 2048, 1100);
+        assert!(outbox.has_room_for_updates());
+        // 1,000 bytes of text make a 1,034-byte line: over the clamped mark of 1,024.
+        let text = "y".repeat(1000);
+        outbox
+            .push_line(|s| write_notification(s, &text, None::<&()>))
+            .expect("fits");
+        assert!(
+            !outbox.has_room_for_updates(),
+            "high water clamps to limit - reserve = 1024"
+        );
+    }
+
+    #[cfg(feature = "alloc")]
+    #[test]
+    fn growable_storage_grows_up_to_the_limit_only() {
+        let mut outbox = Outbox::new(alloc::vec::Vec::new(), 4096, 2048);
+        // Lines of 1,034 bytes: three fit in 4,096, a fourth does not.
+        let text = "z".repeat(1000);
+        for _ in 0..3 {
+            outbox
+                .push_line(|s| write_notification(s, &text, None::<&()>))
+                .expect("fits");
+        }
+        assert_eq!(
+            outbox.push_line(|s| write_notification(s, &text, None::<&()>)),
+            Err(OutboxFull)
+        );
+        assert!(outbox.len() <= 4096);
+    }
+}
