@@ -43,6 +43,9 @@ from acp.schema import (
 ASK_USER = "_agentao.cn/ask_user"
 USER_UNAVAILABLE = "(user unavailable)"
 COMMANDS = "/echo TEXT, /tool KIND TITLE, /read PATH, /ask QUESTION, /sleep MS"
+# Self-check of the client peers (run-peers.sh): PEER_AGENT_FAULT=deny makes every
+# /tool fail even when allowed, so a client that does not notice is caught.
+FAULT_DENY = os.environ.get("PEER_AGENT_FAULT") == "deny"
 PERMISSION_KINDS = [
     ("allow_once", "Allow once"),
     ("allow_always", "Allow always"),
@@ -160,7 +163,7 @@ class PeerAgent:
             allowed = outcome.outcome == "selected" and outcome.option_id in ("allow_once", "allow_always")
         else:
             request.cancel()
-        if session.cancelled.is_set():
+        if session.cancelled.is_set() or FAULT_DENY:
             allowed = False
         if not allowed:
             await self.conn.session_update(session_id=session_id, update=update_tool_call(call_id, status="failed"))

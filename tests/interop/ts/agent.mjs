@@ -28,6 +28,10 @@ const PERMISSION_OPTIONS = [
   { optionId: "reject_always", name: "Reject always", kind: "reject_always" },
 ];
 
+// Self-check of the client peers (run-peers.sh): PEER_AGENT_FAULT=deny makes every
+// /tool fail even when allowed, so a client that does not notice is caught.
+const FAULT_DENY = process.env.PEER_AGENT_FAULT === "deny";
+
 class Cancelled extends Error {}
 
 /** sessionId -> { cwd, cancel: AbortController of the running turn } */
@@ -104,7 +108,7 @@ class Turn {
     } catch {
       allowed = false; // an error answer means rejected
     }
-    if (this.signal.aborted) allowed = false;
+    if (this.signal.aborted || FAULT_DENY) allowed = false;
     if (!allowed) {
       await this.update({ sessionUpdate: "tool_call_update", toolCallId, status: "failed" });
       if (this.signal.aborted) throw new Cancelled();

@@ -69,6 +69,10 @@ struct State {
     client_reads_files: AtomicBool,
     next_session: AtomicU64,
     next_tool_call: AtomicU64,
+    /// Self-check of the client peers (run-peers.sh): `PEER_AGENT_FAULT=deny`
+    /// makes every /tool fail even when allowed, so a client that does not
+    /// notice is caught.
+    fault_deny: bool,
 }
 
 impl State {
@@ -225,7 +229,7 @@ impl Turn {
             },
             _ => false,
         };
-        if !allowed || self.is_cancelled() {
+        if !allowed || self.is_cancelled() || self.state.fault_deny {
             self.set_status(&id, ToolCallStatus::Failed, None);
             return if self.is_cancelled() {
                 Err(Cancelled)
@@ -317,7 +321,10 @@ fn initialize_response() -> InitializeResponse {
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> agent_client_protocol::Result<()> {
-    let state = Arc::new(State::default());
+    let state = Arc::new(State {
+        fault_deny: std::env::var("PEER_AGENT_FAULT").is_ok_and(|v| v == "deny"),
+        ..State::default()
+    });
     let on_init = state.clone();
     let on_new = state.clone();
     let on_cancel = state.clone();
