@@ -246,8 +246,11 @@ def main() -> int:
         return 2
     try:
         return asyncio.run(asyncio.wait_for(run(args), GLOBAL_TIMEOUT_S))
-    except asyncio.TimeoutError:
+    except asyncio.TimeoutError:  # before OSError: TimeoutError is an OSError since 3.11
         print(f"FAIL timeout: no result within {GLOBAL_TIMEOUT_S:.0f} s", flush=True)
+        return 1
+    except OSError as exc:
+        print(f"FAIL initialize: cannot start the agent: {exc}", flush=True)
         return 1
 
 

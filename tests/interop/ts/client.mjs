@@ -96,6 +96,8 @@ const app = acp
   });
 
 let passed = 0;
+/** The agent process, killed if the global timeout fires. */
+let agentProcess = null;
 function ok(step) {
   passed += 1;
   console.log(`ok ${step}`);
@@ -210,6 +212,7 @@ async function main() {
   const filePath = join(workDir, "hello.txt");
   writeFileSync(filePath, FILE_TEXT);
   const child = spawn(args[0], args.slice(1), { stdio: ["pipe", "pipe", "inherit"] });
+  agentProcess = child;
   const exited = new Promise((resolve) => child.on("exit", resolve));
   child.on("error", (error) => {
     console.log(`FAIL ${STEPS[passed]}: cannot start the agent: ${error.message}`);
@@ -240,6 +243,7 @@ async function main() {
 
 const deadline = setTimeout(() => {
   console.log(`FAIL timeout: no result within ${GLOBAL_TIMEOUT_MS / 1000} s`);
+  agentProcess?.kill("SIGKILL");
   process.exit(1);
 }, GLOBAL_TIMEOUT_MS);
 deadline.unref();

@@ -187,8 +187,8 @@ impl Turn {
 
     async fn tool(&self, kind: &str, title: &str) -> Result<(), Cancelled> {
         let id = self.new_tool_call_id();
-        let kind: ToolKind = serde_json::from_value(serde_json::Value::from(kind))
-            .unwrap_or(ToolKind::Other);
+        let kind: ToolKind =
+            serde_json::from_value(serde_json::Value::from(kind)).unwrap_or(ToolKind::Other);
         self.update(SessionUpdate::ToolCall(
             ToolCall::new(id.clone(), title)
                 .kind(kind)
@@ -196,9 +196,21 @@ impl Turn {
         ));
         let options = [
             ("allow_once", "Allow once", PermissionOptionKind::AllowOnce),
-            ("allow_always", "Allow always", PermissionOptionKind::AllowAlways),
-            ("reject_once", "Reject once", PermissionOptionKind::RejectOnce),
-            ("reject_always", "Reject always", PermissionOptionKind::RejectAlways),
+            (
+                "allow_always",
+                "Allow always",
+                PermissionOptionKind::AllowAlways,
+            ),
+            (
+                "reject_once",
+                "Reject once",
+                PermissionOptionKind::RejectOnce,
+            ),
+            (
+                "reject_always",
+                "Reject always",
+                PermissionOptionKind::RejectAlways,
+            ),
         ]
         .into_iter()
         .map(|(id, name, kind)| PermissionOption::new(id, name, kind))
@@ -313,8 +325,7 @@ fn initialize_response() -> InitializeResponse {
         .agent_capabilities(AgentCapabilities::new())
         .auth_methods(Vec::new())
         .agent_info(
-            Implementation::new("peer-agent-rust", "0.0.0")
-                .title("Rust SDK peer agent".to_owned()),
+            Implementation::new("peer-agent-rust", "0.0.0").title("Rust SDK peer agent".to_owned()),
         )
         .meta(meta)
 }

@@ -108,9 +108,9 @@ fn texts(updates: &[SessionUpdate], with_tools: bool) -> Vec<String> {
                 }
             }
             SessionUpdate::ToolCall(call) if with_tools => out.extend(content_texts(&call.content)),
-            SessionUpdate::ToolCallUpdate(update) if with_tools => {
-                out.extend(content_texts(update.fields.content.as_deref().unwrap_or(&[])))
-            }
+            SessionUpdate::ToolCallUpdate(update) if with_tools => out.extend(content_texts(
+                update.fields.content.as_deref().unwrap_or(&[]),
+            )),
             _ => {}
         }
     }
@@ -214,10 +214,7 @@ impl Run {
             ));
         }
         if response.stop_reason != StopReason::EndTurn {
-            return Err(fail(
-                step,
-                format!("stopReason {:?}", response.stop_reason),
-            ));
+            return Err(fail(step, format!("stopReason {:?}", response.stop_reason)));
         }
         drop(log);
         self.ok(step);
@@ -298,10 +295,7 @@ impl Run {
                 ));
             }
             if response.stop_reason != StopReason::EndTurn {
-                return Err(fail(
-                    step,
-                    format!("stopReason {:?}", response.stop_reason),
-                ));
+                return Err(fail(step, format!("stopReason {:?}", response.stop_reason)));
             }
         }
         self.ok(step);
@@ -327,10 +321,7 @@ impl Run {
                 ));
             }
             if response.stop_reason != StopReason::EndTurn {
-                return Err(fail(
-                    step,
-                    format!("stopReason {:?}", response.stop_reason),
-                ));
+                return Err(fail(step, format!("stopReason {:?}", response.stop_reason)));
             }
         }
         self.ok(step);
@@ -502,7 +493,10 @@ async fn main() -> ExitCode {
             ExitCode::FAILURE
         }
         Err(_) => {
-            println!("FAIL timeout: no result within {} s", GLOBAL_TIMEOUT.as_secs());
+            println!(
+                "FAIL timeout: no result within {} s",
+                GLOBAL_TIMEOUT.as_secs()
+            );
             ExitCode::FAILURE
         }
     }
