@@ -1,0 +1,415 @@
+//! ACP agent peer on the official Rust SDK (`agent-client-protocol` 5).
+//!
+//! A small subset of the demo backend (DESIGN.md section 5), so our client
+//! can be tested against a real SDK agent:
+//!
+//! ```text
+//! /echo TEXT          one agent_message_chunk with TEXT
+//! /tool KIND TITLE    tool_call pending -> session/request_permission ->
+//!                     in_progress + completed (allowed) or failed (rejected)
+//! /read PATH          fs/read_text_file when the client offers it, otherwise a
+//!                     local read; reports the byte count
+//! /ask QUESTION       `_agentao.cn/ask_user`; echoes the answer
+//! /sleep MS           waits; session/cancel ends the wait -> stopReason cancelled
+//! ```
+//!
+//! Run: `peer-agent` (speaks ACP over stdin/stdout).
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use agent_client_protocol::schema::ProtocolVersion;
+use agent_client_protocol::v1::schema::{
+    AgentCapabilities, CancelNotification, ContentBlock, ContentChunk, Implementation,
+    InitializeRequest, InitializeResponse, Meta, NewSessionRequest, NewSessionResponse,
+    PermissionOption, PermissionOptionKind, PromptRequest, PromptResponse, ReadTextFileRequest,
+    RequestPermissionOutcome, RequestPermissionRequest, SessionId, SessionNotification,
+    SessionUpdate, StopReason, TextContent, ToolCall, ToolCallContent, ToolCallStatus,
+    ToolCallUpdate, ToolCallUpdateFields, ToolKind,
+};
+use agent_client_protocol::v1::{ConnectionTo, Responder};
+use agent_client_protocol::{Agent, Client, JsonRpcRequest, JsonRpcResponse, Stdio};
+use serde::{Deserialize, Serialize};
+use tokio::sync::watch;
+
+const ASK_USER: &str = "_agentao.cn/ask_user";
+const USER_UNAVAILABLE: &str = "(user unavailable)";
+const COMMANDS: &str = "/echo TEXT, /tool KIND TITLE, /read PATH, /ask QUESTION, /sleep MS";
+const MAX_SLEEP_MS: u64 = 600_000;
+
+/// `_agentao.cn/ask_user`, the Agentao extension request we send the client.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonRpcRequest)]
+#[request(method = "_agentao.cn/ask_user", response = AskUserResponse)]
+struct AskUserRequest {
+    #[serde(rename = "sessionId")]
+    session_id: String,
+    question: String,
+}
+
+/// The client's answer to `_agentao.cn/ask_user`.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonRpcResponse)]
+struct AskUserResponse {
+    outcome: String,
+    #[serde(default)]
+    text: Option<String>,
+}
+
+struct Session {
+    cwd: PathBuf,
+    /// `true` once session/cancel arrived for the running turn.
+    cancelled: watch::Sender<bool>,
+}
+
+#[derive(Default)]
+struct State {
+    sessions: Mutex<HashMap<String, Arc<Session>>>,
+    client_reads_files: AtomicBool,
+    next_session: AtomicU64,
+    next_tool_call: AtomicU64,
+    /// Self-check of the client peers (run-peers.sh): `PEER_AGENT_FAULT=deny`
+    /// makes every /tool fail even when allowed, so a client that does not
+    /// notice is caught.
+    fault_deny: bool,
+}
+
+impl State {
+    fn session(&self, id: &SessionId) -> Option<Arc<Session>> {
+        let sessions = self.sessions.lock().unwrap_or_else(|e| e.into_inner());
+        sessions.get(&id.to_string()).cloned()
+    }
+}
+
+/// The turn was cancelled by session/cancel.
+struct Cancelled;
+
+struct Turn {
+    cx: ConnectionTo<Client>,
+    state: Arc<State>,
+    session_id: SessionId,
+    session: Arc<Session>,
+    cancelled: watch::Receiver<bool>,
+}
+
+impl Turn {
+    fn is_cancelled(&self) -> bool {
+        *self.cancelled.borrow()
+    }
+
+    async fn until_cancelled(&self) {
+        let mut rx = self.cancelled.clone();
+        // An error means the sender is gone: the session can no longer be cancelled.
+        if rx.wait_for(|c| *c).await.is_err() {
+            std::future::pending::<()>().await;
+        }
+    }
+
+    fn update(&self, update: SessionUpdate) {
+        // A send error means the connection is closing; the turn ends with it.
+        let _ = self
+            .cx
+            .send_notification(SessionNotification::new(self.session_id.clone(), update));
+    }
+
+    fn say(&self, text: impl Into<String>) {
+        self.update(SessionUpdate::AgentMessageChunk(ContentChunk::new(
+            ContentBlock::Text(TextContent::new(text.into())),
+        )));
+    }
+
+    fn new_tool_call_id(&self) -> String {
+        let n = self.state.next_tool_call.fetch_add(1, Ordering::Relaxed) + 1;
+        format!("call-{n}")
+    }
+
+    fn set_status(&self, id: &str, status: ToolCallStatus, text: Option<String>) {
+        let mut fields = ToolCallUpdateFields::new().status(status);
+        if let Some(text) = text {
+            fields = fields.content(vec![ToolCallContent::Content(
+                agent_client_protocol::v1::schema::Content::new(text),
+            )]);
+        }
+        self.update(SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(
+            id.to_owned(),
+            fields,
+        )));
+    }
+
+    async fn run(&self, prompt: &[ContentBlock]) -> StopReason {
+        let lines: Vec<String> = prompt
+            .iter()
+            .filter_map(|block| match block {
+                ContentBlock::Text(text) => Some(text.text.clone()),
+                _ => None,
+            })
+            .flat_map(|text| text.lines().map(str::to_owned).collect::<Vec<_>>())
+            .collect();
+        for line in &lines {
+            if self.is_cancelled() {
+                return StopReason::Cancelled;
+            }
+            if self.line(line).await.is_err() {
+                return StopReason::Cancelled;
+            }
+        }
+        if self.is_cancelled() {
+            StopReason::Cancelled
+        } else {
+            StopReason::EndTurn
+        }
+    }
+
+    async fn line(&self, line: &str) -> Result<(), Cancelled> {
+        if !line.starts_with('/') {
+            if !line.trim().is_empty() {
+                self.say(line);
+            }
+            return Ok(());
+        }
+        let (command, rest) = line.split_once(' ').unwrap_or((line, ""));
+        match command {
+            "/echo" => self.say(rest),
+            "/tool" => {
+                let (kind, title) = rest.split_once(' ').unwrap_or((rest, ""));
+                let kind = if kind.is_empty() { "other" } else { kind };
+                let title = if title.is_empty() { "tool" } else { title };
+                return self.tool(kind, title).await;
+            }
+            "/read" => self.read(rest.trim()).await,
+            "/ask" => self.ask(rest).await,
+            "/sleep" => return self.sleep(rest.trim()).await,
+            _ => self.say(format!("unknown command {command}; commands: {COMMANDS}")),
+        }
+        Ok(())
+    }
+
+    async fn tool(&self, kind: &str, title: &str) -> Result<(), Cancelled> {
+        let id = self.new_tool_call_id();
+        let kind: ToolKind =
+            serde_json::from_value(serde_json::Value::from(kind)).unwrap_or(ToolKind::Other);
+        self.update(SessionUpdate::ToolCall(
+            ToolCall::new(id.clone(), title)
+                .kind(kind)
+                .status(ToolCallStatus::Pending),
+        ));
+        let options = [
+            ("allow_once", "Allow once", PermissionOptionKind::AllowOnce),
+            (
+                "allow_always",
+                "Allow always",
+                PermissionOptionKind::AllowAlways,
+            ),
+            (
+                "reject_once",
+                "Reject once",
+                PermissionOptionKind::RejectOnce,
+            ),
+            (
+                "reject_always",
+                "Reject always",
+                PermissionOptionKind::RejectAlways,
+            ),
+        ]
+        .into_iter()
+        .map(|(id, name, kind)| PermissionOption::new(id, name, kind))
+        .collect();
+        let request = RequestPermissionRequest::new(
+            self.session_id.clone(),
+            ToolCallUpdate::new(
+                id.clone(),
+                ToolCallUpdateFields::new()
+                    .title(title.to_owned())
+                    .kind(kind)
+                    .status(ToolCallStatus::Pending),
+            ),
+            options,
+        );
+        let answer = tokio::select! {
+            answer = self.cx.send_request(request).block_task() => Some(answer),
+            () = self.until_cancelled() => None,
+        };
+        // An error answer, a cancelled outcome or an unknown option all mean rejected.
+        let allowed = match answer {
+            Some(Ok(response)) => match response.outcome {
+                RequestPermissionOutcome::Selected(selected) => {
+                    let option = selected.option_id.to_string();
+                    option == "allow_once" || option == "allow_always"
+                }
+                _ => false,
+            },
+            _ => false,
+        };
+        if !allowed || self.is_cancelled() || self.state.fault_deny {
+            self.set_status(&id, ToolCallStatus::Failed, None);
+            return if self.is_cancelled() {
+                Err(Cancelled)
+            } else {
+                Ok(())
+            };
+        }
+        self.set_status(&id, ToolCallStatus::InProgress, None);
+        self.set_status(
+            &id,
+            ToolCallStatus::Completed,
+            Some(format!("{title}: done")),
+        );
+        Ok(())
+    }
+
+    async fn read(&self, path: &str) {
+        let full = if Path::new(path).is_absolute() {
+            PathBuf::from(path)
+        } else {
+            self.session.cwd.join(path)
+        };
+        let id = self.new_tool_call_id();
+        self.update(SessionUpdate::ToolCall(
+            ToolCall::new(id.clone(), format!("Read {path}"))
+                .kind(ToolKind::Read)
+                .status(ToolCallStatus::Pending),
+        ));
+        let content = if self.state.client_reads_files.load(Ordering::Relaxed) {
+            self.cx
+                .send_request(ReadTextFileRequest::new(self.session_id.clone(), full))
+                .block_task()
+                .await
+                .map(|r| r.content)
+                .map_err(|e| e.to_string())
+        } else {
+            std::fs::read_to_string(&full).map_err(|e| e.to_string())
+        };
+        match content {
+            Ok(content) => {
+                let report = format!("read {} bytes from {path}", content.len());
+                self.set_status(&id, ToolCallStatus::Completed, Some(report.clone()));
+                self.say(report);
+            }
+            Err(why) => self.set_status(&id, ToolCallStatus::Failed, Some(why)),
+        }
+    }
+
+    async fn ask(&self, question: &str) {
+        let request = AskUserRequest {
+            session_id: self.session_id.to_string(),
+            question: question.to_owned(),
+        };
+        let answer = self.cx.send_request(request).block_task().await;
+        let text = match answer {
+            Ok(AskUserResponse {
+                outcome,
+                text: Some(text),
+            }) if outcome == "answered" && !text.is_empty() => text,
+            _ => USER_UNAVAILABLE.to_owned(),
+        };
+        self.say(text);
+    }
+
+    async fn sleep(&self, arg: &str) -> Result<(), Cancelled> {
+        let ms = arg.parse::<u64>().unwrap_or(0).min(MAX_SLEEP_MS);
+        tokio::select! {
+            () = tokio::time::sleep(Duration::from_millis(ms)) => Ok(()),
+            () = self.until_cancelled() => Err(Cancelled),
+        }
+    }
+}
+
+fn initialize_response() -> InitializeResponse {
+    let mut meta = Meta::new();
+    meta.insert(
+        "_agentao.cn/extensions".to_owned(),
+        serde_json::json!([ASK_USER]),
+    );
+    InitializeResponse::new(ProtocolVersion::V1)
+        .agent_capabilities(AgentCapabilities::new())
+        .auth_methods(Vec::new())
+        .agent_info(
+            Implementation::new("peer-agent-rust", "0.0.0").title("Rust SDK peer agent".to_owned()),
+        )
+        .meta(meta)
+}
+
+#[tokio::main(flavor = "current_thread")]
+async fn main() -> agent_client_protocol::Result<()> {
+    let state = Arc::new(State {
+        fault_deny: std::env::var("PEER_AGENT_FAULT").is_ok_and(|v| v == "deny"),
+        ..State::default()
+    });
+    let on_init = state.clone();
+    let on_new = state.clone();
+    let on_cancel = state.clone();
+    let on_prompt = state.clone();
+    Agent
+        .v1()
+        .name("peer-agent-rust")
+        .on_receive_request(
+            async move |request: InitializeRequest,
+                        responder: Responder<InitializeResponse>,
+                        _cx: ConnectionTo<Client>| {
+                on_init.client_reads_files.store(
+                    request.client_capabilities.fs.read_text_file,
+                    Ordering::Relaxed,
+                );
+                responder.respond(initialize_response())
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |request: NewSessionRequest,
+                        responder: Responder<NewSessionResponse>,
+                        _cx: ConnectionTo<Client>| {
+                let n = on_new.next_session.fetch_add(1, Ordering::Relaxed) + 1;
+                let id = format!("rust-session-{n}");
+                let session = Arc::new(Session {
+                    cwd: request.cwd,
+                    cancelled: watch::Sender::new(false),
+                });
+                on_new
+                    .sessions
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .insert(id.clone(), session);
+                responder.respond(NewSessionResponse::new(id))
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_notification(
+            async move |notification: CancelNotification, _cx: ConnectionTo<Client>| {
+                if let Some(session) = on_cancel.session(&notification.session_id) {
+                    session.cancelled.send_replace(true);
+                }
+                Ok(())
+            },
+            agent_client_protocol::on_receive_notification!(),
+        )
+        .on_receive_request(
+            async move |request: PromptRequest,
+                        responder: Responder<PromptResponse>,
+                        cx: ConnectionTo<Client>| {
+                let Some(session) = on_prompt.session(&request.session_id) else {
+                    return responder.respond_with_error(
+                        agent_client_protocol::Error::invalid_request()
+                            .data(format!("unknown sessionId: {}", request.session_id)),
+                    );
+                };
+                session.cancelled.send_replace(false);
+                let turn = Turn {
+                    cx: cx.clone(),
+                    state: on_prompt.clone(),
+                    session_id: request.session_id.clone(),
+                    cancelled: session.cancelled.subscribe(),
+                    session,
+                };
+                // The turn waits for the client's answers, so it must run outside
+                // the dispatch loop (an SDK callback blocks the loop until it ends).
+                cx.spawn(async move {
+                    let stop = turn.run(&request.prompt).await;
+                    responder.respond(PromptResponse::new(stop))
+                })
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .connect_to(Stdio::new())
+        .await
+}

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Installs the official ACP SDKs locally (nothing global) and builds the peers:
+#   tests/interop/.venv              Python SDK `agent-client-protocol` (pinned)
+#   tests/interop/ts/node_modules    TypeScript SDK `@agentclientprotocol/sdk` (package-lock.json)
+#   tests/interop/rust/target        Rust SDK `agent-client-protocol` peers (Cargo.lock)
+# Needs python3 (>= 3.10, with venv), node (>= 20) + npm, and cargo on PATH.
+# Safe to run again: it only reinstalls what is missing or stale.
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+
+need() {
+    if ! command -v "$1" >/dev/null 2>&1; then
+        echo "setup.sh: '$1' is not on PATH; it is needed for the $2 peers" >&2
+        exit 1
+    fi
+}
+need python3 Python
+need node TypeScript
+need npm TypeScript
+need cargo Rust
+
+echo "== Python SDK -> $here/.venv"
+if [ ! -x "$here/.venv/bin/python" ]; then
+    python3 -m venv "$here/.venv"
+fi
+"$here/.venv/bin/python" -m pip install --quiet --disable-pip-version-check \
+    --requirement "$here/python/requirements.txt"
+
+echo "== TypeScript SDK -> $here/ts/node_modules"
+# `npm ci` installs exactly what package-lock.json pins.
+if [ ! -d "$here/ts/node_modules/@agentclientprotocol/sdk" ] \
+    || [ "$here/ts/package-lock.json" -nt "$here/ts/node_modules/.package-lock.json" ]; then
+    (cd "$here/ts" && npm ci --no-audit --no-fund --loglevel=error)
+fi
+
+echo "== Rust SDK peers -> $here/rust/target/debug/{peer-client,peer-agent}"
+cargo build --quiet --locked --manifest-path "$here/rust/Cargo.toml"
+
+echo "setup done"
