@@ -2,6 +2,8 @@
 //!
 //! Omitted capabilities mean "unsupported". Flags are booleans defaulting to `false`; "support
 //! markers" are objects (`{}` = supported, absent or `null` = not), modelled as `Option<Marker>`.
+//! Nested capability objects are `Option`s too, so what a peer sent re-encodes as sent; the
+//! accessor methods read them with their defaults. `false` flags are not written.
 
 use serde::{Deserialize, Serialize};
 
@@ -22,17 +24,17 @@ pub struct Marker {
 #[non_exhaustive]
 pub struct ClientCapabilities {
     /// `fs/*` methods.
-    #[serde(default, deserialize_with = "lenient::or_default")]
-    pub fs: FileSystemCapabilities,
+    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::or_default")]
+    pub fs: Option<FileSystemCapabilities>,
     /// `terminal/*` methods.
-    #[serde(default, deserialize_with = "lenient::flag")]
+    #[serde(default, skip_serializing_if = "is_false", deserialize_with = "lenient::flag")]
     pub terminal: bool,
     /// Session-related client features.
     #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::or_default")]
     pub session: Option<ClientSessionCapabilities>,
     /// Authentication features.
-    #[serde(default, deserialize_with = "lenient::or_default")]
-    pub auth: AuthCapabilities,
+    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::or_default")]
+    pub auth: Option<AuthCapabilities>,
     /// `elicitation/create` modes.
     #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::or_default")]
     pub elicitation: Option<ElicitationCapabilities>,
@@ -47,10 +49,10 @@ pub struct ClientCapabilities {
 #[non_exhaustive]
 pub struct FileSystemCapabilities {
     /// `fs/read_text_file`.
-    #[serde(default, deserialize_with = "lenient::flag")]
+    #[serde(default, skip_serializing_if = "is_false", deserialize_with = "lenient::flag")]
     pub read_text_file: bool,
     /// `fs/write_text_file`.
-    #[serde(default, deserialize_with = "lenient::flag")]
+    #[serde(default, skip_serializing_if = "is_false", deserialize_with = "lenient::flag")]
     pub write_text_file: bool,
     /// Extension data.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::meta")]
@@ -95,7 +97,7 @@ pub struct SessionConfigOptionsCapabilities {
 #[non_exhaustive]
 pub struct AuthCapabilities {
     /// The client can run terminal auth methods.
-    #[serde(default, deserialize_with = "lenient::flag")]
+    #[serde(default, skip_serializing_if = "is_false", deserialize_with = "lenient::flag")]
     pub terminal: bool,
     /// Extension data.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::meta")]
@@ -124,20 +126,20 @@ pub struct ElicitationCapabilities {
 #[non_exhaustive]
 pub struct AgentCapabilities {
     /// `session/load`.
-    #[serde(default, deserialize_with = "lenient::flag")]
+    #[serde(default, skip_serializing_if = "is_false", deserialize_with = "lenient::flag")]
     pub load_session: bool,
     /// Content types allowed in prompts.
-    #[serde(default, deserialize_with = "lenient::or_default")]
-    pub prompt_capabilities: PromptCapabilities,
+    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::or_default")]
+    pub prompt_capabilities: Option<PromptCapabilities>,
     /// MCP transports besides stdio.
-    #[serde(default, deserialize_with = "lenient::or_default")]
-    pub mcp_capabilities: McpCapabilities,
+    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::or_default")]
+    pub mcp_capabilities: Option<McpCapabilities>,
     /// Optional session methods.
-    #[serde(default, deserialize_with = "lenient::or_default")]
-    pub session_capabilities: SessionCapabilities,
+    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::or_default")]
+    pub session_capabilities: Option<SessionCapabilities>,
     /// Authentication methods.
-    #[serde(default, deserialize_with = "lenient::or_default")]
-    pub auth: AgentAuthCapabilities,
+    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::or_default")]
+    pub auth: Option<AgentAuthCapabilities>,
     /// Extension data.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::meta")]
     pub meta: Option<Meta>,
@@ -149,13 +151,13 @@ pub struct AgentCapabilities {
 #[non_exhaustive]
 pub struct PromptCapabilities {
     /// `image` blocks.
-    #[serde(default, deserialize_with = "lenient::flag")]
+    #[serde(default, skip_serializing_if = "is_false", deserialize_with = "lenient::flag")]
     pub image: bool,
     /// `audio` blocks.
-    #[serde(default, deserialize_with = "lenient::flag")]
+    #[serde(default, skip_serializing_if = "is_false", deserialize_with = "lenient::flag")]
     pub audio: bool,
     /// `resource` blocks.
-    #[serde(default, deserialize_with = "lenient::flag")]
+    #[serde(default, skip_serializing_if = "is_false", deserialize_with = "lenient::flag")]
     pub embedded_context: bool,
     /// Extension data.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::meta")]
@@ -168,10 +170,10 @@ pub struct PromptCapabilities {
 #[non_exhaustive]
 pub struct McpCapabilities {
     /// `type: "http"` servers.
-    #[serde(default, deserialize_with = "lenient::flag")]
+    #[serde(default, skip_serializing_if = "is_false", deserialize_with = "lenient::flag")]
     pub http: bool,
     /// `type: "sse"` servers.
-    #[serde(default, deserialize_with = "lenient::flag")]
+    #[serde(default, skip_serializing_if = "is_false", deserialize_with = "lenient::flag")]
     pub sse: bool,
     /// Extension data.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::meta")]
@@ -214,4 +216,48 @@ pub struct AgentAuthCapabilities {
     /// Extension data.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::meta")]
     pub meta: Option<Meta>,
+}
+
+#[allow(clippy::trivially_copy_pass_by_ref)]
+fn is_false(flag: &bool) -> bool {
+    !*flag
+}
+
+impl ClientCapabilities {
+    /// Whether the client serves `fs/read_text_file`.
+    pub fn can_read_text_file(&self) -> bool {
+        self.fs.as_ref().is_some_and(|fs| fs.read_text_file)
+    }
+
+    /// Whether the client serves `fs/write_text_file`.
+    pub fn can_write_text_file(&self) -> bool {
+        self.fs.as_ref().is_some_and(|fs| fs.write_text_file)
+    }
+
+    /// Whether the client can run terminal auth methods.
+    pub fn can_run_terminal_auth(&self) -> bool {
+        self.auth.as_ref().is_some_and(|auth| auth.terminal)
+    }
+}
+
+impl AgentCapabilities {
+    /// The prompt capabilities, defaulted.
+    pub fn prompt(&self) -> PromptCapabilities {
+        self.prompt_capabilities.clone().unwrap_or_default()
+    }
+
+    /// The MCP capabilities, defaulted.
+    pub fn mcp(&self) -> McpCapabilities {
+        self.mcp_capabilities.clone().unwrap_or_default()
+    }
+
+    /// The session capabilities, defaulted.
+    pub fn session(&self) -> SessionCapabilities {
+        self.session_capabilities.clone().unwrap_or_default()
+    }
+
+    /// Whether the agent implements `logout`.
+    pub fn can_logout(&self) -> bool {
+        self.auth.as_ref().is_some_and(|auth| auth.logout.is_some())
+    }
 }

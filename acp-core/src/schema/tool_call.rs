@@ -72,12 +72,12 @@ pub struct ToolCall {
     pub tool_call_id: String,
     /// A human title.
     pub title: String,
-    /// Defaults to `other`.
-    #[serde(default, deserialize_with = "lenient::or_default")]
-    pub kind: ToolKind,
-    /// Defaults to `pending`.
-    #[serde(default, deserialize_with = "lenient::or_default")]
-    pub status: ToolCallStatus,
+    /// `None` (absent) means `other`; see [`ToolCall::kind`].
+    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::or_default")]
+    pub kind: Option<ToolKind>,
+    /// `None` (absent) means `pending`; see [`ToolCall::status`].
+    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::or_default")]
+    pub status: Option<ToolCallStatus>,
     /// Content produced so far.
     #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "lenient::skip_invalid")]
     pub content: Vec<ToolCallContent>,
@@ -99,6 +99,16 @@ impl ToolCall {
     /// A pending call of kind `other` with no content.
     pub fn new(tool_call_id: impl Into<String>, title: impl Into<String>) -> Self {
         Self { tool_call_id: tool_call_id.into(), title: title.into(), ..Self::default() }
+    }
+
+    /// The kind, with its default (`other`) when absent.
+    pub fn kind(&self) -> ToolKind {
+        self.kind.clone().unwrap_or_default()
+    }
+
+    /// The status, with its default (`pending`) when absent.
+    pub fn status(&self) -> ToolCallStatus {
+        self.status.unwrap_or_default()
     }
 }
 
