@@ -19,14 +19,18 @@ use serde_json::Value;
 /// The free-form `_meta` object that every ACP type may carry.
 pub type Meta = serde_json::Map<String, Value>;
 
-/// Any structured type: buffer as a JSON value, keep it if it decodes, else the default.
+/// Any object or string-enum type: buffer as a JSON value, keep it if it decodes, else the
+/// default. Arrays are refused up front, because serde's derived structs would otherwise
+/// accept them positionally (`[]` as an empty struct).
 pub(crate) fn or_default<'de, D, T>(deserializer: D) -> Result<T, D::Error>
 where
     D: Deserializer<'de>,
     T: DeserializeOwned + Default,
 {
-    let value = Value::deserialize(deserializer)?;
-    Ok(T::deserialize(value).unwrap_or_default())
+    match Value::deserialize(deserializer)? {
+        Value::Array(_) => Ok(T::default()),
+        value => Ok(T::deserialize(value).unwrap_or_default()),
+    }
 }
 
 /// `_meta`: kept when it is an object, dropped otherwise.

@@ -17,6 +17,7 @@ pub struct PromptRequest {
     pub session_id: String,
     /// The user's message. Every block must decode (no skipping: a prompt is never silently
     /// changed).
+    #[serde(deserialize_with = "content_blocks")]
     pub prompt: Vec<ContentBlock>,
     /// Extension data.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::meta")]
@@ -28,6 +29,25 @@ impl PromptRequest {
     pub fn new(session_id: impl Into<String>, prompt: Vec<ContentBlock>) -> Self {
         Self { session_id: session_id.into(), prompt, meta: None }
     }
+}
+
+/// A strict array of blocks, named the way Agentao's error message names it.
+fn content_blocks<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<ContentBlock>, D::Error> {
+    struct Blocks;
+    impl<'de> serde::de::Visitor<'de> for Blocks {
+        type Value = Vec<ContentBlock>;
+        fn expecting(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+            f.write_str("a JSON array of ContentBlocks")
+        }
+        fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+            let mut blocks = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(64));
+            while let Some(block) = seq.next_element()? {
+                blocks.push(block);
+            }
+            Ok(blocks)
+        }
+    }
+    d.deserialize_seq(Blocks)
 }
 
 /// `session/prompt` result: the turn is over.
