@@ -36,7 +36,20 @@ fn decode_part<T: DeserializeOwned>(method: &str, part: Part, json: Option<&str>
         (_, Some(text)) => text,
         (Part::Result, None) => "null",
     };
+    if text.starts_with('[') {
+        // serde's derived structs would read an array positionally; the precise pass refuses
+        // arrays where objects are expected (and still lets any-value results through).
+        return decode_precisely(method, part, text);
+    }
     serde_json::from_str::<T>(text).map_err(|fast| explain::<T>(method, part, text, &fast))
+}
+
+/// Decodes through the path-tracking pass only.
+fn decode_precisely<T: DeserializeOwned>(method: &str, part: Part, text: &str) -> Result<T, DecodeError> {
+    let value: Value = serde_json::from_str(text).map_err(|syntax| {
+        DecodeError::invalid(method, part, alloc::string::String::new(), &alloc::format!("is not valid JSON: {syntax}"))
+    })?;
+    T::deserialize(ValueDe(&value)).map_err(|err| DecodeError::invalid(method, part, err.path(), err.detail()))
 }
 
 /// The second, precise pass over a value that failed the fast one.

@@ -73,14 +73,20 @@ impl fmt::Display for PathError {
 
 impl core::error::Error for PathError {}
 
+fn is_primitive_integer(name: &str) -> bool {
+    matches!(
+        name,
+        "u8" | "u16" | "u32" | "u64" | "u128" | "usize" | "i8" | "i16" | "i32" | "i64" | "i128" | "isize"
+    )
+}
+
 /// What serde calls a type, in the words of a JSON error message.
 fn noun(expected: &dyn de::Expected) -> String {
     let text = expected.to_string();
     let noun = match text.as_str() {
         t if t.starts_with("struct ") || t == "a map" => "a JSON object",
         t if t.starts_with("a sequence") || t.starts_with("tuple") => "a JSON array",
-        "u8" | "u16" | "u32" | "u64" | "u128" | "usize" | "i8" | "i16" | "i32" | "i64" | "i128"
-        | "isize" => "an integer",
+        t if is_primitive_integer(t) => "an integer",
         "f32" | "f64" => "a number",
         "unit" => "null",
         _ => return text,
@@ -98,6 +104,10 @@ impl de::Error for PathError {
     }
 
     fn invalid_value(unexpected: de::Unexpected<'_>, expected: &dyn de::Expected) -> Self {
+        let text = expected.to_string();
+        if is_primitive_integer(&text) {
+            return Self::new(alloc::format!("is out of range for {text}, got {unexpected}"));
+        }
         Self::new(alloc::format!("must be {}, got {}", noun(expected), unexpected))
     }
 
@@ -162,9 +172,22 @@ impl<'de> Deserializer<'de> for ValueDe<'de> {
         visitor.visit_newtype_struct(self)
     }
 
+    /// Structs are JSON objects only (serde would also take arrays, positionally).
+    fn deserialize_struct<V: Visitor<'de>>(
+        self,
+        _name: &'static str,
+        _fields: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value, PathError> {
+        match self.0 {
+            Value::Array(_) => Err(de::Error::invalid_type(de::Unexpected::Seq, &visitor)),
+            _ => self.deserialize_any(visitor),
+        }
+    }
+
     forward_to_deserialize_any! {
         bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string
-        bytes byte_buf unit unit_struct seq tuple tuple_struct map struct enum identifier
+        bytes byte_buf unit unit_struct seq tuple tuple_struct map enum identifier
         ignored_any
     }
 }
