@@ -28,22 +28,40 @@ fn mcp_server_env_value_error_names_the_full_path() {
         {"name":"b","command":"y","args":[],"env":[]},
         {"name":"c","command":"z","args":[],"env":[{"name":"K","value":5}]}]}"#;
     let err = client_request_error("session/new", Some(params));
-    assert_eq!(err.message(), "session/new.mcpServers[2].env[0].value must be a string");
+    assert_eq!(
+        err.message(),
+        "session/new.mcpServers[2].env[0].value must be a string"
+    );
     assert_eq!(err.path(), "mcpServers[2].env[0].value");
 }
 
 #[test]
 fn mcp_server_shape_errors() {
     let cases = [
-        (r#"{"cwd":"/w","mcpServers":{"a":1}}"#, "session/new.mcpServers must be a JSON array"),
-        (r#"{"cwd":"/w","mcpServers":[5]}"#, "session/new.mcpServers[0] must be a JSON object"),
+        (
+            r#"{"cwd":"/w","mcpServers":{"a":1}}"#,
+            "session/new.mcpServers must be a JSON array",
+        ),
+        (
+            r#"{"cwd":"/w","mcpServers":[5]}"#,
+            "session/new.mcpServers[0] must be a JSON object",
+        ),
         (
             r#"{"cwd":"/w","mcpServers":[{"name":"a","type":"ws","url":"u"}]}"#,
             "session/new.mcpServers[0].type must be one of 'stdio', 'sse', 'http', got 'ws'",
         ),
-        (r#"{"cwd":"/w","mcpServers":[{"name":"a"}]}"#, "session/new.mcpServers[0].command is required"),
-        (r#"{"cwd":"/w","mcpServers":[{"type":"http","name":"a"}]}"#, "session/new.mcpServers[0].url is required"),
-        (r#"{"cwd":"/w","mcpServers":[{"command":"x"}]}"#, "session/new.mcpServers[0].name is required"),
+        (
+            r#"{"cwd":"/w","mcpServers":[{"name":"a"}]}"#,
+            "session/new.mcpServers[0].command is required",
+        ),
+        (
+            r#"{"cwd":"/w","mcpServers":[{"type":"http","name":"a"}]}"#,
+            "session/new.mcpServers[0].url is required",
+        ),
+        (
+            r#"{"cwd":"/w","mcpServers":[{"command":"x"}]}"#,
+            "session/new.mcpServers[0].name is required",
+        ),
         (
             r#"{"cwd":"/w","mcpServers":[{"name":"a","command":"x"},{"name":"b","command":"y","args":["ok",1]}]}"#,
             "session/new.mcpServers[1].args[1] must be a string",
@@ -94,7 +112,11 @@ fn initialize_errors_match_agentao() {
         r#"{"protocolVersion":-1}"#,
         "initialize.protocolVersion must be an integer from 0 to 65535, got integer `-1`",
     );
-    assert_params_error("initialize", r#"{}"#, "initialize.protocolVersion is required");
+    assert_params_error(
+        "initialize",
+        r#"{}"#,
+        "initialize.protocolVersion is required",
+    );
     assert_params_error(
         "initialize",
         r#"{"protocolVersion":1,"clientCapabilities":5}"#,
@@ -118,14 +140,21 @@ fn initialize_errors_match_agentao() {
     // In range: any u16 decodes (the connection answers 1).
     for ok in ["0", "1", "7", "65535"] {
         let params = format!(r#"{{"protocolVersion":{ok}}}"#);
-        assert!(ClientRequest::decode("initialize", Some(&params)).is_ok(), "{ok}");
+        assert!(
+            ClientRequest::decode("initialize", Some(&params)).is_ok(),
+            "{ok}"
+        );
     }
 }
 
 #[test]
 fn params_that_are_not_an_object() {
     for params in ["[1]", "5", "\"x\"", "true"] {
-        assert_params_error("session/new", params, "session/new params must be a JSON object");
+        assert_params_error(
+            "session/new",
+            params,
+            "session/new params must be a JSON object",
+        );
     }
     let err = client_request_error("session/new", None);
     assert_eq!(err.message(), "session/new params must be a JSON object");
@@ -137,7 +166,8 @@ fn params_that_are_not_an_object() {
 fn params_that_are_not_json() {
     let err = client_request_error("session/new", Some(r#"{"cwd":}"#));
     assert!(
-        err.message().starts_with("session/new params is not valid JSON: "),
+        err.message()
+            .starts_with("session/new params is not valid JSON: "),
         "{}",
         err.message()
     );
@@ -146,11 +176,31 @@ fn params_that_are_not_json() {
 
 #[test]
 fn session_field_errors() {
-    assert_params_error("session/new", r#"{"cwd":5}"#, "session/new.cwd must be a string");
-    assert_params_error("session/new", r#"{"mcpServers":[]}"#, "session/new.cwd is required");
-    assert_params_error("session/load", r#"{"cwd":"/w"}"#, "session/load.sessionId is required");
-    assert_params_error("session/set_mode", r#"{"sessionId":"s","modeId":1}"#, "session/set_mode.modeId must be a string");
-    assert_params_error("session/cancel", r#"{"sessionId":false}"#, "session/cancel.sessionId must be a string");
+    assert_params_error(
+        "session/new",
+        r#"{"cwd":5}"#,
+        "session/new.cwd must be a string",
+    );
+    assert_params_error(
+        "session/new",
+        r#"{"mcpServers":[]}"#,
+        "session/new.cwd is required",
+    );
+    assert_params_error(
+        "session/load",
+        r#"{"cwd":"/w"}"#,
+        "session/load.sessionId is required",
+    );
+    assert_params_error(
+        "session/set_mode",
+        r#"{"sessionId":"s","modeId":1}"#,
+        "session/set_mode.modeId must be a string",
+    );
+    assert_params_error(
+        "session/cancel",
+        r#"{"sessionId":false}"#,
+        "session/cancel.sessionId must be a string",
+    );
     assert_params_error(
         "session/set_config_option",
         r#"{"sessionId":"s","configId":"model","value":[1]}"#,
@@ -161,9 +211,17 @@ fn session_field_errors() {
         r#"{"sessionId":"s","configId":"model"}"#,
         "session/set_config_option.value is required",
     );
-    assert_params_error("_agentao.cn/set_model", r#"{"sessionId":"s","model":1}"#, "_agentao.cn/set_model.model must be a string");
+    assert_params_error(
+        "_agentao.cn/set_model",
+        r#"{"sessionId":"s","model":1}"#,
+        "_agentao.cn/set_model.model must be a string",
+    );
     assert_params_error("authenticate", r#"{}"#, "authenticate.methodId is required");
-    assert_params_error("session/list", r#"{"cursor":5}"#, "session/list.cursor must be a string");
+    assert_params_error(
+        "session/list",
+        r#"{"cursor":5}"#,
+        "session/list.cursor must be a string",
+    );
 }
 
 #[test]
@@ -222,17 +280,43 @@ fn agent_side_errors() {
         err.message(),
         "session/request_permission.options[0].kind must be one of 'allow_once', 'allow_always', 'reject_once', 'reject_always', got 'maybe'"
     );
-    let err = AgentRequest::decode("session/request_permission", Some(r#"{"sessionId":"s","toolCall":{},"options":[]}"#)).unwrap_err();
-    assert_eq!(err.message(), "session/request_permission.toolCall.toolCallId is required");
-    let err = AgentRequest::decode("fs/write_text_file", Some(r#"{"sessionId":"s","path":"/a"}"#)).unwrap_err();
+    let err = AgentRequest::decode(
+        "session/request_permission",
+        Some(r#"{"sessionId":"s","toolCall":{},"options":[]}"#),
+    )
+    .unwrap_err();
+    assert_eq!(
+        err.message(),
+        "session/request_permission.toolCall.toolCallId is required"
+    );
+    let err = AgentRequest::decode(
+        "fs/write_text_file",
+        Some(r#"{"sessionId":"s","path":"/a"}"#),
+    )
+    .unwrap_err();
     assert_eq!(err.message(), "fs/write_text_file.content is required");
     let err = AgentRequest::decode("terminal/create", Some(r#"{"sessionId":"s"}"#)).unwrap_err();
     assert_eq!(err.message(), "terminal/create.command is required");
-    let err = AgentRequest::decode("elicitation/create", Some(r#"{"message":"m","mode":"url","sessionId":"s","url":"u"}"#)).unwrap_err();
-    assert_eq!(err.message(), "elicitation/create.elicitationId is required");
-    let err = AgentRequest::decode("elicitation/create", Some(r#"{"message":"m","mode":"chat","sessionId":"s"}"#)).unwrap_err();
-    assert_eq!(err.message(), "elicitation/create.mode must be one of 'form', 'url', got 'chat'");
-    let err = AgentRequest::decode("_agentao.cn/ask_user", Some(r#"{"sessionId":"s"}"#)).unwrap_err();
+    let err = AgentRequest::decode(
+        "elicitation/create",
+        Some(r#"{"message":"m","mode":"url","sessionId":"s","url":"u"}"#),
+    )
+    .unwrap_err();
+    assert_eq!(
+        err.message(),
+        "elicitation/create.elicitationId is required"
+    );
+    let err = AgentRequest::decode(
+        "elicitation/create",
+        Some(r#"{"message":"m","mode":"chat","sessionId":"s"}"#),
+    )
+    .unwrap_err();
+    assert_eq!(
+        err.message(),
+        "elicitation/create.mode must be one of 'form', 'url', got 'chat'"
+    );
+    let err =
+        AgentRequest::decode("_agentao.cn/ask_user", Some(r#"{"sessionId":"s"}"#)).unwrap_err();
     assert_eq!(err.message(), "_agentao.cn/ask_user.question is required");
 }
 
@@ -243,21 +327,34 @@ fn session_update_errors_name_the_nested_path() {
         Some(r#"{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":5}}}"#),
     )
     .unwrap_err();
-    assert_eq!(err.message(), "session/update.update.content.text must be a string");
+    assert_eq!(
+        err.message(),
+        "session/update.update.content.text must be a string"
+    );
     let err = AgentNotification::decode(
         "session/update",
         Some(r#"{"sessionId":"s","update":{"content":{"text":"x","type":"text"}}}"#),
     )
     .unwrap_err();
-    assert_eq!(err.message(), "session/update.update.sessionUpdate is required");
+    assert_eq!(
+        err.message(),
+        "session/update.update.sessionUpdate is required"
+    );
     let err = AgentNotification::decode(
         "session/update",
         Some(r#"{"sessionId":"s","update":{"sessionUpdate":"usage_update","used":-1,"size":10}}"#),
     )
     .unwrap_err();
-    assert_eq!(err.message(), "session/update.update.used is out of range for u64, got integer `-1`");
-    let err = ClientNotification::decode("$/cancel_request", Some(r#"{"requestId":{"a":1}}"#)).unwrap_err();
-    assert_eq!(err.message(), "$/cancel_request.requestId must be a string, an integer or null");
+    assert_eq!(
+        err.message(),
+        "session/update.update.used is out of range for u64, got integer `-1`"
+    );
+    let err = ClientNotification::decode("$/cancel_request", Some(r#"{"requestId":{"a":1}}"#))
+        .unwrap_err();
+    assert_eq!(
+        err.message(),
+        "$/cancel_request.requestId must be a string, an integer or null"
+    );
 }
 
 #[test]
@@ -272,12 +369,28 @@ fn result_errors_name_the_method_and_result() {
     let err = AgentResponse::decode("session/new", "{}").unwrap_err();
     assert_eq!(err.message(), "session/new result.sessionId is required");
     let err = ClientResponse::decode("fs/read_text_file", r#"{"content":null}"#).unwrap_err();
-    assert_eq!(err.message(), "fs/read_text_file result.content must be a string");
+    assert_eq!(
+        err.message(),
+        "fs/read_text_file result.content must be a string"
+    );
     let err = ClientResponse::decode("terminal/output", r#"{"output":"x"}"#).unwrap_err();
-    assert_eq!(err.message(), "terminal/output result.truncated is required");
+    assert_eq!(
+        err.message(),
+        "terminal/output result.truncated is required"
+    );
     let err = ClientResponse::decode("elicitation/create", r#"{}"#).unwrap_err();
-    assert_eq!(err.message(), "elicitation/create result.action is required");
-    let err = ClientResponse::decode("session/request_permission", r#"{"outcome":{"outcome":"maybe"}}"#).unwrap_err();
-    assert_eq!(err.message(), "session/request_permission result.outcome must be one of 'cancelled', 'selected', got 'maybe'");
+    assert_eq!(
+        err.message(),
+        "elicitation/create result.action is required"
+    );
+    let err = ClientResponse::decode(
+        "session/request_permission",
+        r#"{"outcome":{"outcome":"maybe"}}"#,
+    )
+    .unwrap_err();
+    assert_eq!(
+        err.message(),
+        "session/request_permission result.outcome must be one of 'cancelled', 'selected', got 'maybe'"
+    );
     assert_eq!(err.code().0, -32602);
 }

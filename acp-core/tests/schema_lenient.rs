@@ -11,7 +11,9 @@ use serde_json::Value;
 
 fn update(text: &str) -> SessionUpdate {
     let params = format!(r#"{{"sessionId":"s","update":{text}}}"#);
-    match AgentNotification::decode("session/update", Some(&params)).unwrap_or_else(|e| panic!("{e}")) {
+    match AgentNotification::decode("session/update", Some(&params))
+        .unwrap_or_else(|e| panic!("{e}"))
+    {
         AgentNotification::SessionUpdate(n) => n.update,
         other => panic!("{other:?}"),
     }
@@ -32,31 +34,49 @@ fn unknown_session_update_is_kept_and_re_encodes_unchanged() {
 
 #[test]
 fn unknown_content_block_type_is_kept_and_re_encodes_unchanged() {
-    for text in [r#"{"type":"video","url":"x","frames":3}"#, r#"{"url":"x","type":"video"}"#] {
+    for text in [
+        r#"{"type":"video","url":"x","frames":3}"#,
+        r#"{"url":"x","type":"video"}"#,
+    ] {
         let block: ContentBlock = serde_json::from_str(text).unwrap();
         assert!(matches!(block, ContentBlock::Unknown(_)));
         assert_eq!(block.type_name(), "video");
         assert_eq!(serde_json::to_value(&block).unwrap(), json(text));
     }
     // Inside a prompt too: unknown blocks are passed on, not refused, by the decoder.
-    let request = ClientRequest::decode("session/prompt", Some(r#"{"sessionId":"s","prompt":[{"type":"video"}]}"#)).unwrap();
-    assert!(matches!(request, ClientRequest::Prompt(p) if matches!(p.prompt[0], ContentBlock::Unknown(_))));
+    let request = ClientRequest::decode(
+        "session/prompt",
+        Some(r#"{"sessionId":"s","prompt":[{"type":"video"}]}"#),
+    )
+    .unwrap();
+    assert!(
+        matches!(request, ClientRequest::Prompt(p) if matches!(p.prompt[0], ContentBlock::Unknown(_)))
+    );
 }
 
 #[test]
 fn unknown_tool_kind_is_kept_and_re_encodes_unchanged() {
-    let decoded = update(r#"{"sessionUpdate":"tool_call","toolCallId":"c","title":"t","kind":"teleport"}"#);
-    let SessionUpdate::ToolCall(call) = &decoded else { panic!("{decoded:?}") };
+    let decoded =
+        update(r#"{"sessionUpdate":"tool_call","toolCallId":"c","title":"t","kind":"teleport"}"#);
+    let SessionUpdate::ToolCall(call) = &decoded else {
+        panic!("{decoded:?}")
+    };
     assert_eq!(call.kind(), ToolKind::Unknown("teleport".into()));
     assert_eq!(serde_json::to_value(&decoded).unwrap()["kind"], "teleport");
 }
 
 #[test]
 fn tag_after_other_fields_decodes_the_same() {
-    let first = update(r#"{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"hi"},"messageId":"m"}"#);
-    let last = update(r#"{"messageId":"m","content":{"text":"hi","type":"text"},"sessionUpdate":"agent_message_chunk"}"#);
+    let first = update(
+        r#"{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"hi"},"messageId":"m"}"#,
+    );
+    let last = update(
+        r#"{"messageId":"m","content":{"text":"hi","type":"text"},"sessionUpdate":"agent_message_chunk"}"#,
+    );
     assert_eq!(first, last);
-    let SessionUpdate::AgentMessageChunk(chunk) = last else { panic!() };
+    let SessionUpdate::AgentMessageChunk(chunk) = last else {
+        panic!()
+    };
     assert_eq!(chunk.content, ContentBlock::text("hi"));
 }
 
@@ -65,24 +85,44 @@ fn malformed_optional_fields_fall_back_to_their_default() {
     let decoded = update(
         r#"{"sessionUpdate":"tool_call_update","toolCallId":"c","title":5,"kind":7,"status":"exploded","content":"no","locations":{},"_meta":"x"}"#,
     );
-    let SessionUpdate::ToolCallUpdate(u) = decoded else { panic!() };
+    let SessionUpdate::ToolCallUpdate(u) = decoded else {
+        panic!()
+    };
     assert_eq!(u, ToolCallUpdate::new("c"));
 
-    let decoded = update(r#"{"sessionUpdate":"tool_call","toolCallId":"c","title":"t","kind":["read"],"status":3}"#);
-    let SessionUpdate::ToolCall(call) = decoded else { panic!() };
+    let decoded = update(
+        r#"{"sessionUpdate":"tool_call","toolCallId":"c","title":"t","kind":["read"],"status":3}"#,
+    );
+    let SessionUpdate::ToolCall(call) = decoded else {
+        panic!()
+    };
     assert_eq!((&call.kind, &call.status), (&None, &None));
-    assert_eq!((call.kind(), call.status()), (ToolKind::Other, ToolCallStatus::Pending));
+    assert_eq!(
+        (call.kind(), call.status()),
+        (ToolKind::Other, ToolCallStatus::Pending)
+    );
 
-    let chunk = update(r#"{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"x","annotations":{"priority":"high","audience":["user",3,"robot"]}},"messageId":{"a":1}}"#);
-    let SessionUpdate::AgentMessageChunk(chunk) = chunk else { panic!() };
+    let chunk = update(
+        r#"{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"x","annotations":{"priority":"high","audience":["user",3,"robot"]}},"messageId":{"a":1}}"#,
+    );
+    let SessionUpdate::AgentMessageChunk(chunk) = chunk else {
+        panic!()
+    };
     assert_eq!(chunk.message_id, None);
-    let ContentBlock::Text(text) = chunk.content else { panic!() };
+    let ContentBlock::Text(text) = chunk.content else {
+        panic!()
+    };
     let annotations = text.annotations.unwrap();
     assert_eq!(annotations.priority, None);
     assert_eq!(annotations.audience, Some(vec![Role::User]));
 
-    let link: ContentBlock = serde_json::from_str(r#"{"type":"resource_link","uri":"u","name":"n","size":"big","title":false}"#).unwrap();
-    let ContentBlock::ResourceLink(link) = link else { panic!() };
+    let link: ContentBlock = serde_json::from_str(
+        r#"{"type":"resource_link","uri":"u","name":"n","size":"big","title":false}"#,
+    )
+    .unwrap();
+    let ContentBlock::ResourceLink(link) = link else {
+        panic!()
+    };
     assert_eq!((link.size, link.title), (None, None));
 }
 
@@ -115,11 +155,22 @@ fn malformed_capabilities_fall_back_to_unsupported() {
 
 #[test]
 fn missing_client_capabilities_and_mcp_servers_read_as_empty() {
-    let ClientRequest::Initialize(init) = ClientRequest::decode("initialize", Some(r#"{"protocolVersion":1}"#)).unwrap() else { panic!() };
+    let ClientRequest::Initialize(init) =
+        ClientRequest::decode("initialize", Some(r#"{"protocolVersion":1}"#)).unwrap()
+    else {
+        panic!()
+    };
     assert_eq!(init.client_capabilities, ClientCapabilities::default());
-    let ClientRequest::NewSession(new) = ClientRequest::decode("session/new", Some(r#"{"cwd":"/w"}"#)).unwrap() else { panic!() };
+    let ClientRequest::NewSession(new) =
+        ClientRequest::decode("session/new", Some(r#"{"cwd":"/w"}"#)).unwrap()
+    else {
+        panic!()
+    };
     assert!(new.mcp_servers.is_empty());
-    assert_eq!(serde_json::to_value(&new).unwrap(), json(r#"{"cwd":"/w","mcpServers":[]}"#));
+    assert_eq!(
+        serde_json::to_value(&new).unwrap(),
+        json(r#"{"cwd":"/w","mcpServers":[]}"#)
+    );
 }
 
 #[test]
@@ -155,9 +206,11 @@ fn invalid_items_are_skipped_from_marked_arrays() {
     assert_eq!(cfg.config_options.len(), 1);
     assert_eq!(cfg.config_options[0].id, "b");
 
-    let AgentResponse::ListSessions(list) =
-        AgentResponse::decode("session/list", r#"{"sessions":[{"sessionId":"a","cwd":"/"},{"sessionId":1}]}"#).unwrap()
-    else {
+    let AgentResponse::ListSessions(list) = AgentResponse::decode(
+        "session/list",
+        r#"{"sessions":[{"sessionId":"a","cwd":"/"},{"sessionId":1}]}"#,
+    )
+    .unwrap() else {
         panic!()
     };
     assert_eq!(list.sessions.len(), 1);
@@ -186,27 +239,42 @@ fn unknown_fields_are_ignored_and_meta_is_kept() {
     assert_eq!(prompt.meta.as_ref().unwrap()["traceparent"], "00-1");
     assert_eq!(
         serde_json::to_value(&prompt).unwrap(),
-        json(r#"{"sessionId":"s","prompt":[{"type":"text","text":"x"}],"_meta":{"traceparent":"00-1"}}"#)
+        json(
+            r#"{"sessionId":"s","prompt":[{"type":"text","text":"x"}],"_meta":{"traceparent":"00-1"}}"#
+        )
     );
 }
 
 #[test]
 fn session_info_update_distinguishes_absent_from_null() {
-    let SessionUpdate::SessionInfoUpdate(info) = update(r#"{"sessionUpdate":"session_info_update","title":null}"#) else { panic!() };
+    let SessionUpdate::SessionInfoUpdate(info) =
+        update(r#"{"sessionUpdate":"session_info_update","title":null}"#)
+    else {
+        panic!()
+    };
     assert_eq!(info.title, Some(None));
     assert_eq!(info.updated_at, None);
-    let SessionUpdate::SessionInfoUpdate(info) = update(r#"{"sessionUpdate":"session_info_update","title":"T"}"#) else { panic!() };
+    let SessionUpdate::SessionInfoUpdate(info) =
+        update(r#"{"sessionUpdate":"session_info_update","title":"T"}"#)
+    else {
+        panic!()
+    };
     assert_eq!(info.title, Some(Some("T".into())));
 }
 
 #[test]
 fn permission_response_accepts_the_flat_shape_and_writes_the_nested_one() {
-    let ClientResponse::RequestPermission(res) =
-        ClientResponse::decode("session/request_permission", r#"{"outcome":"selected","optionId":"allow_once"}"#).unwrap()
-    else {
+    let ClientResponse::RequestPermission(res) = ClientResponse::decode(
+        "session/request_permission",
+        r#"{"outcome":"selected","optionId":"allow_once"}"#,
+    )
+    .unwrap() else {
         panic!()
     };
-    assert_eq!(res.outcome, RequestPermissionOutcome::selected("allow_once"));
+    assert_eq!(
+        res.outcome,
+        RequestPermissionOutcome::selected("allow_once")
+    );
     assert_eq!(
         serde_json::to_value(&res).unwrap(),
         json(r#"{"outcome":{"outcome":"selected","optionId":"allow_once"}}"#)
@@ -217,22 +285,45 @@ fn permission_response_accepts_the_flat_shape_and_writes_the_nested_one() {
         panic!()
     };
     assert_eq!(res.outcome, RequestPermissionOutcome::Cancelled);
-    let err = ClientResponse::decode("session/request_permission", r#"{"outcome":"selected"}"#).unwrap_err();
-    assert_eq!(err.message(), "session/request_permission result.optionId is required");
+    let err = ClientResponse::decode("session/request_permission", r#"{"outcome":"selected"}"#)
+        .unwrap_err();
+    assert_eq!(
+        err.message(),
+        "session/request_permission result.optionId is required"
+    );
 }
 
 #[test]
 fn ask_user_answers_and_the_sentinel() {
     assert_eq!(USER_UNAVAILABLE, "(user unavailable)");
-    let decode = |result: &str| match ClientResponse::decode("_agentao.cn/ask_user", result).unwrap() {
-        ClientResponse::AskUser(answer) => answer,
-        other => panic!("{other:?}"),
-    };
-    assert_eq!(decode(r#"{"outcome":"answered","text":"blue"}"#).text(), "blue");
-    assert_eq!(decode(r#"{"outcome":"answered","text":""}"#).text(), USER_UNAVAILABLE);
-    assert_eq!(decode(r#"{"outcome":"cancelled"}"#), AskUserResponse::Cancelled);
-    assert_eq!(decode(r#"{"outcome":"cancelled"}"#).text(), USER_UNAVAILABLE);
-    for odd in [r#"{"answer":"x"}"#, r#"{"outcome":{"outcome":"selected","optionId":"a"}}"#, "null", "[1]", r#""text""#] {
+    let decode =
+        |result: &str| match ClientResponse::decode("_agentao.cn/ask_user", result).unwrap() {
+            ClientResponse::AskUser(answer) => answer,
+            other => panic!("{other:?}"),
+        };
+    assert_eq!(
+        decode(r#"{"outcome":"answered","text":"blue"}"#).text(),
+        "blue"
+    );
+    assert_eq!(
+        decode(r#"{"outcome":"answered","text":""}"#).text(),
+        USER_UNAVAILABLE
+    );
+    assert_eq!(
+        decode(r#"{"outcome":"cancelled"}"#),
+        AskUserResponse::Cancelled
+    );
+    assert_eq!(
+        decode(r#"{"outcome":"cancelled"}"#).text(),
+        USER_UNAVAILABLE
+    );
+    for odd in [
+        r#"{"answer":"x"}"#,
+        r#"{"outcome":{"outcome":"selected","optionId":"a"}}"#,
+        "null",
+        "[1]",
+        r#""text""#,
+    ] {
         let answer = decode(odd);
         assert!(matches!(answer, AskUserResponse::Unusable(_)), "{odd}");
         assert_eq!(answer.text(), USER_UNAVAILABLE);
@@ -246,26 +337,39 @@ fn agentao_extension_list_in_initialize_meta() {
     agentao::set_extensions(
         &mut meta,
         &[
-            agentao::ExtensionInfo::new("_agentao.cn/ask_user", "Request free-form text input from the user."),
+            agentao::ExtensionInfo::new(
+                "_agentao.cn/ask_user",
+                "Request free-form text input from the user.",
+            ),
             agentao::ExtensionInfo::new("_agentao.cn/set_model", "Switch the model."),
         ],
     );
     assert_eq!(
         Value::Object(meta.clone()),
-        json(r#"{"_agentao.cn/extensions":[{"method":"_agentao.cn/ask_user","description":"Request free-form text input from the user."},{"method":"_agentao.cn/set_model","description":"Switch the model."}]}"#)
+        json(
+            r#"{"_agentao.cn/extensions":[{"method":"_agentao.cn/ask_user","description":"Request free-form text input from the user."},{"method":"_agentao.cn/set_model","description":"Switch the model."}]}"#
+        )
     );
     let listed = agentao::extensions(&meta);
     assert_eq!(listed.len(), 2);
     assert_eq!(listed[1].method, "_agentao.cn/set_model");
-    let odd: Meta = serde_json::from_str(r#"{"_agentao.cn/extensions":[{"method":"a"},5,{"nope":1}]}"#).unwrap();
+    let odd: Meta =
+        serde_json::from_str(r#"{"_agentao.cn/extensions":[{"method":"a"},5,{"nope":1}]}"#)
+            .unwrap();
     let listed = agentao::extensions(&odd);
     assert_eq!(listed.len(), 1);
-    assert_eq!((listed[0].method.as_str(), listed[0].description.as_deref()), ("a", None));
+    assert_eq!(
+        (listed[0].method.as_str(), listed[0].description.as_deref()),
+        ("a", None)
+    );
 }
 
 #[test]
 fn cancel_as_a_request_answers_empty_or_null() {
-    assert!(matches!(ClientRequest::decode("session/cancel", Some(r#"{"sessionId":"s"}"#)).unwrap(), ClientRequest::Cancel(_)));
+    assert!(matches!(
+        ClientRequest::decode("session/cancel", Some(r#"{"sessionId":"s"}"#)).unwrap(),
+        ClientRequest::Cancel(_)
+    ));
     for result in ["{}", "null"] {
         let res = AgentResponse::decode("session/cancel", result).unwrap();
         assert_eq!(serde_json::to_value(&res).unwrap(), json("{}"));
@@ -274,13 +378,23 @@ fn cancel_as_a_request_answers_empty_or_null() {
 
 #[test]
 fn absent_params_read_as_an_empty_object() {
-    assert!(matches!(ClientRequest::decode("logout", None).unwrap(), ClientRequest::Logout(_)));
-    assert!(matches!(ClientRequest::decode("session/list", Some("null")).unwrap(), ClientRequest::ListSessions(_)));
+    assert!(matches!(
+        ClientRequest::decode("logout", None).unwrap(),
+        ClientRequest::Logout(_)
+    ));
+    assert!(matches!(
+        ClientRequest::decode("session/list", Some("null")).unwrap(),
+        ClientRequest::ListSessions(_)
+    ));
 }
 
 #[test]
 fn embedded_resource_with_both_text_and_blob_is_text() {
-    let block: ContentBlock = serde_json::from_str(r#"{"type":"resource","resource":{"uri":"u","text":"t","blob":"b"}}"#).unwrap();
-    let ContentBlock::Resource(r) = block else { panic!() };
+    let block: ContentBlock =
+        serde_json::from_str(r#"{"type":"resource","resource":{"uri":"u","text":"t","blob":"b"}}"#)
+            .unwrap();
+    let ContentBlock::Resource(r) = block else {
+        panic!()
+    };
     assert!(matches!(r.resource, EmbeddedResourceResource::Text(_)));
 }

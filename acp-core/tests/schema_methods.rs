@@ -13,7 +13,10 @@ use serde_json::Value;
 /// Validates `instance` against `$defs/<type_name>` of the official schema.
 fn assert_valid(type_name: &str, instance: &Value) {
     let errors = schema_errors(type_name, instance);
-    assert!(errors.is_empty(), "{type_name} rejects {instance}: {errors:?}");
+    assert!(
+        errors.is_empty(),
+        "{type_name} rejects {instance}: {errors:?}"
+    );
 }
 
 /// What the official schema says is wrong with `instance` as a `type_name`.
@@ -25,7 +28,10 @@ fn schema_errors(type_name: &str, instance: &Value) -> Vec<String> {
         "$ref": format!("#/$defs/{type_name}"),
     });
     let validator = jsonschema::validator_for(&wrapper).expect("the vendored schema compiles");
-    validator.iter_errors(instance).map(|e| format!("{e} at {}", e.instance_path())).collect()
+    validator
+        .iter_errors(instance)
+        .map(|e| format!("{e} at {}", e.instance_path()))
+        .collect()
 }
 
 #[test]
@@ -66,14 +72,24 @@ const SAMPLES: &[(&str, &str, Option<&str>)] = &[
             r#"{"sessions":[{"sessionId":"sess_1","cwd":"/work","additionalDirectories":["/lib"],"title":"Fix bug","updatedAt":"2026-01-01T00:00:00Z"}],"nextCursor":"c2"}"#,
         ),
     ),
-    ("session/resume", r#"{"sessionId":"sess_1","cwd":"/work"}"#, Some("{}")),
+    (
+        "session/resume",
+        r#"{"sessionId":"sess_1","cwd":"/work"}"#,
+        Some("{}"),
+    ),
     ("session/close", r#"{"sessionId":"sess_1"}"#, Some("{}")),
     ("session/delete", r#"{"sessionId":"sess_1"}"#, Some("{}")),
-    ("session/set_mode", r#"{"sessionId":"sess_1","modeId":"plan"}"#, Some("{}")),
+    (
+        "session/set_mode",
+        r#"{"sessionId":"sess_1","modeId":"plan"}"#,
+        Some("{}"),
+    ),
     (
         "session/set_config_option",
         r#"{"sessionId":"sess_1","configId":"fast","type":"boolean","value":true}"#,
-        Some(r#"{"configOptions":[{"id":"fast","name":"Fast","type":"boolean","currentValue":true}]}"#),
+        Some(
+            r#"{"configOptions":[{"id":"fast","name":"Fast","type":"boolean","currentValue":true}]}"#,
+        ),
     ),
     (
         "session/prompt",
@@ -96,7 +112,11 @@ const SAMPLES: &[(&str, &str, Option<&str>)] = &[
         r#"{"sessionId":"sess_1","path":"/work/a.txt","line":3,"limit":10}"#,
         Some(r#"{"content":"abc"}"#),
     ),
-    ("fs/write_text_file", r#"{"sessionId":"sess_1","path":"/work/a.txt","content":"abc"}"#, Some("{}")),
+    (
+        "fs/write_text_file",
+        r#"{"sessionId":"sess_1","path":"/work/a.txt","content":"abc"}"#,
+        Some("{}"),
+    ),
     (
         "terminal/create",
         r#"{"sessionId":"sess_1","command":"ls","args":["-l"],"env":[{"name":"A","value":"1"}],"cwd":"/work","outputByteLimit":1024}"#,
@@ -112,8 +132,16 @@ const SAMPLES: &[(&str, &str, Option<&str>)] = &[
         r#"{"sessionId":"sess_1","terminalId":"term_1"}"#,
         Some(r#"{"exitCode":1,"signal":"SIGTERM"}"#),
     ),
-    ("terminal/kill", r#"{"sessionId":"sess_1","terminalId":"term_1"}"#, Some("{}")),
-    ("terminal/release", r#"{"sessionId":"sess_1","terminalId":"term_1"}"#, Some("{}")),
+    (
+        "terminal/kill",
+        r#"{"sessionId":"sess_1","terminalId":"term_1"}"#,
+        Some("{}"),
+    ),
+    (
+        "terminal/release",
+        r#"{"sessionId":"sess_1","terminalId":"term_1"}"#,
+        Some("{}"),
+    ),
     (
         "elicitation/create",
         r#"{"message":"Details?","mode":"form","requestedSchema":{"type":"object","title":"T","properties":{"name":{"type":"string","title":"Name","minLength":1,"format":"email"},"age":{"type":"integer","minimum":0},"score":{"type":"number","maximum":1.5},"ok":{"type":"boolean","default":true},"tags":{"type":"array","items":{"type":"string","enum":["a","b"]},"default":["a"]},"pick":{"type":"array","items":{"anyOf":[{"const":"x","title":"X"}]}}},"required":["name"]},"sessionId":"sess_1","toolCallId":"call_1"}"#,
@@ -126,19 +154,37 @@ const SAMPLES: &[(&str, &str, Option<&str>)] = &[
         r#"{"sessionId":"sess_1","question":"Which one?","header":"Pick","options":["a","b"],"multiple":true,"allowCustom":false}"#,
         Some(r#"{"outcome":"answered","text":"a"}"#),
     ),
-    ("_agentao.cn/set_model", r#"{"sessionId":"sess_1","model":"fake-model"}"#, Some(r#"{"model":"fake-model"}"#)),
+    (
+        "_agentao.cn/set_model",
+        r#"{"sessionId":"sess_1","model":"fake-model"}"#,
+        Some(r#"{"model":"fake-model"}"#),
+    ),
 ];
 
 /// Decodes params by method in the direction the table gives, and re-encodes them.
 fn decode_params(method: Method, params: &str) -> Value {
     let encoded = match (method.direction(), method.is_notification()) {
-        (Direction::ClientToAgent, false) => serde_json::to_value(ClientRequest::decode(method.name(), Some(params)).unwrap()),
-        (Direction::AgentToClient, false) => serde_json::to_value(AgentRequest::decode(method.name(), Some(params)).unwrap()),
-        (Direction::ClientToAgent, true) => serde_json::to_value(ClientNotification::decode(method.name(), Some(params)).unwrap()),
-        (Direction::AgentToClient, true) => serde_json::to_value(AgentNotification::decode(method.name(), Some(params)).unwrap()),
+        (Direction::ClientToAgent, false) => {
+            serde_json::to_value(ClientRequest::decode(method.name(), Some(params)).unwrap())
+        }
+        (Direction::AgentToClient, false) => {
+            serde_json::to_value(AgentRequest::decode(method.name(), Some(params)).unwrap())
+        }
+        (Direction::ClientToAgent, true) => {
+            serde_json::to_value(ClientNotification::decode(method.name(), Some(params)).unwrap())
+        }
+        (Direction::AgentToClient, true) => {
+            serde_json::to_value(AgentNotification::decode(method.name(), Some(params)).unwrap())
+        }
         (Direction::Both, _) => {
-            let a = serde_json::to_value(ClientNotification::decode(method.name(), Some(params)).unwrap()).unwrap();
-            let b = serde_json::to_value(AgentNotification::decode(method.name(), Some(params)).unwrap()).unwrap();
+            let a = serde_json::to_value(
+                ClientNotification::decode(method.name(), Some(params)).unwrap(),
+            )
+            .unwrap();
+            let b = serde_json::to_value(
+                AgentNotification::decode(method.name(), Some(params)).unwrap(),
+            )
+            .unwrap();
             assert_eq!(a, b);
             Ok(a)
         }
@@ -148,7 +194,9 @@ fn decode_params(method: Method, params: &str) -> Value {
 
 fn decode_result(method: Method, result: &str) -> Value {
     let encoded = match method.direction() {
-        Direction::ClientToAgent => serde_json::to_value(AgentResponse::decode(method.name(), result).unwrap()),
+        Direction::ClientToAgent => {
+            serde_json::to_value(AgentResponse::decode(method.name(), result).unwrap())
+        }
         _ => serde_json::to_value(ClientResponse::decode(method.name(), result).unwrap()),
     };
     encoded.unwrap()
@@ -170,7 +218,11 @@ fn every_method_has_a_sample_that_round_trips_and_validates() {
         assert_eq!(method.result_type().is_some(), result.is_some(), "{name}");
         if let (Some(result), Some(result_type)) = (result, method.result_type()) {
             let encoded = decode_result(method, result);
-            assert_eq!(encoded, json(result), "{name} result re-encodes differently");
+            assert_eq!(
+                encoded,
+                json(result),
+                "{name} result re-encodes differently"
+            );
             if !method.is_agentao_extension() {
                 assert_valid(result_type, &encoded);
             }
@@ -206,13 +258,21 @@ fn method_table_matches_meta_json() {
 fn method_table_types_match_schema_annotations() {
     let root = schema();
     for (def_name, def) in root["$defs"].as_object().unwrap() {
-        let Some(method) = def.get("x-method").and_then(Value::as_str) else { continue };
-        let method = Method::from_name(method).unwrap_or_else(|| panic!("{method} missing from the table"));
+        let Some(method) = def.get("x-method").and_then(Value::as_str) else {
+            continue;
+        };
+        let method =
+            Method::from_name(method).unwrap_or_else(|| panic!("{method} missing from the table"));
         let is_request_side = def_name.ends_with("Request") || def_name.ends_with("Notification");
         if is_request_side {
             assert_eq!(method.params_type(), def_name, "{}", method.name());
         } else {
-            assert_eq!(method.result_type(), Some(def_name.as_str()), "{}", method.name());
+            assert_eq!(
+                method.result_type(),
+                Some(def_name.as_str()),
+                "{}",
+                method.name()
+            );
         }
     }
 }
@@ -235,15 +295,27 @@ fn method_consts_and_lookup_agree() {
 #[test]
 fn unknown_and_wrong_direction_methods_are_method_not_found() {
     for (method, err) in [
-        ("_vendor/thing", ClientRequest::decode("_vendor/thing", Some("{}")).unwrap_err()),
-        ("session/update", ClientRequest::decode("session/update", Some("{}")).unwrap_err()),
-        ("session/prompt", AgentRequest::decode("session/prompt", Some("{}")).unwrap_err()),
+        (
+            "_vendor/thing",
+            ClientRequest::decode("_vendor/thing", Some("{}")).unwrap_err(),
+        ),
+        (
+            "session/update",
+            ClientRequest::decode("session/update", Some("{}")).unwrap_err(),
+        ),
+        (
+            "session/prompt",
+            AgentRequest::decode("session/prompt", Some("{}")).unwrap_err(),
+        ),
     ] {
         assert_eq!(err.kind(), DecodeErrorKind::UnknownMethod, "{method}");
         assert_eq!(err.code().0, -32601);
         assert_eq!(err.message(), "Method not found");
     }
-    assert_eq!(AgentNotification::decode("_x/y", None).unwrap_err().kind(), DecodeErrorKind::UnknownMethod);
+    assert_eq!(
+        AgentNotification::decode("_x/y", None).unwrap_err().kind(),
+        DecodeErrorKind::UnknownMethod
+    );
 }
 
 /// One sample per `SessionUpdate` variant, wrapped in `session/update`.
@@ -265,19 +337,32 @@ const UPDATES: &[&str] = &[
 ];
 
 /// Added to the stable surface after the vendored schema (schema crate 1.15.1): not in it yet.
-const NEWER_THAN_VENDORED_SCHEMA: &[&str] = &["notice", "compaction_update", "compaction_summary_chunk"];
+const NEWER_THAN_VENDORED_SCHEMA: &[&str] =
+    &["notice", "compaction_update", "compaction_summary_chunk"];
 
 #[test]
 fn every_session_update_variant_round_trips_and_validates() {
-    let kinds: Vec<String> = UPDATES.iter().map(|u| json(u)["sessionUpdate"].as_str().unwrap().to_owned()).collect();
-    assert_eq!(kinds, SessionUpdate::KNOWN, "one sample per known variant, in order");
+    let kinds: Vec<String> = UPDATES
+        .iter()
+        .map(|u| json(u)["sessionUpdate"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(
+        kinds,
+        SessionUpdate::KNOWN,
+        "one sample per known variant, in order"
+    );
     for update in UPDATES {
         let params = format!(r#"{{"sessionId":"sess_1","update":{update}}}"#);
-        let AgentNotification::SessionUpdate(notification) = AgentNotification::decode("session/update", Some(&params)).unwrap() else {
+        let AgentNotification::SessionUpdate(notification) =
+            AgentNotification::decode("session/update", Some(&params)).unwrap()
+        else {
             panic!("not a session/update")
         };
         let kind = notification.update.kind().to_owned();
-        assert!(!matches!(notification.update, SessionUpdate::Unknown(_)), "{kind} decoded as Unknown");
+        assert!(
+            !matches!(notification.update, SessionUpdate::Unknown(_)),
+            "{kind} decoded as Unknown"
+        );
         let encoded = serde_json::to_value(&notification).unwrap();
         assert_eq!(encoded, json(&params), "{kind} re-encodes differently");
         if !NEWER_THAN_VENDORED_SCHEMA.contains(&kind.as_str()) {

@@ -24,14 +24,21 @@ pub struct ExtensionInfo {
     /// The extension method's name.
     pub method: String,
     /// What it does.
-    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::opt")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::opt"
+    )]
     pub description: Option<String>,
 }
 
 impl ExtensionInfo {
     /// An entry with a description.
     pub fn new(method: impl Into<String>, description: impl Into<String>) -> Self {
-        Self { method: method.into(), description: Some(description.into()) }
+        Self {
+            method: method.into(),
+            description: Some(description.into()),
+        }
     }
 }
 
@@ -65,26 +72,51 @@ pub struct AskUserRequest {
     /// The question.
     pub question: String,
     /// A short header.
-    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::opt")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::opt"
+    )]
     pub header: Option<String>,
     /// Suggested answers.
-    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::opt_skip_invalid")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::opt_skip_invalid"
+    )]
     pub options: Option<Vec<String>>,
     /// Several options may be chosen (sent only when true).
-    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::opt")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::opt"
+    )]
     pub multiple: Option<bool>,
     /// Free text besides the options is allowed (sent only when false).
-    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::opt")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::opt"
+    )]
     pub allow_custom: Option<bool>,
     /// Extension data.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::meta")]
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::meta"
+    )]
     pub meta: Option<Meta>,
 }
 
 impl AskUserRequest {
     /// A plain question.
     pub fn new(session_id: impl Into<String>, question: impl Into<String>) -> Self {
-        Self { session_id: session_id.into(), question: question.into(), ..Self::default() }
+        Self {
+            session_id: session_id.into(),
+            question: question.into(),
+            ..Self::default()
+        }
     }
 }
 

@@ -14,7 +14,12 @@ use super::lenient::{self, Meta};
 #[non_exhaustive]
 pub struct Marker {
     /// Extension data.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::meta")]
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::meta"
+    )]
     pub meta: Option<Meta>,
 }
 
@@ -24,22 +29,47 @@ pub struct Marker {
 #[non_exhaustive]
 pub struct ClientCapabilities {
     /// `fs/*` methods.
-    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::or_default")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::or_default"
+    )]
     pub fs: Option<FileSystemCapabilities>,
     /// `terminal/*` methods.
-    #[serde(default, skip_serializing_if = "is_false", deserialize_with = "lenient::flag")]
+    #[serde(
+        default,
+        skip_serializing_if = "is_false",
+        deserialize_with = "lenient::flag"
+    )]
     pub terminal: bool,
     /// Session-related client features.
-    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::or_default")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::or_default"
+    )]
     pub session: Option<ClientSessionCapabilities>,
     /// Authentication features.
-    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::or_default")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::or_default"
+    )]
     pub auth: Option<AuthCapabilities>,
     /// `elicitation/create` modes.
-    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::or_default")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::or_default"
+    )]
     pub elicitation: Option<ElicitationCapabilities>,
     /// Extension data.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::meta")]
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::meta"
+    )]
     pub meta: Option<Meta>,
 }
 
@@ -49,13 +79,26 @@ pub struct ClientCapabilities {
 #[non_exhaustive]
 pub struct FileSystemCapabilities {
     /// `fs/read_text_file`.
-    #[serde(default, skip_serializing_if = "is_false", deserialize_with = "lenient::flag")]
+    #[serde(
+        default,
+        skip_serializing_if = "is_false",
+        deserialize_with = "lenient::flag"
+    )]
     pub read_text_file: bool,
     /// `fs/write_text_file`.
-    #[serde(default, skip_serializing_if = "is_false", deserialize_with = "lenient::flag")]
+    #[serde(
+        default,
+        skip_serializing_if = "is_false",
+        deserialize_with = "lenient::flag"
+    )]
     pub write_text_file: bool,
     /// Extension data.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::meta")]
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::meta"
+    )]
     pub meta: Option<Meta>,
 }
 
@@ -65,16 +108,33 @@ pub struct FileSystemCapabilities {
 #[non_exhaustive]
 pub struct ClientSessionCapabilities {
     /// Config option features.
-    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::or_default")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::or_default"
+    )]
     pub config_options: Option<SessionConfigOptionsCapabilities>,
     /// The client shows `notice` updates.
-    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::or_default")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::or_default"
+    )]
     pub notices: Option<Marker>,
     /// The client understands compaction updates.
-    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::or_default")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::or_default"
+    )]
     pub compaction: Option<Marker>,
     /// Extension data.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::meta")]
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::meta"
+    )]
     pub meta: Option<Meta>,
 }
 
@@ -84,10 +144,19 @@ pub struct ClientSessionCapabilities {
 #[non_exhaustive]
 pub struct SessionConfigOptionsCapabilities {
     /// The client handles `type: "boolean"` options.
-    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::or_default")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::or_default"
+    )]
     pub boolean: Option<Marker>,
     /// Extension data.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::meta")]
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::meta"
+    )]
     pub meta: Option<Meta>,
 }
 
@@ -97,10 +166,19 @@ pub struct SessionConfigOptionsCapabilities {
 #[non_exhaustive]
 pub struct AuthCapabilities {
     /// The client can run terminal auth methods.
-    #[serde(default, skip_serializing_if = "is_false", deserialize_with = "lenient::flag")]
+    #[serde(
+        default,
+        skip_serializing_if = "is_false",
+        deserialize_with = "lenient::flag"
+    )]
     pub terminal: bool,
     /// Extension data.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::meta")]
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::meta"
+    )]
     pub meta: Option<Meta>,
 }
 
@@ -110,13 +188,26 @@ pub struct AuthCapabilities {
 #[non_exhaustive]
 pub struct ElicitationCapabilities {
     /// Form mode.
-    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::or_default")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::or_default"
+    )]
     pub form: Option<Marker>,
     /// URL mode.
-    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::or_default")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::or_default"
+    )]
     pub url: Option<Marker>,
     /// Extension data.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::meta")]
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::meta"
+    )]
     pub meta: Option<Meta>,
 }
 
@@ -126,22 +217,47 @@ pub struct ElicitationCapabilities {
 #[non_exhaustive]
 pub struct AgentCapabilities {
     /// `session/load`.
-    #[serde(default, skip_serializing_if = "is_false", deserialize_with = "lenient::flag")]
+    #[serde(
+        default,
+        skip_serializing_if = "is_false",
+        deserialize_with = "lenient::flag"
+    )]
     pub load_session: bool,
     /// Content types allowed in prompts.
-    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::or_default")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::or_default"
+    )]
     pub prompt_capabilities: Option<PromptCapabilities>,
     /// MCP transports besides stdio.
-    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::or_default")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::or_default"
+    )]
     pub mcp_capabilities: Option<McpCapabilities>,
     /// Optional session methods.
-    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::or_default")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::or_default"
+    )]
     pub session_capabilities: Option<SessionCapabilities>,
     /// Authentication methods.
-    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::or_default")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::or_default"
+    )]
     pub auth: Option<AgentAuthCapabilities>,
     /// Extension data.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::meta")]
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::meta"
+    )]
     pub meta: Option<Meta>,
 }
 
@@ -151,16 +267,33 @@ pub struct AgentCapabilities {
 #[non_exhaustive]
 pub struct PromptCapabilities {
     /// `image` blocks.
-    #[serde(default, skip_serializing_if = "is_false", deserialize_with = "lenient::flag")]
+    #[serde(
+        default,
+        skip_serializing_if = "is_false",
+        deserialize_with = "lenient::flag"
+    )]
     pub image: bool,
     /// `audio` blocks.
-    #[serde(default, skip_serializing_if = "is_false", deserialize_with = "lenient::flag")]
+    #[serde(
+        default,
+        skip_serializing_if = "is_false",
+        deserialize_with = "lenient::flag"
+    )]
     pub audio: bool,
     /// `resource` blocks.
-    #[serde(default, skip_serializing_if = "is_false", deserialize_with = "lenient::flag")]
+    #[serde(
+        default,
+        skip_serializing_if = "is_false",
+        deserialize_with = "lenient::flag"
+    )]
     pub embedded_context: bool,
     /// Extension data.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::meta")]
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::meta"
+    )]
     pub meta: Option<Meta>,
 }
 
@@ -170,13 +303,26 @@ pub struct PromptCapabilities {
 #[non_exhaustive]
 pub struct McpCapabilities {
     /// `type: "http"` servers.
-    #[serde(default, skip_serializing_if = "is_false", deserialize_with = "lenient::flag")]
+    #[serde(
+        default,
+        skip_serializing_if = "is_false",
+        deserialize_with = "lenient::flag"
+    )]
     pub http: bool,
     /// `type: "sse"` servers.
-    #[serde(default, skip_serializing_if = "is_false", deserialize_with = "lenient::flag")]
+    #[serde(
+        default,
+        skip_serializing_if = "is_false",
+        deserialize_with = "lenient::flag"
+    )]
     pub sse: bool,
     /// Extension data.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::meta")]
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::meta"
+    )]
     pub meta: Option<Meta>,
 }
 
@@ -186,22 +332,47 @@ pub struct McpCapabilities {
 #[non_exhaustive]
 pub struct SessionCapabilities {
     /// `session/list`.
-    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::or_default")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::or_default"
+    )]
     pub list: Option<Marker>,
     /// `session/delete`.
-    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::or_default")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::or_default"
+    )]
     pub delete: Option<Marker>,
     /// `additionalDirectories` on session methods.
-    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::or_default")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::or_default"
+    )]
     pub additional_directories: Option<Marker>,
     /// `session/resume`.
-    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::or_default")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::or_default"
+    )]
     pub resume: Option<Marker>,
     /// `session/close`.
-    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::or_default")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::or_default"
+    )]
     pub close: Option<Marker>,
     /// Extension data.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::meta")]
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::meta"
+    )]
     pub meta: Option<Meta>,
 }
 
@@ -211,10 +382,19 @@ pub struct SessionCapabilities {
 #[non_exhaustive]
 pub struct AgentAuthCapabilities {
     /// `logout`.
-    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::or_default")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::or_default"
+    )]
     pub logout: Option<Marker>,
     /// Extension data.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::meta")]
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::meta"
+    )]
     pub meta: Option<Meta>,
 }
 

@@ -9,7 +9,7 @@ use serde::ser::{SerializeStruct, Serializer};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::lenient::{self, string_enum, unexpected, Meta};
+use super::lenient::{self, Meta, string_enum, unexpected};
 
 /// One option the agent lets the client configure (model, mode, thought level, …).
 #[derive(Clone, Debug, PartialEq)]
@@ -103,17 +103,31 @@ pub struct SessionConfigSelectOption {
     /// A human name.
     pub name: String,
     /// What it means.
-    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::opt")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::opt"
+    )]
     pub description: Option<String>,
     /// Extension data.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::meta")]
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::meta"
+    )]
     pub meta: Option<Meta>,
 }
 
 impl SessionConfigSelectOption {
     /// A choice with no description.
     pub fn new(value: impl Into<String>, name: impl Into<String>) -> Self {
-        Self { value: value.into(), name: name.into(), description: None, meta: None }
+        Self {
+            value: value.into(),
+            name: name.into(),
+            description: None,
+            meta: None,
+        }
     }
 }
 
@@ -130,7 +144,12 @@ pub struct SessionConfigSelectGroup {
     #[serde(deserialize_with = "lenient::required_skip_invalid")]
     pub options: Vec<SessionConfigSelectOption>,
     /// Extension data.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::meta")]
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::meta"
+    )]
     pub meta: Option<Meta>,
 }
 
@@ -217,12 +236,18 @@ impl<'de> Deserialize<'de> for SessionConfigOption {
         let kind = match fields.r#type.as_str() {
             "select" => {
                 let Value::String(current_value) = fields.current_value else {
-                    return Err(de::Error::invalid_type(unexpected(&fields.current_value), &"a string"));
+                    return Err(de::Error::invalid_type(
+                        unexpected(&fields.current_value),
+                        &"a string",
+                    ));
                 };
                 let Some(options) = fields.options else {
                     return Err(de::Error::missing_field("options"));
                 };
-                SessionConfigKind::Select { current_value, options }
+                SessionConfigKind::Select {
+                    current_value,
+                    options,
+                }
             }
             "boolean" => match fields.current_value {
                 Value::Bool(current_value) => SessionConfigKind::Boolean { current_value },
@@ -253,7 +278,10 @@ impl Serialize for SessionConfigOption {
             out.serialize_field("category", category)?;
         }
         match &self.kind {
-            SessionConfigKind::Select { current_value, options } => {
+            SessionConfigKind::Select {
+                current_value,
+                options,
+            } => {
                 out.serialize_field("type", "select")?;
                 out.serialize_field("currentValue", current_value)?;
                 out.serialize_field("options", options)?;
@@ -318,7 +346,11 @@ pub struct SetSessionConfigOptionRequest {
 
 impl SetSessionConfigOptionRequest {
     /// Sets a select option to a value id.
-    pub fn new(session_id: impl Into<String>, config_id: impl Into<String>, value: impl Into<String>) -> Self {
+    pub fn new(
+        session_id: impl Into<String>,
+        config_id: impl Into<String>,
+        value: impl Into<String>,
+    ) -> Self {
         Self {
             session_id: session_id.into(),
             config_id: config_id.into(),
@@ -356,6 +388,11 @@ pub struct SetSessionConfigOptionResponse {
     #[serde(deserialize_with = "lenient::required_skip_invalid")]
     pub config_options: Vec<SessionConfigOption>,
     /// Extension data.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::meta")]
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::meta"
+    )]
     pub meta: Option<Meta>,
 }

@@ -10,7 +10,7 @@ use serde::ser::{SerializeMap, Serializer};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::lenient::{self, string_enum, Meta};
+use super::lenient::{self, Meta, string_enum};
 use super::rpc::RequestId;
 use super::tagged::tagged_union;
 
@@ -116,11 +116,19 @@ impl<'de> Deserialize<'de> for CreateElicitationRequest {
             },
         };
         let scope = match (fields.session_id, fields.request_id) {
-            (Some(session_id), _) => ElicitationScope::Session { session_id, tool_call_id: fields.tool_call_id },
+            (Some(session_id), _) => ElicitationScope::Session {
+                session_id,
+                tool_call_id: fields.tool_call_id,
+            },
             (None, Some(request_id)) => ElicitationScope::Request { request_id },
             (None, None) => return Err(de::Error::missing_field("sessionId")),
         };
-        Ok(Self { message: fields.message, mode, scope, meta: fields.meta })
+        Ok(Self {
+            message: fields.message,
+            mode,
+            scope,
+            meta: fields.meta,
+        })
     }
 }
 
@@ -133,20 +141,28 @@ impl Serialize for CreateElicitationRequest {
                 out.serialize_entry("mode", "form")?;
                 out.serialize_entry("requestedSchema", requested_schema)?;
             }
-            ElicitationMode::Url { elicitation_id, url } => {
+            ElicitationMode::Url {
+                elicitation_id,
+                url,
+            } => {
                 out.serialize_entry("mode", "url")?;
                 out.serialize_entry("elicitationId", elicitation_id)?;
                 out.serialize_entry("url", url)?;
             }
         }
         match &self.scope {
-            ElicitationScope::Session { session_id, tool_call_id } => {
+            ElicitationScope::Session {
+                session_id,
+                tool_call_id,
+            } => {
                 out.serialize_entry("sessionId", session_id)?;
                 if let Some(tool_call_id) = tool_call_id {
                     out.serialize_entry("toolCallId", tool_call_id)?;
                 }
             }
-            ElicitationScope::Request { request_id } => out.serialize_entry("requestId", request_id)?,
+            ElicitationScope::Request { request_id } => {
+                out.serialize_entry("requestId", request_id)?
+            }
         }
         if let Some(meta) = &self.meta {
             out.serialize_entry("_meta", meta)?;
@@ -161,10 +177,18 @@ impl Serialize for CreateElicitationRequest {
 #[non_exhaustive]
 pub struct ElicitationSchema {
     /// Always `object`.
-    #[serde(rename = "type", default = "object_type", deserialize_with = "object_or_default")]
+    #[serde(
+        rename = "type",
+        default = "object_type",
+        deserialize_with = "object_or_default"
+    )]
     pub schema_type: String,
     /// The form's title.
-    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::opt")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::opt"
+    )]
     pub title: Option<String>,
     /// The fields, by name.
     #[serde(default)]
@@ -173,10 +197,19 @@ pub struct ElicitationSchema {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub required: Option<Vec<String>>,
     /// What the form is for.
-    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::opt")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::opt"
+    )]
     pub description: Option<String>,
     /// Extension data.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::meta")]
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::meta"
+    )]
     pub meta: Option<Meta>,
 }
 
@@ -185,7 +218,9 @@ fn object_type() -> String {
 }
 
 fn object_or_default<'de, D: Deserializer<'de>>(d: D) -> Result<String, D::Error> {
-    Ok(lenient::opt::<D, String>(d)?.filter(|t| t == "object").unwrap_or_else(object_type))
+    Ok(lenient::opt::<D, String>(d)?
+        .filter(|t| t == "object")
+        .unwrap_or_else(object_type))
 }
 
 /// One form field, discriminated by `type`.
@@ -239,10 +274,19 @@ pub struct EnumOption {
     /// Its label.
     pub title: String,
     /// What it means.
-    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::opt")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::opt"
+    )]
     pub description: Option<String>,
     /// Extension data.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::meta")]
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::meta"
+    )]
     pub meta: Option<Meta>,
 }
 
@@ -252,10 +296,18 @@ pub struct EnumOption {
 #[non_exhaustive]
 pub struct StringPropertySchema {
     /// Label.
-    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::opt")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::opt"
+    )]
     pub title: Option<String>,
     /// Help text.
-    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::opt")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::opt"
+    )]
     pub description: Option<String>,
     /// Minimum length.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -270,7 +322,11 @@ pub struct StringPropertySchema {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub format: Option<StringFormat>,
     /// The default value.
-    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::opt")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::opt"
+    )]
     pub default: Option<String>,
     /// Allowed values.
     #[serde(rename = "enum", default, skip_serializing_if = "Option::is_none")]
@@ -279,7 +335,12 @@ pub struct StringPropertySchema {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub one_of: Option<Vec<EnumOption>>,
     /// Extension data.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::meta")]
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::meta"
+    )]
     pub meta: Option<Meta>,
 }
 
@@ -289,10 +350,18 @@ pub struct StringPropertySchema {
 #[non_exhaustive]
 pub struct NumberPropertySchema {
     /// Label.
-    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::opt")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::opt"
+    )]
     pub title: Option<String>,
     /// Help text.
-    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::opt")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::opt"
+    )]
     pub description: Option<String>,
     /// Minimum.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -301,10 +370,19 @@ pub struct NumberPropertySchema {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub maximum: Option<f64>,
     /// The default value.
-    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::opt")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::opt"
+    )]
     pub default: Option<f64>,
     /// Extension data.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::meta")]
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::meta"
+    )]
     pub meta: Option<Meta>,
 }
 
@@ -314,10 +392,18 @@ pub struct NumberPropertySchema {
 #[non_exhaustive]
 pub struct IntegerPropertySchema {
     /// Label.
-    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::opt")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::opt"
+    )]
     pub title: Option<String>,
     /// Help text.
-    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::opt")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::opt"
+    )]
     pub description: Option<String>,
     /// Minimum.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -326,10 +412,19 @@ pub struct IntegerPropertySchema {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub maximum: Option<i64>,
     /// The default value.
-    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::opt")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::opt"
+    )]
     pub default: Option<i64>,
     /// Extension data.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::meta")]
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::meta"
+    )]
     pub meta: Option<Meta>,
 }
 
@@ -339,16 +434,33 @@ pub struct IntegerPropertySchema {
 #[non_exhaustive]
 pub struct BooleanPropertySchema {
     /// Label.
-    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::opt")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::opt"
+    )]
     pub title: Option<String>,
     /// Help text.
-    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::opt")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::opt"
+    )]
     pub description: Option<String>,
     /// The default value.
-    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::opt")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::opt"
+    )]
     pub default: Option<bool>,
     /// Extension data.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::meta")]
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::meta"
+    )]
     pub meta: Option<Meta>,
 }
 
@@ -358,10 +470,18 @@ pub struct BooleanPropertySchema {
 #[non_exhaustive]
 pub struct MultiSelectPropertySchema {
     /// Label.
-    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::opt")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::opt"
+    )]
     pub title: Option<String>,
     /// Help text.
-    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::opt")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::opt"
+    )]
     pub description: Option<String>,
     /// Minimum number of choices.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -372,10 +492,19 @@ pub struct MultiSelectPropertySchema {
     /// The choices.
     pub items: MultiSelectItems,
     /// Chosen by default.
-    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::opt_skip_invalid")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::opt_skip_invalid"
+    )]
     pub default: Option<Vec<String>>,
     /// Extension data.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::meta")]
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::meta"
+    )]
     pub meta: Option<Meta>,
 }
 
@@ -396,11 +525,15 @@ impl<'de> Deserialize<'de> for MultiSelectItems {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let object = Meta::deserialize(d)?;
         if let Some(options) = object.get("anyOf") {
-            return Vec::<EnumOption>::deserialize(options).map(Self::Titled).map_err(de::Error::custom);
+            return Vec::<EnumOption>::deserialize(options)
+                .map(Self::Titled)
+                .map_err(de::Error::custom);
         }
         match (object.get("type"), object.get("enum")) {
             (Some(Value::String(kind)), Some(values)) if kind == "string" => {
-                Vec::<String>::deserialize(values).map(Self::Strings).map_err(de::Error::custom)
+                Vec::<String>::deserialize(values)
+                    .map(Self::Strings)
+                    .map_err(de::Error::custom)
             }
             _ => Ok(Self::Unknown(object)),
         }
@@ -448,7 +581,12 @@ impl<'de> Deserialize<'de> for CreateElicitationResponse {
         let object = Meta::deserialize(d)?;
         let action = match object.get("action") {
             Some(Value::String(action)) => action.as_str(),
-            Some(other) => return Err(de::Error::invalid_type(lenient::unexpected(other), &"a string")),
+            Some(other) => {
+                return Err(de::Error::invalid_type(
+                    lenient::unexpected(other),
+                    &"a string",
+                ));
+            }
             None => return Err(de::Error::missing_field("action")),
         };
         Ok(match action {
@@ -456,7 +594,8 @@ impl<'de> Deserialize<'de> for CreateElicitationResponse {
                 let content = match object.get("content") {
                     None | Some(Value::Null) => None,
                     Some(content) => Some(
-                        BTreeMap::<String, Value>::deserialize(content).map_err(de::Error::custom)?,
+                        BTreeMap::<String, Value>::deserialize(content)
+                            .map_err(de::Error::custom)?,
                     ),
                 };
                 Self::Accept { content }
@@ -478,7 +617,10 @@ impl Serialize for CreateElicitationResponse {
         };
         let mut out = s.serialize_map(None)?;
         out.serialize_entry("action", action)?;
-        if let Self::Accept { content: Some(content) } = self {
+        if let Self::Accept {
+            content: Some(content),
+        } = self
+        {
             out.serialize_entry("content", content)?;
         }
         out.end()
@@ -493,6 +635,11 @@ pub struct CompleteElicitationNotification {
     /// The elicitation that finished.
     pub elicitation_id: String,
     /// Extension data.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::meta")]
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::meta"
+    )]
     pub meta: Option<Meta>,
 }

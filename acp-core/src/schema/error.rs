@@ -60,7 +60,12 @@ impl DecodeError {
         }
         message.push(' ');
         message.push_str(detail);
-        Self { kind: DecodeErrorKind::InvalidParams, method: String::from(method), path, message }
+        Self {
+            kind: DecodeErrorKind::InvalidParams,
+            method: String::from(method),
+            path,
+            message,
+        }
     }
 
     /// What went wrong, as a category.

@@ -60,19 +60,33 @@ pub struct Implementation {
     /// Programmatic name.
     pub name: String,
     /// Human title.
-    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::opt")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::opt"
+    )]
     pub title: Option<String>,
     /// Version string.
     pub version: String,
     /// Extension data.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::meta")]
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::meta"
+    )]
     pub meta: Option<Meta>,
 }
 
 impl Implementation {
     /// A name and version.
     pub fn new(name: impl Into<String>, version: impl Into<String>) -> Self {
-        Self { name: name.into(), title: None, version: version.into(), meta: None }
+        Self {
+            name: name.into(),
+            title: None,
+            version: version.into(),
+            meta: None,
+        }
     }
 }
 
@@ -93,7 +107,12 @@ pub struct InitializeRequest {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client_info: Option<Implementation>,
     /// Extension data.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::meta")]
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::meta"
+    )]
     pub meta: Option<Meta>,
 }
 
@@ -111,10 +130,19 @@ pub struct InitializeResponse {
     #[serde(default, deserialize_with = "lenient::skip_invalid")]
     pub auth_methods: Vec<AuthMethod>,
     /// Who the agent is.
-    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::or_default")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::or_default"
+    )]
     pub agent_info: Option<Implementation>,
     /// Extension data (Agentao lists its extensions here, see [`super::agentao`]).
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::meta")]
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::meta"
+    )]
     pub meta: Option<Meta>,
 }
 
@@ -141,10 +169,19 @@ pub struct AuthMethodAgent {
     /// A human name.
     pub name: String,
     /// What it does.
-    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::opt")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::opt"
+    )]
     pub description: Option<String>,
     /// Extension data.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::meta")]
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::meta"
+    )]
     pub meta: Option<Meta>,
 }
 
@@ -158,16 +195,33 @@ pub struct AuthMethodTerminal {
     /// A human name.
     pub name: String,
     /// What it does.
-    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::opt")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::opt"
+    )]
     pub description: Option<String>,
     /// Extra arguments for the agent binary.
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "lenient::strings")]
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "lenient::strings"
+    )]
     pub args: Vec<String>,
     /// Extra environment for the agent binary.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty", deserialize_with = "lenient::or_default")]
+    #[serde(
+        default,
+        skip_serializing_if = "BTreeMap::is_empty",
+        deserialize_with = "lenient::or_default"
+    )]
     pub env: BTreeMap<String, String>,
     /// Extension data.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::meta")]
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::meta"
+    )]
     pub meta: Option<Meta>,
 }
 
@@ -178,15 +232,20 @@ impl<'de> Deserialize<'de> for AuthMethod {
             None | Some(serde_json::Value::Null) => "agent",
             Some(serde_json::Value::String(kind)) => kind.as_str(),
             Some(other) => {
-                return Err(de::Error::invalid_type(lenient::unexpected(other), &"a string"));
+                return Err(de::Error::invalid_type(
+                    lenient::unexpected(other),
+                    &"a string",
+                ));
             }
         };
         let value = serde_json::Value::Object(object.clone());
         match kind {
-            "agent" => AuthMethodAgent::deserialize(value).map(Self::Agent).map_err(de::Error::custom),
-            "terminal" => {
-                AuthMethodTerminal::deserialize(value).map(Self::Terminal).map_err(de::Error::custom)
-            }
+            "agent" => AuthMethodAgent::deserialize(value)
+                .map(Self::Agent)
+                .map_err(de::Error::custom),
+            "terminal" => AuthMethodTerminal::deserialize(value)
+                .map(Self::Terminal)
+                .map_err(de::Error::custom),
             _ => Ok(Self::Unknown(object)),
         }
     }
@@ -210,7 +269,12 @@ pub struct AuthenticateRequest {
     /// One of the advertised `authMethods` ids.
     pub method_id: String,
     /// Extension data.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::meta")]
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::meta"
+    )]
     pub meta: Option<Meta>,
 }
 

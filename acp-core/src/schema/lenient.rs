@@ -12,8 +12,8 @@ use alloc::vec::Vec;
 use core::fmt;
 use core::marker::PhantomData;
 
-use serde::de::{self, DeserializeOwned, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
+use serde::de::{self, DeserializeOwned, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
 
 /// The free-form `_meta` object that every ACP type may carry.
@@ -407,7 +407,9 @@ macro_rules! string_enum {
 pub(crate) use string_enum;
 
 /// [`patch`] for an array whose malformed items are dropped.
-pub(crate) fn patch_skip_invalid<'de, D, T>(deserializer: D) -> Result<Option<Option<Vec<T>>>, D::Error>
+pub(crate) fn patch_skip_invalid<'de, D, T>(
+    deserializer: D,
+) -> Result<Option<Option<Vec<T>>>, D::Error>
 where
     D: Deserializer<'de>,
     T: DeserializeOwned,

@@ -10,7 +10,7 @@ use alloc::vec::Vec;
 use serde::de::{self, Deserializer};
 use serde::{Deserialize, Serialize, Serializer};
 
-use super::lenient::{self, string_enum, Meta};
+use super::lenient::{self, Meta, string_enum};
 use super::tagged::serialize_tagged;
 
 /// One MCP server the agent should connect to.
@@ -57,7 +57,11 @@ pub struct McpServerStdio {
 impl McpServerStdio {
     /// A server with no arguments or environment.
     pub fn new(name: impl Into<String>, command: impl Into<String>) -> Self {
-        Self { name: name.into(), command: command.into(), ..Self::default() }
+        Self {
+            name: name.into(),
+            command: command.into(),
+            ..Self::default()
+        }
     }
 }
 
@@ -90,14 +94,23 @@ pub struct EnvVariable {
     /// Its value.
     pub value: String,
     /// Extension data.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::meta")]
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::meta"
+    )]
     pub meta: Option<Meta>,
 }
 
 impl EnvVariable {
     /// `name=value`.
     pub fn new(name: impl Into<String>, value: impl Into<String>) -> Self {
-        Self { name: name.into(), value: value.into(), meta: None }
+        Self {
+            name: name.into(),
+            value: value.into(),
+            meta: None,
+        }
     }
 }
 
@@ -143,7 +156,9 @@ impl<'de> Deserialize<'de> for McpServer {
         match fields.r#type.unwrap_or(McpTransport::Stdio) {
             McpTransport::Stdio => Ok(Self::Stdio(McpServerStdio {
                 name: fields.name,
-                command: fields.command.ok_or_else(|| de::Error::missing_field("command"))?,
+                command: fields
+                    .command
+                    .ok_or_else(|| de::Error::missing_field("command"))?,
                 args: fields.args.unwrap_or_default(),
                 env: fields.env.unwrap_or_default(),
                 meta: fields.meta,
@@ -155,7 +170,11 @@ impl<'de> Deserialize<'de> for McpServer {
                     headers: fields.headers.unwrap_or_default(),
                     meta: fields.meta,
                 };
-                Ok(if transport == McpTransport::Http { Self::Http(server) } else { Self::Sse(server) })
+                Ok(if transport == McpTransport::Http {
+                    Self::Http(server)
+                } else {
+                    Self::Sse(server)
+                })
             }
         }
     }

@@ -14,7 +14,10 @@ use super::*;
 
 /// Decodes the params of `method` into `T`: the entry point for types outside the method table
 /// (your own extensions). Absent or `null` params read as `{}`.
-pub fn decode_params<T: DeserializeOwned>(method: &str, params: Option<&str>) -> Result<T, DecodeError> {
+pub fn decode_params<T: DeserializeOwned>(
+    method: &str,
+    params: Option<&str>,
+) -> Result<T, DecodeError> {
     decode_part(method, Part::Params, params)
 }
 
@@ -23,15 +26,30 @@ pub fn decode_result<T: DeserializeOwned>(method: &str, result: &str) -> Result<
     decode_part(method, Part::Result, Some(result))
 }
 
-fn decode_part<T: DeserializeOwned>(method: &str, part: Part, json: Option<&str>) -> Result<T, DecodeError> {
+fn decode_part<T: DeserializeOwned>(
+    method: &str,
+    part: Part,
+    json: Option<&str>,
+) -> Result<T, DecodeError> {
     let text = json.map(str::trim);
     let text = match (part, text) {
         (Part::Params, None | Some("null")) => {
-            return serde_json::from_str::<T>("{}")
-                .map_err(|_| DecodeError::invalid(method, part, alloc::string::String::new(), "must be a JSON object"));
+            return serde_json::from_str::<T>("{}").map_err(|_| {
+                DecodeError::invalid(
+                    method,
+                    part,
+                    alloc::string::String::new(),
+                    "must be a JSON object",
+                )
+            });
         }
         (Part::Params, Some(text)) if !text.starts_with('{') => {
-            return Err(DecodeError::invalid(method, part, alloc::string::String::new(), "must be a JSON object"));
+            return Err(DecodeError::invalid(
+                method,
+                part,
+                alloc::string::String::new(),
+                "must be a JSON object",
+            ));
         }
         (_, Some(text)) => text,
         (Part::Result, None) => "null",
@@ -45,25 +63,50 @@ fn decode_part<T: DeserializeOwned>(method: &str, part: Part, json: Option<&str>
 }
 
 /// Decodes through the path-tracking pass only.
-fn decode_precisely<T: DeserializeOwned>(method: &str, part: Part, text: &str) -> Result<T, DecodeError> {
+fn decode_precisely<T: DeserializeOwned>(
+    method: &str,
+    part: Part,
+    text: &str,
+) -> Result<T, DecodeError> {
     let value: Value = serde_json::from_str(text).map_err(|syntax| {
-        DecodeError::invalid(method, part, alloc::string::String::new(), &alloc::format!("is not valid JSON: {syntax}"))
+        DecodeError::invalid(
+            method,
+            part,
+            alloc::string::String::new(),
+            &alloc::format!("is not valid JSON: {syntax}"),
+        )
     })?;
-    T::deserialize(ValueDe(&value)).map_err(|err| DecodeError::invalid(method, part, err.path(), err.detail()))
+    T::deserialize(ValueDe(&value))
+        .map_err(|err| DecodeError::invalid(method, part, err.path(), err.detail()))
 }
 
 /// The second, precise pass over a value that failed the fast one.
-fn explain<T: DeserializeOwned>(method: &str, part: Part, text: &str, fast: &serde_json::Error) -> DecodeError {
+fn explain<T: DeserializeOwned>(
+    method: &str,
+    part: Part,
+    text: &str,
+    fast: &serde_json::Error,
+) -> DecodeError {
     let value: Value = match serde_json::from_str(text) {
         Ok(value) => value,
         Err(syntax) => {
-            return DecodeError::invalid(method, part, alloc::string::String::new(), &alloc::format!("is not valid JSON: {syntax}"));
+            return DecodeError::invalid(
+                method,
+                part,
+                alloc::string::String::new(),
+                &alloc::format!("is not valid JSON: {syntax}"),
+            );
         }
     };
     match T::deserialize(ValueDe(&value)) {
         Err(err) => DecodeError::invalid(method, part, err.path(), err.detail()),
         // Both passes read the same types; if they ever disagree, report what the fast one said.
-        Ok(_) => DecodeError::invalid(method, part, alloc::string::String::new(), &fast.to_string()),
+        Ok(_) => DecodeError::invalid(
+            method,
+            part,
+            alloc::string::String::new(),
+            &fast.to_string(),
+        ),
     }
 }
 

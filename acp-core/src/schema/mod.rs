@@ -48,6 +48,7 @@ pub mod agentao {
     pub use super::agentao_ext::*;
 }
 
+pub use agentao_ext::{AskUserRequest, AskUserResponse, SetModelRequest, SetModelResponse};
 pub use capabilities::*;
 pub use config::*;
 pub use content::*;
@@ -71,4 +72,3 @@ pub use session::*;
 pub use terminal::*;
 pub use tool_call::*;
 pub use update::*;
-pub use agentao_ext::{AskUserRequest, AskUserResponse, SetModelRequest, SetModelResponse};

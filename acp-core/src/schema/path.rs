@@ -32,7 +32,10 @@ pub(crate) struct PathError {
 
 impl PathError {
     fn new(detail: String) -> Self {
-        Self { reversed: Vec::new(), detail }
+        Self {
+            reversed: Vec::new(),
+            detail,
+        }
     }
 
     fn at(mut self, segment: Segment) -> Self {
@@ -76,7 +79,17 @@ impl core::error::Error for PathError {}
 fn is_primitive_integer(name: &str) -> bool {
     matches!(
         name,
-        "u8" | "u16" | "u32" | "u64" | "u128" | "usize" | "i8" | "i16" | "i32" | "i64" | "i128" | "isize"
+        "u8" | "u16"
+            | "u32"
+            | "u64"
+            | "u128"
+            | "usize"
+            | "i8"
+            | "i16"
+            | "i32"
+            | "i64"
+            | "i128"
+            | "isize"
     )
 }
 
@@ -106,9 +119,15 @@ impl de::Error for PathError {
     fn invalid_value(unexpected: de::Unexpected<'_>, expected: &dyn de::Expected) -> Self {
         let text = expected.to_string();
         if is_primitive_integer(&text) {
-            return Self::new(alloc::format!("is out of range for {text}, got {unexpected}"));
+            return Self::new(alloc::format!(
+                "is out of range for {text}, got {unexpected}"
+            ));
         }
-        Self::new(alloc::format!("must be {}, got {}", noun(expected), unexpected))
+        Self::new(alloc::format!(
+            "must be {}, got {}",
+            noun(expected),
+            unexpected
+        ))
     }
 
     fn invalid_length(len: usize, expected: &dyn de::Expected) -> Self {
@@ -200,13 +219,18 @@ struct SeqDe<'a> {
 impl<'de> SeqAccess<'de> for SeqDe<'de> {
     type Error = PathError;
 
-    fn next_element_seed<T: DeserializeSeed<'de>>(&mut self, seed: T) -> Result<Option<T::Value>, PathError> {
+    fn next_element_seed<T: DeserializeSeed<'de>>(
+        &mut self,
+        seed: T,
+    ) -> Result<Option<T::Value>, PathError> {
         let Some(item) = self.items.get(self.next) else {
             return Ok(None);
         };
         let index = self.next;
         self.next += 1;
-        seed.deserialize(ValueDe(item)).map(Some).map_err(|e| e.at(Segment::Index(index)))
+        seed.deserialize(ValueDe(item))
+            .map(Some)
+            .map_err(|e| e.at(Segment::Index(index)))
     }
 
     fn size_hint(&self) -> Option<usize> {
@@ -236,11 +260,15 @@ impl<'a> MapDe<'a> {
 impl<'de> MapAccess<'de> for MapDe<'de> {
     type Error = PathError;
 
-    fn next_key_seed<K: DeserializeSeed<'de>>(&mut self, seed: K) -> Result<Option<K::Value>, PathError> {
+    fn next_key_seed<K: DeserializeSeed<'de>>(
+        &mut self,
+        seed: K,
+    ) -> Result<Option<K::Value>, PathError> {
         let Some((key, _)) = self.entries.get(self.next) else {
             return Ok(None);
         };
-        seed.deserialize(BorrowedStrDeserializer::new(key)).map(Some)
+        seed.deserialize(BorrowedStrDeserializer::new(key))
+            .map(Some)
     }
 
     fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value, PathError> {
@@ -248,7 +276,8 @@ impl<'de> MapAccess<'de> for MapDe<'de> {
             return Err(de::Error::custom("value requested before its key"));
         };
         self.next += 1;
-        seed.deserialize(ValueDe(value)).map_err(|e| e.at(Segment::Key(String::from(*key))))
+        seed.deserialize(ValueDe(value))
+            .map_err(|e| e.at(Segment::Key(String::from(*key))))
     }
 
     fn size_hint(&self) -> Option<usize> {

@@ -9,8 +9,8 @@ use serde::de::{self, Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde::ser::{SerializeStruct, Serializer};
 use serde::{Deserialize, Serialize};
 
-use super::lenient::{self, string_enum, Meta};
-use super::tagged::{self, serialize_tagged, Tagged};
+use super::lenient::{self, Meta, string_enum};
+use super::tagged::{self, Tagged, serialize_tagged};
 use super::tool_call::ToolCallUpdate;
 
 /// `session/request_permission` params.
@@ -25,7 +25,12 @@ pub struct RequestPermissionRequest {
     /// The choices offered.
     pub options: Vec<PermissionOption>,
     /// Extension data.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::meta")]
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::meta"
+    )]
     pub meta: Option<Meta>,
 }
 
@@ -41,14 +46,24 @@ pub struct PermissionOption {
     /// What choosing it means.
     pub kind: PermissionOptionKind,
     /// Extension data.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::meta")]
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::meta"
+    )]
     pub meta: Option<Meta>,
 }
 
 impl PermissionOption {
     /// An option whose id is its kind's name (the convention this crate uses).
     pub fn of_kind(kind: PermissionOptionKind, name: impl Into<String>) -> Self {
-        Self { option_id: String::from(kind.as_str()), name: name.into(), kind, meta: None }
+        Self {
+            option_id: String::from(kind.as_str()),
+            name: name.into(),
+            kind,
+            meta: None,
+        }
     }
 }
 
@@ -85,7 +100,10 @@ pub struct RequestPermissionResponse {
 impl RequestPermissionResponse {
     /// A response with this outcome.
     pub fn new(outcome: RequestPermissionOutcome) -> Self {
-        Self { outcome, meta: None }
+        Self {
+            outcome,
+            meta: None,
+        }
     }
 }
 
@@ -102,7 +120,10 @@ pub enum RequestPermissionOutcome {
 impl RequestPermissionOutcome {
     /// The user chose `option_id`.
     pub fn selected(option_id: impl Into<String>) -> Self {
-        Self::Selected(SelectedPermissionOutcome { option_id: option_id.into(), meta: None })
+        Self::Selected(SelectedPermissionOutcome {
+            option_id: option_id.into(),
+            meta: None,
+        })
     }
 }
 
@@ -114,7 +135,12 @@ pub struct SelectedPermissionOutcome {
     /// The chosen option.
     pub option_id: String,
     /// Extension data.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::meta")]
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::meta"
+    )]
     pub meta: Option<Meta>,
 }
 
@@ -197,10 +223,16 @@ impl<'de> Deserialize<'de> for RequestPermissionResponse {
                     None => return Err(de::Error::missing_field("optionId")),
                 },
                 other => {
-                    return Err(de::Error::unknown_variant(other, RequestPermissionOutcome::KNOWN));
+                    return Err(de::Error::unknown_variant(
+                        other,
+                        RequestPermissionOutcome::KNOWN,
+                    ));
                 }
             },
         };
-        Ok(Self { outcome, meta: fields.meta })
+        Ok(Self {
+            outcome,
+            meta: fields.meta,
+        })
     }
 }

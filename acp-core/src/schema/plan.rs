@@ -5,7 +5,7 @@ use alloc::vec::Vec;
 
 use serde::{Deserialize, Serialize};
 
-use super::lenient::{self, string_enum, Meta};
+use super::lenient::{self, Meta, string_enum};
 
 /// The whole plan; each update replaces the previous one.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -16,7 +16,12 @@ pub struct Plan {
     #[serde(deserialize_with = "lenient::required_skip_invalid")]
     pub entries: Vec<PlanEntry>,
     /// Extension data.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::meta")]
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::meta"
+    )]
     pub meta: Option<Meta>,
 }
 
@@ -32,14 +37,28 @@ pub struct PlanEntry {
     /// Where it stands.
     pub status: PlanEntryStatus,
     /// Extension data.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::meta")]
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::meta"
+    )]
     pub meta: Option<Meta>,
 }
 
 impl PlanEntry {
     /// An entry with no extension data.
-    pub fn new(content: impl Into<String>, priority: PlanEntryPriority, status: PlanEntryStatus) -> Self {
-        Self { content: content.into(), priority, status, meta: None }
+    pub fn new(
+        content: impl Into<String>,
+        priority: PlanEntryPriority,
+        status: PlanEntryStatus,
+    ) -> Self {
+        Self {
+            content: content.into(),
+            priority,
+            status,
+            meta: None,
+        }
     }
 }
 

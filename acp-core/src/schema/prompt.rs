@@ -6,7 +6,7 @@ use alloc::vec::Vec;
 use serde::{Deserialize, Serialize};
 
 use super::content::ContentBlock;
-use super::lenient::{self, string_enum, Meta};
+use super::lenient::{self, Meta, string_enum};
 
 /// `session/prompt` params: one user turn.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -20,14 +20,23 @@ pub struct PromptRequest {
     #[serde(deserialize_with = "content_blocks")]
     pub prompt: Vec<ContentBlock>,
     /// Extension data.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::meta")]
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::meta"
+    )]
     pub meta: Option<Meta>,
 }
 
 impl PromptRequest {
     /// A prompt for a session.
     pub fn new(session_id: impl Into<String>, prompt: Vec<ContentBlock>) -> Self {
-        Self { session_id: session_id.into(), prompt, meta: None }
+        Self {
+            session_id: session_id.into(),
+            prompt,
+            meta: None,
+        }
     }
 }
 
@@ -39,7 +48,10 @@ fn content_blocks<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<ContentB
         fn expecting(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
             f.write_str("a JSON array of ContentBlocks")
         }
-        fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        fn visit_seq<A: serde::de::SeqAccess<'de>>(
+            self,
+            mut seq: A,
+        ) -> Result<Self::Value, A::Error> {
             let mut blocks = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(64));
             while let Some(block) = seq.next_element()? {
                 blocks.push(block);
@@ -58,14 +70,22 @@ pub struct PromptResponse {
     /// Why the turn ended.
     pub stop_reason: StopReason,
     /// Extension data.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::meta")]
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::meta"
+    )]
     pub meta: Option<Meta>,
 }
 
 impl PromptResponse {
     /// A turn that ended for `stop_reason`.
     pub fn new(stop_reason: StopReason) -> Self {
-        Self { stop_reason, meta: None }
+        Self {
+            stop_reason,
+            meta: None,
+        }
     }
 }
 
@@ -93,14 +113,22 @@ pub struct CancelNotification {
     /// The session whose turn to cancel.
     pub session_id: String,
     /// Extension data.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::meta")]
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::meta"
+    )]
     pub meta: Option<Meta>,
 }
 
 impl CancelNotification {
     /// Cancels a session's turn.
     pub fn new(session_id: impl Into<String>) -> Self {
-        Self { session_id: session_id.into(), meta: None }
+        Self {
+            session_id: session_id.into(),
+            meta: None,
+        }
     }
 }
 
@@ -122,6 +150,8 @@ impl<'de> Deserialize<'de> for CancelResponse {
             meta: Option<Meta>,
         }
         let fields: Option<Fields> = Deserialize::deserialize(d)?;
-        Ok(Self { meta: fields.and_then(|f| f.meta) })
+        Ok(Self {
+            meta: fields.and_then(|f| f.meta),
+        })
     }
 }

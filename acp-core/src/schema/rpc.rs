@@ -69,13 +69,21 @@ pub struct CancelRequestNotification {
     /// The request to cancel.
     pub request_id: RequestId,
     /// Extension data.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::meta")]
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::meta"
+    )]
     pub meta: Option<Meta>,
 }
 
 impl CancelRequestNotification {
     /// Cancels `request_id`.
     pub fn new(request_id: RequestId) -> Self {
-        Self { request_id, meta: None }
+        Self {
+            request_id,
+            meta: None,
+        }
     }
 }

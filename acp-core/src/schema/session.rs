@@ -18,20 +18,32 @@ pub struct NewSessionRequest {
     /// Absolute working directory.
     pub cwd: String,
     /// More directories the session may use.
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "lenient::strings")]
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "lenient::strings"
+    )]
     pub additional_directories: Vec<String>,
     /// MCP servers to connect.
     #[serde(default)]
     pub mcp_servers: Vec<McpServer>,
     /// Extension data.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::meta")]
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::meta"
+    )]
     pub meta: Option<Meta>,
 }
 
 impl NewSessionRequest {
     /// A session in `cwd` with no MCP servers.
     pub fn new(cwd: impl Into<String>) -> Self {
-        Self { cwd: cwd.into(), ..Self::default() }
+        Self {
+            cwd: cwd.into(),
+            ..Self::default()
+        }
     }
 }
 
@@ -43,13 +55,26 @@ pub struct NewSessionResponse {
     /// The new session's id.
     pub session_id: String,
     /// Available modes.
-    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::or_default")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::or_default"
+    )]
     pub modes: Option<SessionModeState>,
     /// Config options.
-    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::opt_skip_invalid")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::opt_skip_invalid"
+    )]
     pub config_options: Option<Vec<SessionConfigOption>>,
     /// Extension data.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::meta")]
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::meta"
+    )]
     pub meta: Option<Meta>,
 }
 
@@ -63,13 +88,22 @@ pub struct LoadSessionRequest {
     /// Absolute working directory.
     pub cwd: String,
     /// More directories the session may use.
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "lenient::strings")]
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "lenient::strings"
+    )]
     pub additional_directories: Vec<String>,
     /// MCP servers to connect.
     #[serde(default)]
     pub mcp_servers: Vec<McpServer>,
     /// Extension data.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::meta")]
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::meta"
+    )]
     pub meta: Option<Meta>,
 }
 
@@ -79,13 +113,26 @@ pub struct LoadSessionRequest {
 #[non_exhaustive]
 pub struct LoadSessionResponse {
     /// Available modes.
-    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::or_default")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::or_default"
+    )]
     pub modes: Option<SessionModeState>,
     /// Config options.
-    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::opt_skip_invalid")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::opt_skip_invalid"
+    )]
     pub config_options: Option<Vec<SessionConfigOption>>,
     /// Extension data.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::meta")]
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::meta"
+    )]
     pub meta: Option<Meta>,
 }
 
@@ -102,13 +149,22 @@ pub struct ResumeSessionRequest {
     /// Absolute working directory.
     pub cwd: String,
     /// More directories the session may use.
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "lenient::strings")]
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "lenient::strings"
+    )]
     pub additional_directories: Vec<String>,
     /// MCP servers to connect.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub mcp_servers: Vec<McpServer>,
     /// Extension data.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::meta")]
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::meta"
+    )]
     pub meta: Option<Meta>,
 }
 
@@ -124,7 +180,12 @@ pub struct ListSessionsRequest {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cursor: Option<String>,
     /// Extension data.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::meta")]
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::meta"
+    )]
     pub meta: Option<Meta>,
 }
 
@@ -137,10 +198,19 @@ pub struct ListSessionsResponse {
     #[serde(deserialize_with = "lenient::required_skip_invalid")]
     pub sessions: Vec<SessionInfo>,
     /// Pass back to get the next page; absent on the last.
-    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::opt")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::opt"
+    )]
     pub next_cursor: Option<String>,
     /// Extension data.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::meta")]
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::meta"
+    )]
     pub meta: Option<Meta>,
 }
 
@@ -154,16 +224,33 @@ pub struct SessionInfo {
     /// Its working directory.
     pub cwd: String,
     /// Its extra directories.
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "lenient::strings")]
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "lenient::strings"
+    )]
     pub additional_directories: Vec<String>,
     /// Its title.
-    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::opt")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::opt"
+    )]
     pub title: Option<String>,
     /// ISO 8601 time of the last change.
-    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::opt")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::opt"
+    )]
     pub updated_at: Option<String>,
     /// Extension data.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::meta")]
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::meta"
+    )]
     pub meta: Option<Meta>,
 }
 
@@ -175,14 +262,22 @@ pub struct SessionIdRequest {
     /// The session.
     pub session_id: String,
     /// Extension data.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::meta")]
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::meta"
+    )]
     pub meta: Option<Meta>,
 }
 
 impl SessionIdRequest {
     /// Names a session.
     pub fn new(session_id: impl Into<String>) -> Self {
-        Self { session_id: session_id.into(), meta: None }
+        Self {
+            session_id: session_id.into(),
+            meta: None,
+        }
     }
 }
 
@@ -208,7 +303,12 @@ pub struct SetSessionModeRequest {
     /// One of the session's `availableModes`.
     pub mode_id: String,
     /// Extension data.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::meta")]
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::meta"
+    )]
     pub meta: Option<Meta>,
 }
 
@@ -218,10 +318,19 @@ pub struct SetSessionModeRequest {
 #[non_exhaustive]
 pub struct SetSessionModeResponse {
     /// The mode now active (Agentao's addition).
-    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::opt")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::opt"
+    )]
     pub mode_id: Option<String>,
     /// Extension data.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::meta")]
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::meta"
+    )]
     pub meta: Option<Meta>,
 }
 
@@ -236,7 +345,12 @@ pub struct SessionModeState {
     #[serde(deserialize_with = "lenient::required_skip_invalid")]
     pub available_modes: Vec<SessionMode>,
     /// Extension data.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::meta")]
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::meta"
+    )]
     pub meta: Option<Meta>,
 }
 
@@ -250,16 +364,34 @@ pub struct SessionMode {
     /// A human name.
     pub name: String,
     /// What it does.
-    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::opt")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::opt"
+    )]
     pub description: Option<String>,
     /// Extension data.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::meta")]
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::meta"
+    )]
     pub meta: Option<Meta>,
 }
 
 impl SessionMode {
     /// A mode with a description.
-    pub fn new(id: impl Into<String>, name: impl Into<String>, description: impl Into<String>) -> Self {
-        Self { id: id.into(), name: name.into(), description: Some(description.into()), meta: None }
+    pub fn new(
+        id: impl Into<String>,
+        name: impl Into<String>,
+        description: impl Into<String>,
+    ) -> Self {
+        Self {
+            id: id.into(),
+            name: name.into(),
+            description: Some(description.into()),
+            meta: None,
+        }
     }
 }

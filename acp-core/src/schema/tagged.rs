@@ -15,7 +15,7 @@ use serde::de::{self, Deserialize, Deserializer, MapAccess, Visitor};
 use serde::ser::{self, Impossible, Serialize, SerializeStruct, Serializer};
 use serde_json::Value;
 
-use super::lenient::{unexpected, Meta};
+use super::lenient::{Meta, unexpected};
 
 /// A union discriminated by one string field.
 pub(crate) trait Tagged: Sized {
@@ -170,7 +170,11 @@ impl<S: Serializer> Serializer for TagFirst<S> {
     type SerializeStruct = S::SerializeStruct;
     type SerializeStructVariant = Impossible<S::Ok, S::Error>;
 
-    fn serialize_struct(self, name: &'static str, len: usize) -> Result<S::SerializeStruct, S::Error> {
+    fn serialize_struct(
+        self,
+        name: &'static str,
+        len: usize,
+    ) -> Result<S::SerializeStruct, S::Error> {
         let _ = name;
         let mut out = self.inner.serialize_struct(self.name, len + 1)?;
         out.serialize_field(self.tag, self.name)?;

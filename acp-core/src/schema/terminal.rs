@@ -19,19 +19,40 @@ pub struct CreateTerminalRequest {
     /// The program.
     pub command: String,
     /// Its arguments.
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "lenient::strings")]
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "lenient::strings"
+    )]
     pub args: Vec<String>,
     /// Extra environment.
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "lenient::skip_invalid")]
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "lenient::skip_invalid"
+    )]
     pub env: Vec<EnvVariable>,
     /// Absolute working directory.
-    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::opt")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::opt"
+    )]
     pub cwd: Option<String>,
     /// Output beyond this many bytes is truncated from the start.
-    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::opt")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::opt"
+    )]
     pub output_byte_limit: Option<u64>,
     /// Extension data.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::meta")]
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::meta"
+    )]
     pub meta: Option<Meta>,
 }
 
@@ -43,7 +64,12 @@ pub struct CreateTerminalResponse {
     /// The new terminal's id.
     pub terminal_id: String,
     /// Extension data.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::meta")]
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::meta"
+    )]
     pub meta: Option<Meta>,
 }
 
@@ -57,14 +83,23 @@ pub struct TerminalRequest {
     /// The terminal.
     pub terminal_id: String,
     /// Extension data.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::meta")]
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::meta"
+    )]
     pub meta: Option<Meta>,
 }
 
 impl TerminalRequest {
     /// Names a terminal of a session.
     pub fn new(session_id: impl Into<String>, terminal_id: impl Into<String>) -> Self {
-        Self { session_id: session_id.into(), terminal_id: terminal_id.into(), meta: None }
+        Self {
+            session_id: session_id.into(),
+            terminal_id: terminal_id.into(),
+            meta: None,
+        }
     }
 }
 
@@ -87,10 +122,19 @@ pub struct TerminalOutputResponse {
     /// Whether the start was cut off by the byte limit.
     pub truncated: bool,
     /// Set once the command exited.
-    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::or_default")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::or_default"
+    )]
     pub exit_status: Option<TerminalExitStatus>,
     /// Extension data.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::meta")]
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::meta"
+    )]
     pub meta: Option<Meta>,
 }
 
@@ -100,13 +144,26 @@ pub struct TerminalOutputResponse {
 #[non_exhaustive]
 pub struct TerminalExitStatus {
     /// The exit code, if it exited.
-    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::opt")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::opt"
+    )]
     pub exit_code: Option<u32>,
     /// The signal, if it was killed.
-    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::opt")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::opt"
+    )]
     pub signal: Option<String>,
     /// Extension data.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::meta")]
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::meta"
+    )]
     pub meta: Option<Meta>,
 }
 

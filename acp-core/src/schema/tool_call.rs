@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::content::ContentBlock;
-use super::lenient::{self, string_enum, Meta};
+use super::lenient::{self, Meta, string_enum};
 use super::tagged::tagged_union;
 
 string_enum! {
@@ -37,6 +37,7 @@ string_enum! {
     }
 }
 
+#[allow(clippy::derivable_impls)] // the enum comes from a macro
 impl Default for ToolKind {
     fn default() -> Self {
         Self::Other
@@ -57,6 +58,7 @@ string_enum! {
     }
 }
 
+#[allow(clippy::derivable_impls)] // the enum comes from a macro
 impl Default for ToolCallStatus {
     fn default() -> Self {
         Self::Pending
@@ -73,16 +75,32 @@ pub struct ToolCall {
     /// A human title.
     pub title: String,
     /// `None` (absent) means `other`; see [`ToolCall::kind`].
-    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::or_default")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::or_default"
+    )]
     pub kind: Option<ToolKind>,
     /// `None` (absent) means `pending`; see [`ToolCall::status`].
-    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::or_default")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::or_default"
+    )]
     pub status: Option<ToolCallStatus>,
     /// Content produced so far.
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "lenient::skip_invalid")]
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "lenient::skip_invalid"
+    )]
     pub content: Vec<ToolCallContent>,
     /// Files the call touches, for follow-along.
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "lenient::skip_invalid")]
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "lenient::skip_invalid"
+    )]
     pub locations: Vec<ToolCallLocation>,
     /// The raw input sent to the tool.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -91,14 +109,23 @@ pub struct ToolCall {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub raw_output: Option<Value>,
     /// Extension data.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::meta")]
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::meta"
+    )]
     pub meta: Option<Meta>,
 }
 
 impl ToolCall {
     /// A pending call of kind `other` with no content.
     pub fn new(tool_call_id: impl Into<String>, title: impl Into<String>) -> Self {
-        Self { tool_call_id: tool_call_id.into(), title: title.into(), ..Self::default() }
+        Self {
+            tool_call_id: tool_call_id.into(),
+            title: title.into(),
+            ..Self::default()
+        }
     }
 
     /// The kind, with its default (`other`) when absent.
@@ -121,19 +148,39 @@ pub struct ToolCallUpdate {
     /// The call being updated.
     pub tool_call_id: String,
     /// New kind.
-    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::or_default")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::or_default"
+    )]
     pub kind: Option<ToolKind>,
     /// New status.
-    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::or_default")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::or_default"
+    )]
     pub status: Option<ToolCallStatus>,
     /// New title.
-    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::opt")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::opt"
+    )]
     pub title: Option<String>,
     /// Replaces the content.
-    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::opt_skip_invalid")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::opt_skip_invalid"
+    )]
     pub content: Option<Vec<ToolCallContent>>,
     /// Replaces the locations.
-    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::opt_skip_invalid")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::opt_skip_invalid"
+    )]
     pub locations: Option<Vec<ToolCallLocation>>,
     /// New raw input.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -142,14 +189,22 @@ pub struct ToolCallUpdate {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub raw_output: Option<Value>,
     /// Extension data.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::meta")]
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::meta"
+    )]
     pub meta: Option<Meta>,
 }
 
 impl ToolCallUpdate {
     /// An update that changes nothing yet.
     pub fn new(tool_call_id: impl Into<String>) -> Self {
-        Self { tool_call_id: tool_call_id.into(), ..Self::default() }
+        Self {
+            tool_call_id: tool_call_id.into(),
+            ..Self::default()
+        }
     }
 }
 
@@ -179,14 +234,22 @@ pub struct ToolContent {
     /// The block.
     pub content: ContentBlock,
     /// Extension data.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::meta")]
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::meta"
+    )]
     pub meta: Option<Meta>,
 }
 
 impl ToolContent {
     /// Wraps a block.
     pub fn new(content: ContentBlock) -> Self {
-        Self { content, meta: None }
+        Self {
+            content,
+            meta: None,
+        }
     }
 }
 
@@ -198,12 +261,21 @@ pub struct Diff {
     /// Absolute path of the file.
     pub path: String,
     /// The old text; `None` for a new file.
-    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::opt")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::opt"
+    )]
     pub old_text: Option<String>,
     /// The new text.
     pub new_text: String,
     /// Extension data.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::meta")]
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::meta"
+    )]
     pub meta: Option<Meta>,
 }
 
@@ -215,7 +287,12 @@ pub struct TerminalContent {
     /// The terminal's id.
     pub terminal_id: String,
     /// Extension data.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::meta")]
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::meta"
+    )]
     pub meta: Option<Meta>,
 }
 
@@ -227,9 +304,18 @@ pub struct ToolCallLocation {
     /// Absolute path.
     pub path: String,
     /// 1-based line.
-    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::opt")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::opt"
+    )]
     pub line: Option<u32>,
     /// Extension data.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::meta")]
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::meta"
+    )]
     pub meta: Option<Meta>,
 }

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use super::config::SessionConfigOption;
 use super::content::ContentBlock;
-use super::lenient::{self, string_enum, Meta};
+use super::lenient::{self, Meta, string_enum};
 use super::plan::Plan;
 use super::tagged::tagged_union;
 use super::tool_call::{ToolCall, ToolCallUpdate};
@@ -22,14 +22,23 @@ pub struct SessionNotification {
     /// What happened.
     pub update: SessionUpdate,
     /// Extension data.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::meta")]
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::meta"
+    )]
     pub meta: Option<Meta>,
 }
 
 impl SessionNotification {
     /// An update for a session.
     pub fn new(session_id: impl Into<String>, update: SessionUpdate) -> Self {
-        Self { session_id: session_id.into(), update, meta: None }
+        Self {
+            session_id: session_id.into(),
+            update,
+            meta: None,
+        }
     }
 }
 
@@ -110,7 +119,10 @@ impl SessionUpdate {
             Self::Notice(_) => "notice",
             Self::CompactionUpdate(_) => "compaction_update",
             Self::CompactionSummaryChunk(_) => "compaction_summary_chunk",
-            Self::Unknown(object) => object.get("sessionUpdate").and_then(|v| v.as_str()).unwrap_or(""),
+            Self::Unknown(object) => object
+                .get("sessionUpdate")
+                .and_then(|v| v.as_str())
+                .unwrap_or(""),
         }
     }
 }
@@ -123,17 +135,30 @@ pub struct ContentChunk {
     /// The chunk.
     pub content: ContentBlock,
     /// Groups chunks of one message.
-    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::opt")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::opt"
+    )]
     pub message_id: Option<String>,
     /// Extension data.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::meta")]
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::meta"
+    )]
     pub meta: Option<Meta>,
 }
 
 impl ContentChunk {
     /// A chunk with no message id.
     pub fn new(content: ContentBlock) -> Self {
-        Self { content, message_id: None, meta: None }
+        Self {
+            content,
+            message_id: None,
+            meta: None,
+        }
     }
 }
 
@@ -146,7 +171,12 @@ pub struct AvailableCommandsUpdate {
     #[serde(deserialize_with = "lenient::required_skip_invalid")]
     pub available_commands: Vec<AvailableCommand>,
     /// Extension data.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::meta")]
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::meta"
+    )]
     pub meta: Option<Meta>,
 }
 
@@ -160,10 +190,19 @@ pub struct AvailableCommand {
     /// What it does.
     pub description: String,
     /// The input it takes.
-    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::or_default")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::or_default"
+    )]
     pub input: Option<AvailableCommandInput>,
     /// Extension data.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::meta")]
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::meta"
+    )]
     pub meta: Option<Meta>,
 }
 
@@ -175,7 +214,12 @@ pub struct AvailableCommandInput {
     /// Shown when the user has typed nothing yet.
     pub hint: String,
     /// Extension data.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::meta")]
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::meta"
+    )]
     pub meta: Option<Meta>,
 }
 
@@ -187,14 +231,22 @@ pub struct CurrentModeUpdate {
     /// The new mode.
     pub current_mode_id: String,
     /// Extension data.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::meta")]
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::meta"
+    )]
     pub meta: Option<Meta>,
 }
 
 impl CurrentModeUpdate {
     /// The mode is now `current_mode_id`.
     pub fn new(current_mode_id: impl Into<String>) -> Self {
-        Self { current_mode_id: current_mode_id.into(), meta: None }
+        Self {
+            current_mode_id: current_mode_id.into(),
+            meta: None,
+        }
     }
 }
 
@@ -207,7 +259,12 @@ pub struct ConfigOptionUpdate {
     #[serde(deserialize_with = "lenient::required_skip_invalid")]
     pub config_options: Vec<SessionConfigOption>,
     /// Extension data.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::meta")]
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::meta"
+    )]
     pub meta: Option<Meta>,
 }
 
@@ -217,13 +274,26 @@ pub struct ConfigOptionUpdate {
 #[non_exhaustive]
 pub struct SessionInfoUpdate {
     /// `Some(None)` clears the title.
-    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::patch")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::patch"
+    )]
     pub title: Option<Option<String>>,
     /// `Some(None)` clears the timestamp.
-    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::patch")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::patch"
+    )]
     pub updated_at: Option<Option<String>>,
     /// Extension data.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::meta")]
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::meta"
+    )]
     pub meta: Option<Meta>,
 }
 
@@ -237,10 +307,19 @@ pub struct UsageUpdate {
     /// The context window's size.
     pub size: u64,
     /// What the session cost so far.
-    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::or_default")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::or_default"
+    )]
     pub cost: Option<Cost>,
     /// Extension data.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::meta")]
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::meta"
+    )]
     pub meta: Option<Meta>,
 }
 
@@ -254,7 +333,12 @@ pub struct Cost {
     /// ISO 4217 code, e.g. `USD`.
     pub currency: String,
     /// Extension data.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::meta")]
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::meta"
+    )]
     pub meta: Option<Meta>,
 }
 
@@ -268,10 +352,19 @@ pub struct Notice {
     /// A short title.
     pub title: String,
     /// Details.
-    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::opt")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::opt"
+    )]
     pub description: Option<String>,
     /// Extension data.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::meta")]
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::meta"
+    )]
     pub meta: Option<Meta>,
 }
 
@@ -297,13 +390,26 @@ pub struct CompactionUpdate {
     /// Where it stands.
     pub status: CompactionStatus,
     /// The summary so far; `Some(None)` clears it.
-    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::patch_skip_invalid")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::patch_skip_invalid"
+    )]
     pub summary: Option<Option<Vec<ContentBlock>>>,
     /// Why it failed; `Some(None)` clears it.
-    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::patch")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::patch"
+    )]
     pub error: Option<Option<String>>,
     /// Extension data.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::meta")]
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::meta"
+    )]
     pub meta: Option<Meta>,
 }
 
@@ -331,6 +437,11 @@ pub struct CompactionSummaryChunk {
     /// The chunk.
     pub content: ContentBlock,
     /// Extension data.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient::meta")]
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::meta"
+    )]
     pub meta: Option<Meta>,
 }

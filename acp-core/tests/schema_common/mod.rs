@@ -35,7 +35,8 @@ pub fn golden_names() -> Vec<String> {
 /// The vendored official schema.
 pub fn schema() -> serde_json::Value {
     let path = shared_dir().join("vendor/acp-schema/schema.json");
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
+    let text = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
     serde_json::from_str(&text).expect("schema.json is JSON")
 }
 
