@@ -220,7 +220,7 @@ struct OptionFields {
     name: String,
     #[serde(default, deserialize_with = "lenient::opt")]
     description: Option<String>,
-    #[serde(default, deserialize_with = "lenient::or_default")]
+    #[serde(default, deserialize_with = "lenient::opt")]
     category: Option<SessionConfigOptionCategory>,
     r#type: String,
     current_value: Value,

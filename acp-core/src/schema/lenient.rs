@@ -7,6 +7,7 @@
 //! skips anything else without allocating; structured types are buffered into a
 //! [`serde_json::Value`] first, because a serde error mid-stream cannot be recovered from.
 
+use alloc::boxed::Box;
 use alloc::string::String;
 use alloc::vec::Vec;
 use core::fmt;
@@ -15,22 +16,25 @@ use core::marker::PhantomData;
 use serde::Deserialize;
 use serde::de::{self, DeserializeOwned, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
+use serde_json::value::RawValue;
 
 /// The free-form `_meta` object that every ACP type may carry.
 pub type Meta = serde_json::Map<String, Value>;
 
-/// Any object or string-enum type: buffer as a JSON value, keep it if it decodes, else the
-/// default. Arrays are refused up front, because serde's derived structs would otherwise
-/// accept them positionally (`[]` as an empty struct).
+/// Any object type: captured as raw JSON text, kept if it decodes, else the default. Arrays are
+/// refused up front, because serde's derived structs would otherwise accept them positionally
+/// (`[]` as an empty struct).
 pub(crate) fn or_default<'de, D, T>(deserializer: D) -> Result<T, D::Error>
 where
     D: Deserializer<'de>,
     T: DeserializeOwned + Default,
 {
-    match Value::deserialize(deserializer)? {
-        Value::Array(_) => Ok(T::default()),
-        value => Ok(T::deserialize(value).unwrap_or_default()),
+    let raw = Box::<RawValue>::deserialize(deserializer)?;
+    let text = raw.get();
+    if text.starts_with('[') {
+        return Ok(T::default());
     }
+    Ok(serde_json::from_str(text).unwrap_or_default())
 }
 
 /// `_meta`: kept when it is an object, dropped otherwise.
@@ -50,7 +54,8 @@ where
     D: Deserializer<'de>,
     T: DeserializeOwned,
 {
-    Ok(skip_invalid_items(Value::deserialize(deserializer)?))
+    let raw = Box::<RawValue>::deserialize(deserializer)?;
+    Ok(valid_items(raw.get()).unwrap_or_default())
 }
 
 /// Like [`skip_invalid`] for an optional array: `null` or a non-array is `None`.
@@ -59,10 +64,8 @@ where
     D: Deserializer<'de>,
     T: DeserializeOwned,
 {
-    match Value::deserialize(deserializer)? {
-        value @ Value::Array(_) => Ok(Some(skip_invalid_items(value))),
-        _ => Ok(None),
-    }
+    let raw = Box::<RawValue>::deserialize(deserializer)?;
+    Ok(valid_items(raw.get()))
 }
 
 /// A required array (strict about being an array) whose malformed items are dropped.
@@ -71,20 +74,29 @@ where
     D: Deserializer<'de>,
     T: DeserializeOwned,
 {
-    match Value::deserialize(deserializer)? {
-        value @ Value::Array(_) => Ok(skip_invalid_items(value)),
-        other => Err(de::Error::invalid_type(unexpected(&other), &"a sequence")),
+    let raw = Box::<RawValue>::deserialize(deserializer)?;
+    match valid_items(raw.get()) {
+        Some(items) => Ok(items),
+        None => {
+            let value: Value = serde_json::from_str(raw.get()).map_err(de::Error::custom)?;
+            Err(de::Error::invalid_type(unexpected(&value), &"a sequence"))
+        }
     }
 }
 
-fn skip_invalid_items<T: DeserializeOwned>(value: Value) -> Vec<T> {
-    match value {
-        Value::Array(items) => items
-            .into_iter()
-            .filter_map(|item| T::deserialize(item).ok())
-            .collect(),
-        _ => Vec::new(),
+/// The items of a JSON array that decode as `T`; `None` when `text` is not an array.
+///
+/// Optimistic: the whole array is decoded strictly first (one pass, no buffering); only when
+/// that fails are the items split and decoded one by one.
+fn valid_items<T: DeserializeOwned>(text: &str) -> Option<Vec<T>> {
+    if !text.starts_with('[') {
+        return None;
     }
+    if let Ok(all) = serde_json::from_str::<Vec<T>>(text) {
+        return Some(all);
+    }
+    let items: Vec<&RawValue> = serde_json::from_str(text).ok()?;
+    Some(items.iter().filter_map(|item| serde_json::from_str(item.get()).ok()).collect())
 }
 
 /// The serde description of a JSON value, for error messages.
@@ -293,9 +305,10 @@ where
     D: Deserializer<'de>,
     T: DeserializeOwned,
 {
-    match Value::deserialize(deserializer)? {
-        Value::Null => Ok(Some(None)),
-        other => Ok(T::deserialize(other).ok().map(Some)),
+    let raw = Box::<RawValue>::deserialize(deserializer)?;
+    match raw.get() {
+        "null" => Ok(Some(None)),
+        text => Ok(serde_json::from_str(text).ok().map(Some)),
     }
 }
 
@@ -375,6 +388,13 @@ macro_rules! string_enum {
             pub const NAMES: &'static [&'static str] = &[$($wire),*];
         }
 
+        /// As a default-on-error field: a known (or, for open enums, any) name, else absent.
+        impl $crate::schema::lenient::LeafKind for $name {
+            fn from_str(name: &str) -> Option<Self> {
+                $name::from_wire::<serde::de::value::Error>(name).ok()
+            }
+        }
+
         impl core::fmt::Display for $name {
             fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
                 f.write_str(self.as_str())
@@ -407,16 +427,14 @@ macro_rules! string_enum {
 pub(crate) use string_enum;
 
 /// [`patch`] for an array whose malformed items are dropped.
-pub(crate) fn patch_skip_invalid<'de, D, T>(
-    deserializer: D,
-) -> Result<Option<Option<Vec<T>>>, D::Error>
+pub(crate) fn patch_skip_invalid<'de, D, T>(deserializer: D) -> Result<Option<Option<Vec<T>>>, D::Error>
 where
     D: Deserializer<'de>,
     T: DeserializeOwned,
 {
-    match Value::deserialize(deserializer)? {
-        Value::Null => Ok(Some(None)),
-        value @ Value::Array(_) => Ok(Some(Some(skip_invalid_items(value)))),
-        _ => Ok(None),
+    let raw = Box::<RawValue>::deserialize(deserializer)?;
+    match raw.get() {
+        "null" => Ok(Some(None)),
+        text => Ok(valid_items(text).map(Some)),
     }
 }

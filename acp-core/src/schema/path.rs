@@ -183,12 +183,14 @@ impl<'de> Deserializer<'de> for ValueDe<'de> {
         }
     }
 
+    /// Newtype structs (in particular serde_json's raw-text capture, which the lenient fields
+    /// use) are handed to serde_json's own value deserializer, which knows them.
     fn deserialize_newtype_struct<V: Visitor<'de>>(
         self,
-        _name: &'static str,
+        name: &'static str,
         visitor: V,
     ) -> Result<V::Value, PathError> {
-        visitor.visit_newtype_struct(self)
+        self.0.deserialize_newtype_struct(name, visitor).map_err(de::Error::custom)
     }
 
     /// Structs are JSON objects only (serde would also take arrays, positionally).

@@ -78,14 +78,14 @@ pub struct ToolCall {
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
-        deserialize_with = "lenient::or_default"
+        deserialize_with = "lenient::opt"
     )]
     pub kind: Option<ToolKind>,
     /// `None` (absent) means `pending`; see [`ToolCall::status`].
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
-        deserialize_with = "lenient::or_default"
+        deserialize_with = "lenient::opt"
     )]
     pub status: Option<ToolCallStatus>,
     /// Content produced so far.
@@ -151,14 +151,14 @@ pub struct ToolCallUpdate {
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
-        deserialize_with = "lenient::or_default"
+        deserialize_with = "lenient::opt"
     )]
     pub kind: Option<ToolKind>,
     /// New status.
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
-        deserialize_with = "lenient::or_default"
+        deserialize_with = "lenient::opt"
     )]
     pub status: Option<ToolCallStatus>,
     /// New title.
