@@ -394,3 +394,40 @@ fn result_errors_name_the_method_and_result() {
     );
     assert_eq!(err.code().0, -32602);
 }
+
+#[test]
+fn whitelisted_methods_refuse_extra_fields_with_agentao_messages() {
+    assert_params_error(
+        "session/set_config_option",
+        r#"{"sessionId":"s","configId":"model","value":"openai/gpt","apiKey":"sk-1"}"#,
+        "session/set_config_option: unexpected field(s) ['apiKey']; only ['configId', 'sessionId', 'value'] are accepted (credentials resolve server-side and never travel on the wire)",
+    );
+    assert_params_error(
+        "_agentao.cn/set_model",
+        r#"{"sessionId":"s","model":"m","provider":"x","apiKey":"k"}"#,
+        "_agentao.cn/set_model: unexpected field(s) ['apiKey', 'provider']; only ['model', 'sessionId'] are accepted (model-only, secret-free)",
+    );
+    // `_meta` and the schema's boolean `type` are not extras.
+    assert!(
+        ClientRequest::decode(
+            "session/set_config_option",
+            Some(r#"{"sessionId":"s","configId":"f","type":"boolean","value":true,"_meta":{}}"#)
+        )
+        .is_ok()
+    );
+    assert!(
+        ClientRequest::decode(
+            "_agentao.cn/set_model",
+            Some(r#"{"sessionId":"s","model":"m","_meta":{}}"#)
+        )
+        .is_ok()
+    );
+    // Other methods ignore unknown fields.
+    assert!(
+        ClientRequest::decode(
+            "session/set_mode",
+            Some(r#"{"sessionId":"s","modeId":"plan","apiKey":"k"}"#)
+        )
+        .is_ok()
+    );
+}

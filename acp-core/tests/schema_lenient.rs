@@ -398,3 +398,20 @@ fn embedded_resource_with_both_text_and_blob_is_text() {
     };
     assert!(matches!(r.resource, EmbeddedResourceResource::Text(_)));
 }
+
+#[test]
+fn auth_methods_of_unknown_type_are_kept_and_malformed_ones_skipped() {
+    let text = r#"{"protocolVersion":1,"authMethods":[{"id":"a","name":"A"},{"type":"oauth","id":"o","scopes":["x"]},{"type":"terminal","id":"t"},{"type":5,"id":"z","name":"Z"}]}"#;
+    let AgentResponse::Initialize(res) = AgentResponse::decode("initialize", text).unwrap() else {
+        panic!()
+    };
+    assert_eq!(res.auth_methods.len(), 2, "{:?}", res.auth_methods);
+    assert!(matches!(&res.auth_methods[0], AuthMethod::Agent(a) if a.id == "a"));
+    let AuthMethod::Unknown(object) = &res.auth_methods[1] else {
+        panic!("{:?}", res.auth_methods[1])
+    };
+    assert_eq!(
+        serde_json::to_value(object).unwrap(),
+        json(r#"{"type":"oauth","id":"o","scopes":["x"]}"#)
+    );
+}

@@ -195,3 +195,60 @@ pub struct SetModelResponse {
     /// The model now active.
     pub model: String,
 }
+
+/// The fields `session/set_config_option` accepts besides `_meta` (and the schema's `type`,
+/// which marks a boolean value). Anything else — an `apiKey`, say — is refused, so credentials
+/// never travel on the wire.
+pub const SET_CONFIG_OPTION_FIELDS: &[&str] = &["configId", "sessionId", "value"];
+
+/// The fields `_agentao.cn/set_model` accepts besides `_meta`.
+pub const SET_MODEL_FIELDS: &[&str] = &["model", "sessionId"];
+
+/// Refuses params objects with fields outside a method's whitelist, with Agentao's message:
+/// `<method>: unexpected field(s) ['apiKey']; only ['configId', 'sessionId', 'value'] are
+/// accepted (<why>)`. Methods without a whitelist pass. `params` must be a JSON object's text
+/// (anything else passes here and is refused by the typed decode).
+pub fn check_whitelist(method: &str, params: &str) -> Result<(), super::DecodeError> {
+    use alloc::format;
+    use core::fmt::Write;
+
+    let (allowed, extra_allowed, why): (&[&str], &[&str], &str) = match method {
+        super::methods::SESSION_SET_CONFIG_OPTION => (
+            SET_CONFIG_OPTION_FIELDS,
+            &["_meta", "type"],
+            "credentials resolve server-side and never travel on the wire",
+        ),
+        super::methods::AGENTAO_SET_MODEL => {
+            (SET_MODEL_FIELDS, &["_meta"], "model-only, secret-free")
+        }
+        _ => return Ok(()),
+    };
+    let Ok(object) = serde_json::from_str::<Meta>(params) else {
+        return Ok(());
+    };
+    // Map keys iterate sorted, like the Python list Agentao prints.
+    let unexpected: Vec<&String> = object
+        .keys()
+        .filter(|key| !allowed.contains(&key.as_str()) && !extra_allowed.contains(&key.as_str()))
+        .collect();
+    if unexpected.is_empty() {
+        return Ok(());
+    }
+    let quoted = |names: &mut dyn Iterator<Item = &str>| {
+        let mut out = String::from("[");
+        for (i, name) in names.enumerate() {
+            if i > 0 {
+                out.push_str(", ");
+            }
+            let _ = write!(out, "'{name}'");
+        }
+        out.push(']');
+        out
+    };
+    let message = format!(
+        "{method}: unexpected field(s) {}; only {} are accepted ({why})",
+        quoted(&mut unexpected.iter().map(|k| k.as_str())),
+        quoted(&mut allowed.iter().copied()),
+    );
+    Err(super::DecodeError::verbatim(method, &message))
+}

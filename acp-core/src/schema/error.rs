@@ -68,6 +68,16 @@ impl DecodeError {
         }
     }
 
+    /// Invalid params with a message that is used as is.
+    pub(crate) fn verbatim(method: &str, message: &str) -> Self {
+        Self {
+            kind: DecodeErrorKind::InvalidParams,
+            method: String::from(method),
+            path: String::new(),
+            message: String::from(message),
+        }
+    }
+
     /// What went wrong, as a category.
     pub fn kind(&self) -> DecodeErrorKind {
         self.kind

@@ -228,9 +228,11 @@ pub struct AuthMethodTerminal {
 impl<'de> Deserialize<'de> for AuthMethod {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let object = Meta::deserialize(d)?;
-        let kind = match object.get("type") {
-            None | Some(serde_json::Value::Null) => "agent",
-            Some(serde_json::Value::String(kind)) => kind.as_str(),
+        let terminal = match object.get("type") {
+            None | Some(serde_json::Value::Null) => false,
+            Some(serde_json::Value::String(kind)) if kind == "agent" => false,
+            Some(serde_json::Value::String(kind)) if kind == "terminal" => true,
+            Some(serde_json::Value::String(_)) => return Ok(Self::Unknown(object)),
             Some(other) => {
                 return Err(de::Error::invalid_type(
                     lenient::unexpected(other),
@@ -238,15 +240,15 @@ impl<'de> Deserialize<'de> for AuthMethod {
                 ));
             }
         };
-        let value = serde_json::Value::Object(object.clone());
-        match kind {
-            "agent" => AuthMethodAgent::deserialize(value)
-                .map(Self::Agent)
-                .map_err(de::Error::custom),
-            "terminal" => AuthMethodTerminal::deserialize(value)
+        let value = serde_json::Value::Object(object);
+        if terminal {
+            AuthMethodTerminal::deserialize(value)
                 .map(Self::Terminal)
-                .map_err(de::Error::custom),
-            _ => Ok(Self::Unknown(object)),
+                .map_err(de::Error::custom)
+        } else {
+            AuthMethodAgent::deserialize(value)
+                .map(Self::Agent)
+                .map_err(de::Error::custom)
         }
     }
 }

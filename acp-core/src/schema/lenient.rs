@@ -96,7 +96,12 @@ fn valid_items<T: DeserializeOwned>(text: &str) -> Option<Vec<T>> {
         return Some(all);
     }
     let items: Vec<&RawValue> = serde_json::from_str(text).ok()?;
-    Some(items.iter().filter_map(|item| serde_json::from_str(item.get()).ok()).collect())
+    Some(
+        items
+            .iter()
+            .filter_map(|item| serde_json::from_str(item.get()).ok())
+            .collect(),
+    )
 }
 
 /// The serde description of a JSON value, for error messages.
@@ -427,7 +432,9 @@ macro_rules! string_enum {
 pub(crate) use string_enum;
 
 /// [`patch`] for an array whose malformed items are dropped.
-pub(crate) fn patch_skip_invalid<'de, D, T>(deserializer: D) -> Result<Option<Option<Vec<T>>>, D::Error>
+pub(crate) fn patch_skip_invalid<'de, D, T>(
+    deserializer: D,
+) -> Result<Option<Option<Vec<T>>>, D::Error>
 where
     D: Deserializer<'de>,
     T: DeserializeOwned,

@@ -297,8 +297,17 @@ message_enum! {
 impl ClientRequest {
     /// Decodes the params of a client → agent request named `method`. Unknown methods (and
     /// agent → client ones) are [`DecodeErrorKind::UnknownMethod`]; absent params read as `{}`.
+    ///
+    /// `session/set_config_option` and `_agentao.cn/set_model` also enforce their field
+    /// whitelists ([`agentao::check_whitelist`]).
     pub fn decode(method: &str, params: Option<&str>) -> Result<Self, DecodeError> {
-        Self::decode_part(method, params)
+        let request = Self::decode_part(method, params)?;
+        if let (Self::SetSessionConfigOption(_) | Self::SetModel(_), Some(params)) =
+            (&request, params)
+        {
+            agentao::check_whitelist(method, params)?;
+        }
+        Ok(request)
     }
 }
 

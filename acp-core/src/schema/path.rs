@@ -190,7 +190,9 @@ impl<'de> Deserializer<'de> for ValueDe<'de> {
         name: &'static str,
         visitor: V,
     ) -> Result<V::Value, PathError> {
-        self.0.deserialize_newtype_struct(name, visitor).map_err(de::Error::custom)
+        self.0
+            .deserialize_newtype_struct(name, visitor)
+            .map_err(de::Error::custom)
     }
 
     /// Structs are JSON objects only (serde would also take arrays, positionally).
