@@ -431,3 +431,17 @@ fn whitelisted_methods_refuse_extra_fields_with_agentao_messages() {
         .is_ok()
     );
 }
+
+#[test]
+fn error_paths_survive_lenient_fields_next_to_the_error() {
+    // `locations`, `content` and `kind` are read through the lenient (raw-capturing) helpers in
+    // both passes; the precise pass must still get to the missing title.
+    let params = r#"{"sessionId":"s","update":{"locations":[{"path":"/a"},5],"content":[{"type":"diff","path":"/a","newText":"x"}],"kind":"read","toolCallId":"c","sessionUpdate":"tool_call","_meta":{"a":1}}}"#;
+    let err = AgentNotification::decode("session/update", Some(params)).unwrap_err();
+    assert_eq!(err.message(), "session/update.update.title is required");
+    let params = r#"{"sessionId":"s","update":{"sessionUpdate":"plan","entries":[{"content":"a","priority":"high","status":"pending"}],"_meta":{}},"_meta":7,"extra":{"deep":[1,2]}}"#;
+    assert!(AgentNotification::decode("session/update", Some(params)).is_ok());
+    let params = r#"{"sessionId":5,"update":{"sessionUpdate":"plan","entries":[]}}"#;
+    let err = AgentNotification::decode("session/update", Some(params)).unwrap_err();
+    assert_eq!(err.message(), "session/update.sessionId must be a string");
+}

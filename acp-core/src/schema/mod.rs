@@ -20,7 +20,7 @@
 //! - **Errors with paths**: [`DecodeError`] names the field, e.g.
 //!   `session/new.mcpServers[2].env[0].value must be a string`.
 
-mod agentao_ext;
+pub mod agentao;
 mod capabilities;
 mod config;
 mod content;
@@ -43,12 +43,7 @@ mod terminal;
 mod tool_call;
 mod update;
 
-/// Agentao's extensions: `_agentao.cn/ask_user`, `_agentao.cn/set_model`, the extension list.
-pub mod agentao {
-    pub use super::agentao_ext::*;
-}
-
-pub use agentao_ext::{AskUserRequest, AskUserResponse, SetModelRequest, SetModelResponse};
+pub use agentao::{AskUserRequest, AskUserResponse, SetModelRequest, SetModelResponse};
 pub use capabilities::*;
 pub use config::*;
 pub use content::*;
