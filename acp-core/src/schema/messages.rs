@@ -1,0 +1,347 @@
+//! Decoding by method: the method name picks the type, then the params (or result) are decoded
+//! straight into it. Nothing is tried and retried.
+
+use alloc::string::ToString;
+
+use serde::de::DeserializeOwned;
+use serde::{Serialize, Serializer};
+use serde_json::Value;
+
+use super::error::{DecodeError, Part};
+use super::methods::Method;
+use super::path::ValueDe;
+use super::*;
+
+/// Decodes the params of `method` into `T`: the entry point for types outside the method table
+/// (your own extensions). Absent or `null` params read as `{}`.
+pub fn decode_params<T: DeserializeOwned>(
+    method: &str,
+    params: Option<&str>,
+) -> Result<T, DecodeError> {
+    decode_part(method, Part::Params, params)
+}
+
+/// Decodes the result of a request to `method` into `T`.
+pub fn decode_result<T: DeserializeOwned>(method: &str, result: &str) -> Result<T, DecodeError> {
+    decode_part(method, Part::Result, Some(result))
+}
+
+fn decode_part<T: DeserializeOwned>(
+    method: &str,
+    part: Part,
+    json: Option<&str>,
+) -> Result<T, DecodeError> {
+    let text = json.map(str::trim);
+    let text = match (part, text) {
+        (Part::Params, None | Some("null")) => {
+            return serde_json::from_str::<T>("{}").map_err(|_| {
+                DecodeError::invalid(
+                    method,
+                    part,
+                    alloc::string::String::new(),
+                    "must be a JSON object",
+                )
+            });
+        }
+        (Part::Params, Some(text)) if !text.starts_with('{') => {
+            return Err(DecodeError::invalid(
+                method,
+                part,
+                alloc::string::String::new(),
+                "must be a JSON object",
+            ));
+        }
+        (_, Some(text)) => text,
+        (Part::Result, None) => "null",
+    };
+    if text.starts_with('[') {
+        // serde's derived structs would read an array positionally; the precise pass refuses
+        // arrays where objects are expected (and still lets any-value results through).
+        return decode_precisely(method, part, text);
+    }
+    serde_json::from_str::<T>(text).map_err(|fast| explain::<T>(method, part, text, &fast))
+}
+
+/// Decodes through the path-tracking pass only.
+fn decode_precisely<T: DeserializeOwned>(
+    method: &str,
+    part: Part,
+    text: &str,
+) -> Result<T, DecodeError> {
+    let value: Value = serde_json::from_str(text).map_err(|syntax| {
+        DecodeError::invalid(
+            method,
+            part,
+            alloc::string::String::new(),
+            &alloc::format!("is not valid JSON: {syntax}"),
+        )
+    })?;
+    T::deserialize(ValueDe(&value))
+        .map_err(|err| DecodeError::invalid(method, part, err.path(), err.detail()))
+}
+
+/// The second, precise pass over a value that failed the fast one.
+fn explain<T: DeserializeOwned>(
+    method: &str,
+    part: Part,
+    text: &str,
+    fast: &serde_json::Error,
+) -> DecodeError {
+    let value: Value = match serde_json::from_str(text) {
+        Ok(value) => value,
+        Err(syntax) => {
+            return DecodeError::invalid(
+                method,
+                part,
+                alloc::string::String::new(),
+                &alloc::format!("is not valid JSON: {syntax}"),
+            );
+        }
+    };
+    match T::deserialize(ValueDe(&value)) {
+        Err(err) => DecodeError::invalid(method, part, err.path(), err.detail()),
+        // Both passes read the same types; if they ever disagree, report what the fast one said.
+        Ok(_) => DecodeError::invalid(
+            method,
+            part,
+            alloc::string::String::new(),
+            &fast.to_string(),
+        ),
+    }
+}
+
+macro_rules! message_enum {
+    (
+        $(#[$doc:meta])*
+        $name:ident, $part:ident {
+            $( $(#[$vdoc:meta])* $variant:ident($ty:ty) = $method:ident, )*
+        }
+    ) => {
+        $(#[$doc])*
+        #[derive(Clone, Debug, PartialEq)]
+        #[non_exhaustive]
+        #[allow(clippy::large_enum_variant)]
+        pub enum $name {
+            $( $(#[$vdoc])* $variant($ty), )*
+        }
+
+        impl $name {
+            fn decode_part(method: &str, json: Option<&str>) -> Result<Self, DecodeError> {
+                match Method::from_name(method) {
+                    $( Some(Method::$method) => decode_part::<$ty>(method, Part::$part, json).map(Self::$variant), )*
+                    _ => Err(DecodeError::unknown_method(method)),
+                }
+            }
+
+            /// The method this message belongs to.
+            pub fn method(&self) -> Method {
+                match self {
+                    $( Self::$variant(_) => Method::$method, )*
+                }
+            }
+        }
+
+        /// Encodes the params (or result) only; the envelope is the wire layer's job.
+        impl Serialize for $name {
+            fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                match self {
+                    $( Self::$variant(inner) => inner.serialize(s), )*
+                }
+            }
+        }
+    };
+}
+
+message_enum! {
+    /// A request the agent handles (client → agent).
+    ClientRequest, Params {
+        /// `initialize`.
+        Initialize(InitializeRequest) = Initialize,
+        /// `authenticate`.
+        Authenticate(AuthenticateRequest) = Authenticate,
+        /// `logout`.
+        Logout(LogoutRequest) = Logout,
+        /// `session/new`.
+        NewSession(NewSessionRequest) = SessionNew,
+        /// `session/load`.
+        LoadSession(LoadSessionRequest) = SessionLoad,
+        /// `session/list`.
+        ListSessions(ListSessionsRequest) = SessionList,
+        /// `session/resume`.
+        ResumeSession(ResumeSessionRequest) = SessionResume,
+        /// `session/close`.
+        CloseSession(CloseSessionRequest) = SessionClose,
+        /// `session/delete`.
+        DeleteSession(DeleteSessionRequest) = SessionDelete,
+        /// `session/set_mode`.
+        SetSessionMode(SetSessionModeRequest) = SessionSetMode,
+        /// `session/set_config_option`.
+        SetSessionConfigOption(SetSessionConfigOptionRequest) = SessionSetConfigOption,
+        /// `session/prompt`.
+        Prompt(PromptRequest) = SessionPrompt,
+        /// `session/cancel` sent as a request (Agentao accepts both forms).
+        Cancel(CancelNotification) = SessionCancel,
+        /// `_agentao.cn/set_model`.
+        SetModel(SetModelRequest) = AgentaoSetModel,
+    }
+}
+
+message_enum! {
+    /// A request the client handles (agent → client).
+    AgentRequest, Params {
+        /// `session/request_permission`.
+        RequestPermission(RequestPermissionRequest) = SessionRequestPermission,
+        /// `fs/read_text_file`.
+        ReadTextFile(ReadTextFileRequest) = FsReadTextFile,
+        /// `fs/write_text_file`.
+        WriteTextFile(WriteTextFileRequest) = FsWriteTextFile,
+        /// `terminal/create`.
+        CreateTerminal(CreateTerminalRequest) = TerminalCreate,
+        /// `terminal/output`.
+        TerminalOutput(TerminalOutputRequest) = TerminalOutput,
+        /// `terminal/wait_for_exit`.
+        WaitForTerminalExit(WaitForTerminalExitRequest) = TerminalWaitForExit,
+        /// `terminal/kill`.
+        KillTerminal(KillTerminalRequest) = TerminalKill,
+        /// `terminal/release`.
+        ReleaseTerminal(ReleaseTerminalRequest) = TerminalRelease,
+        /// `elicitation/create`.
+        CreateElicitation(CreateElicitationRequest) = ElicitationCreate,
+        /// `_agentao.cn/ask_user`.
+        AskUser(AskUserRequest) = AgentaoAskUser,
+    }
+}
+
+message_enum! {
+    /// A notification from the client.
+    ClientNotification, Params {
+        /// `session/cancel`.
+        Cancel(CancelNotification) = SessionCancel,
+        /// `$/cancel_request`.
+        CancelRequest(CancelRequestNotification) = CancelRequest,
+    }
+}
+
+message_enum! {
+    /// A notification from the agent.
+    AgentNotification, Params {
+        /// `session/update`.
+        SessionUpdate(SessionNotification) = SessionUpdate,
+        /// `elicitation/complete`.
+        CompleteElicitation(CompleteElicitationNotification) = ElicitationComplete,
+        /// `$/cancel_request`.
+        CancelRequest(CancelRequestNotification) = CancelRequest,
+    }
+}
+
+message_enum! {
+    /// A result the agent sends, answering a [`ClientRequest`].
+    AgentResponse, Result {
+        /// `initialize`.
+        Initialize(InitializeResponse) = Initialize,
+        /// `authenticate`.
+        Authenticate(AuthenticateResponse) = Authenticate,
+        /// `logout`.
+        Logout(LogoutResponse) = Logout,
+        /// `session/new`.
+        NewSession(NewSessionResponse) = SessionNew,
+        /// `session/load`.
+        LoadSession(LoadSessionResponse) = SessionLoad,
+        /// `session/list`.
+        ListSessions(ListSessionsResponse) = SessionList,
+        /// `session/resume`.
+        ResumeSession(ResumeSessionResponse) = SessionResume,
+        /// `session/close`.
+        CloseSession(CloseSessionResponse) = SessionClose,
+        /// `session/delete`.
+        DeleteSession(DeleteSessionResponse) = SessionDelete,
+        /// `session/set_mode`.
+        SetSessionMode(SetSessionModeResponse) = SessionSetMode,
+        /// `session/set_config_option`.
+        SetSessionConfigOption(SetSessionConfigOptionResponse) = SessionSetConfigOption,
+        /// `session/prompt`.
+        Prompt(PromptResponse) = SessionPrompt,
+        /// `session/cancel` sent as a request.
+        Cancel(CancelResponse) = SessionCancel,
+        /// `_agentao.cn/set_model`.
+        SetModel(SetModelResponse) = AgentaoSetModel,
+    }
+}
+
+message_enum! {
+    /// A result the client sends, answering an [`AgentRequest`].
+    ClientResponse, Result {
+        /// `session/request_permission`.
+        RequestPermission(RequestPermissionResponse) = SessionRequestPermission,
+        /// `fs/read_text_file`.
+        ReadTextFile(ReadTextFileResponse) = FsReadTextFile,
+        /// `fs/write_text_file`.
+        WriteTextFile(WriteTextFileResponse) = FsWriteTextFile,
+        /// `terminal/create`.
+        CreateTerminal(CreateTerminalResponse) = TerminalCreate,
+        /// `terminal/output`.
+        TerminalOutput(TerminalOutputResponse) = TerminalOutput,
+        /// `terminal/wait_for_exit`.
+        WaitForTerminalExit(WaitForTerminalExitResponse) = TerminalWaitForExit,
+        /// `terminal/kill`.
+        KillTerminal(KillTerminalResponse) = TerminalKill,
+        /// `terminal/release`.
+        ReleaseTerminal(ReleaseTerminalResponse) = TerminalRelease,
+        /// `elicitation/create`.
+        CreateElicitation(CreateElicitationResponse) = ElicitationCreate,
+        /// `_agentao.cn/ask_user`.
+        AskUser(AskUserResponse) = AgentaoAskUser,
+    }
+}
+
+impl ClientRequest {
+    /// Decodes the params of a client → agent request named `method`. Unknown methods (and
+    /// agent → client ones) are [`DecodeErrorKind::UnknownMethod`]; absent params read as `{}`.
+    ///
+    /// `session/set_config_option` and `_agentao.cn/set_model` also enforce their field
+    /// whitelists ([`agentao::check_whitelist`]).
+    pub fn decode(method: &str, params: Option<&str>) -> Result<Self, DecodeError> {
+        let request = Self::decode_part(method, params)?;
+        if let (Self::SetSessionConfigOption(_) | Self::SetModel(_), Some(params)) =
+            (&request, params)
+        {
+            agentao::check_whitelist(method, params)?;
+        }
+        Ok(request)
+    }
+}
+
+impl AgentRequest {
+    /// Decodes the params of an agent → client request named `method`.
+    pub fn decode(method: &str, params: Option<&str>) -> Result<Self, DecodeError> {
+        Self::decode_part(method, params)
+    }
+}
+
+impl ClientNotification {
+    /// Decodes a client → agent notification. Unknown ones should be ignored by the caller.
+    pub fn decode(method: &str, params: Option<&str>) -> Result<Self, DecodeError> {
+        Self::decode_part(method, params)
+    }
+}
+
+impl AgentNotification {
+    /// Decodes an agent → client notification. Unknown ones should be ignored by the caller.
+    pub fn decode(method: &str, params: Option<&str>) -> Result<Self, DecodeError> {
+        Self::decode_part(method, params)
+    }
+}
+
+impl AgentResponse {
+    /// Decodes the `result` of the client's request to `method` (the pending request's method).
+    pub fn decode(method: &str, result: &str) -> Result<Self, DecodeError> {
+        Self::decode_part(method, Some(result))
+    }
+}
+
+impl ClientResponse {
+    /// Decodes the `result` of the agent's request to `method` (the pending request's method).
+    pub fn decode(method: &str, result: &str) -> Result<Self, DecodeError> {
+        Self::decode_part(method, Some(result))
+    }
+}

@@ -1,0 +1,157 @@
+//! Prompt turns: `session/prompt` and `session/cancel`.
+
+use alloc::string::String;
+use alloc::vec::Vec;
+
+use serde::{Deserialize, Serialize};
+
+use super::content::ContentBlock;
+use super::lenient::{self, Meta, string_enum};
+
+/// `session/prompt` params: one user turn.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct PromptRequest {
+    /// The session.
+    pub session_id: String,
+    /// The user's message. Every block must decode (no skipping: a prompt is never silently
+    /// changed).
+    #[serde(deserialize_with = "content_blocks")]
+    pub prompt: Vec<ContentBlock>,
+    /// Extension data.
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::meta"
+    )]
+    pub meta: Option<Meta>,
+}
+
+impl PromptRequest {
+    /// A prompt for a session.
+    pub fn new(session_id: impl Into<String>, prompt: Vec<ContentBlock>) -> Self {
+        Self {
+            session_id: session_id.into(),
+            prompt,
+            meta: None,
+        }
+    }
+}
+
+/// A strict array of blocks, named the way Agentao's error message names it.
+fn content_blocks<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<ContentBlock>, D::Error> {
+    struct Blocks;
+    impl<'de> serde::de::Visitor<'de> for Blocks {
+        type Value = Vec<ContentBlock>;
+        fn expecting(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+            f.write_str("a JSON array of ContentBlocks")
+        }
+        fn visit_seq<A: serde::de::SeqAccess<'de>>(
+            self,
+            mut seq: A,
+        ) -> Result<Self::Value, A::Error> {
+            let mut blocks = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(64));
+            while let Some(block) = seq.next_element()? {
+                blocks.push(block);
+            }
+            Ok(blocks)
+        }
+    }
+    d.deserialize_seq(Blocks)
+}
+
+/// `session/prompt` result: the turn is over.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct PromptResponse {
+    /// Why the turn ended.
+    pub stop_reason: StopReason,
+    /// Extension data.
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::meta"
+    )]
+    pub meta: Option<Meta>,
+}
+
+impl PromptResponse {
+    /// A turn that ended for `stop_reason`.
+    pub fn new(stop_reason: StopReason) -> Self {
+        Self {
+            stop_reason,
+            meta: None,
+        }
+    }
+}
+
+string_enum! {
+    /// Why a turn ended.
+    pub enum StopReason (closed) {
+        /// The model finished.
+        EndTurn = "end_turn",
+        /// The token limit was reached.
+        MaxTokens = "max_tokens",
+        /// Too many model requests in one turn.
+        MaxTurnRequests = "max_turn_requests",
+        /// The model refused; the prompt is dropped from later context.
+        Refusal = "refusal",
+        /// The client cancelled the turn.
+        Cancelled = "cancelled",
+    }
+}
+
+/// `session/cancel` params (a notification; Agentao also accepts it as a request).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct CancelNotification {
+    /// The session whose turn to cancel.
+    pub session_id: String,
+    /// Extension data.
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::meta"
+    )]
+    pub meta: Option<Meta>,
+}
+
+impl CancelNotification {
+    /// Cancels a session's turn.
+    pub fn new(session_id: impl Into<String>) -> Self {
+        Self {
+            session_id: session_id.into(),
+            meta: None,
+        }
+    }
+}
+
+/// The result of `session/cancel` sent as a request: `{}` (Agentao answers `null`, which is
+/// read as `{}` too).
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[non_exhaustive]
+pub struct CancelResponse {
+    /// Extension data.
+    #[serde(rename = "_meta", skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Meta>,
+}
+
+impl<'de> Deserialize<'de> for CancelResponse {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        struct Fields {
+            #[serde(rename = "_meta", default, deserialize_with = "lenient::meta")]
+            meta: Option<Meta>,
+        }
+        let fields: Option<Fields> = Deserialize::deserialize(d)?;
+        Ok(Self {
+            meta: fields.and_then(|f| f.meta),
+        })
+    }
+}
