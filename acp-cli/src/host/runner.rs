@@ -37,6 +37,7 @@ use acp_core::supervisor::interaction::Interaction;
 use acp_core::supervisor::lifecycle::{
     Action, Input, KILL_GRACE_MS, Notice, STDIN_CLOSE_GRACE_MS, ServerState, TERMINATE_GRACE_MS,
 };
+use acp_core::supervisor::recovery::ExitStatus;
 use acp_core::supervisor::{Instant, Supervisor, SupervisorError};
 use smol::channel::{Receiver, Sender};
 use smol::future::FutureExt as _;
@@ -116,6 +117,15 @@ pub enum RunnerEvent<T> {
         server: String,
         /// What happened.
         notice: Notice,
+    },
+    /// A process of the server ended (for logs; the supervisor already knows).
+    ProcessExited {
+        /// The server.
+        server: String,
+        /// The process.
+        pid: u32,
+        /// How it ended.
+        status: ExitStatus,
     },
     /// A question whose turn or server went away: answer it as cancelled.
     Abandoned(Interaction<T>),
@@ -416,6 +426,11 @@ impl<T> AgentRunner<T> {
                 tracked.process.mark_exited();
                 // The exit explains the EOF; feeding the EOF as well would change nothing.
                 self.held_eofs.remove(&key);
+                self.out.push_back(RunnerEvent::ProcessExited {
+                    server: server.clone(),
+                    pid,
+                    status,
+                });
                 self.feed(&server, Input::Exited { pid, status });
             }
         }
