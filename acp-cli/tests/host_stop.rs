@@ -274,3 +274,23 @@ fn writing_to_a_server_without_process_fails() {
         assert_eq!(error.to_string(), "server 'idle' has no running process");
     });
 }
+
+#[test]
+fn dropping_the_runner_kills_what_it_still_runs() {
+    let pids = run(async {
+        let mut runner = runner(&[(
+            "a",
+            "sleep 1000 & echo \"grandchild $!\" >&2; cat >/dev/null",
+        )]);
+        let pid = start_ready(&mut runner, "a").await;
+        let grandchild: u32 = stderr_line(&mut runner, "a", "grandchild ")
+            .await
+            .parse()
+            .unwrap();
+        drop(runner);
+        [pid, grandchild]
+    });
+    for pid in pids {
+        wait_gone(pid);
+    }
+}

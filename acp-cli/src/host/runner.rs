@@ -564,6 +564,18 @@ impl<T> AgentRunner<T> {
     }
 }
 
+/// A runner dropped without [`AgentRunner::stop_all`] (an early return, a panic) must not leave
+/// agents running with nobody reading their pipes: their groups are killed.
+impl<T> Drop for AgentRunner<T> {
+    fn drop(&mut self) {
+        for tracked in self.processes.values() {
+            if let Err(e) = tracked.process.kill_group() {
+                tracing::warn!(server = %tracked.server, "kill of process group failed: {e}");
+            }
+        }
+    }
+}
+
 /// No process and no stop under way.
 fn at_rest(state: ServerState, pid: Option<u32>) -> bool {
     pid.is_none() && state != ServerState::Stopping
