@@ -294,3 +294,106 @@ fn dropping_the_runner_kills_what_it_still_runs() {
         wait_gone(pid);
     }
 }
+
+#[test]
+fn default_stop_timings_are_the_spec_values() {
+    let timings = StopTimings::default();
+    assert_eq!(timings.stdin_close_grace, Duration::from_secs(5));
+    assert_eq!(timings.terminate_grace, Duration::from_secs(5));
+    assert_eq!(timings.kill_grace, Duration::from_secs(2));
+}
+
+/// A runner for one `sh -c` server with extra config fields.
+fn runner_with(name: &str, script: &str, extra: &str) -> AgentRunner<()> {
+    let config = sh_config(&[(name, script)]).replacen(
+        r#""cwd": ".""#,
+        &format!(r#""cwd": ".", {extra}"#),
+        1,
+    );
+    let config = AcpConfig::parse(&config, "acp.json", |_| None).unwrap();
+    assert!(config.rejected().is_empty(), "{:?}", config.rejected());
+    AgentRunner::new(
+        &config,
+        &scratch_dir("extra"),
+        host_support::test_env(),
+        StopTimings::uniform(WAIT),
+        0,
+    )
+}
+
+#[test]
+fn closed_stdout_of_a_live_process_stops_it_and_allows_a_restart() {
+    run(async {
+        // Closes its stdout but lives on, reading stdin until EOF.
+        let mut runner = runner(&[("mute", "exec 1>&-; cat >/dev/null")]);
+        let pid = start_ready(&mut runner, "mute").await;
+        let settled = runner
+            .run_until(|s| s.server("mute").unwrap().state() == ServerState::Configured)
+            .await;
+        assert!(settled);
+        let lifecycle = runner.supervisor().server("mute").unwrap();
+        assert_eq!(
+            lifecycle.last_error(),
+            Some("server 'mute' closed its stdout")
+        );
+        assert_eq!(lifecycle.restart_count(), 1);
+        let events: Vec<_> = std::iter::from_fn(|| runner.poll_event()).collect();
+        // Stopped through stdin EOF: it exited by itself.
+        assert_eq!(exit_of(&events, pid), Some(ExitStatus::Code(0)));
+        wait_gone(pid);
+    });
+}
+
+#[test]
+fn startup_timeout_fails_a_server_that_never_handshakes() {
+    run(async {
+        let mut runner = runner_with("slow", "cat >/dev/null", r#""startupTimeoutMs": 200"#);
+        runner.handle("slow", Input::Start).unwrap();
+        let pid = runner.supervisor().server("slow").unwrap().pid().unwrap();
+        let failed = runner
+            .run_until(|s| s.server("slow").unwrap().state() == ServerState::Failed)
+            .await;
+        assert!(failed);
+        assert_eq!(
+            runner.supervisor().server("slow").unwrap().last_error(),
+            Some("server 'slow' did not become ready within 200 ms")
+        );
+        let events: Vec<_> = std::iter::from_fn(|| runner.poll_event()).collect();
+        assert!(events.iter().any(|e| matches!(
+            e,
+            RunnerEvent::Notice {
+                notice: Notice::StartupTimedOut,
+                ..
+            }
+        )));
+        assert!(
+            events
+                .iter()
+                .any(|e| matches!(e, RunnerEvent::DropConnection { .. }))
+        );
+        wait_gone(pid);
+    });
+}
+
+#[test]
+fn turn_timeout_asks_the_glue_to_cancel() {
+    run(async {
+        let mut runner = runner_with("busy", "cat >/dev/null", r#""requestTimeoutMs": 200"#);
+        start_ready(&mut runner, "busy").await;
+        runner.handle("busy", Input::PromptStarted).unwrap();
+        let mut cancelled = false;
+        while !cancelled {
+            match runner.next_event().await.expect("an event") {
+                RunnerEvent::CancelTurn { server } => cancelled = server == "busy",
+                _ => {}
+            }
+        }
+        let lifecycle = runner.supervisor().server("busy").unwrap();
+        assert_eq!(lifecycle.state(), ServerState::Ready);
+        assert_eq!(
+            lifecycle.last_error(),
+            Some("timeout waiting for response from 'busy' after 200 ms")
+        );
+        stop(&mut runner, "busy").await;
+    });
+}
