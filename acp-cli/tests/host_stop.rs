@@ -383,9 +383,9 @@ fn turn_timeout_asks_the_glue_to_cancel() {
         runner.handle("busy", Input::PromptStarted).unwrap();
         let mut cancelled = false;
         while !cancelled {
-            match runner.next_event().await.expect("an event") {
-                RunnerEvent::CancelTurn { server } => cancelled = server == "busy",
-                _ => {}
+            if let RunnerEvent::CancelTurn { server } = runner.next_event().await.expect("an event")
+            {
+                cancelled = server == "busy";
             }
         }
         let lifecycle = runner.supervisor().server("busy").unwrap();
