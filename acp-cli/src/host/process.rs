@@ -1,0 +1,350 @@
+//! One agent process on real pipes: spawned in its own process group, its output turned into
+//! events, and the four things the stop sequence does to it.
+//!
+//! Three background tasks per process (on smol's global executor) read stdout, read stderr and
+//! wait for the exit; each sends [`ProcessEvent`]s, tagged with the process's [`ProcessKey`],
+//! into one channel the owner reads. Reaping happens in the exit task, so a process never stays
+//! a zombie of ours.
+//!
+//! Signals go by pid through `rustix` (no unsafe code here). The process is the leader of its
+//! own group (`setpgid(0, 0)` in the child, via std's safe `process_group(0)`), so killing the
+//! group reaches the grandchildren an agent leaves behind and nothing of the host.
+
+use std::io;
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::path::{Path, PathBuf};
+
+use acp_core::supervisor::config::ServerConfig;
+use acp_core::supervisor::env::child_env;
+use acp_core::supervisor::recovery::ExitStatus;
+use acp_core::supervisor::stderr::MAX_LINE_BYTES;
+use rustix::process::{Pid, Signal};
+use smol::channel::Sender;
+use smol::io::{AsyncReadExt, AsyncWriteExt};
+use smol::process::{ChildStdin, Command, Stdio};
+
+/// How much one stdout read takes at most.
+pub const STDOUT_CHUNK_BYTES: usize = 64 * 1024;
+
+/// What to run: argv, environment (complete: the child inherits nothing else) and cwd.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AgentCommand {
+    /// argv\[0\], looked up on the child's `PATH` if it has no slash.
+    pub program: String,
+    /// The rest of argv.
+    pub args: Vec<String>,
+    /// The whole environment of the child.
+    pub env: Vec<(String, String)>,
+    /// The working directory.
+    pub cwd: PathBuf,
+}
+
+impl AgentCommand {
+    /// The command for a configured server: its argv, its cwd resolved against
+    /// `project_root`, and [`child_env`] of `host_env` and the server's `env`.
+    pub fn for_server<'a>(
+        config: &ServerConfig,
+        project_root: &Path,
+        host_env: impl IntoIterator<Item = (&'a str, &'a str)>,
+    ) -> AgentCommand {
+        let root = project_root.to_string_lossy();
+        AgentCommand {
+            program: config.command.clone(),
+            args: config.args.clone(),
+            env: child_env(host_env, &config.env),
+            cwd: PathBuf::from(config.resolve_cwd(&root)),
+        }
+    }
+}
+
+/// Names one spawned process for as long as its events may arrive (pids get reused; keys
+/// do not).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ProcessKey(pub u64);
+
+/// Something a process did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ProcessEvent {
+    /// Bytes from stdout, as read (no framing: the connection frames).
+    Stdout(Vec<u8>),
+    /// stdout reached EOF (or failed).
+    StdoutEof,
+    /// One stderr line: invalid UTF-8 replaced, the newline (and a `\r`) removed, cut to
+    /// [`MAX_LINE_BYTES`] bytes (the rest of an overlong line is dropped).
+    StderrLine(String),
+    /// stderr reached EOF (or failed).
+    StderrEof,
+    /// The process ended and was reaped.
+    Exited(ExitStatus),
+}
+
+/// A running (or finished) agent process; see the module docs.
+#[derive(Debug)]
+pub struct AgentProcess {
+    key: ProcessKey,
+    pid: u32,
+    stdin: Option<ChildStdin>,
+    exited: bool,
+    _tasks: [smol::Task<()>; 3],
+}
+
+impl AgentProcess {
+    /// Spawns `command` in a new process group with piped stdio; its events go to `events`
+    /// tagged with `key`. The error is the OS's (bad program, bad cwd…).
+    pub fn spawn(
+        command: &AgentCommand,
+        key: ProcessKey,
+        events: Sender<(ProcessKey, ProcessEvent)>,
+    ) -> io::Result<AgentProcess> {
+        let mut std_command = std::process::Command::new(&command.program);
+        std_command
+            .args(&command.args)
+            .env_clear()
+            .envs(command.env.iter().map(|(k, v)| (k, v)))
+            .current_dir(&command.cwd)
+            .process_group(0);
+        let mut child = Command::from(std_command)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()?;
+        let pid = child.id();
+        let stdin = child.stdin.take();
+        let stdout = child.stdout.take();
+        let stderr = child.stderr.take();
+
+        let tx = events.clone();
+        let stdout_task = smol::spawn(async move {
+            if let Some(mut stdout) = stdout {
+                let mut buf = vec![0u8; STDOUT_CHUNK_BYTES];
+                // Ends at EOF or a read error; each pass sends one chunk.
+                while let Ok(n @ 1..) = stdout.read(&mut buf).await {
+                    if tx
+                        .send((key, ProcessEvent::Stdout(buf[..n].to_vec())))
+                        .await
+                        .is_err()
+                    {
+                        return;
+                    }
+                }
+            }
+            let _ = tx.send((key, ProcessEvent::StdoutEof)).await;
+        });
+
+        let tx = events.clone();
+        let stderr_task = smol::spawn(async move {
+            if let Some(stderr) = stderr {
+                let mut lines = LineSplitter::new(MAX_LINE_BYTES);
+                let mut reader = stderr;
+                let mut buf = vec![0u8; 8 * 1024];
+                let mut out = Vec::new();
+                loop {
+                    let n = reader.read(&mut buf).await.unwrap_or(0);
+                    if n == 0 {
+                        lines.finish(&mut out);
+                    } else {
+                        lines.feed(&buf[..n], &mut out);
+                    }
+                    for line in out.drain(..) {
+                        if tx
+                            .send((key, ProcessEvent::StderrLine(line)))
+                            .await
+                            .is_err()
+                        {
+                            return;
+                        }
+                    }
+                    if n == 0 {
+                        break;
+                    }
+                }
+            }
+            let _ = tx.send((key, ProcessEvent::StderrEof)).await;
+        });
+
+        let exit_task = smol::spawn(async move {
+            let status = match child.status().await {
+                Ok(status) => exit_status(status),
+                // Waiting itself failed (should not happen): report it as a failed exit so
+                // the lifecycle does not wait for ever.
+                Err(_) => ExitStatus::Code(-1),
+            };
+            let _ = events.send((key, ProcessEvent::Exited(status))).await;
+        });
+
+        Ok(AgentProcess {
+            key,
+            pid,
+            stdin,
+            exited: false,
+            _tasks: [stdout_task, stderr_task, exit_task],
+        })
+    }
+
+    /// The key its events carry.
+    pub fn key(&self) -> ProcessKey {
+        self.key
+    }
+
+    /// Its pid, which is also its process group id.
+    pub fn pid(&self) -> u32 {
+        self.pid
+    }
+
+    /// Whether its exit was seen ([`AgentProcess::mark_exited`]).
+    pub fn has_exited(&self) -> bool {
+        self.exited
+    }
+
+    /// Records that its exit event arrived: from now on no signal is sent to its pid (which
+    /// the system may give to another process).
+    pub fn mark_exited(&mut self) {
+        self.exited = true;
+    }
+
+    /// Writes all of `bytes` to its stdin and flushes. Fails once stdin is closed
+    /// (`BrokenPipe`) or when the child closed its end.
+    pub async fn write_stdin(&mut self, bytes: &[u8]) -> io::Result<()> {
+        let Some(stdin) = self.stdin.as_mut() else {
+            return Err(io::Error::new(
+                io::ErrorKind::BrokenPipe,
+                "server stdin is not available",
+            ));
+        };
+        stdin.write_all(bytes).await?;
+        stdin.flush().await
+    }
+
+    /// Closes its stdin so it reads EOF. Closing twice does nothing.
+    pub fn close_stdin(&mut self) {
+        self.stdin = None;
+    }
+
+    /// Sends SIGTERM to the process only. Nothing once it has exited.
+    pub fn terminate(&self) -> io::Result<()> {
+        if self.exited {
+            return Ok(());
+        }
+        let Some(pid) = pid_of(self.pid) else {
+            return Ok(());
+        };
+        ignore_gone(rustix::process::kill_process(pid, Signal::TERM))
+    }
+
+    /// Sends SIGKILL to its whole process group. Still useful after the leader exited: the
+    /// group lives on while grandchildren are in it (and its id is not reused until then).
+    pub fn kill_group(&self) -> io::Result<()> {
+        let Some(pid) = pid_of(self.pid) else {
+            return Ok(());
+        };
+        ignore_gone(rustix::process::kill_process_group(pid, Signal::KILL))
+    }
+}
+
+/// `Pid` for a pid from the OS; `None` for 0 or out-of-range values, which are never ours.
+fn pid_of(pid: u32) -> Option<Pid> {
+    Pid::from_raw(i32::try_from(pid).ok()?)
+}
+
+/// A process or group that is already gone is what we wanted.
+fn ignore_gone(result: rustix::io::Result<()>) -> io::Result<()> {
+    match result {
+        Err(rustix::io::Errno::SRCH) | Ok(()) => Ok(()),
+        Err(e) => Err(e.into()),
+    }
+}
+
+fn exit_status(status: std::process::ExitStatus) -> ExitStatus {
+    match (status.code(), status.signal()) {
+        (Some(code), _) => ExitStatus::Code(code),
+        (None, Some(signal)) => ExitStatus::Signal(signal),
+        (None, None) => ExitStatus::Code(-1),
+    }
+}
+
+/// Splits a byte stream into lines of at most `max` bytes: `\n` ends a line, one trailing
+/// `\r` goes, the part of a line past `max` is dropped, invalid UTF-8 is replaced.
+#[derive(Debug)]
+pub struct LineSplitter {
+    line: Vec<u8>,
+    max: usize,
+}
+
+impl LineSplitter {
+    /// A splitter keeping at most `max` bytes of each line.
+    pub fn new(max: usize) -> Self {
+        LineSplitter {
+            line: Vec::new(),
+            max,
+        }
+    }
+
+    /// Feeds bytes; every completed line goes to `out`.
+    pub fn feed(&mut self, mut bytes: &[u8], out: &mut Vec<String>) {
+        while let Some(at) = bytes.iter().position(|&b| b == b'\n') {
+            self.keep(&bytes[..at]);
+            out.push(self.take());
+            bytes = &bytes[at + 1..];
+        }
+        self.keep(bytes);
+    }
+
+    /// The stream ended: a last unterminated line goes to `out`.
+    pub fn finish(&mut self, out: &mut Vec<String>) {
+        if !self.line.is_empty() {
+            out.push(self.take());
+        }
+    }
+
+    fn keep(&mut self, bytes: &[u8]) {
+        let room = self.max.saturating_sub(self.line.len());
+        self.line.extend_from_slice(&bytes[..bytes.len().min(room)]);
+    }
+
+    fn take(&mut self) -> String {
+        if self.line.last() == Some(&b'\r') {
+            self.line.pop();
+        }
+        let line = String::from_utf8_lossy(&self.line).into_owned();
+        self.line.clear();
+        line
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn split(chunks: &[&[u8]], max: usize) -> Vec<String> {
+        let mut splitter = LineSplitter::new(max);
+        let mut out = Vec::new();
+        for chunk in chunks {
+            splitter.feed(chunk, &mut out);
+        }
+        splitter.finish(&mut out);
+        out
+    }
+
+    #[test]
+    fn lines_split_across_chunks_and_crlf() {
+        assert_eq!(
+            split(&[b"ab", b"c\r\nde", b"f\n", b"tail"], 100),
+            ["abc", "def", "tail"]
+        );
+    }
+
+    #[test]
+    fn overlong_line_is_cut_and_the_rest_dropped() {
+        assert_eq!(split(&[b"abcdef", b"gh\nxy\n"], 4), ["abcd", "xy"]);
+    }
+
+    #[test]
+    fn invalid_utf8_is_replaced() {
+        assert_eq!(split(&[b"a\xffb\n"], 100), ["a\u{fffd}b"]);
+    }
+
+    #[test]
+    fn empty_lines_are_delivered_for_the_ring_to_skip() {
+        assert_eq!(split(&[b"\n\nx"], 100), ["", "", "x"]);
+    }
+}
