@@ -4,10 +4,6 @@
 
 use clap::Parser;
 
-// The host side (project agents); used by the REPL, which is not written yet.
-#[allow(dead_code, unused_imports)]
-mod host;
-
 /// The Agent Client Protocol (ACP v1) from the command line.
 #[derive(Debug, Parser)]
 #[command(name = "acp-cli", version, about, long_about = None)]

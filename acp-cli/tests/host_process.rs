@@ -1,8 +1,6 @@
 //! `host::process` on real children: pipes, environment, cwd, process group, signals.
 
-#[allow(dead_code, unused_imports)]
-#[path = "../src/host/mod.rs"]
-mod host;
+use acp_cli::host;
 mod host_support;
 
 use std::path::PathBuf;

@@ -1,9 +1,7 @@
 //! `host::Host`: loading `.agentao/acp.json` from a directory, the `/acp` commands on real
 //! children, and `stop_all` leaving no process behind.
 
-#[allow(dead_code, unused_imports)]
-#[path = "../src/host/mod.rs"]
-mod host;
+use acp_cli::host;
 mod host_support;
 
 use std::path::Path;

@@ -2,9 +2,7 @@
 //! exits on stdin EOF, one that needs SIGTERM, one that needs SIGKILL (with a grandchild that
 //! must go too). Outcomes only; the waits are generous upper bounds, never measured.
 
-#[allow(dead_code, unused_imports)]
-#[path = "../src/host/mod.rs"]
-mod host;
+use acp_cli::host;
 mod host_support;
 
 use std::time::Duration;
