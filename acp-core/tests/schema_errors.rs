@@ -445,3 +445,98 @@ fn error_paths_survive_lenient_fields_next_to_the_error() {
     let err = AgentNotification::decode("session/update", Some(params)).unwrap_err();
     assert_eq!(err.message(), "session/update.sessionId must be a string");
 }
+
+#[test]
+fn agentao_value_rules() {
+    let cases: &[(&str, &str, &str)] = &[
+        (
+            "session/prompt",
+            r#"{"sessionId":"","prompt":[{"type":"text","text":"x"}]}"#,
+            "session/prompt.sessionId must be a non-empty string",
+        ),
+        (
+            "session/prompt",
+            r#"{"sessionId":"s","prompt":[]}"#,
+            "session/prompt.prompt must not be empty",
+        ),
+        (
+            "session/cancel",
+            r#"{"sessionId":""}"#,
+            "session/cancel.sessionId must be a non-empty string",
+        ),
+        (
+            "session/load",
+            r#"{"sessionId":"","cwd":"/w"}"#,
+            "session/load.sessionId must be a non-empty string",
+        ),
+        (
+            "session/set_mode",
+            r#"{"sessionId":"s","modeId":""}"#,
+            "session/set_mode.modeId must be a non-empty string",
+        ),
+        (
+            "session/set_config_option",
+            r#"{"sessionId":"s","configId":"model","value":"  "}"#,
+            "session/set_config_option.value must be a non-empty string",
+        ),
+        (
+            "_agentao.cn/set_model",
+            r#"{"sessionId":"s","model":" "}"#,
+            "_agentao.cn/set_model.model must be a non-empty string",
+        ),
+        (
+            "session/new",
+            r#"{"cwd":"","mcpServers":[]}"#,
+            "session/new.cwd must not be empty",
+        ),
+        (
+            "session/new",
+            r#"{"cwd":"work/dir","mcpServers":[]}"#,
+            "session/new.cwd must be an absolute path, got 'work/dir'",
+        ),
+        (
+            "session/resume",
+            r#"{"sessionId":"s","cwd":"."}"#,
+            "session/resume.cwd must be an absolute path, got '.'",
+        ),
+        (
+            "session/new",
+            r#"{"cwd":"/w","mcpServers":[{"name":"","command":"x"}]}"#,
+            "session/new.mcpServers[0].name must be a non-empty string",
+        ),
+        (
+            "session/new",
+            r#"{"cwd":"/w","mcpServers":[{"name":"a","command":"x"},{"name":"b","command":""}]}"#,
+            "session/new.mcpServers[1].command must be a non-empty string",
+        ),
+        (
+            "session/new",
+            r#"{"cwd":"/w","mcpServers":[{"type":"sse","name":"a","url":""}]}"#,
+            "session/new.mcpServers[0].url must be a non-empty string",
+        ),
+    ];
+    for (method, params, expected) in cases {
+        assert_params_error(method, params, expected);
+    }
+    for cwd in [
+        "/",
+        "/home/u",
+        r"C:\\Users\\u",
+        "C:/Users/u",
+        r"\\\\server\\share",
+    ] {
+        let params = format!(r#"{{"cwd":"{cwd}","mcpServers":[]}}"#);
+        assert!(
+            ClientRequest::decode("session/new", Some(&params)).is_ok(),
+            "{cwd}"
+        );
+    }
+    // A boolean config value is not a string, so the non-empty rule does not apply.
+    assert!(
+        ClientRequest::decode(
+            "session/set_config_option",
+            Some(r#"{"sessionId":"s","configId":"f","type":"boolean","value":false}"#)
+        )
+        .is_ok()
+    );
+}

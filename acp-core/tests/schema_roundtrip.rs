@@ -485,8 +485,12 @@ fn prompts_round_trip_through_the_method_decoder() {
     fn prop(blocks: Vec<Arb<ContentBlock>>, session: String) -> bool {
         let request = PromptRequest::new(session, blocks.into_iter().map(|b| b.0).collect());
         let text = serde_json::to_string(&request).unwrap();
-        ClientRequest::decode("session/prompt", Some(&text)).unwrap()
-            == ClientRequest::Prompt(request)
+        let decoded = ClientRequest::decode("session/prompt", Some(&text));
+        if request.session_id.is_empty() || request.prompt.is_empty() {
+            // Agentao's value rules: both must be non-empty.
+            return decoded.is_err();
+        }
+        decoded.unwrap() == ClientRequest::Prompt(request)
     }
     quickcheck().quickcheck(prop as fn(Vec<Arb<ContentBlock>>, String) -> bool);
 }

@@ -1,7 +1,7 @@
 //! Decoding by method: the method name picks the type, then the params (or result) are decoded
 //! straight into it. Nothing is tried and retried.
 
-use alloc::string::ToString;
+use alloc::string::{String, ToString};
 
 use serde::de::DeserializeOwned;
 use serde::{Serialize, Serializer};
@@ -298,17 +298,129 @@ impl ClientRequest {
     /// Decodes the params of a client → agent request named `method`. Unknown methods (and
     /// agent → client ones) are [`DecodeErrorKind::UnknownMethod`]; absent params read as `{}`.
     ///
-    /// `session/set_config_option` and `_agentao.cn/set_model` also enforce their field
-    /// whitelists ([`agentao::check_whitelist`]).
+    /// Beyond the types, it applies the value rules Agentao applies while reading params, with
+    /// its messages: a non-empty `sessionId`, the field whitelists of
+    /// `session/set_config_option` and `_agentao.cn/set_model` ([`agentao::check_whitelist`]),
+    /// an absolute `cwd`, non-empty MCP server names and commands/URLs, a non-empty prompt,
+    /// non-empty mode ids, config values and model names. Existence checks (does the cwd
+    /// exist, is the session known) belong to the application and the connection.
     pub fn decode(method: &str, params: Option<&str>) -> Result<Self, DecodeError> {
         let request = Self::decode_part(method, params)?;
+        if let Some(session_id) = request.session_id() {
+            require_non_empty(method, "sessionId", session_id)?;
+        }
         if let (Self::SetSessionConfigOption(_) | Self::SetModel(_), Some(params)) =
             (&request, params)
         {
             agentao::check_whitelist(method, params)?;
         }
+        request.check_values(method)?;
         Ok(request)
     }
+
+    /// The session the request is about, when it names one.
+    pub fn session_id(&self) -> Option<&str> {
+        match self {
+            Self::LoadSession(r) => Some(&r.session_id),
+            Self::ResumeSession(r) => Some(&r.session_id),
+            Self::CloseSession(r) | Self::DeleteSession(r) => Some(&r.session_id),
+            Self::SetSessionMode(r) => Some(&r.session_id),
+            Self::SetSessionConfigOption(r) => Some(&r.session_id),
+            Self::Prompt(r) => Some(&r.session_id),
+            Self::Cancel(r) => Some(&r.session_id),
+            Self::SetModel(r) => Some(&r.session_id),
+            Self::Initialize(_)
+            | Self::Authenticate(_)
+            | Self::Logout(_)
+            | Self::NewSession(_)
+            | Self::ListSessions(_) => None,
+        }
+    }
+
+    fn check_values(&self, method: &str) -> Result<(), DecodeError> {
+        match self {
+            Self::NewSession(r) => {
+                check_cwd(method, &r.cwd)?;
+                check_servers(method, &r.mcp_servers)
+            }
+            Self::LoadSession(r) => {
+                check_cwd(method, &r.cwd)?;
+                check_servers(method, &r.mcp_servers)
+            }
+            Self::ResumeSession(r) => {
+                check_cwd(method, &r.cwd)?;
+                check_servers(method, &r.mcp_servers)
+            }
+            Self::Prompt(r) if r.prompt.is_empty() => Err(DecodeError::invalid(
+                method,
+                Part::Params,
+                String::from("prompt"),
+                "must not be empty",
+            )),
+            Self::SetSessionMode(r) => require_non_empty(method, "modeId", &r.mode_id),
+            Self::SetSessionConfigOption(r) => match &r.value {
+                SessionConfigValue::Id(value) => require_non_empty(method, "value", value.trim()),
+                SessionConfigValue::Boolean(_) => Ok(()),
+            },
+            Self::SetModel(r) => require_non_empty(method, "model", r.model.trim()),
+            _ => Ok(()),
+        }
+    }
+}
+
+fn require_non_empty(method: &str, path: &str, value: &str) -> Result<(), DecodeError> {
+    if value.is_empty() {
+        return Err(DecodeError::invalid(
+            method,
+            Part::Params,
+            String::from(path),
+            "must be a non-empty string",
+        ));
+    }
+    Ok(())
+}
+
+/// `cwd` must be absolute: `/…`, or on Windows `C:\…`, `C:/…` or `\\server\…`.
+fn check_cwd(method: &str, cwd: &str) -> Result<(), DecodeError> {
+    if cwd.is_empty() {
+        return Err(DecodeError::invalid(
+            method,
+            Part::Params,
+            String::from("cwd"),
+            "must not be empty",
+        ));
+    }
+    let bytes = cwd.as_bytes();
+    let windows_drive = bytes.len() >= 3
+        && bytes[0].is_ascii_alphabetic()
+        && bytes[1] == b':'
+        && matches!(bytes[2], b'\\' | b'/');
+    if cwd.starts_with('/') || cwd.starts_with(r"\\") || windows_drive {
+        return Ok(());
+    }
+    Err(DecodeError::invalid(
+        method,
+        Part::Params,
+        String::from("cwd"),
+        &alloc::format!("must be an absolute path, got '{cwd}'"),
+    ))
+}
+
+/// Every MCP server needs a non-empty name, and a non-empty command (stdio) or URL.
+fn check_servers(method: &str, servers: &[McpServer]) -> Result<(), DecodeError> {
+    for (index, server) in servers.iter().enumerate() {
+        let (name, field, value) = match server {
+            McpServer::Stdio(s) => (&s.name, "command", s.command.as_str()),
+            McpServer::Http(s) | McpServer::Sse(s) => (&s.name, "url", s.url.as_str()),
+        };
+        require_non_empty(method, &alloc::format!("mcpServers[{index}].name"), name)?;
+        require_non_empty(
+            method,
+            &alloc::format!("mcpServers[{index}].{field}"),
+            value,
+        )?;
+    }
+    Ok(())
 }
 
 impl AgentRequest {

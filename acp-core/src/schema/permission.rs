@@ -152,7 +152,7 @@ impl Tagged for RequestPermissionOutcome {
         match tag {
             "cancelled" => IgnoredAny::deserialize(fields).map(|_| Self::Cancelled),
             "selected" => SelectedPermissionOutcome::deserialize(fields).map(Self::Selected),
-            _ => Err(de::Error::unknown_variant(tag, Self::KNOWN)),
+            _ => Self::unknown_fields(tag, fields),
         }
     }
 }

@@ -24,7 +24,8 @@ pub(crate) trait Tagged: Sized {
     /// The tag values this version decodes into typed variants.
     const KNOWN: &'static [&'static str];
 
-    /// Decodes the variant named `tag` (one of [`Tagged::KNOWN`]) from the object's fields.
+    /// Decodes the variant named `tag` from the object's other fields; tags outside
+    /// [`Tagged::KNOWN`] go to [`Tagged::unknown_fields`].
     fn variant<'de, D: Deserializer<'de>>(tag: &str, fields: D) -> Result<Self, D::Error>;
 
     /// What an object with an unknown tag becomes: kept (forward compatible unions) or
@@ -32,6 +33,13 @@ pub(crate) trait Tagged: Sized {
     fn unknown<E: de::Error>(tag: &str, object: Meta) -> Result<Self, E> {
         let _ = object;
         Err(E::unknown_variant(tag, Self::KNOWN))
+    }
+
+    /// Reads the fields of an object with an unknown tag and hands it to [`Tagged::unknown`].
+    fn unknown_fields<'de, D: Deserializer<'de>>(tag: &str, fields: D) -> Result<Self, D::Error> {
+        let mut object = Meta::deserialize(fields)?;
+        object.insert(String::from(Self::TAG), Value::String(String::from(tag)));
+        Self::unknown(tag, object)
     }
 }
 
@@ -55,13 +63,7 @@ impl<'de, T: Tagged> Visitor<'de> for TaggedVisitor<T> {
         };
         if first.as_str() == T::TAG {
             let tag = map.next_value::<Key<'de>>()?;
-            let tag = tag.as_str();
-            if T::KNOWN.contains(&tag) {
-                return T::variant(tag, MapAccessDeserializer::new(map));
-            }
-            let mut object = Meta::deserialize(MapAccessDeserializer::new(map))?;
-            object.insert(String::from(T::TAG), Value::String(String::from(tag)));
-            return T::unknown(tag, object);
+            return T::variant(tag.as_str(), MapAccessDeserializer::new(map));
         }
         // The tag is not first: buffer the object once.
         let mut object = Meta::new();
@@ -79,6 +81,7 @@ impl<'de, T: Tagged> Visitor<'de> for TaggedVisitor<T> {
         if T::KNOWN.contains(&tag.as_str()) {
             T::variant(&tag, Value::Object(object)).map_err(de::Error::custom)
         } else {
+            // Keeps the error type (and so the wording) of `unknown` for closed unions.
             T::unknown(&tag, object)
         }
     }
@@ -268,7 +271,7 @@ macro_rules! tagged_union {
             fn variant<'de, D: serde::Deserializer<'de>>(tag: &str, fields: D) -> Result<Self, D::Error> {
                 match tag {
                     $( $wire => <$ty as serde::Deserialize>::deserialize(fields).map(Self::$variant), )*
-                    _ => Err(serde::de::Error::unknown_variant(tag, Self::KNOWN)),
+                    _ => Self::unknown_fields(tag, fields),
                 }
             }
 
