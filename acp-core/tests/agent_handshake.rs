@@ -1,5 +1,6 @@
 //! The `initialize` gate and handshake rules (DESIGN.md §4 rows "before initialize",
 //! "initialize", "initialize result").
+#![cfg(feature = "std")]
 
 mod agent_support;
 

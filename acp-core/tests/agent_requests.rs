@@ -1,6 +1,7 @@
 //! Requests the agent sends: permission, ask_user, fs/terminal, $/cancel_request, and EOF
 //! (DESIGN.md §4 rows "permission", "_agentao.cn/ask_user", "fs / terminal",
 //! "$/cancel_request", "session/cancel", and the EOF rules).
+#![cfg(feature = "std")]
 
 mod agent_support;
 

@@ -2,6 +2,7 @@
 //! set_config_option / set_model with the busy gate, other v1 methods (DESIGN.md §4 rows
 //! "session/new", "unknown session", "session/load", "session/set_*", "busy gate",
 //! "other v1 methods").
+#![cfg(feature = "std")]
 
 mod agent_support;
 

@@ -1,6 +1,7 @@
 //! Prompt turns: one per session, concurrent sessions, content rules, update ordering,
 //! cancellation in all its forms (DESIGN.md §4 rows "session/prompt", "update ordering",
 //! "session/cancel", "$/cancel_request").
+#![cfg(feature = "std")]
 
 mod agent_support;
 

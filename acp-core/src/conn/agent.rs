@@ -311,6 +311,32 @@ impl<B: Buffers> AgentConnection<B> {
         &self.core.config
     }
 
+    // ----- fixtures -----
+
+    /// Puts the connection straight into "initialized, the client advertised `client`"
+    /// (smoltcp-style fixtures for tests, or a connection handed over mid-life).
+    pub fn restore_handshake(&mut self, client: Capabilities) {
+        self.core.handshake = Handshake::with_state(
+            self.core.config.features.capabilities(),
+            crate::machine::handshake::HandshakeState::Initialized {
+                protocol_version: crate::machine::handshake::PROTOCOL_VERSION,
+                peer: client,
+            },
+        );
+    }
+
+    /// Adds an active, idle session `id` without a `session/new` (fixtures, or sessions
+    /// restored from disk).
+    pub fn restore_session(&mut self, id: &str) -> Result<(), UsageError> {
+        self.core.live()?;
+        if self.core.sessions.get(id).is_some() {
+            return Err(UsageError::SessionExists);
+        }
+        self.core
+            .sessions
+            .restore(id, SessionState::Active { turn: None })
+    }
+
     // ----- commands: sessions -----
 
     /// Answers `session/new` with `{"sessionId":…}`; the session is usable (for prompts and
