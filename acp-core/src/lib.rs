@@ -39,4 +39,5 @@ pub mod schema;
 pub mod supervisor;
 pub mod wire;
 
+pub use conn::agent::AgentConnection;
 pub use machine::Instant;
