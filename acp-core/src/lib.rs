@@ -39,4 +39,5 @@ pub mod schema;
 pub mod supervisor;
 pub mod wire;
 
+pub use conn::client::ClientConnection;
 pub use machine::Instant;

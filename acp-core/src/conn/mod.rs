@@ -1,4 +1,5 @@
 //! Connections: the wire layer, the typed messages and the state machines glued behind one
 //! `handle_*` / `poll_*` API per side.
 
+pub mod client;
 pub mod transport;
