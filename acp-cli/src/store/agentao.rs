@@ -39,6 +39,8 @@ use super::time::Timestamp;
 pub const EXTENSION_KEY: &str = "_acp";
 /// The version of the `_acp` object this code writes and reads.
 const EXTENSION_VERSION: u32 = 1;
+/// How a failed tool's result starts, in Agentao's updates (§2.1) and in the files we write.
+const ERROR_PREFIX: &str = "Error:";
 /// Agentao's name for the plan tool.
 const TODO_WRITE: &str = "todo_write";
 
@@ -296,8 +298,12 @@ fn messages_from_turns(turns: &[&Turn]) -> Vec<MessageOut> {
                         .as_ref()
                         .map_or_else(|| "{}".to_owned(), Value::to_string);
                     let mut result = tool_output_text(&call.content);
-                    if result.is_empty() && call.status() == ToolCallStatus::Failed {
-                        result = "Error: tool call failed".to_owned();
+                    if call.status() == ToolCallStatus::Failed && !result.starts_with(ERROR_PREFIX)
+                    {
+                        result = match result.is_empty() {
+                            true => format!("{ERROR_PREFIX} tool call failed"),
+                            false => format!("{ERROR_PREFIX} {result}"),
+                        };
                     }
                     draft
                         .results
@@ -394,8 +400,9 @@ fn kind_for_tool(name: &str) -> ToolKind {
 /// §6.3 in one walk: each user message opens a turn; assistant reasoning, text and tool calls
 /// and the tool results fill it. Bad entries are skipped, never fatal.
 ///
-/// Fixes over Agentao's replay: a tool call's status is `completed` only when its result is in
-/// the history, `failed` otherwise (Agentao says `completed` for every call); reasoning is kept.
+/// Fixes over Agentao's replay, which says `completed` for every call: a call whose result is
+/// missing (it never finished) or starts with `Error:` (how Agentao reports a failed tool, §2.1,
+/// and how this store writes one) is `failed`. Reasoning is kept as thoughts.
 pub(crate) fn turns_from_messages(messages: &[Value]) -> Vec<Turn> {
     let mut turns: Vec<Turn> = Vec::new();
     let mut plan_ids = BTreeSet::new();
@@ -436,6 +443,10 @@ pub(crate) fn turns_from_messages(messages: &[Value]) -> Vec<Turn> {
                     continue;
                 }
                 let text = coerce_text(message.get("content"));
+                let status = match text.starts_with(ERROR_PREFIX) {
+                    true => ToolCallStatus::Failed,
+                    false => ToolCallStatus::Completed,
+                };
                 let content = if text.is_empty() {
                     Vec::new()
                 } else {
@@ -450,7 +461,7 @@ pub(crate) fn turns_from_messages(messages: &[Value]) -> Vec<Turn> {
                 });
                 match known {
                     Some(call) => {
-                        call.status = Some(ToolCallStatus::Completed);
+                        call.status = Some(status);
                         if !content.is_empty() {
                             call.content = content;
                         }
@@ -462,7 +473,7 @@ pub(crate) fn turns_from_messages(messages: &[Value]) -> Vec<Turn> {
                             .unwrap_or("tool");
                         let mut call = ToolCall::new(id, name);
                         call.kind = Some(kind_for_tool(name));
-                        call.status = Some(ToolCallStatus::Completed);
+                        call.status = Some(status);
                         call.content = content;
                         turn.items.push(TurnItem::ToolCall(call));
                     }
