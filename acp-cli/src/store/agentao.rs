@@ -23,11 +23,13 @@
 //! read from `messages` alone with the mapping of agentao-behaviour.md §6.3.
 
 use std::collections::BTreeSet;
+use std::fmt;
 
 use acp_core::schema::{
     ContentBlock, Plan, PlanEntry, PlanEntryPriority, PlanEntryStatus, StopReason, ToolCall,
     ToolCallContent, ToolCallStatus, ToolContent, ToolKind,
 };
+use serde::de::{self, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
@@ -44,14 +46,144 @@ const ERROR_PREFIX: &str = "Error:";
 /// Agentao's name for the plan tool.
 const TODO_WRITE: &str = "todo_write";
 
-/// A session file read from disk: the header fields parsed, the history still raw.
+/// What listing and matching need from a file: read without building its history.
 #[derive(Debug)]
-pub(crate) struct SessionFile {
+pub(crate) struct SessionHeader {
     pub(crate) session_id: String,
     pub(crate) title: String,
     pub(crate) created_at: Option<Timestamp>,
     pub(crate) updated_at: Option<Timestamp>,
     pub(crate) updated_at_text: Option<String>,
+}
+
+impl SessionHeader {
+    /// Reads a file's header fields; `messages` is checked to be a list but not kept, so
+    /// scanning a directory costs no allocation per message. `Err` says why the file is not a
+    /// session file (the same reasons [`SessionFile::parse`] gives).
+    pub(crate) fn parse(bytes: &[u8]) -> Result<Self, String> {
+        let first = bytes.iter().find(|byte| !byte.is_ascii_whitespace());
+        if first != Some(&b'{') {
+            return Err(match serde_json::from_slice::<IgnoredAny>(bytes) {
+                Ok(_) => NOT_AN_OBJECT.to_owned(),
+                Err(err) => format!("not valid JSON ({err})"),
+            });
+        }
+        let fields: HeaderFields =
+            serde_json::from_slice(bytes).map_err(|err| format!("not valid JSON ({err})"))?;
+        let header = Self::from_fields(
+            fields.session_id.as_ref(),
+            fields.title.as_ref(),
+            fields.created_at.as_ref(),
+            fields.updated_at.as_ref(),
+        )?;
+        match fields.messages {
+            Some(Shape::List) => Ok(header),
+            _ => Err(NO_MESSAGES.to_owned()),
+        }
+    }
+
+    fn from_fields(
+        session_id: Option<&Value>,
+        title: Option<&Value>,
+        created_at: Option<&Value>,
+        updated_at: Option<&Value>,
+    ) -> Result<Self, String> {
+        let session_id = match session_id {
+            Some(Value::String(id)) if !id.is_empty() => id.clone(),
+            _ => return Err(NO_SESSION_ID.to_owned()),
+        };
+        let updated_at_text = updated_at.and_then(Value::as_str).map(str::to_owned);
+        Ok(Self {
+            session_id,
+            title: title.and_then(Value::as_str).unwrap_or_default().to_owned(),
+            created_at: created_at
+                .and_then(Value::as_str)
+                .and_then(Timestamp::parse_iso),
+            updated_at: updated_at_text.as_deref().and_then(Timestamp::parse_iso),
+            updated_at_text,
+        })
+    }
+}
+
+const NOT_AN_OBJECT: &str = "not a session file (not a JSON object)";
+const NO_SESSION_ID: &str = "not a session file (no session_id)";
+const NO_MESSAGES: &str = "not a session file (no messages list)";
+
+#[derive(Deserialize)]
+struct HeaderFields {
+    #[serde(default)]
+    session_id: Option<Value>,
+    #[serde(default)]
+    title: Option<Value>,
+    #[serde(default)]
+    created_at: Option<Value>,
+    #[serde(default)]
+    updated_at: Option<Value>,
+    #[serde(default)]
+    messages: Option<Shape>,
+}
+
+/// Whether a value is a list, found without keeping any of it.
+#[derive(Debug)]
+enum Shape {
+    List,
+    Other,
+}
+
+impl<'de> Deserialize<'de> for Shape {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(ShapeVisitor)
+    }
+}
+
+struct ShapeVisitor;
+
+impl<'de> Visitor<'de> for ShapeVisitor {
+    type Value = Shape;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Shape, A::Error> {
+        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        Ok(Shape::List)
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Shape, A::Error> {
+        while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+        Ok(Shape::Other)
+    }
+
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Shape, E> {
+        Ok(Shape::Other)
+    }
+
+    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Shape, E> {
+        Ok(Shape::Other)
+    }
+
+    fn visit_u64<E: de::Error>(self, _: u64) -> Result<Shape, E> {
+        Ok(Shape::Other)
+    }
+
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Shape, E> {
+        Ok(Shape::Other)
+    }
+
+    fn visit_str<E: de::Error>(self, _: &str) -> Result<Shape, E> {
+        Ok(Shape::Other)
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<Shape, E> {
+        Ok(Shape::Other)
+    }
+}
+
+/// A session file read in full: the header and the raw history.
+#[derive(Debug)]
+pub(crate) struct SessionFile {
+    pub(crate) header: SessionHeader,
     model: String,
     active_skills: Vec<String>,
     messages: Vec<Value>,
@@ -64,25 +196,25 @@ impl SessionFile {
         let value: Value =
             serde_json::from_slice(bytes).map_err(|err| format!("not valid JSON ({err})"))?;
         let Value::Object(mut object) = value else {
-            return Err("not a session file (not a JSON object)".to_owned());
+            return Err(NOT_AN_OBJECT.to_owned());
         };
-        let session_id = match object.get("session_id") {
-            Some(Value::String(id)) if !id.is_empty() => id.clone(),
-            _ => return Err("not a session file (no session_id)".to_owned()),
-        };
+        let header = SessionHeader::from_fields(
+            object.get("session_id"),
+            object.get("title"),
+            object.get("created_at"),
+            object.get("updated_at"),
+        )?;
         let messages = match object.remove("messages") {
             Some(Value::Array(messages)) => messages,
-            _ => return Err("not a session file (no messages list)".to_owned()),
+            _ => return Err(NO_MESSAGES.to_owned()),
         };
-        let string = |key: &str| object.get(key).and_then(Value::as_str).map(str::to_owned);
-        let updated_at_text = string("updated_at");
         Ok(Self {
-            title: string("title").unwrap_or_default(),
-            created_at: string("created_at")
-                .as_deref()
-                .and_then(Timestamp::parse_iso),
-            updated_at: updated_at_text.as_deref().and_then(Timestamp::parse_iso),
-            model: string("model").unwrap_or_default(),
+            header,
+            model: object
+                .get("model")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_owned(),
             active_skills: object
                 .get("active_skills")
                 .and_then(Value::as_array)
@@ -95,8 +227,6 @@ impl SessionFile {
                 })
                 .unwrap_or_default(),
             extension: object.remove(EXTENSION_KEY),
-            session_id,
-            updated_at_text,
             messages,
         })
     }
@@ -125,8 +255,8 @@ impl SessionFile {
             .into_iter()
             .filter(|turn| turn.stop_reason.is_some())
             .collect();
-        let mut history = SessionHistory::from_turns(self.session_id, self.model, finished);
-        history.created_at = self.created_at;
+        let mut history = SessionHistory::from_turns(self.header.session_id, self.model, finished);
+        history.created_at = self.header.created_at;
         history.mode = mode;
         history.active_skills = self.active_skills;
         (history, note)

@@ -35,7 +35,7 @@ use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use super::agentao::{SessionFile, encode};
+use super::agentao::{SessionFile, SessionHeader, encode};
 use super::error::{StoreError, StoreWarning};
 use super::history::SessionHistory;
 use super::time::Timestamp;
@@ -135,14 +135,14 @@ struct Scan {
 
 struct Entry {
     path: PathBuf,
-    file: SessionFile,
+    header: SessionHeader,
 }
 
 impl Entry {
     /// Newest first means the largest key: `updated_at`, then the file name.
     fn recency(&self) -> (Timestamp, &Path) {
         (
-            self.file.updated_at.unwrap_or(Timestamp(i64::MIN)),
+            self.header.updated_at.unwrap_or(Timestamp(i64::MIN)),
             &self.path,
         )
     }
@@ -225,16 +225,16 @@ impl SessionStore {
     fn doomed_by_save(&self, entries: &[Entry], session_id: &str, kept: &Path) -> Vec<PathBuf> {
         let mut doomed: Vec<PathBuf> = entries
             .iter()
-            .filter(|entry| entry.file.session_id == session_id && entry.path != kept)
+            .filter(|entry| entry.header.session_id == session_id && entry.path != kept)
             .map(|entry| entry.path.clone())
             .collect();
         let mut newest: BTreeMap<&str, (Timestamp, &Path)> = BTreeMap::new();
         for entry in entries
             .iter()
-            .filter(|entry| entry.file.session_id != session_id)
+            .filter(|entry| entry.header.session_id != session_id)
         {
             let slot = newest
-                .entry(&entry.file.session_id)
+                .entry(&entry.header.session_id)
                 .or_insert(entry.recency());
             *slot = (*slot).max(entry.recency());
         }
@@ -246,7 +246,7 @@ impl SessionStore {
             doomed.extend(
                 entries
                     .iter()
-                    .filter(|entry| entry.file.session_id == *id)
+                    .filter(|entry| entry.header.session_id == *id)
                     .map(|entry| entry.path.clone()),
             );
         }
@@ -259,30 +259,19 @@ impl SessionStore {
         if scan.entries.is_empty() {
             return Err(StoreError::NoSavedSessions);
         }
-        let newest = scan
+        let copies = scan
             .entries
             .into_iter()
-            .filter(|entry| entry.file.session_id == session_id)
-            .max_by(|a, b| a.recency().cmp(&b.recency()));
-        match newest {
-            Some(entry) => Ok(loaded(entry, scan.warnings)),
-            None => Err(StoreError::NotFound {
-                session_id: session_id.to_owned(),
-            }),
-        }
+            .filter(|entry| entry.header.session_id == session_id);
+        load_newest(copies, scan.warnings).ok_or_else(|| StoreError::NotFound {
+            session_id: session_id.to_owned(),
+        })
     }
 
     /// The most recently updated session (`--resume` without an id).
     pub fn load_latest(&self) -> Result<Loaded, StoreError> {
         let scan = self.scan()?;
-        let newest = scan
-            .entries
-            .into_iter()
-            .max_by(|a, b| a.recency().cmp(&b.recency()));
-        match newest {
-            Some(entry) => Ok(loaded(entry, scan.warnings)),
-            None => Err(StoreError::NoSavedSessions),
-        }
+        load_newest(scan.entries.into_iter(), scan.warnings).ok_or(StoreError::NoSavedSessions)
     }
 
     /// Every session here, one summary each (its newest copy), most recently updated first
@@ -295,10 +284,10 @@ impl SessionStore {
         };
         let mut newest: BTreeMap<String, Entry> = BTreeMap::new();
         for entry in scan.entries {
-            match newest.get(&entry.file.session_id) {
+            match newest.get(&entry.header.session_id) {
                 Some(known) if known.recency() >= entry.recency() => {}
                 _ => {
-                    newest.insert(entry.file.session_id.clone(), entry);
+                    newest.insert(entry.header.session_id.clone(), entry);
                 }
             }
         }
@@ -306,10 +295,10 @@ impl SessionStore {
             .into_values()
             .map(|entry| SessionSummary {
                 updated_at: entry.recency().0,
-                session_id: entry.file.session_id,
-                title: entry.file.title,
+                session_id: entry.header.session_id,
+                title: entry.header.title,
                 cwd: self.cwd.clone(),
-                updated_at_text: entry.file.updated_at_text,
+                updated_at_text: entry.header.updated_at_text,
                 path: entry.path,
             })
             .collect();
@@ -331,7 +320,7 @@ impl SessionStore {
         for entry in scan
             .entries
             .into_iter()
-            .filter(|entry| entry.file.session_id == session_id)
+            .filter(|entry| entry.header.session_id == session_id)
         {
             match fs::remove_file(&entry.path) {
                 Ok(()) => deleted.removed.push(entry.path),
@@ -389,8 +378,8 @@ impl SessionStore {
             if !name.ends_with(".json") {
                 continue;
             }
-            match read_session_file(&path) {
-                Ok(Some(file)) => scan.entries.push(Entry { path, file }),
+            match read_parsed(&path, SessionHeader::parse) {
+                Ok(Some(header)) => scan.entries.push(Entry { path, header }),
                 Ok(None) => {}
                 Err(reason) => scan.warnings.push(StoreWarning {
                     path,
@@ -402,24 +391,45 @@ impl SessionStore {
     }
 }
 
-fn loaded(entry: Entry, mut warnings: Vec<StoreWarning>) -> Loaded {
-    let (history, note) = entry.file.into_history();
-    if let Some(reason) = note {
-        warnings.push(StoreWarning {
-            path: entry.path.clone(),
-            reason: format!("read from `messages` only: {reason}"),
+/// Reads the newest of `candidates` in full. A file that changed since the scan and no longer
+/// reads (or now holds another session) is passed over with a warning for the next newest.
+fn load_newest(
+    candidates: impl Iterator<Item = Entry>,
+    mut warnings: Vec<StoreWarning>,
+) -> Option<Loaded> {
+    let mut candidates: Vec<Entry> = candidates.collect();
+    candidates.sort_by(|a, b| b.recency().cmp(&a.recency()));
+    for entry in candidates {
+        let file = match read_parsed(&entry.path, SessionFile::parse) {
+            Ok(Some(file)) if file.header.session_id == entry.header.session_id => file,
+            Err(reason) => {
+                warnings.push(StoreWarning {
+                    path: entry.path,
+                    reason: format!("skipped: {reason}"),
+                });
+                continue;
+            }
+            _ => continue,
+        };
+        let (history, note) = file.into_history();
+        if let Some(reason) = note {
+            warnings.push(StoreWarning {
+                path: entry.path.clone(),
+                reason: format!("read from `messages` only: {reason}"),
+            });
+        }
+        return Some(Loaded {
+            history,
+            path: entry.path,
+            warnings,
         });
     }
-    Loaded {
-        history,
-        path: entry.path,
-        warnings,
-    }
+    None
 }
 
-/// `Ok(None)` for something that is not a regular file (a directory named `x.json`, a file
-/// removed meanwhile); `Err` with the reason for a file that is not a session.
-fn read_session_file(path: &Path) -> Result<Option<SessionFile>, String> {
+/// A file read and parsed: `Ok(None)` for something that is not a regular file (a directory
+/// named `x.json`, a file removed meanwhile); `Err` with the reason it cannot be used.
+fn read_parsed<T>(path: &Path, parse: fn(&[u8]) -> Result<T, String>) -> Result<Option<T>, String> {
     let mut file = match File::open(path) {
         Ok(file) => file,
         Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(None),
@@ -437,7 +447,7 @@ fn read_session_file(path: &Path) -> Result<Option<SessionFile>, String> {
     let mut bytes = Vec::new();
     file.read_to_end(&mut bytes)
         .map_err(|err| format!("cannot read ({err})"))?;
-    SessionFile::parse(&bytes).map(Some)
+    parse(&bytes).map(Some)
 }
 
 /// Writes `bytes` to `path` so that readers see the old content or the new, never a mix.
