@@ -441,3 +441,52 @@ fn file_names_are_the_creation_stamp_and_the_escaped_id() {
     assert_eq!(path.parent().unwrap(), scratch.sessions_dir());
     assert_eq!(store.load("../../escape").unwrap().history.turn_count(), 1);
 }
+
+#[test]
+fn a_file_system_refusal_is_an_internal_error_naming_the_path() {
+    let scratch = Scratch::new("files-io-error");
+    // A plain file where the `sessions` directory should be.
+    fs::create_dir_all(scratch.path().join(".agentao")).unwrap();
+    fs::write(scratch.sessions_dir(), b"in the way").unwrap();
+    let store = store(&scratch);
+    let err = store
+        .save(&mut simple_history("s", &["x"]), at(1))
+        .unwrap_err();
+    assert_eq!(err.code(), ErrorCode::INTERNAL_ERROR);
+    let text = err.rpc_message("session/prompt");
+    let prefix = format!(
+        "session/prompt: cannot create {}: ",
+        scratch.sessions_dir().display()
+    );
+    assert!(text.starts_with(&prefix), "{text}");
+    assert!(std::error::Error::source(&err).is_some());
+}
+
+#[test]
+fn a_file_without_a_readable_updated_at_counts_as_the_oldest() {
+    let scratch = Scratch::new("files-no-updated-at");
+    let store = store(&scratch);
+    fs::create_dir_all(scratch.sessions_dir()).unwrap();
+    fs::write(
+        scratch.sessions_dir().join("99999999_999999_999999.json"),
+        br#"{"session_id": "undated", "updated_at": "last tuesday", "messages": []}"#,
+    )
+    .unwrap();
+    store
+        .save(&mut simple_history("dated", &["x"]), at(0))
+        .unwrap();
+    assert_eq!(store.load_latest().unwrap().history.session_id(), "dated");
+    let (sessions, _) = store.list().unwrap();
+    let listed: Vec<(&str, Option<&str>)> = sessions
+        .iter()
+        .map(|s| (s.session_id.as_str(), s.updated_at_text.as_deref()))
+        .collect();
+    assert_eq!(
+        listed,
+        [
+            ("dated", Some("2026-11-21T07:00:00.000000+00:00")),
+            ("undated", Some("last tuesday"))
+        ]
+    );
+    assert_eq!(store.load("undated").unwrap().history.turn_count(), 0);
+}
