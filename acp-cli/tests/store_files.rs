@@ -490,3 +490,19 @@ fn a_file_without_a_readable_updated_at_counts_as_the_oldest() {
     );
     assert_eq!(store.load("undated").unwrap().history.turn_count(), 0);
 }
+
+#[test]
+fn saving_never_creates_a_missing_working_directory() {
+    let scratch = Scratch::new("files-missing-cwd");
+    let gone = scratch.path().join("gone");
+    let store = SessionStore::new(&gone, StoreConfig::default());
+    let err = store
+        .save(&mut simple_history("s", &["x"]), at(1))
+        .unwrap_err();
+    assert_eq!(err.code(), ErrorCode::INTERNAL_ERROR);
+    assert_eq!(
+        err.to_string(),
+        format!("cannot save into {}: not a directory", gone.display())
+    );
+    assert!(!gone.exists());
+}

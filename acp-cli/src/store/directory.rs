@@ -179,6 +179,11 @@ impl SessionStore {
             return Ok(Saved::default());
         }
         let created_at = history.created_at().unwrap_or(now);
+        // Only `.agentao/sessions` is created: a working directory that is gone stays gone.
+        if !self.cwd.is_dir() {
+            let missing = io::Error::new(io::ErrorKind::NotFound, "not a directory");
+            return Err(io_error("save into", &self.cwd, missing));
+        }
         fs::create_dir_all(&self.dir).map_err(|source| io_error("create", &self.dir, source))?;
         let path = self
             .dir
