@@ -167,3 +167,15 @@ fn a_cursor_this_agent_did_not_issue_is_invalid_params() {
         );
     }
 }
+
+#[test]
+fn a_relative_cwd_filter_is_invalid_params() {
+    let mut relative = ListSessionsRequest::default();
+    relative.cwd = Some("projects/app".to_owned());
+    let err = list_sessions(&relative, &[], 10).unwrap_err();
+    assert_eq!(err.code(), ErrorCode::INVALID_PARAMS);
+    assert_eq!(
+        err.rpc_message("session/list"),
+        "session/list: cwd must be an absolute path, got 'projects/app'"
+    );
+}

@@ -24,6 +24,11 @@ pub enum StoreError {
         /// The cursor as received.
         cursor: String,
     },
+    /// A `session/list` `cwd` filter that is not an absolute path (ACP paths are absolute).
+    RelativeCwd {
+        /// The path as received.
+        cwd: String,
+    },
     /// The file system refused.
     Io {
         /// What was being done: `read`, `write`, `create`, `remove`.
@@ -36,12 +41,12 @@ pub enum StoreError {
 }
 
 impl StoreError {
-    /// The JSON-RPC code the agent answers with: `-32602` for a bad cursor (a bad parameter),
+    /// The JSON-RPC code the agent answers with: `-32602` for a bad cursor or cwd (bad params),
     /// `-32603` for file-system failures, `-32600` otherwise (Agentao's code for a missing
     /// session).
     pub fn code(&self) -> ErrorCode {
         match self {
-            Self::InvalidCursor { .. } => ErrorCode::INVALID_PARAMS,
+            Self::InvalidCursor { .. } | Self::RelativeCwd { .. } => ErrorCode::INVALID_PARAMS,
             Self::Io { .. } => ErrorCode::INTERNAL_ERROR,
             _ => ErrorCode::INVALID_REQUEST,
         }
@@ -60,6 +65,7 @@ impl fmt::Display for StoreError {
             Self::NoSavedSessions => f.write_str("No saved sessions found"),
             Self::NotFound { session_id } => write!(f, "Session '{session_id}' not found"),
             Self::InvalidCursor { cursor } => write!(f, "invalid cursor '{cursor}'"),
+            Self::RelativeCwd { cwd } => write!(f, "cwd must be an absolute path, got '{cwd}'"),
             Self::Io {
                 action,
                 path,

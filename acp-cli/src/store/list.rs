@@ -4,7 +4,7 @@
 //! A cursor names the last session of the page it ended (its position in that order), not
 //! an index, so a session saved or deleted between two pages neither repeats nor hides others.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use acp_core::schema::{ListSessionsRequest, ListSessionsResponse, SessionInfo};
 
@@ -34,6 +34,9 @@ pub fn list_sessions(
 ) -> Result<SessionPage, StoreError> {
     let after = request.cursor.as_deref().map(decode_cursor).transpose()?;
     let mut cwds: Vec<PathBuf> = match &request.cwd {
+        Some(cwd) if !Path::new(cwd).is_absolute() => {
+            return Err(StoreError::RelativeCwd { cwd: cwd.clone() });
+        }
         Some(cwd) => vec![PathBuf::from(cwd)],
         None => known_cwds.to_vec(),
     };
