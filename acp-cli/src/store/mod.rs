@@ -14,6 +14,8 @@
 //!    updates before the response; `--resume` uses [`SessionStore::load_latest`] or `load`;
 //!    `session/list` is [`list_sessions`]; `session/delete` is [`SessionStore::delete`].
 //!    Errors carry their wire code and text ([`StoreError::code`], [`StoreError::rpc_message`]).
+//!    `session/close` and `session/resume` need nothing more: every finished turn is already
+//!    saved, and resume is `load` without the replay.
 //!
 //! The file format is Agentao's (see the `agentao` module's docs), so Agentao and this agent
 //! load each other's sessions. Fixed Agentao bugs (agentao-behaviour.md §10.2 items 8–9):
