@@ -136,11 +136,10 @@ fn prepare(args: &ClientArgs) -> Result<(PathBuf, String, Approve), String> {
     Ok((cwd, prompt, approve))
 }
 
-/// The one-server config for the agent's command line.
-fn config_for(name: &str, args: &ClientArgs, cwd: &Path) -> AcpConfig {
-    let timeout_ms = (args.timeout * 1000.0).ceil() as u64;
-    // The person named this agent: it gets the provider keys the host scrubs for project
-    // agents, handed over through `env` references.
+/// A one-server config for an agent named on the command line: `argv` run in `cwd`, turns
+/// limited to `timeout_ms`, no automatic restarts. The person named this agent, so it gets
+/// the provider keys the host scrubs for project agents (handed over as `env` references).
+pub fn single_agent_config(name: &str, argv: &[String], cwd: &Path, timeout_ms: u64) -> AcpConfig {
     let keys: serde_json::Map<String, serde_json::Value> = SCRUBBED_KEYS
         .iter()
         .filter(|k| std::env::var_os(k).is_some())
@@ -152,8 +151,8 @@ fn config_for(name: &str, args: &ClientArgs, cwd: &Path) -> AcpConfig {
         })
         .collect();
     let config = serde_json::json!({"servers": {name: {
-        "command": args.agent[0],
-        "args": args.agent[1..],
+        "command": argv.first().map(String::as_str).unwrap_or(""),
+        "args": argv.get(1..).unwrap_or(&[]),
         "env": keys,
         "cwd": cwd.to_string_lossy(),
         "requestTimeoutMs": timeout_ms.max(1),
@@ -162,6 +161,22 @@ fn config_for(name: &str, args: &ClientArgs, cwd: &Path) -> AcpConfig {
     }}});
     let lookup = |var: &str| std::env::var(var).ok();
     AcpConfig::parse(&config.to_string(), "command line", lookup).unwrap_or_default()
+}
+
+/// The name an agent's command line goes by: its program's file name.
+pub fn agent_name(argv: &[String]) -> String {
+    argv.first()
+        .and_then(|program| Path::new(program).file_name())
+        .map(|n| n.to_string_lossy().into_owned())
+        .filter(|n| !n.is_empty())
+        .unwrap_or_else(|| String::from("agent"))
+}
+
+/// This process's environment, as the runner takes it.
+pub fn host_env() -> Vec<(String, String)> {
+    std::env::vars_os()
+        .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
+        .collect()
 }
 
 struct Client {
@@ -181,15 +196,10 @@ struct Client {
 
 impl Client {
     fn new(args: ClientArgs, cwd: PathBuf, prompt: String, approve: Approve) -> Client {
-        let name = Path::new(&args.agent[0])
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .filter(|n| !n.is_empty())
-            .unwrap_or_else(|| String::from("agent"));
-        let config = config_for(&name, &args, &cwd);
-        let host_env = std::env::vars_os()
-            .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
-            .collect();
+        let name = agent_name(&args.agent);
+        let timeout_ms = (args.timeout * 1000.0).ceil() as u64;
+        let config = single_agent_config(&name, &args.agent, &cwd, timeout_ms);
+        let host_env = host_env();
         let runner = AgentRunner::new(
             &config,
             &cwd,
