@@ -805,13 +805,10 @@ impl Repl {
     }
 
     fn last_error(&mut self, target: &Target) -> Option<String> {
+        let name = self.target_name(target);
         let runner = match target {
             Target::Server(_) => self.host.runner(),
             Target::Main => &mut self.main.as_mut()?.runner,
-        };
-        let name = match target {
-            Target::Server(name) => name.clone(),
-            Target::Main => self.main.as_ref()?.name.clone(),
         };
         runner
             .supervisor()
