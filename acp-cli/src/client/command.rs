@@ -73,7 +73,8 @@ pub struct ClientArgs {
     /// The prompt (default: all of stdin).
     #[arg(long, value_name = "TEXT")]
     pub prompt: Option<String>,
-    /// The agent's command line.
+    /// The agent's command line. It runs in --cwd; a program path with a slash is taken
+    /// from the current directory.
     #[arg(last = true, required = true, value_name = "AGENT")]
     pub agent: Vec<String>,
 }
@@ -150,8 +151,18 @@ pub fn single_agent_config(name: &str, argv: &[String], cwd: &Path, timeout_ms: 
             )
         })
         .collect();
+    // A program path with a slash is meant from where the person is, not from `cwd`, where
+    // the agent runs.
+    let program = argv.first().map(String::as_str).unwrap_or("");
+    let program = if program.contains('/') {
+        std::path::absolute(program)
+            .map(|p| p.to_string_lossy().into_owned())
+            .unwrap_or_else(|_| program.to_owned())
+    } else {
+        program.to_owned()
+    };
     let config = serde_json::json!({"servers": {name: {
-        "command": argv.first().map(String::as_str).unwrap_or(""),
+        "command": program,
         "args": argv.get(1..).unwrap_or(&[]),
         "env": keys,
         "cwd": cwd.to_string_lossy(),
