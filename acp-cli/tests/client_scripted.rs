@@ -9,10 +9,15 @@ use client_support::*;
 #[test]
 fn answer_goes_to_stdout_and_the_stop_reason_to_stderr() {
     let dir = scratch_dir("echo");
-    let run = client(&["--prompt", "/echo hello world"], &scripted_agent(&[]), &dir, "");
+    let run = client(
+        &["--prompt", "/echo hello world"],
+        &scripted_agent(&[]),
+        &dir,
+        "",
+    );
     assert_eq!(run.code, Some(0), "{run:?}");
     assert_eq!(run.stdout, "hello world\n");
-    assert_eq!(run.stderr, "stop reason: end_turn\n");
+    assert_eq!(run.stderr, "Sending to python3...\nstop reason: end_turn\n");
 }
 
 #[test]
@@ -42,7 +47,7 @@ fn thoughts_plans_and_tools_are_shown_on_stderr() {
     assert_eq!(run.stdout, "done\n");
     assert_eq!(
         run.stderr,
-        "thought: pondering\nplan:\n  [completed] look around\nstop reason: end_turn\n"
+        "Sending to python3...\nthought: pondering\nplan:\n  [completed] look around\nstop reason: end_turn\n"
     );
 }
 
@@ -56,7 +61,11 @@ fn permission_by_policy_allow_and_reject() {
         "",
     );
     assert_eq!(allow.stdout, "allowed allow_once\n", "{allow:?}");
-    assert!(allow.stderr.contains("tool: Fix (edit) [pending]\nApproved (once)\n"));
+    assert!(
+        allow
+            .stderr
+            .contains("tool: Fix (edit) [pending]\nApproved (once)\n")
+    );
     let reject = client(
         &["--approve", "reject", "--prompt", "/tool Fix"],
         &scripted_agent(&[]),
@@ -70,7 +79,12 @@ fn permission_by_policy_allow_and_reject() {
 #[test]
 fn permission_defaults_to_reject_when_stdin_is_not_a_terminal() {
     let dir = scratch_dir("default");
-    let run = client(&["--prompt", "/tool Fix"], &scripted_agent(&[]), &dir, "2\n");
+    let run = client(
+        &["--prompt", "/tool Fix"],
+        &scripted_agent(&[]),
+        &dir,
+        "2\n",
+    );
     assert_eq!(run.stdout, "rejected reject_once\n", "{run:?}");
 }
 
@@ -87,7 +101,8 @@ fn permission_asked_shows_the_prompt_and_takes_a_key() {
     assert_eq!(run.stdout, "allowed allow_always\n");
     assert_eq!(
         run.stderr,
-        "tool: Fix (edit) [pending]\n\
+        "Sending to python3...\n\
+         tool: Fix (edit) [pending]\n\
          Permission request from 'python3':\n  Allow Fix (edit)?\n    path: a.txt\n  \
          1. Approve once\n  2. Approve all\n  3. Reject once\n  4. Reject all\n\
          Press 1-4 · Esc to reject\n\
@@ -127,7 +142,11 @@ fn ask_user_is_asked_or_cancelled() {
         "Ada\n",
     );
     assert_eq!(asked.stdout, "answer: Ada\n", "{asked:?}");
-    assert!(asked.stderr.starts_with("Input request from 'python3':\n  Your name?\n> "));
+    assert!(
+        asked
+            .stderr
+            .starts_with("Sending to python3...\nInput request from 'python3':\n  Your name?\n> ")
+    );
     let empty = client(
         &["--approve", "ask", "--prompt", "/ask Your name?"],
         &scripted_agent(&[]),
@@ -136,11 +155,18 @@ fn ask_user_is_asked_or_cancelled() {
     );
     assert_eq!(empty.stdout, "outcome: cancelled\n", "{empty:?}");
     assert!(empty.stderr.contains("Empty reply — cancelled.\n"));
-    let nobody = client(&["--prompt", "/ask Your name?"], &scripted_agent(&[]), &dir, "");
+    let nobody = client(
+        &["--prompt", "/ask Your name?"],
+        &scripted_agent(&[]),
+        &dir,
+        "",
+    );
     assert_eq!(nobody.stdout, "outcome: cancelled\n", "{nobody:?}");
-    assert!(nobody
-        .stderr
-        .contains("(no one to ask: \"Your name?\" answered cancelled)\n"));
+    assert!(
+        nobody
+            .stderr
+            .contains("(no one to ask: \"Your name?\" answered cancelled)\n")
+    );
 }
 
 #[test]
@@ -172,7 +198,12 @@ fn files_outside_the_cwd_get_an_error() {
     let other = scratch_dir("outside");
     std::fs::write(other.join("secret.txt"), "x").unwrap();
     let read = client(
-        &["--cwd", dir.to_str().unwrap(), "--prompt", &format!("/read {}/secret.txt", other.display())],
+        &[
+            "--cwd",
+            dir.to_str().unwrap(),
+            "--prompt",
+            &format!("/read {}/secret.txt", other.display()),
+        ],
         &scripted_agent(&[]),
         &dir,
         "",
@@ -185,17 +216,32 @@ fn files_outside_the_cwd_get_an_error() {
             other.display()
         )
     );
-    let escape = format!("{}/../{}/w.txt", dir.display(), other.file_name().unwrap().to_str().unwrap());
+    let escape = format!(
+        "{}/../{}/w.txt",
+        dir.display(),
+        other.file_name().unwrap().to_str().unwrap()
+    );
     let write = client(
-        &["--cwd", dir.to_str().unwrap(), "--prompt", &format!("/write {escape} x")],
+        &[
+            "--cwd",
+            dir.to_str().unwrap(),
+            "--prompt",
+            &format!("/write {escape} x"),
+        ],
         &scripted_agent(&[]),
         &dir,
         "",
     );
-    assert!(write.stdout.starts_with("error -32602 path is outside"), "{write:?}");
+    assert!(
+        write.stdout.starts_with("error -32602 path is outside"),
+        "{write:?}"
+    );
     assert!(!other.join("w.txt").exists());
     let relative = client(&["--prompt", "/read h.txt"], &scripted_agent(&[]), &dir, "");
-    assert_eq!(relative.stdout, "error -32602 path must be absolute, got 'h.txt'\n");
+    assert_eq!(
+        relative.stdout,
+        "error -32602 path must be absolute, got 'h.txt'\n"
+    );
 }
 
 #[test]
@@ -214,12 +260,18 @@ fn authentication_required_is_named_with_the_agents_message() {
 #[test]
 fn an_agent_that_dies_during_the_turn_fails_with_its_status_and_stderr() {
     let dir = scratch_dir("die");
-    let run = client(&["--prompt", "/die"], &scripted_agent(&["--stderr", "about to fail"]), &dir, "");
+    let run = client(
+        &["--prompt", "/die"],
+        &scripted_agent(&["--stderr", "about to fail"]),
+        &dir,
+        "",
+    );
     assert_eq!(run.code, Some(1));
     assert_eq!(run.stdout, "dying\n");
     assert_eq!(
         run.stderr,
-        "acp-cli client: the agent exited (exit code 3) before the turn ended\n\
+        "Sending to python3...\n\
+         acp-cli client: the agent exited (exit code 3) before the turn ended\n\
          last lines the agent wrote to stderr:\n  about to fail\n"
     );
 }
@@ -227,7 +279,12 @@ fn an_agent_that_dies_during_the_turn_fails_with_its_status_and_stderr() {
 #[test]
 fn an_agent_that_cannot_start_is_reported() {
     let dir = scratch_dir("nostart");
-    let run = client(&["--prompt", "hi"], &[String::from("/nonexistent/agent")], &dir, "");
+    let run = client(
+        &["--prompt", "hi"],
+        &[String::from("/nonexistent/agent")],
+        &dir,
+        "",
+    );
     assert_eq!(run.code, Some(1));
     assert_eq!(
         run.stderr,
@@ -252,12 +309,17 @@ fn an_agent_that_quits_before_the_handshake_is_reported() {
 #[test]
 fn a_turn_past_the_timeout_is_cancelled_and_fails() {
     let dir = scratch_dir("timeout");
-    let run = client(&["--timeout", "0.2", "--prompt", "/hang"], &scripted_agent(&[]), &dir, "");
+    let run = client(
+        &["--timeout", "0.2", "--prompt", "/hang"],
+        &scripted_agent(&[]),
+        &dir,
+        "",
+    );
     assert_eq!(run.code, Some(1));
     assert!(run.stdout.starts_with("waiting (pid "), "{run:?}");
     assert_eq!(
         run.stderr,
-        "acp-cli client: no answer within 0.2 s; sent session/cancel\n"
+        "Sending to python3...\nacp-cli client: no answer within 0.2 s; sent session/cancel\n"
     );
 }
 
@@ -287,7 +349,7 @@ fn ctrl_c_cancels_the_turn() {
     assert_eq!(done.code, Some(130), "{done:?}");
     assert_eq!(
         done.stderr,
-        "Cancelling the turn… (Ctrl-C again stops the agent)\nstop reason: cancelled\n"
+        "Sending to python3...\nCancelling the turn… (Ctrl-C again stops the agent)\nstop reason: cancelled\n"
     );
 }
 
@@ -307,7 +369,10 @@ fn second_ctrl_c_stops_an_agent_that_ignores_the_cancel() {
     run.interrupt();
     let done = run.finish();
     assert_eq!(done.code, Some(130), "{done:?}");
-    assert!(done.stderr.ends_with("acp-cli client: interrupted; stopping the agent\n"));
+    assert!(
+        done.stderr
+            .ends_with("acp-cli client: interrupted; stopping the agent\n")
+    );
     assert!(is_gone(agent), "the agent {agent} outlived the client");
 }
 
@@ -328,7 +393,10 @@ fn help_explains_usage_with_an_example() {
         .unwrap();
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(out.status.success());
-    assert!(text.contains("Usage: acp-cli client [OPTIONS] -- <AGENT>..."), "{text}");
+    assert!(
+        text.contains("Usage: acp-cli client [OPTIONS] -- <AGENT>..."),
+        "{text}"
+    );
     assert!(text.contains("acp-cli client --prompt 'list the files' -- my-agent --stdio"));
     assert!(text.contains("--approve <APPROVE>"));
 }

@@ -315,6 +315,7 @@ impl Client {
                     return Some(1);
                 }
                 self.phase = Phase::Turn;
+                eprintln!("Sending to {}...", acp_core::sanitize::sanitize(&name));
                 None
             }
             AgentEvent::HandshakeFailed(failure) => {

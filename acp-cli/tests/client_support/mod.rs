@@ -66,11 +66,16 @@ pub struct Finished {
     pub stderr: String,
 }
 
-fn collect(mut pipe: impl Read + Send + 'static, into: Arc<Mutex<String>>) -> std::thread::JoinHandle<()> {
+fn collect(
+    mut pipe: impl Read + Send + 'static,
+    into: Arc<Mutex<String>>,
+) -> std::thread::JoinHandle<()> {
     std::thread::spawn(move || {
         let mut buf = [0u8; 4096];
         while let Ok(n @ 1..) = pipe.read(&mut buf) {
-            into.lock().unwrap().push_str(&String::from_utf8_lossy(&buf[..n]));
+            into.lock()
+                .unwrap()
+                .push_str(&String::from_utf8_lossy(&buf[..n]));
         }
     })
 }
@@ -119,7 +124,10 @@ impl Running {
     pub fn wait_for(&self, what: &str, ready: impl Fn(&str, &str) -> bool) {
         let give_up = Instant::now() + PATIENCE;
         loop {
-            let (out, err) = (self.stdout.lock().unwrap().clone(), self.stderr.lock().unwrap().clone());
+            let (out, err) = (
+                self.stdout.lock().unwrap().clone(),
+                self.stderr.lock().unwrap().clone(),
+            );
             if ready(&out, &err) {
                 return;
             }
@@ -189,7 +197,11 @@ pub fn is_gone(pid: u32) -> bool {
 pub fn children_of(parent: u32) -> Vec<u32> {
     let mut out = Vec::new();
     for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Some(pid) = entry.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|s| s.parse::<u32>().ok())
+        else {
             continue;
         };
         let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
@@ -208,7 +220,9 @@ pub fn children_of(parent: u32) -> Vec<u32> {
 
 /// The number after `pid ` / `pid=` in `text` (the last one).
 pub fn pid_in(text: &str, marker: &str) -> u32 {
-    let at = text.rfind(marker).unwrap_or_else(|| panic!("no '{marker}' in:\n{text}"));
+    let at = text
+        .rfind(marker)
+        .unwrap_or_else(|| panic!("no '{marker}' in:\n{text}"));
     text[at + marker.len()..]
         .chars()
         .take_while(char::is_ascii_digit)
