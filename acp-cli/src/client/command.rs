@@ -236,6 +236,7 @@ impl Client {
         let code = self.drive().await;
         self.end_line();
         self.runner.stop_all().await;
+        self.glue.kill_leftover_groups();
         code
     }
 

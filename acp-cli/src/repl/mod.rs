@@ -280,8 +280,10 @@ impl Repl {
     async fn stop_all(&mut self) {
         self.end_line();
         self.host.stop_all().await;
+        self.glue.kill_leftover_groups();
         if let Some(main) = self.main.as_mut() {
             main.runner.stop_all().await;
+            main.glue.kill_leftover_groups();
         }
     }
 
