@@ -400,3 +400,47 @@ fn help_explains_usage_with_an_example() {
     assert!(text.contains("acp-cli client --prompt 'list the files' -- my-agent --stdio"));
     assert!(text.contains("--approve <APPROVE>"));
 }
+
+#[test]
+fn bad_cwd_and_bad_timeout_are_refused() {
+    let dir = scratch_dir("badargs");
+    let missing = dir.join("missing");
+    let run = client(
+        &["--cwd", missing.to_str().unwrap(), "--prompt", "hi"],
+        &scripted_agent(&[]),
+        &dir,
+        "",
+    );
+    assert_eq!(run.code, Some(1));
+    assert_eq!(
+        run.stderr,
+        format!(
+            "acp-cli client: --cwd {} is not a directory\n",
+            missing.display()
+        )
+    );
+    let run = client(
+        &["--timeout", "0", "--prompt", "hi"],
+        &scripted_agent(&[]),
+        &dir,
+        "",
+    );
+    assert_eq!(run.code, Some(1));
+    assert_eq!(
+        run.stderr,
+        "acp-cli client: --timeout must be a positive number of seconds, got 0\n"
+    );
+}
+
+#[test]
+fn agent_text_is_sanitized_on_both_streams() {
+    let dir = scratch_dir("sanitize");
+    let run = client(
+        &["--prompt", "/think \u{1b}[31mred\u{9b}"],
+        &scripted_agent(&[]),
+        &dir,
+        "",
+    );
+    assert_eq!(run.stdout, "[31mred\n", "{run:?}");
+    assert!(!run.stderr.contains('\u{1b}'));
+}

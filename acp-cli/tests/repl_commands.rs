@@ -333,3 +333,83 @@ fn leaving_stops_every_agent_and_its_children() {
         assert!(is_gone(pid), "process {pid} outlived the REPL");
     }
 }
+
+#[test]
+fn a_server_that_cannot_start() {
+    let dir = project(
+        "nostart",
+        &[("broken", vec![String::from("/nonexistent/agent")])],
+    );
+    let done = repl(
+        &dir,
+        &[],
+        "/acp start broken\n/acp send broken hi\n@broken hi\n",
+    );
+    let error = "acp server 'broken': failed to start: No such file or directory (os error 2)";
+    has(&done, &format!("Failed to start 'broken': {error}\n"));
+    assert_eq!(
+        done.stdout
+            .matches(&format!("Send failed: {error}\n"))
+            .count(),
+        2,
+        "{}",
+        done.stdout
+    );
+}
+
+#[test]
+fn a_turn_past_the_servers_timeout() {
+    let dir = scratch_dir("slow");
+    std::fs::create_dir_all(dir.join(".agentao")).unwrap();
+    let argv = scripted_agent(&[]);
+    let config = serde_json::json!({"servers": {"slow": {
+        "command": argv[0], "args": argv[1..], "env": {}, "cwd": ".",
+        "requestTimeoutMs": 200}}});
+    std::fs::write(dir.join(".agentao/acp.json"), config.to_string()).unwrap();
+    let done = repl(&dir, &[], "@slow /hang\n/acp status slow\n");
+    has(&done, "Timeout waiting for response from 'slow'\n");
+    has(
+        &done,
+        "Last error: timeout waiting for response from 'slow' after 200 ms\n",
+    );
+}
+
+#[test]
+fn a_server_that_dies_during_a_turn() {
+    let dir = project("dies", &[]);
+    let done = repl(&dir, &[], "@helper /die\n/acp list\n");
+    has(
+        &done,
+        "[helper] dying\nPrompt failed: server 'helper' exited (exit code 3)\n",
+    );
+    has(
+        &done,
+        "[helper] process died (exit code 3); it starts again when next needed\n",
+    );
+    has(
+        &done,
+        "  ● helper  configured  Scripted helper\n    last error: server 'helper' exited (exit code 3)\n",
+    );
+}
+
+#[test]
+fn a_main_agent_that_cannot_start() {
+    let dir = project("nomain", &[]);
+    let done = repl(&dir, &[String::from("/nonexistent/main")], "hello\n");
+    let error = "acp server 'main': failed to start: No such file or directory (os error 2)";
+    has(&done, &format!("Main agent failed to start: {error}\n"));
+    has(&done, &format!("Main agent unavailable: {error}\n"));
+}
+
+#[test]
+fn agent_text_is_sanitized_before_it_is_shown() {
+    let dir = project("sanitize", &[]);
+    let done = repl(
+        &dir,
+        &scripted_agent(&[]),
+        "@helper /echo \u{1b}[2Jred\u{7}\u{202e}x\n/echo \u{1b}]0;title\u{7}main\n",
+    );
+    has(&done, "[helper] [2Jredx\n");
+    assert!(!done.stdout.contains('\u{1b}'), "{:?}", done.stdout);
+    assert!(!done.stdout.contains('\u{202e}'));
+}

@@ -18,7 +18,11 @@ fn drive(dir: &std::path::Path, steps: serde_json::Value) -> String {
         .output()
         .expect("python3 runs the pty driver");
     let screen = String::from_utf8_lossy(&out.stdout).into_owned();
-    assert!(out.status.success(), "{screen}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{screen}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     screen
 }
 
@@ -41,12 +45,26 @@ fn a_person_answers_a_permission_lists_and_reads_logs() {
         ["send", "@helper /tool Fix\r"],
         ["expect", "Press 1-4 · Esc to reject\n"],
         ["send", "1\r"],
-        ["expect", "Approved (once)\n[helper] allowed allow_once\nhelper: turn finished (end_turn)\n> "],
+        [
+            "expect",
+            "Approved (once)\n[helper] allowed allow_once\nhelper: turn finished (end_turn)\n> "
+        ],
         ["send", "/acp list\r"],
-        ["expect", "ACP Servers (1/1 running):\n  ● helper  ready  pid="],
+        [
+            "expect",
+            "ACP Servers (1/1 running):\n  ● helper  ready  pid="
+        ],
         ["expect", "> "],
+        ["send", "\u{3}"],
+        [
+            "expect",
+            "(Ctrl-C: type /quit or press Ctrl-D to leave)\n> "
+        ],
         ["send", "/acp logs helper\r"],
-        ["expect", "Stderr log for 'helper' (last 1 lines):\nhelper booting\n> "],
+        [
+            "expect",
+            "Stderr log for 'helper' (last 1 lines):\nhelper booting\n> "
+        ],
         ["send", "\u{4}"],
         ["wait_exit"]
     ]);
@@ -64,7 +82,10 @@ fn esc_rejects_and_ctrl_c_cancels_the_turn() {
         ["send", "@helper /tool Fix\r"],
         ["expect", "Press 1-4 · Esc to reject\n"],
         ["send", "\u{1b}\r"],
-        ["expect", "Rejected (cancelled)\n[helper] rejected reject_once\n"],
+        [
+            "expect",
+            "Rejected (cancelled)\n[helper] rejected reject_once\n"
+        ],
         ["expect", "> "],
         ["send", "@helper /sleep\r"],
         ["expect", "[helper] waiting (pid "],
