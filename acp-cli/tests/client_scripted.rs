@@ -444,3 +444,25 @@ fn agent_text_is_sanitized_on_both_streams() {
     assert_eq!(run.stdout, "[31mred\n", "{run:?}");
     assert!(!run.stderr.contains('\u{1b}'));
 }
+
+#[test]
+fn at_a_terminal_permission_is_asked_and_answered_with_one_key() {
+    let dir = scratch_dir("pty");
+    let mut args: Vec<String> = ["client", "--prompt", "/tool Fix", "--"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    args.extend(scripted_agent(&[]));
+    let steps = serde_json::json!([
+        ["expect", "Press 1-4 · Esc to reject\n"],
+        ["send", "2"],
+        ["expect", "Approved (all future calls)\n"],
+        ["expect", "allowed allow_always\n"],
+        ["wait_exit"]
+    ]);
+    let screen = pty(&dir, &args, steps);
+    assert!(
+        screen.ends_with("stop reason: end_turn\n\nEXIT 0\n"),
+        "{screen}"
+    );
+}

@@ -1,6 +1,6 @@
 //! `acp-cli repl` at a terminal, as a person uses it: driven through a pseudo-terminal
 //! (python3's `pty`, tests/fixtures/pty_drive.py) answering a permission prompt with a
-//! key, running `/acp list` and `/acp logs`, cancelling with Ctrl-C and with
+//! single key (no Enter; Esc rejects), running `/acp list` and `/acp logs`, cancelling with Ctrl-C and with
 //! `/acp cancel` typed during a turn, and leaving with Ctrl-D.
 
 mod client_support;
@@ -9,21 +9,7 @@ use client_support::*;
 
 /// Runs `acp-cli repl` in `dir` under the pty driver with `steps`; returns the screen.
 fn drive(dir: &std::path::Path, steps: serde_json::Value) -> String {
-    let driver = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/pty_drive.py");
-    let out = std::process::Command::new("python3")
-        .arg(driver)
-        .arg(steps.to_string())
-        .args(["--", acp_cli(), "repl"])
-        .current_dir(dir)
-        .output()
-        .expect("python3 runs the pty driver");
-    let screen = String::from_utf8_lossy(&out.stdout).into_owned();
-    assert!(
-        out.status.success(),
-        "{screen}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    screen
+    pty(dir, &[String::from("repl")], steps)
 }
 
 fn project(tag: &str) -> std::path::PathBuf {
@@ -44,7 +30,9 @@ fn a_person_answers_a_permission_lists_and_reads_logs() {
         ["expect", "> "],
         ["send", "@helper /tool Fix\r"],
         ["expect", "Press 1-4 · Esc to reject\n"],
-        ["send", "1\r"],
+        ["send", "x"],
+        ["expect", "Press 1-4 · Esc to reject\n"],
+        ["send", "1"],
         [
             "expect",
             "Approved (once)\n[helper] allowed allow_once\nhelper: turn finished (end_turn)\n> "
@@ -81,7 +69,7 @@ fn esc_rejects_and_ctrl_c_cancels_the_turn() {
         ["expect", "> "],
         ["send", "@helper /tool Fix\r"],
         ["expect", "Press 1-4 · Esc to reject\n"],
-        ["send", "\u{1b}\r"],
+        ["send", "\u{1b}"],
         [
             "expect",
             "Rejected (cancelled)\n[helper] rejected reject_once\n"

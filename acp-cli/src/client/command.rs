@@ -24,7 +24,7 @@ use smol::future::FutureExt as _;
 
 use super::glue::{AgentEvent, Answer, Ask, Glue, Question};
 use super::render;
-use super::terminal::{Interrupts, StdinLines};
+use super::terminal::{Interrupts, RawMode, StdinLines};
 use crate::host::runner::{AgentRunner, StopTimings};
 
 /// How the client answers permission requests.
@@ -203,6 +203,8 @@ struct Client {
     exit: Option<ExitStatus>,
     /// The answer so far ended without a newline.
     open_line: bool,
+    /// Single keys are read (a permission question is on screen at a terminal).
+    raw: Option<RawMode>,
 }
 
 impl Client {
@@ -229,11 +231,13 @@ impl Client {
             asking: Vec::new(),
             exit: None,
             open_line: false,
+            raw: None,
         }
     }
 
     async fn run(mut self) -> i32 {
         let code = self.drive().await;
+        self.raw = None;
         self.end_line();
         self.runner.stop_all().await;
         self.glue.kill_leftover_groups();
@@ -255,12 +259,16 @@ impl Client {
             enum Wake {
                 Runner(Option<crate::host::runner::RunnerEvent<Question>>),
                 Line(Option<String>),
+                Key(Option<Vec<u8>>),
                 Interrupt,
             }
             let reading = !self.asking.is_empty();
+            let keys = self.raw.is_some();
             let wake = async { Wake::Runner(self.runner.next_event().await) }
                 .or(async {
-                    if reading {
+                    if reading && keys {
+                        Wake::Key(stdin.next_key().await)
+                    } else if reading {
                         Wake::Line(stdin.next().await)
                     } else {
                         std::future::pending().await
@@ -286,6 +294,17 @@ impl Client {
                 }
                 Wake::Line(line) => {
                     self.on_answer(line).await;
+                    None
+                }
+                Wake::Key(Some(key)) => {
+                    match render::permission_key(&key) {
+                        Some(decision) => self.decide(decision).await,
+                        None => eprintln!("{}", render::PERMISSION_HINT),
+                    }
+                    None
+                }
+                Wake::Key(None) => {
+                    self.on_answer(None).await;
                     None
                 }
                 Wake::Interrupt => self.on_interrupt(),
@@ -343,6 +362,7 @@ impl Client {
             AgentEvent::Asked(id) => self.on_question(id).await,
             AgentEvent::QuestionGone(id) => {
                 if self.asking.first() == Some(&id) {
+                    self.raw = None;
                     eprintln!("(question withdrawn by the agent)");
                 }
                 self.asking.retain(|q| *q != id);
@@ -422,7 +442,12 @@ impl Client {
         self.end_line();
         match &question.ask {
             Ask::Permission(params) => {
-                eprintln!("{}", render::permission_prompt(&self.name, params))
+                // Single keys from before the prompt appears, so a quick key is not echoed
+                // and left waiting for Enter.
+                if std::io::IsTerminal::is_terminal(&std::io::stdin()) {
+                    self.raw = RawMode::enter();
+                }
+                eprintln!("{}", render::permission_prompt(&self.name, params));
             }
             Ask::Input(q) => {
                 eprintln!("{}", render::input_prompt(&self.name, q));
@@ -453,10 +478,8 @@ impl Client {
                         }
                     },
                 };
-                eprintln!("{}", render::permission_confirmation(decision));
-                self.glue
-                    .answer(&mut self.runner, &name, id, Answer::Decision(decision))
-                    .await;
+                self.decide(decision).await;
+                return;
             }
             Ask::Input(_) => {
                 let text = line.as_deref().map(str::trim).filter(|t| !t.is_empty());
@@ -468,6 +491,21 @@ impl Client {
                     .await;
             }
         }
+        self.asking.retain(|q| *q != id);
+        self.show_question();
+    }
+
+    /// Answers the permission question on screen with `decision`.
+    async fn decide(&mut self, decision: Decision) {
+        let Some(&id) = self.asking.first() else {
+            return;
+        };
+        self.raw = None;
+        eprintln!("{}", render::permission_confirmation(decision));
+        let name = self.name.clone();
+        self.glue
+            .answer(&mut self.runner, &name, id, Answer::Decision(decision))
+            .await;
         self.asking.retain(|q| *q != id);
         self.show_question();
     }

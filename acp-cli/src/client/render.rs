@@ -154,6 +154,19 @@ pub fn permission_choice(line: &str) -> Option<Decision> {
     }
 }
 
+/// The decision a keypress stands for when the terminal reads single keys: `1`–`4`, or
+/// Esc alone (an escape sequence such as an arrow key is not Esc); `None` for other keys.
+pub fn permission_key(key: &[u8]) -> Option<Decision> {
+    match key {
+        [0x1b] => Some(Decision::Cancel),
+        [b'1', ..] => Some(Decision::AllowOnce),
+        [b'2', ..] => Some(Decision::AllowAlways),
+        [b'3', ..] => Some(Decision::RejectOnce),
+        [b'4', ..] => Some(Decision::RejectAlways),
+        _ => None,
+    }
+}
+
 /// What is printed once a permission prompt is answered (§8.8).
 pub fn permission_confirmation(decision: Decision) -> &'static str {
     match decision {
@@ -226,6 +239,16 @@ mod tests {
         assert_eq!(permission_choice("\u{1b}"), Some(Decision::Cancel));
         assert_eq!(permission_choice(""), Some(Decision::Cancel));
         assert_eq!(permission_choice("yes"), None);
+    }
+
+    #[test]
+    fn keys_map_to_decisions() {
+        assert_eq!(permission_key(b"1"), Some(Decision::AllowOnce));
+        assert_eq!(permission_key(b"4"), Some(Decision::RejectAlways));
+        assert_eq!(permission_key(b"\x1b"), Some(Decision::Cancel));
+        assert_eq!(permission_key(b"\x1b[A"), None);
+        assert_eq!(permission_key(b"\r"), None);
+        assert_eq!(permission_key(b""), None);
     }
 
     #[test]

@@ -6,8 +6,9 @@
 //!   ([`crate::host::Host`], texts of agentao-behaviour.md §8.8).
 //! - `@name task`, `name: task`, `让 name task`, `请 name task` delegate to a configured
 //!   server (`ACP Delegation → <name> (<syntax>)`), run like `/acp send`.
-//! - Questions (permission: `1`–`4`, Esc or an empty line rejects; input: a line, empty
-//!   cancels) are asked inline, one at a time.
+//! - Questions are asked inline, one at a time. Permission: at a terminal a single key
+//!   (`1`–`4`, Esc rejects); from piped input a line (`1`–`4`, Esc or an empty line
+//!   rejects). Input: a line; an empty one cancels.
 //! - What servers say goes through the supervisor's inbox and is shown at idle points:
 //!   before each prompt, after each command, and while a turn the person waits for runs.
 //! - `/status` summarises; `/quit`, `/exit` or end of input (Ctrl-D) stop every agent
@@ -33,7 +34,7 @@ use smol::future::FutureExt as _;
 use crate::client::command::{DEFAULT_TIMEOUT_SECS, agent_name, host_env, single_agent_config};
 use crate::client::glue::{AgentEvent, Answer, Ask, Glue, Question};
 use crate::client::render;
-use crate::client::terminal::{Interrupts, StdinLines};
+use crate::client::terminal::{Interrupts, RawMode, StdinLines};
 use crate::host::commands::{self, AcpCommand, ClientView};
 use crate::host::runner::{AgentRunner, RunnerEvent, StopTimings};
 use crate::host::{CommandOutput, Host};
@@ -118,6 +119,8 @@ struct Repl {
     eof: bool,
     /// stdin is a terminal.
     terminal: bool,
+    /// Single keys are read (a permission question is on screen at a terminal).
+    raw: Option<RawMode>,
     /// The main agent's answer ended without a newline.
     open_line: bool,
 }
@@ -161,6 +164,7 @@ impl Repl {
             prompt_shown: false,
             eof: false,
             terminal: std::io::IsTerminal::is_terminal(&std::io::stdin()),
+            raw: None,
             open_line: false,
         }
     }
@@ -199,8 +203,10 @@ impl Repl {
                 Host(Option<RunnerEvent<Question>>),
                 Main(Option<RunnerEvent<Question>>),
                 Line(Option<String>),
+                Key(Option<Vec<u8>>),
                 Interrupt,
             }
+            let keys = self.raw.is_some();
             let host = self.host.runner();
             let main = self.main.as_mut().map(|m| &mut m.runner);
             let wake = async {
@@ -219,7 +225,9 @@ impl Repl {
                 }
             })
             .or(async {
-                if reading {
+                if reading && keys {
+                    Wake::Key(stdin.next_key().await)
+                } else if reading {
                     Wake::Line(stdin.next().await)
                 } else {
                     std::future::pending().await
@@ -247,7 +255,8 @@ impl Repl {
                     }
                 }
                 Wake::Host(None) | Wake::Main(None) => {}
-                Wake::Line(None) => {
+                Wake::Key(Some(key)) => self.answer_key(&key).await,
+                Wake::Line(None) | Wake::Key(None) => {
                     self.end_line();
                     if self.asking.is_some() {
                         self.answer_line(None).await;
@@ -278,6 +287,7 @@ impl Repl {
 
     /// Stops every agent the REPL started.
     async fn stop_all(&mut self) {
+        self.raw = None;
         self.end_line();
         self.host.stop_all().await;
         self.glue.kill_leftover_groups();
@@ -373,7 +383,14 @@ impl Repl {
         let name = self.target_name(&target);
         self.interrupt_prompt();
         match &question.ask {
-            Ask::Permission(params) => self.say(&render::permission_prompt(&name, params)),
+            Ask::Permission(params) => {
+                // Single keys from before the prompt appears, so a quick key is not echoed
+                // and left waiting for Enter.
+                if self.terminal {
+                    self.raw = RawMode::enter();
+                }
+                self.say(&render::permission_prompt(&name, params));
+            }
             Ask::Input(q) => {
                 self.say(&render::input_prompt(&name, q));
                 print!("{PROMPT}");
@@ -430,8 +447,23 @@ impl Repl {
         self.answer(&target, id, answer).await;
     }
 
+    /// A key pressed while a permission question is on screen at a terminal.
+    async fn answer_key(&mut self, key: &[u8]) {
+        let Some((target, id)) = self.asking.clone() else {
+            return;
+        };
+        match render::permission_key(key) {
+            Some(decision) => {
+                self.say(render::permission_confirmation(decision));
+                self.answer(&target, id, Answer::Decision(decision)).await;
+            }
+            None => self.say(render::PERMISSION_HINT),
+        }
+    }
+
     async fn answer(&mut self, target: &Target, id: InteractionId, answer: Answer<'_>) {
         self.asking = None;
+        self.raw = None;
         match target {
             Target::Server(name) => {
                 let runner = self.host.runner();
@@ -697,6 +729,7 @@ impl Repl {
                     .is_some_and(|(t, i)| *t == target && *i == id)
                 {
                     self.asking = None;
+                    self.raw = None;
                     self.say("(question withdrawn)");
                 }
             }

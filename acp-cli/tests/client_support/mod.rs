@@ -230,3 +230,25 @@ pub fn pid_in(text: &str, marker: &str) -> u32 {
         .parse()
         .unwrap()
 }
+
+/// Runs `acp-cli ARGS` in `dir` under a pseudo-terminal (tests/fixtures/pty_drive.py) with
+/// the driver's `steps`; returns the screen, which ends with `EXIT <status>`.
+pub fn pty(dir: &Path, args: &[String], steps: serde_json::Value) -> String {
+    let driver = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/pty_drive.py");
+    let out = Command::new("python3")
+        .arg(driver)
+        .arg(steps.to_string())
+        .arg("--")
+        .arg(acp_cli())
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("python3 runs the pty driver");
+    let screen = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "{screen}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    screen
+}
