@@ -466,36 +466,24 @@ impl Client {
             return;
         };
         let name = self.name.clone();
-        match question.ask {
-            Ask::Permission(_) => {
-                let decision = match line.as_deref() {
-                    None => Decision::Cancel,
-                    Some(line) => match render::permission_choice(line) {
-                        Some(decision) => decision,
-                        None => {
-                            eprintln!("{}", render::PERMISSION_HINT);
-                            return;
-                        }
-                    },
-                };
-                self.decide(decision).await;
-                return;
-            }
-            Ask::Input(_) => {
-                let text = line.as_deref().map(str::trim).filter(|t| !t.is_empty());
-                if text.is_none() {
-                    eprintln!("{}", render::EMPTY_REPLY);
+        match Answer::typed(&question.ask, line.as_deref()) {
+            Ok((answer, note)) => {
+                self.raw = None;
+                if let Some(note) = note {
+                    eprintln!("{note}");
                 }
-                self.glue
-                    .answer(&mut self.runner, &name, id, Answer::Text(text))
-                    .await;
+                self.glue.answer(&mut self.runner, &name, id, answer).await;
+            }
+            Err(hint) => {
+                eprintln!("{hint}");
+                return;
             }
         }
         self.asking.retain(|q| *q != id);
         self.show_question();
     }
 
-    /// Answers the permission question on screen with `decision`.
+    /// Answers the permission question on screen with `decision` (a key at a terminal).
     async fn decide(&mut self, decision: Decision) {
         let Some(&id) = self.asking.first() else {
             return;

@@ -51,6 +51,34 @@ pub enum Answer<'a> {
     Text(Option<&'a str>),
 }
 
+impl<'a> Answer<'a> {
+    /// What a typed line answers to `ask` (`None`: the end of input, which rejects or
+    /// cancels), with the line to print; `Err` with the hint to print when the line means
+    /// nothing (ask again).
+    pub fn typed(
+        ask: &Ask,
+        line: Option<&'a str>,
+    ) -> Result<(Answer<'a>, Option<&'static str>), &'static str> {
+        match ask {
+            Ask::Permission(_) => {
+                let decision = match line {
+                    None => Decision::Cancel,
+                    Some(line) => render::permission_choice(line).ok_or(render::PERMISSION_HINT)?,
+                };
+                Ok((
+                    Answer::Decision(decision),
+                    Some(render::permission_confirmation(decision)),
+                ))
+            }
+            Ask::Input(_) => {
+                let text = line.map(str::trim).filter(|t| !t.is_empty());
+                let note = text.is_none().then_some(render::EMPTY_REPLY);
+                Ok((Answer::Text(text), note))
+            }
+        }
+    }
+}
+
 /// What the application shows or acts on, for one server.
 #[derive(Clone, Debug, PartialEq)]
 pub enum AgentEvent {
@@ -209,16 +237,18 @@ impl Glue {
         Ok(())
     }
 
-    /// Answers question `id` of server `name`. Returns the decision's confirmation for a
-    /// permission, `None` if the question is gone.
+    /// Answers question `id` of server `name`. Returns `false` if the question is gone
+    /// (already answered, or settled without the person).
     pub async fn answer(
         &mut self,
         runner: &mut AgentRunner<Question>,
         name: &str,
         id: InteractionId,
         answer: Answer<'_>,
-    ) -> Option<()> {
-        let interaction = runner.update(|s, now| s.resolve_interaction(now, name, id))?;
+    ) -> bool {
+        let Some(interaction) = runner.update(|s, now| s.resolve_interaction(now, name, id)) else {
+            return false;
+        };
         let question = interaction.ticket;
         self.asked.remove(&(name.to_owned(), question.ticket));
         if let Some(link) = self.links.get_mut(name) {
@@ -233,7 +263,7 @@ impl Glue {
         }
         let mut out = Vec::new();
         self.pump(runner, name, &mut out).await;
-        Some(())
+        true
     }
 
     /// Drains the link's events and writes its output until both are empty.

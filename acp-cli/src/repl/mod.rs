@@ -421,27 +421,16 @@ impl Repl {
             self.asking = None;
             return;
         };
-        let answer = match question.ask {
-            Ask::Permission(_) => {
-                let decision = match line {
-                    None => Decision::Cancel,
-                    Some(line) => match render::permission_choice(line) {
-                        Some(decision) => decision,
-                        None => {
-                            self.say(render::PERMISSION_HINT);
-                            return;
-                        }
-                    },
-                };
-                self.say(render::permission_confirmation(decision));
-                Answer::Decision(decision)
-            }
-            Ask::Input(_) => {
-                let text = line.map(str::trim).filter(|t| !t.is_empty());
-                if text.is_none() {
-                    self.say(render::EMPTY_REPLY);
+        let answer = match Answer::typed(&question.ask, line) {
+            Ok((answer, note)) => {
+                if let Some(note) = note {
+                    self.say(note);
                 }
-                Answer::Text(text)
+                answer
+            }
+            Err(hint) => {
+                self.say(hint);
+                return;
             }
         };
         self.answer(&target, id, answer).await;
