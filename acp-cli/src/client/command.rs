@@ -256,6 +256,19 @@ impl Client {
         // Each pass handles one runner event, one answer line or one Ctrl-C; the runner
         // reports `None` once nothing can happen any more.
         loop {
+            // Handling an event may carry out a command that brings more; each round takes
+            // events the agent already sent, which are finite.
+            loop {
+                let events = self.glue.take_events();
+                if events.is_empty() {
+                    break;
+                }
+                for (_, event) in events {
+                    if let Some(code) = self.on_event(event).await {
+                        return code;
+                    }
+                }
+            }
             enum Wake {
                 Runner(Option<crate::host::runner::RunnerEvent<Question>>),
                 Line(Option<String>),

@@ -179,6 +179,7 @@ impl Repl {
         let mut interrupts = Interrupts::new();
         // Each pass handles one event, one line or one Ctrl-C; it ends on /quit or EOF.
         loop {
+            self.drain_glue_events().await;
             self.idle_point();
             let busy = self.foreground.is_some() && self.asking.is_none();
             if !busy && let Some(line) = self.held.pop_front() {
@@ -281,6 +282,34 @@ impl Repl {
                     }
                 }
                 Wake::Interrupt => self.on_interrupt().await,
+            }
+        }
+    }
+
+    /// Handles the events that came up while prompts and answers were carried out (which
+    /// may carry out more; each round takes events the agents already sent, which are
+    /// finite).
+    async fn drain_glue_events(&mut self) {
+        loop {
+            let mut events: Vec<(Target, AgentEvent)> = self
+                .glue
+                .take_events()
+                .into_iter()
+                .map(|(server, event)| (Target::Server(server), event))
+                .collect();
+            if let Some(main) = self.main.as_mut() {
+                events.extend(
+                    main.glue
+                        .take_events()
+                        .into_iter()
+                        .map(|(_, e)| (Target::Main, e)),
+                );
+            }
+            if events.is_empty() {
+                return;
+            }
+            for (target, event) in events {
+                self.on_agent_event(target, event).await;
             }
         }
     }
