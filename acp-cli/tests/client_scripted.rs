@@ -466,3 +466,43 @@ fn at_a_terminal_permission_is_asked_and_answered_with_one_key() {
         "{screen}"
     );
 }
+
+#[test]
+fn a_symlink_out_of_the_cwd_is_refused_for_reading_and_writing() {
+    let dir = scratch_dir("symlink");
+    let other = scratch_dir("symlink-target");
+    std::fs::write(other.join("secret.txt"), "secret").unwrap();
+    std::os::unix::fs::symlink(other.join("secret.txt"), dir.join("link.txt")).unwrap();
+    let link = dir.join("link.txt");
+    let read = client(
+        &["--prompt", &format!("/read {}", link.display())],
+        &scripted_agent(&[]),
+        &dir,
+        "",
+    );
+    assert_eq!(
+        read.stdout,
+        format!(
+            "error -32602 path is outside the session's working directory {}: {}\n",
+            dir.display(),
+            link.display()
+        )
+    );
+    let write = client(
+        &[
+            "--prompt",
+            &format!("/write {} overwritten", link.display()),
+        ],
+        &scripted_agent(&[]),
+        &dir,
+        "",
+    );
+    assert!(
+        write.stdout.starts_with("error -32602 path is outside"),
+        "{write:?}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(other.join("secret.txt")).unwrap(),
+        "secret"
+    );
+}

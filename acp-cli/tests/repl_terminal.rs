@@ -92,3 +92,36 @@ fn esc_rejects_and_ctrl_c_cancels_the_turn() {
     let pid = pid_in(&screen, "(pid ");
     assert!(is_gone(pid), "the agent {pid} outlived the REPL");
 }
+
+#[test]
+fn a_person_talks_to_the_main_agent_and_interrupts_it() {
+    let dir = project("ptymain");
+    let mut args = vec![String::from("repl"), String::from("--")];
+    args.extend(scripted_agent(&[]));
+    let steps = serde_json::json!([
+        ["expect", "> "],
+        ["send", "hello\r"],
+        [
+            "expect",
+            "echo: hello\npython3: turn finished (end_turn)\n> "
+        ],
+        ["send", "!tool Edit\r"],
+        ["expect", "Press 1-4 · Esc to reject\n"],
+        ["send", "4"],
+        [
+            "expect",
+            "Rejected (all future calls)\nrejected reject_always\n"
+        ],
+        ["expect", "> "],
+        ["send", "!sleep\r"],
+        ["expect", "waiting (pid "],
+        ["send", "\u{3}"],
+        ["expect", "Cancelled prompt to 'python3'.\n> "],
+        ["send", "\u{4}"],
+        ["wait_exit"]
+    ]);
+    let screen = pty(&dir, &args, steps);
+    assert!(screen.ends_with("EXIT 0\n"), "{screen}");
+    let pid = pid_in(&screen, "(pid ");
+    assert!(is_gone(pid), "the main agent {pid} outlived the REPL");
+}
