@@ -402,3 +402,48 @@ fn cancel_question(link: &mut Link, question: &Question) {
         Ask::Input(_) => link.answer_ask_user(question.ticket, None),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn typed_lines_answer_permissions() {
+        let ask = Ask::Permission(Value::Null);
+        assert_eq!(
+            Answer::typed(&ask, Some("1")),
+            Ok((
+                Answer::Decision(Decision::AllowOnce),
+                Some("Approved (once)")
+            ))
+        );
+        assert_eq!(
+            Answer::typed(&ask, None),
+            Ok((
+                Answer::Decision(Decision::Cancel),
+                Some("Rejected (cancelled)")
+            ))
+        );
+        assert_eq!(
+            Answer::typed(&ask, Some("what")),
+            Err("Press 1-4 · Esc to reject")
+        );
+    }
+
+    #[test]
+    fn typed_lines_answer_input_requests() {
+        let ask = Ask::Input(String::from("Name?"));
+        assert_eq!(
+            Answer::typed(&ask, Some("  Ada ")),
+            Ok((Answer::Text(Some("Ada")), None))
+        );
+        assert_eq!(
+            Answer::typed(&ask, Some("   ")),
+            Ok((Answer::Text(None), Some("Empty reply — cancelled.")))
+        );
+        assert_eq!(
+            Answer::typed(&ask, None),
+            Ok((Answer::Text(None), Some("Empty reply — cancelled.")))
+        );
+    }
+}
