@@ -34,7 +34,7 @@ pub enum Approve {
     Allow,
     /// Pick a reject option for every request.
     Reject,
-    /// Ask on the terminal (answers are read from stdin, one line each).
+    /// Ask: a single key at a terminal, one line each from piped stdin.
     Ask,
 }
 
