@@ -1,6 +1,9 @@
 //! The library half of `acp-cli`: everything the binary does, importable by its integration
 //! tests. `main.rs` only parses arguments and calls in here.
 //!
-//! The host side (`host`) runs the project-local agents of `.agentao/acp.json`.
+//! The host side (`host`) runs the project-local agents of `.agentao/acp.json`; the agent
+//! side (`agent`, with the `demo` backend) is what `acp-cli --acp --stdio` runs.
 
+pub mod agent;
+pub mod demo;
 pub mod host;

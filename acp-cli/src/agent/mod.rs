@@ -1,0 +1,7 @@
+//! `acp-cli --acp --stdio`: the agent editors launch.
+//!
+//! - [`backend`]: the trait every agent backend sits behind, and the steps a turn asks for.
+//! - [`modes`]: the four session mode presets and what they mean for tools.
+
+pub mod backend;
+pub mod modes;
