@@ -305,7 +305,11 @@ mod tests {
         let (id, answer) = table.open("/p");
         let modes = answer.modes.expect("modes");
         assert_eq!(modes.current_mode_id, "workspace-write");
-        let ids: Vec<_> = modes.available_modes.iter().map(|m| m.id.as_str()).collect();
+        let ids: Vec<_> = modes
+            .available_modes
+            .iter()
+            .map(|m| m.id.as_str())
+            .collect();
         assert_eq!(ids, ["read-only", "workspace-write", "full-access", "plan"]);
         let names: Vec<_> = modes
             .available_modes
@@ -326,7 +330,10 @@ mod tests {
         assert_eq!(options.len(), 1);
         assert_eq!(options[0].id, "model");
         assert_eq!(options[0].name, "Model");
-        assert_eq!(options[0].category, Some(SessionConfigOptionCategory::Model));
+        assert_eq!(
+            options[0].category,
+            Some(SessionConfigOptionCategory::Model)
+        );
         match &options[0].kind {
             acp_core::schema::SessionConfigKind::Select {
                 current_value,
@@ -349,9 +356,15 @@ mod tests {
     fn presets_change_the_posture_and_other_mode_ids_are_only_stored() {
         let mut s = AgentSession::new("/p");
         s.set_mode("full-access");
-        assert_eq!((s.mode_id.as_str(), s.posture), ("full-access", Posture::FullAccess));
+        assert_eq!(
+            (s.mode_id.as_str(), s.posture),
+            ("full-access", Posture::FullAccess)
+        );
         s.set_mode("code");
-        assert_eq!((s.mode_id.as_str(), s.posture), ("code", Posture::FullAccess));
+        assert_eq!(
+            (s.mode_id.as_str(), s.posture),
+            ("code", Posture::FullAccess)
+        );
         s.set_mode("plan");
         assert_eq!(s.posture, Posture::Plan);
     }

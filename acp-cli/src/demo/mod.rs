@@ -7,10 +7,12 @@
 //! that a cancel cuts short, floods that go only as fast as the client reads, and every way a
 //! turn can end.
 //!
+//! - [`exchange`]: `acp-cli demo`, a scripted client printing a whole exchange.
 //! - [`script`]: the prompt parsed into commands.
 //! - [`paths`]: relative paths against the session cwd, and the rule that keeps them inside.
 //! - [`turn`]: one turn as a sequence of steps.
 
+pub mod exchange;
 pub mod paths;
 pub mod script;
 #[cfg(test)]
