@@ -15,10 +15,26 @@ use tracing_subscriber::fmt::MakeWriter;
 /// The name of the log file in the session cwd.
 pub const LOG_FILE: &str = "acp-cli.log";
 
+/// Log bytes kept from before the log file opens (startup, handshake, the `session/new`
+/// that names the cwd), written to the file first so it tells the whole story. Bounded: past
+/// this, early lines go to stderr only.
+pub const EARLY_LOG_MAX: usize = 64 * 1024;
+
 /// Where log lines go: stderr always, and the log file once opened.
 #[derive(Clone, Debug, Default)]
 pub struct LogSink {
-    file: Arc<Mutex<Option<File>>>,
+    file: Arc<Mutex<Target>>,
+}
+
+/// The file, or the early lines while there is none yet.
+#[derive(Debug, Default)]
+enum Target {
+    #[default]
+    Waiting,
+    Early(Vec<u8>),
+    File(File),
+    /// Opening failed: stderr only.
+    Unavailable,
 }
 
 impl LogSink {
@@ -26,13 +42,19 @@ impl LogSink {
     /// reported on stderr only: logging never stops the agent.
     pub fn open_in(&self, cwd: &str) {
         let mut slot = self.file.lock().unwrap_or_else(PoisonError::into_inner);
-        if slot.is_some() {
+        if matches!(*slot, Target::File(_) | Target::Unavailable) {
             return;
         }
         let path = Path::new(cwd).join(LOG_FILE);
         match OpenOptions::new().create(true).append(true).open(&path) {
-            Ok(file) => *slot = Some(file),
+            Ok(mut file) => {
+                if let Target::Early(early) = &*slot {
+                    let _ = file.write_all(early);
+                }
+                *slot = Target::File(file);
+            }
             Err(error) => {
+                *slot = Target::Unavailable;
                 let _ = writeln!(
                     io::stderr(),
                     "acp-cli: cannot open the log file {}: {error}",
@@ -46,15 +68,22 @@ impl LogSink {
 /// One log record's writer (see [`LogSink`]).
 #[derive(Debug)]
 pub struct LogWriter {
-    file: Arc<Mutex<Option<File>>>,
+    file: Arc<Mutex<Target>>,
 }
 
 impl Write for LogWriter {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         let _ = io::stderr().write_all(buf);
         let mut slot = self.file.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some(file) = slot.as_mut() {
-            let _ = file.write_all(buf);
+        match &mut *slot {
+            Target::File(file) => {
+                let _ = file.write_all(buf);
+            }
+            Target::Waiting => *slot = Target::Early(buf.to_vec()),
+            Target::Early(early) if early.len() + buf.len() <= EARLY_LOG_MAX => {
+                early.extend_from_slice(buf);
+            }
+            Target::Early(_) | Target::Unavailable => {}
         }
         Ok(buf.len())
     }
