@@ -7,3 +7,4 @@
 pub mod agent;
 pub mod demo;
 pub mod host;
+pub mod store;
