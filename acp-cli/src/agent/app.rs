@@ -580,6 +580,9 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
     }
 }
 
+#[cfg(test)]
+mod tests;
+
 fn file_error(write: bool, why: String) -> Reply {
     if write {
         Reply::FileWritten(Err(why))

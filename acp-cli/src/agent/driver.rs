@@ -28,6 +28,10 @@ use crate::host::clock::HostClock;
 /// Bytes read from stdin at once.
 const READ_CHUNK: usize = 64 * 1024;
 
+/// How long the last bytes may take to write after the connection closed: a client that
+/// stopped reading must not keep the agent alive after EOF or a signal.
+const CLOSE_GRACE: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// How `acp-cli --acp --stdio` was asked to run.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct AgentOptions {
@@ -101,6 +105,8 @@ async fn serve<W: Workspace>(mut app: AgentApp<DemoBackend, W>, log: &LogSink) -
     let mut written = 0;
     let mut unflushed = false;
     let mut input_open = true;
+    // When the connection closed: the last bytes get CLOSE_GRACE to go out.
+    let mut closed_at: Option<std::time::Instant> = None;
     tracing::info!(version = env!("CARGO_PKG_VERSION"), "agent started");
     loop {
         let now = clock.now();
@@ -131,11 +137,11 @@ async fn serve<W: Workspace>(mut app: AgentApp<DemoBackend, W>, log: &LogSink) -
                 app.pump(now);
             }
         }
-        if app.is_closed() && written == out.len() && app.poll_transmit().is_empty() {
-            if unflushed {
-                stdout.flush().await?;
+        if app.is_closed() {
+            if written == out.len() && app.poll_transmit().is_empty() && !unflushed {
+                break;
             }
-            break;
+            closed_at.get_or_insert_with(std::time::Instant::now);
         }
 
         let want_read = input_open && carry.is_empty() && !app.is_input_held();
@@ -156,10 +162,14 @@ async fn serve<W: Workspace>(mut app: AgentApp<DemoBackend, W>, log: &LogSink) -
                 std::future::pending().await
             }
         };
+        let wake_at = match (deadline.map(|at| clock.wall_time_of(at)), closed_at) {
+            (Some(at), Some(closed)) => Some(at.min(closed + CLOSE_GRACE)),
+            (at, closed) => at.or(closed.map(|c| c + CLOSE_GRACE)),
+        };
         let timer = async {
-            match deadline {
+            match wake_at {
                 Some(at) => {
-                    smol::Timer::at(clock.wall_time_of(at)).await;
+                    smol::Timer::at(at).await;
                     Wake::Deadline
                 }
                 None => std::future::pending().await,
@@ -195,7 +205,18 @@ async fn serve<W: Workspace>(mut app: AgentApp<DemoBackend, W>, log: &LogSink) -
                 app.handle_eof(now);
                 return Ok(());
             }
+            Wake::Deadline if closed_at.is_some_and(|c| c.elapsed() >= CLOSE_GRACE) => {
+                tracing::warn!(
+                    unwritten = out.len() - written,
+                    "the client stopped reading; exiting without the last bytes"
+                );
+                break;
+            }
             Wake::Deadline => app.handle_timeout(now),
+            Wake::Signal if app.is_closed() => {
+                tracing::info!("second signal: exiting now");
+                break;
+            }
             Wake::Signal => {
                 tracing::info!("signal: shutting down as at EOF");
                 input_open = false;
