@@ -9,6 +9,7 @@
 use std::collections::VecDeque;
 
 use acp_core::Instant;
+use acp_core::conn::agent::tool_key;
 use acp_core::machine::permission::{
     PermissionDecision, PermissionMemory, RejectReason, Remembered,
 };
@@ -56,6 +57,21 @@ struct OpenTool {
     content: Vec<ToolCallContent>,
     /// What runs once the tool is allowed.
     action: Action,
+}
+
+impl OpenTool {
+    /// The `toolCall` of its permission request; also what its `*_always` answer is
+    /// remembered under (the connection's [`tool_key`]: kind and title).
+    fn permission_request(&self) -> ToolCallUpdate {
+        let mut request = ToolCallUpdate::new(self.id.clone());
+        request.kind = Some(self.kind.clone());
+        request.title = Some(self.title.clone());
+        request.status = Some(ToolCallStatus::Pending);
+        if !self.content.is_empty() {
+            request.content = Some(self.content.clone());
+        }
+        request
+    }
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -183,7 +199,7 @@ impl DemoTurn {
     pub fn resume(&mut self, shared: &mut Shared, reply: Reply) {
         match (core::mem::replace(&mut self.wait, Wait::Nothing), reply) {
             (Wait::Permission(tool), Reply::Permission(decision)) => {
-                let key = tool_key(&tool.kind, &tool.title);
+                let key = tool_key(&tool.permission_request());
                 shared.memory.record(&self.session, &key, decision);
                 match decision {
                     PermissionDecision::Allowed(_) => self.run_tool(tool),
@@ -353,11 +369,9 @@ impl DemoTurn {
 
     /// Asks, runs or refuses a tool by mode and memory.
     fn gate_and_run(&mut self, shared: &Shared, tool: OpenTool) {
+        let request = tool.permission_request();
         let gate = match self.mode_gate(&tool.kind) {
-            Gate::Ask => match shared
-                .memory
-                .recall(&self.session, &tool_key(&tool.kind, &tool.title))
-            {
+            Gate::Ask => match shared.memory.recall(&self.session, &tool_key(&request)) {
                 Some(true) => Gate::Run,
                 Some(false) => Gate::Refuse(
                     "Error: rejected: 'reject_always' was chosen earlier for this tool".into(),
@@ -370,13 +384,6 @@ impl DemoTurn {
             Gate::Run => self.run_tool(tool),
             Gate::Refuse(why) => self.fail_tool(&tool, &why),
             Gate::Ask => {
-                let mut request = ToolCallUpdate::new(tool.id.clone());
-                request.kind = Some(tool.kind.clone());
-                request.title = Some(tool.title.clone());
-                request.status = Some(ToolCallStatus::Pending);
-                if !tool.content.is_empty() {
-                    request.content = Some(tool.content.clone());
-                }
                 self.ready.push_back(Step::RequestPermission(request));
                 self.wait = Wait::Permission(tool);
             }
@@ -466,11 +473,6 @@ impl DemoTurn {
     fn update(&mut self, update: SessionUpdate) {
         self.ready.push_back(Step::Update(update));
     }
-}
-
-/// The key a tool's `*_always` answer is remembered under: its kind and title.
-pub fn tool_key(kind: &ToolKind, title: &str) -> String {
-    format!("{kind} {title}")
 }
 
 /// An `agent_message_chunk` with this text.
