@@ -65,11 +65,21 @@ enum TurnWait {
     Reply,
 }
 
-/// A request of ours whose answer a turn waits for.
+/// A request of ours whose answer a turn waits for. Only tracked requests are answered to
+/// the backend: when a turn ends its requests are forgotten, so a late answer (a file the
+/// client reads after a cancel) can never reach the session's next turn.
 #[derive(Clone, Debug, PartialEq, Eq)]
 struct Asked {
     session: String,
-    write: bool,
+    what: AskedFor,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum AskedFor {
+    Permission,
+    Answer,
+    Read,
+    Write,
 }
 
 /// Things the driver should know about, drained with [`AgentApp::poll_notice`].
@@ -238,7 +248,7 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
             }
             Step::RequestPermission(tool_call) => {
                 match self.conn.request_permission(now, session, &tool_call, None) {
-                    Ok(_) => self.wait_reply(session),
+                    Ok(id) => self.track(session, id, AskedFor::Permission),
                     Err(error) => {
                         tracing::warn!(session, %error, "permission not requested");
                         self.backend
@@ -250,7 +260,7 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
             Step::AskUser(question) => {
                 let request = AskUserRequest::new(session, question);
                 match self.conn.ask_user(now, &request, None) {
-                    Ok(_) => self.wait_reply(session),
+                    Ok(id) => self.track(session, id, AskedFor::Answer),
                     Err(error) => {
                         tracing::warn!(session, %error, "ask_user not sent");
                         self.backend
@@ -276,7 +286,7 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
                 false
             }
             Step::End(stop) => {
-                self.turns.remove(session);
+                self.end_turn(session);
                 match self.conn.end_turn(session, stop) {
                     Ok(sent) => tracing::info!(session, stop = %sent, "turn ended"),
                     Err(error) => tracing::warn!(session, %error, "turn end not sent"),
@@ -284,7 +294,7 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
                 false
             }
             Step::Fail(text) => {
-                self.turns.remove(session);
+                self.end_turn(session);
                 match self.conn.fail_turn(session, &text) {
                     Ok(StopReason::Cancelled) => tracing::info!(session, "turn failed"),
                     Ok(stop) => tracing::info!(session, stop = %stop, "turn ended"),
@@ -302,7 +312,7 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
                 request.session_id = session.to_owned();
                 request.path = path;
                 let sent = self.conn.read_text_file(now, &request, None);
-                self.track(session, sent, false);
+                self.track_file(session, sent, AskedFor::Read);
             }
             FsVia::Local => {
                 let cwd = self.cwd(session);
@@ -327,7 +337,7 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
                 request.path = path;
                 request.content = content;
                 let sent = self.conn.write_text_file(now, &request, None);
-                self.track(session, sent, true);
+                self.track_file(session, sent, AskedFor::Write);
             }
             FsVia::Local => {
                 let cwd = self.cwd(session);
@@ -337,28 +347,45 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
         }
     }
 
+    /// Remembers a request the session's turn now waits for.
+    fn track(&mut self, session: &str, id: RequestId, what: AskedFor) {
+        self.asked.insert(
+            id,
+            Asked {
+                session: session.to_owned(),
+                what,
+            },
+        );
+        self.wait_reply(session);
+    }
+
     /// Remembers a sent `fs/*` request, or hands the turn the failure to send it.
-    fn track(&mut self, session: &str, sent: Result<RequestId, UsageError>, write: bool) {
+    fn track_file(&mut self, session: &str, sent: Result<RequestId, UsageError>, what: AskedFor) {
         match sent {
-            Ok(id) => {
-                self.asked.insert(
-                    id,
-                    Asked {
-                        session: session.to_owned(),
-                        write,
-                    },
-                );
-                self.wait_reply(session);
-            }
+            Ok(id) => self.track(session, id, what),
             Err(error) => {
                 let why = format!("the request could not be sent: {error}");
-                let reply = if write {
-                    Reply::FileWritten(Err(why))
-                } else {
-                    Reply::FileRead(Err(why))
-                };
-                self.backend.resume(session, reply);
+                self.backend
+                    .resume(session, file_error(what == AskedFor::Write, why));
             }
+        }
+    }
+
+    /// The session's turn is over: forget it and the requests it was waiting for.
+    fn end_turn(&mut self, session: &str) {
+        self.turns.remove(session);
+        self.asked.retain(|_, asked| asked.session != session);
+    }
+
+    /// The answer to a tracked request: resume its turn with it.
+    fn answered(&mut self, request: RequestId, what: AskedFor, reply: Reply) {
+        match self.asked.get(&request) {
+            Some(asked) if asked.what == what => {
+                let session = asked.session.clone();
+                self.asked.remove(&request);
+                self.resume(&session, reply);
+            }
+            _ => tracing::debug!(?request, "answer for no running turn dropped"),
         }
     }
 
@@ -438,10 +465,10 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
                 }
             }
             AgentEvent::PermissionResolved {
+                request,
                 session,
                 decision,
                 remembered,
-                ..
             } => {
                 tracing::info!(
                     session = session.as_str(),
@@ -449,16 +476,17 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
                     remembered,
                     "permission"
                 );
-                self.resume(session.as_str(), Reply::Permission(decision));
+                self.answered(request, AskedFor::Permission, Reply::Permission(decision));
             }
-            AgentEvent::AskUserAnswered { session, text, .. } => {
-                self.resume(session.as_str(), Reply::Answer(text));
+            AgentEvent::AskUserAnswered { request, text, .. } => {
+                self.answered(request, AskedFor::Answer, Reply::Answer(text));
             }
             AgentEvent::Response { request, result } => {
-                let Some(asked) = self.asked.remove(&request) else {
+                let Some(what) = self.asked.get(&request).map(|a| a.what) else {
+                    tracing::debug!(?request, "answer for no running turn dropped");
                     return;
                 };
-                let reply = match (asked.write, result) {
+                let reply = match (what == AskedFor::Write, result) {
                     (false, Ok(ClientResponse::ReadTextFile(read))) => {
                         Reply::FileRead(Ok(read.content))
                     }
@@ -471,7 +499,7 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
                         format!("the client answered {} {}", error.code.0, error.message),
                     ),
                 };
-                self.resume(&asked.session, reply);
+                self.answered(request, what, reply);
             }
             AgentEvent::Request {
                 ticket,

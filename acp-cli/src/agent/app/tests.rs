@@ -213,3 +213,59 @@ fn eof_answers_a_running_turn_cancelled_and_closes() {
     );
     assert_eq!(app.poll_timeout(), None, "nothing left to wake up for");
 }
+
+/// The `id` of the last request line in `out` whose method is `method`.
+fn request_id(out: &str, method: &str) -> String {
+    let line = out
+        .lines()
+        .rev()
+        .find(|l| l.contains(&format!("\"method\":\"{method}\"")))
+        .unwrap_or_else(|| panic!("no {method} in {out}"));
+    let start = line.find("\"id\":").expect("id") + 5;
+    let end = line[start..].find(',').expect("end");
+    line[start..start + end].to_owned()
+}
+
+#[test]
+fn a_late_file_answer_from_a_cancelled_turn_never_reaches_the_next_turn() {
+    let mut app = app_with(Limits::default(), workspace());
+    let out = exchange(
+        &mut app,
+        0,
+        concat!(
+            r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{"fs":{"readTextFile":true}}}}"#,
+            "\n",
+            r#"{"jsonrpc":"2.0","id":2,"method":"session/new","params":{"cwd":"/p","mcpServers":[]}}"#,
+            "\n",
+        ),
+    );
+    assert!(out.contains(SID));
+    let out = exchange(&mut app, 0, &prompt("/read a.txt"));
+    let first = request_id(&out, "fs/read_text_file");
+    let cancel = format!(
+        "{{\"jsonrpc\":\"2.0\",\"method\":\"session/cancel\",\"params\":{{\"sessionId\":\"{SID}\"}}}}\n"
+    );
+    let out = exchange(&mut app, 0, &cancel);
+    assert!(
+        out.ends_with("{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{\"stopReason\":\"cancelled\"}}\n"),
+        "{out}"
+    );
+
+    let next = prompt("/read b.txt").replace("\"id\":3", "\"id\":4");
+    let out = exchange(&mut app, 0, &next);
+    let second = request_id(&out, "fs/read_text_file");
+    assert_ne!(first, second);
+    // The first read's answer arrives late: nothing happens.
+    let late = format!(
+        "{{\"jsonrpc\":\"2.0\",\"id\":{first},\"result\":{{\"content\":\"0123456789\"}}}}\n"
+    );
+    assert_eq!(exchange(&mut app, 0, &late), "");
+    // The second read's answer completes the second turn with its own content.
+    let answer =
+        format!("{{\"jsonrpc\":\"2.0\",\"id\":{second},\"result\":{{\"content\":\"xy\"}}}}\n");
+    let out = exchange(&mut app, 0, &answer);
+    assert!(out.contains("Read 2 bytes from /p/b.txt"), "{out}");
+    assert!(
+        out.ends_with("{\"jsonrpc\":\"2.0\",\"id\":4,\"result\":{\"stopReason\":\"end_turn\"}}\n")
+    );
+}
