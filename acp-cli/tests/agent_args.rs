@@ -90,3 +90,15 @@ fn resume_is_accepted_and_says_plainly_that_it_is_not_implemented_yet() {
         "{stderr}"
     );
 }
+
+#[test]
+fn the_agent_flags_do_not_combine_with_a_subcommand() {
+    assert_eq!(
+        run(&["--acp", "--stdio", "demo"]),
+        (
+            2,
+            String::new(),
+            "acp-cli: --acp --stdio cannot be combined with a subcommand\n".into()
+        )
+    );
+}

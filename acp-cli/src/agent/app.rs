@@ -202,7 +202,7 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
     }
 
     /// Runs the turns that can make progress, as far as the outbox allows. Bounded: each
-    /// pass steps every ready session at most [`STEPS_PER_PASS`] times, and passes repeat
+    /// pass steps every ready session a bounded number of times, and passes repeat
     /// only while some step made progress and the outbox has room.
     pub fn pump(&mut self, now: Instant) {
         if self.conn.is_closed() {
