@@ -148,3 +148,19 @@ fn mcp_server_secrets_are_not_logged() {
     assert!(!stderr.contains("s3cr3t-t0ken"), "{stderr}");
     assert!(!log.contains("s3cr3t-t0ken"), "{log}");
 }
+
+#[test]
+fn the_log_level_comes_from_rust_log_unless_the_flag_says_otherwise() {
+    let mut quiet = Agent::start_with_log_env("log-env-warn", &[], Some("warn"));
+    quiet.handshake();
+    let (_, status, stderr) = quiet.finish();
+    assert!(status.success());
+    assert!(!stderr.contains("session opened"), "{stderr}");
+
+    let mut loud =
+        Agent::start_with_log_env("log-env-flag", &["--log-level", "info"], Some("warn"));
+    loud.handshake();
+    let (_, status, stderr) = loud.finish();
+    assert!(status.success());
+    assert!(stderr.contains("session opened"), "{stderr}");
+}

@@ -52,11 +52,19 @@ pub struct Agent {
 impl Agent {
     /// `acp-cli --acp --stdio` plus `extra` arguments, with a scratch cwd named `name`.
     pub fn start(name: &str, extra: &[&str]) -> Self {
+        Self::start_with_log_env(name, extra, None)
+    }
+
+    /// Like [`Agent::start`], with `RUST_LOG` set to `rust_log` (or unset).
+    pub fn start_with_log_env(name: &str, extra: &[&str], rust_log: Option<&str>) -> Self {
         let cwd = scratch(name);
-        let mut child = binary()
-            .args(["--acp", "--stdio"])
-            .args(extra)
-            .env_remove("RUST_LOG")
+        let mut command = binary();
+        command.args(["--acp", "--stdio"]).args(extra);
+        match rust_log {
+            Some(filter) => command.env("RUST_LOG", filter),
+            None => command.env_remove("RUST_LOG"),
+        };
+        let mut child = command
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
