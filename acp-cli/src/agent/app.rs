@@ -528,7 +528,15 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
                 tracing::info!("connection closed");
                 self.closed = true;
             }
-            other => tracing::debug!(?other, "event ignored"),
+            AgentEvent::LoadSession { ticket, .. } => {
+                // Not advertised (`loadSession: false`); answered all the same so nothing
+                // stays owed. Its params are not logged: MCP `env` may hold secrets.
+                let _ = self
+                    .conn
+                    .reject(ticket, ErrorCode::METHOD_NOT_FOUND, "Method not found");
+            }
+            // Events of later versions: only noted, never printed (they may carry params).
+            _ => tracing::debug!("event ignored"),
         }
     }
 
