@@ -100,6 +100,18 @@ fn set_config_option_and_set_model_switch_the_model() {
             r#"{"jsonrpc":"2.0","id":6,"error":{"code":-32602,"message":"Invalid params: session/set_config_option.value 'provider/model' must have a non-empty provider and model"}}"#
         ]
     );
+    assert_eq!(
+        agent.call(
+            &set(
+                8,
+                r#""configId":"model","value":"demo/x","apiKey":"sk-secret""#
+            ),
+            8
+        ),
+        [
+            r#"{"jsonrpc":"2.0","id":8,"error":{"code":-32602,"message":"Invalid params: session/set_config_option: unexpected field(s) ['apiKey']; only ['configId', 'sessionId', 'value'] are accepted (credentials resolve server-side and never travel on the wire)"}}"#
+        ]
+    );
     let model = format!(
         r#"{{"jsonrpc":"2.0","id":7,"method":"_agentao.cn/set_model","params":{{"sessionId":"{sid}","model":"  tiny "}}}}"#
     );
