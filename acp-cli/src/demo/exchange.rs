@@ -206,7 +206,6 @@ impl Demo {
             .wait()
             .map_err(|e| format!("waiting for the agent: {e}"))?;
         println!("agent exited: {status}");
-        let _ = std::fs::remove_dir_all(&self.cwd);
         if status.success() {
             Ok(())
         } else {
@@ -285,11 +284,12 @@ impl Demo {
 
 impl Drop for Demo {
     fn drop(&mut self) {
-        // On an early error the agent may still run: end it.
+        // On an early error the agent may still run: end it, and leave no scratch behind.
         if matches!(self.child.try_wait(), Ok(None)) {
             let _ = self.child.kill();
             let _ = self.child.wait();
         }
+        let _ = std::fs::remove_dir_all(&self.cwd);
     }
 }
 
