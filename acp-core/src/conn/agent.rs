@@ -291,6 +291,11 @@ impl<B: Buffers> AgentConnection<B> {
         self.core.owing.rows().len()
     }
 
+    /// The wire id (raw JSON text, e.g. `7` or `"abc"`) of a request still owed.
+    pub fn peer_request_id(&self, ticket: Ticket) -> Option<&str> {
+        self.core.owing.get(ticket).map(|o| o.id.as_raw())
+    }
+
     /// Requests of ours not yet settled and reported.
     pub fn in_flight(&self) -> usize {
         self.core.pending.in_flight()

@@ -1004,7 +1004,11 @@ impl<B: Buffers> Core<B> {
                     .get_field("prompt")
                     .filter(|p| p.kind() == ValueKind::Array);
                 let Some(prompt) = prompt else {
-                    let e = InvalidParams(Field(method, "prompt", "must be a JSON array"));
+                    let e = InvalidParams(Field(
+                        method,
+                        "prompt",
+                        "must be a JSON array of ContentBlocks",
+                    ));
                     return self.refuse(out, ticket, ErrorCode::INVALID_PARAMS, &e);
                 };
                 if prompt.elements().next().is_none() {
