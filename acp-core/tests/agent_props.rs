@@ -243,10 +243,10 @@ fn run(ops: Vec<Op>) -> Vec<String> {
             }
             Op::CancelById(k) => {
                 let target = u64::from(k) % (w.next_id + 1);
-                if let Some(session) = w.prompts.get(&target).cloned() {
-                    if w.open_turn.get(&session) == Some(&target) {
-                        w.cancelled.insert(target);
-                    }
+                if let Some(session) = w.prompts.get(&target).cloned()
+                    && w.open_turn.get(&session) == Some(&target)
+                {
+                    w.cancelled.insert(target);
                 }
                 send(
                     &mut agent,

@@ -157,7 +157,7 @@ impl fmt::Display for UnknownConfigId<'_> {
 pub(super) fn text_of<'a>(value: JsonStr<'a>, buf: &'a mut [u8]) -> Option<&'a str> {
     match value.as_plain() {
         Some(plain) => Some(plain),
-        None => value.unescape_into(buf).ok().map(|s| &*s),
+        None => value.unescape_into(buf).ok(),
     }
 }
 
@@ -776,15 +776,16 @@ impl<B: Buffers> Core<B> {
                     Ok(SessionOutput::Reject(rejection)) => {
                         self.refuse(out, ticket, rejection.code(), &rejection)
                     }
-                    Ok(_) => match SessionId::new(session) {
-                        Some(session) => self.push_event(AgentEvent::LoadSession {
-                            ticket,
-                            session,
-                            resume,
-                            params: raw_params(),
-                        }),
-                        None => {}
-                    },
+                    Ok(_) => {
+                        if let Some(session) = SessionId::new(session) {
+                            self.push_event(AgentEvent::LoadSession {
+                                ticket,
+                                session,
+                                resume,
+                                params: raw_params(),
+                            });
+                        }
+                    }
                     Err(_) => {}
                 }
             }
