@@ -25,13 +25,16 @@
 //! # Speed
 //!
 //! Most bytes of ACP traffic sit inside long strings (message chunks, diffs, file contents).
-//! The string scanner therefore looks at 16 bytes at a time, as two 64-bit words tested with
-//! SWAR arithmetic for the bytes that need attention (`"`, `\` and control characters), and
-//! only stops where one is found.
+//! The string scanner therefore looks at 16 bytes at a time for the bytes that need attention
+//! (`"`, `\` and control characters), with SSE2 on x86_64 and word arithmetic elsewhere (see
+//! `stops.rs`), and only stops where one is found.
 
 use core::fmt;
 
+use self::stops::{BLOCK, stop_bits};
 use super::{JsonStr, RawValue};
+
+mod stops;
 
 /// The deepest nesting of arrays and objects [`parse_value`] accepts, the outermost one
 /// counting as 1.
@@ -496,48 +499,37 @@ fn skip_digits(bytes: &[u8], mut pos: usize) -> usize {
     pos
 }
 
-/// `0x01` in every byte of a word.
-const ONES: u64 = u64::from_le_bytes([0x01; 8]);
-/// `0x80` in every byte of a word.
-const HIGHS: u64 = u64::from_le_bytes([0x80; 8]);
-
-/// The high bit of each byte of `word` (little endian) that is a quote, a backslash or a
-/// control character. Bits above the lowest set one may be spurious (borrows carry upward),
-/// so only the lowest one is meaningful: exactly what finding the first such byte needs.
-///
-/// Each test is the classic "byte is zero" trick, `(x - 0x01…) & !x & 0x80…`, on `word`
-/// xor the byte looked for (and `word - 0x20…` for control characters). Xoring with an ASCII
-/// byte keeps every high bit, so the three `!x` are the same and are applied once.
-#[inline(always)]
-const fn string_stops(word: u64) -> u64 {
-    let quotes = word ^ (ONES * b'"' as u64);
-    let backslashes = word ^ (ONES * b'\\' as u64);
-    let borrows =
-        quotes.wrapping_sub(ONES) | backslashes.wrapping_sub(ONES) | word.wrapping_sub(ONES * 0x20);
-    borrows & !word & HIGHS
-}
-
 /// The position of the first byte at or after `pos` that is a quote, a backslash or a control
-/// character, or the length of `bytes`.
+/// character, or the length of `bytes` (`pos` when it is past the end).
 ///
-/// Looks at 16 bytes per step as two 64-bit words (SWAR). This measured 2–4× faster than a
-/// 16- or 32-byte loop building a bit mask, which LLVM does not vectorise well here.
+/// Sixteen bytes per step (see [`stops`]). The last bytes of the text, when fewer than a
+/// block, are looked at as the last block of the text less the bytes before `pos`.
 #[inline(always)]
 fn skip_plain(bytes: &[u8], mut pos: usize) -> usize {
-    while let Some(block) = bytes.get(pos..).and_then(|rest| rest.first_chunk::<16>()) {
-        let (low, high) = block.split_at(8);
-        let low = string_stops(u64::from_le_bytes(first8(low)));
-        let high = string_stops(u64::from_le_bytes(first8(high)));
-        if low | high != 0 {
-            let bit = if low != 0 {
-                low.trailing_zeros()
-            } else {
-                64 + high.trailing_zeros()
-            };
-            return pos + (bit / 8) as usize;
+    while let Some(block) = bytes
+        .get(pos..)
+        .and_then(|rest| rest.first_chunk::<BLOCK>())
+    {
+        let stops = stop_bits(block);
+        if stops != 0 {
+            return pos + stops.trailing_zeros() as usize;
         }
-        pos += 16;
+        pos += BLOCK;
     }
+    let Some(last) = bytes.last_chunk::<BLOCK>() else {
+        return skip_plain_short(bytes, pos);
+    };
+    let before = (pos + BLOCK).saturating_sub(bytes.len());
+    let stops = stop_bits(last).checked_shr(before as u32).unwrap_or(0);
+    if stops != 0 {
+        pos + stops.trailing_zeros() as usize
+    } else {
+        bytes.len().max(pos)
+    }
+}
+
+/// [`skip_plain`] for a text shorter than a block.
+fn skip_plain_short(bytes: &[u8], mut pos: usize) -> usize {
     while let Some(&b) = bytes.get(pos) {
         if b == b'"' || b == b'\\' || b < 0x20 {
             break;
@@ -545,12 +537,6 @@ fn skip_plain(bytes: &[u8], mut pos: usize) -> usize {
         pos += 1;
     }
     pos
-}
-
-/// The first eight bytes of `bytes` (zeros where it is shorter, which never happens here).
-#[inline(always)]
-fn first8(bytes: &[u8]) -> [u8; 8] {
-    bytes.first_chunk::<8>().copied().unwrap_or_default()
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1109,6 +1095,45 @@ mod tests {
     fn lone_surrogates_in_unvalidated_text_decode_to_the_replacement_character() {
         let s = JsonStr::new_unchecked(r"a\ud800b\udc00", true);
         assert_eq!(s.chars().collect::<String>(), "a\u{fffd}b\u{fffd}");
+    }
+
+    /// The block scan against a byte loop, from every start on texts of every length up to a
+    /// few blocks, so every split between whole blocks and the overlapping last block is hit.
+    #[test]
+    fn the_string_stop_scan_agrees_with_a_byte_loop_at_every_offset_and_length() {
+        fn by_bytes(bytes: &[u8], pos: usize) -> usize {
+            (pos..bytes.len())
+                .find(|&i| matches!(bytes[i], b'"' | b'\\' | 0..=0x1f))
+                .unwrap_or(bytes.len().max(pos))
+        }
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        for len in 0..80 {
+            for _ in 0..40 {
+                // Mostly plain bytes, a stop now and then, so runs of every length occur.
+                let bytes: std::vec::Vec<u8> = (0..len)
+                    .map(|_| match next() % 24 {
+                        0 => b'"',
+                        1 => b'\\',
+                        2 => 0x1f,
+                        3 => 0x80,
+                        _ => b'a',
+                    })
+                    .collect();
+                for pos in 0..=len + 2 {
+                    assert_eq!(
+                        skip_plain(&bytes, pos),
+                        by_bytes(&bytes, pos),
+                        "{bytes:?} {pos}"
+                    );
+                }
+            }
+        }
     }
 
     #[test]
