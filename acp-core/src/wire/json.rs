@@ -136,12 +136,18 @@ pub(crate) struct MemberSpan {
 /// envelope scanner can pick out its fields in the same pass. Ranges rather than `&str`s, so
 /// members nobody wants cost no slicing.
 pub(crate) trait TopMembers {
+    /// Whether [`member`](TopMembers::member) wants to hear about anything. When not, the
+    /// outermost object is scanned like any nested one.
+    const LISTENS: bool = true;
+
     /// One member of the outermost object, in text order, duplicates included. The key and
     /// value are already validated when this is called, but the rest of the text may not be.
     fn member(&mut self, text: &str, member: MemberSpan);
 }
 
 impl TopMembers for () {
+    const LISTENS: bool = false;
+
     #[inline(always)]
     fn member(&mut self, _text: &str, _member: MemberSpan) {}
 }
@@ -159,7 +165,11 @@ pub(crate) fn scan<'a, M: TopMembers>(
     };
     scanner.skip_ws();
     let start = scanner.pos;
-    scanner.value(members)?;
+    if M::LISTENS && scanner.bytes.get(start) == Some(&b'{') {
+        scanner.top_object(members)?;
+    } else {
+        scanner.value(0)?;
+    }
     let end = scanner.pos;
     scanner.skip_ws();
     if scanner.pos != text.len() {
@@ -171,14 +181,6 @@ pub(crate) fn scan<'a, M: TopMembers>(
     Ok(RawValue::new_unchecked(
         text.get(start..end).unwrap_or_default(),
     ))
-}
-
-/// A key of the outermost object: its span inside the quotes, and whether it has escapes.
-#[derive(Clone, Copy, Default)]
-struct KeySpan {
-    start: usize,
-    end: usize,
-    escaped: bool,
 }
 
 struct Scanner<'a> {
@@ -206,14 +208,54 @@ impl<'a> Scanner<'a> {
         }
     }
 
+    /// Scans the outermost object, whose `{` is at `self.pos`, reporting each member to
+    /// `members` as soon as its value is validated. The values are scanned by
+    /// [`value`](Self::value), which keeps no books about members.
+    fn top_object<M: TopMembers>(&mut self, members: &mut M) -> Result<(), JsonError> {
+        self.pos += 1;
+        self.skip_ws();
+        if self.bytes.get(self.pos) == Some(&b'}') {
+            self.pos += 1;
+            return Ok(());
+        }
+        loop {
+            if self.bytes.get(self.pos) != Some(&b'"') {
+                return Err(self.end_or(JsonErrorKind::ExpectedKey, self.pos));
+            }
+            self.pos += 1;
+            let key_start = self.pos;
+            let key_escaped = self.string()?;
+            let key_end = self.pos - 1;
+            self.colon()?;
+            let value_start = self.pos;
+            self.value(1)?;
+            let member = MemberSpan {
+                key: (key_start, key_end),
+                key_escaped,
+                value: (value_start, self.pos),
+            };
+            members.member(self.text, member);
+            self.skip_ws();
+            match self.bytes.get(self.pos) {
+                Some(b',') => {
+                    self.pos += 1;
+                    self.skip_ws();
+                }
+                Some(b'}') => {
+                    self.pos += 1;
+                    return Ok(());
+                }
+                _ => return Err(self.end_or(JsonErrorKind::ExpectedCommaOrBrace, self.pos)),
+            }
+        }
+    }
+
     /// Scans one value starting at `self.pos` (whitespace already skipped), leaving `pos`
-    /// just past it. Iterative: `stack` holds one bit per open container, 1 for an object.
-    fn value<M: TopMembers>(&mut self, members: &mut M) -> Result<(), JsonError> {
+    /// just past it; `outer` containers are already open around it. Iterative: `stack` holds
+    /// one bit per container opened here, 1 for an object.
+    fn value(&mut self, outer: u32) -> Result<(), JsonError> {
         let mut stack: u128 = 0;
-        let mut depth: u32 = 0;
-        // The key and value start of the outermost object's current member.
-        let mut key = KeySpan::default();
-        let mut value_start = 0;
+        let mut depth = outer;
         loop {
             // A value is expected at `self.pos`.
             let start = self.pos;
@@ -231,10 +273,7 @@ impl<'a> Scanner<'a> {
                         depth += 1;
                         stack = (stack << 1) | u128::from(open == b'{');
                         if open == b'{' {
-                            self.key_and_colon(depth == 1, &mut key)?;
-                            if depth == 1 {
-                                value_start = self.pos;
-                            }
+                            self.key_and_colon()?;
                         }
                         continue;
                     }
@@ -252,28 +291,17 @@ impl<'a> Scanner<'a> {
             }
             // A value just ended at `self.pos`: close containers until one goes on.
             loop {
-                if depth == 0 {
+                if depth == outer {
                     return Ok(());
                 }
                 let in_object = stack & 1 == 1;
-                if depth == 1 && in_object {
-                    let member = MemberSpan {
-                        key: (key.start, key.end),
-                        key_escaped: key.escaped,
-                        value: (value_start, self.pos),
-                    };
-                    members.member(self.text, member);
-                }
                 self.skip_ws();
                 match self.bytes.get(self.pos) {
                     Some(b',') => {
                         self.pos += 1;
                         self.skip_ws();
                         if in_object {
-                            self.key_and_colon(depth == 1, &mut key)?;
-                            if depth == 1 {
-                                value_start = self.pos;
-                            }
+                            self.key_and_colon()?;
                         }
                         break;
                     }
@@ -300,22 +328,20 @@ impl<'a> Scanner<'a> {
         }
     }
 
-    /// Scans `"key" :` and the whitespace after it; records the key when `record` is set.
+    /// Scans `"key" :` and the whitespace after it.
     #[inline(always)]
-    fn key_and_colon(&mut self, record: bool, key: &mut KeySpan) -> Result<(), JsonError> {
+    fn key_and_colon(&mut self) -> Result<(), JsonError> {
         if self.bytes.get(self.pos) != Some(&b'"') {
             return Err(self.end_or(JsonErrorKind::ExpectedKey, self.pos));
         }
         self.pos += 1;
-        let start = self.pos;
-        let escaped = self.string()?;
-        if record {
-            *key = KeySpan {
-                start,
-                end: self.pos - 1,
-                escaped,
-            };
-        }
+        self.string()?;
+        self.colon()
+    }
+
+    /// Scans the whitespace, `:` and whitespace after a key.
+    #[inline(always)]
+    fn colon(&mut self) -> Result<(), JsonError> {
         self.skip_ws();
         if self.bytes.get(self.pos) != Some(&b':') {
             return Err(self.end_or(JsonErrorKind::ExpectedColon, self.pos));
