@@ -34,7 +34,7 @@ use core::fmt;
 use self::stops::{BLOCK, stop_bits};
 use super::{JsonStr, RawValue};
 
-mod stops;
+pub(super) mod stops;
 
 /// The deepest nesting of arrays and objects [`parse_value`] accepts, the outermost one
 /// counting as 1.

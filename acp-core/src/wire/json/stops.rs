@@ -1,5 +1,5 @@
-//! Where a string scan must stop: the quotes, backslashes and control characters of a block of
-//! sixteen bytes, as a bit mask.
+//! Where a scan must stop, as a bit mask over a block of sixteen bytes: the quotes, backslashes
+//! and control characters for the string scan, the newlines for the framer.
 //!
 //! Most bytes of ACP traffic sit inside long strings, and a stop comes every dozen bytes or so
 //! (escaped newlines and quotes in code and diffs), so both the bytes per step and the cost of
@@ -7,12 +7,12 @@
 //! `pmovmskb` per block); elsewhere from word arithmetic (SWAR) on two 64-bit halves.
 //!
 //! SSE2 is part of the x86_64 baseline, but Rust still treats calling a function compiled with
-//! `#[target_feature(enable = "sse2")]` from one without the attribute as `unsafe`: that call,
-//! in [`stop_bits`], is the crate's only `unsafe` code. Loading the block needs none: the two
+//! `#[target_feature(enable = "sse2")]` from one without the attribute as `unsafe`: those two
+//! calls, in [`stop_bits`] and [`newline_bits`], are the crate's only `unsafe` code. Loading the block needs none: the two
 //! halves are read as integers and LLVM folds them into one unaligned vector load.
 
 /// Bytes per block.
-pub(super) const BLOCK: usize = 16;
+pub(in crate::wire) const BLOCK: usize = 16;
 
 /// Bit `i` is set when byte `i` of `block` is `"`, `\` or below `0x20`; bits 16 and up are
 /// clear.
@@ -41,6 +41,43 @@ fn stop_bits_sse2(block: &[u8; BLOCK]) -> u32 {
     let controls = _mm_cmpeq_epi8(_mm_min_epu8(bytes, _mm_set1_epi8(0x1f)), bytes);
     let stops = _mm_or_si128(_mm_or_si128(quotes, backslashes), controls);
     _mm_movemask_epi8(stops) as u32 & 0xffff
+}
+
+/// Bit `i` is set when byte `i` of `block` is `\n`; bits 16 and up are clear.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+#[allow(unsafe_code)]
+pub(in crate::wire) fn newline_bits(block: &[u8; BLOCK]) -> u32 {
+    // SAFETY: as in `stop_bits`: SSE2 is enabled on every x86_64 target.
+    unsafe { newline_bits_sse2(block) }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "sse2")]
+#[inline]
+fn newline_bits_sse2(block: &[u8; BLOCK]) -> u32 {
+    use core::arch::x86_64::{_mm_cmpeq_epi8, _mm_movemask_epi8, _mm_set_epi64x, _mm_set1_epi8};
+    let (low, high) = halves(block);
+    let bytes = _mm_set_epi64x(high as i64, low as i64);
+    _mm_movemask_epi8(_mm_cmpeq_epi8(bytes, _mm_set1_epi8(b'\n' as i8))) as u32 & 0xffff
+}
+
+/// [`newline_bits`] by word arithmetic, for targets without a vector path (tested everywhere).
+#[cfg_attr(target_arch = "x86_64", allow(dead_code))]
+#[inline(always)]
+pub(in crate::wire) fn newline_bits_swar(block: &[u8; BLOCK]) -> u32 {
+    let (low, high) = halves(block);
+    u32::from(compress(zero_bytes(low ^ (ONES * u64::from(b'\n')))))
+        | u32::from(compress(zero_bytes(high ^ (ONES * u64::from(b'\n'))))) << 8
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+pub(in crate::wire) use newline_bits_swar as newline_bits;
+
+/// `0x80` in each byte of `word` that is zero (exact, as in [`stop_bytes`]).
+#[inline(always)]
+const fn zero_bytes(word: u64) -> u64 {
+    !(((word & LOWS) + LOWS) | word) & HIGHS
 }
 
 /// [`stop_bits`] by word arithmetic, for targets without a vector path (tested everywhere).
@@ -103,6 +140,14 @@ mod tests {
             .fold(0, |mask, (i, _)| mask | 1 << i)
     }
 
+    fn newlines_by_bytes(block: &[u8; BLOCK]) -> u32 {
+        block
+            .iter()
+            .enumerate()
+            .filter(|&(_, &b)| b == b'\n')
+            .fold(0, |mask, (i, _)| mask | 1 << i)
+    }
+
     /// Every byte value at every position, on a background of every other byte value
     /// (which catches carries and borrows between bytes and halves).
     #[test]
@@ -115,6 +160,9 @@ mod tests {
                     let want = by_bytes(&block);
                     assert_eq!(stop_bits(&block), want, "{block:?}");
                     assert_eq!(stop_bits_swar(&block), want, "{block:?}");
+                    let newlines = newlines_by_bytes(&block);
+                    assert_eq!(newline_bits(&block), newlines, "{block:?}");
+                    assert_eq!(newline_bits_swar(&block), newlines, "{block:?}");
                 }
             }
         }
@@ -124,8 +172,8 @@ mod tests {
     #[test]
     fn mixed_blocks() {
         let alphabet = [
-            b'"', b'\\', 0x00, 0x1f, 0x20, 0x21, 0x23, 0x5b, 0x5d, 0x7f, 0x80, 0x9f, 0xa2, 0xdc,
-            0xff, b'a',
+            b'"', b'\\', b'\n', 0x0b, 0x1f, 0x20, 0x21, 0x23, 0x5b, 0x5d, 0x7f, 0x80, 0x9f, 0xa2,
+            0xdc, 0xff, b'a',
         ];
         let mut state = 0x9e37_79b9_7f4a_7c15u64;
         for _ in 0..100_000 {
@@ -139,6 +187,9 @@ mod tests {
             let want = by_bytes(&block);
             assert_eq!(stop_bits(&block), want, "{block:?}");
             assert_eq!(stop_bits_swar(&block), want, "{block:?}");
+            let newlines = newlines_by_bytes(&block);
+            assert_eq!(newline_bits(&block), newlines, "{block:?}");
+            assert_eq!(newline_bits_swar(&block), newlines, "{block:?}");
         }
     }
 }
