@@ -533,10 +533,16 @@ fn skip_digits(bytes: &[u8], mut pos: usize) -> usize {
 /// block, are looked at as the last block of the text less the bytes before `pos`.
 #[inline(always)]
 fn skip_plain(bytes: &[u8], mut pos: usize) -> usize {
-    while let Some(block) = bytes
-        .get(pos..)
-        .and_then(|rest| rest.first_chunk::<BLOCK>())
-    {
+    // `pos < end` rather than a range check per step: one compare, and the block read below
+    // is then known to be in bounds.
+    let end = bytes.len().saturating_sub(BLOCK - 1);
+    while pos < end {
+        let Some(block) = bytes
+            .get(pos..pos + BLOCK)
+            .and_then(|block| <&[u8; BLOCK]>::try_from(block).ok())
+        else {
+            break;
+        };
         let stops = stop_bits(block);
         if stops != 0 {
             return pos + stops.trailing_zeros() as usize;
