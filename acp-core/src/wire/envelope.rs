@@ -235,8 +235,20 @@ fn member_index(text: &str, member: &MemberSpan) -> Option<usize> {
         let key = JsonStr::new_unchecked(text.get(start..end).unwrap_or_default(), true);
         return MEMBERS.iter().position(|name| key.eq_str(name));
     }
-    // Spelled out rather than searched so each comparison is against a constant.
-    match text.as_bytes().get(start..end).unwrap_or_default() {
+    let bytes = text.as_bytes();
+    let len = end - start;
+    // The key and its closing quote as one little-endian word, the bytes past the quote
+    // cleared: the quote ends every name at its own length and an unescaped key holds none,
+    // so the word equals a name's word only when the key is that name.
+    if len < 8
+        && let Some(word) = bytes.get(start..).and_then(|rest| rest.first_chunk::<8>())
+    {
+        let key = u64::from_le_bytes(*word) & (u64::MAX >> (8 * (7 - len)));
+        return QUOTED_MEMBERS.iter().position(|&name| name == key);
+    }
+    // Too near the end of the text for a whole word: spelled out, each comparison against a
+    // constant.
+    match bytes.get(start..end).unwrap_or_default() {
         b"jsonrpc" => Some(0),
         b"id" => Some(1),
         b"method" => Some(2),
@@ -246,6 +258,26 @@ fn member_index(text: &str, member: &MemberSpan) -> Option<usize> {
         _ => None,
     }
 }
+
+/// [`MEMBERS`] each followed by its closing quote, as little-endian words (all are shorter
+/// than eight bytes).
+const QUOTED_MEMBERS: [u64; 6] = {
+    let mut words = [0; 6];
+    let mut i = 0;
+    while i < MEMBERS.len() {
+        let name = MEMBERS[i].as_bytes();
+        let mut word = [0u8; 8];
+        let mut j = 0;
+        while j < name.len() {
+            word[j] = name[j];
+            j += 1;
+        }
+        word[name.len()] = b'"';
+        words[i] = u64::from_le_bytes(word);
+        i += 1;
+    }
+    words
+};
 
 impl TopMembers for Envelope {
     #[inline]
@@ -363,5 +395,49 @@ pub fn scan(line: &str) -> Result<Message<'_>, Rejection<'_>> {
             outcome: read_outcome(result, error),
         })),
         None => reject(ErrorCode::INVALID_REQUEST, id, Reason::MissingMethod),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The word comparison against names that differ by one byte or one letter more or less,
+    /// and the same keys too near the end of the text for a whole word (the slice comparison).
+    #[test]
+    fn member_names_match_exactly_by_word_and_by_slice() {
+        let keys = [
+            ("jsonrpc", Some(0)),
+            ("id", Some(1)),
+            ("method", Some(2)),
+            ("params", Some(3)),
+            ("result", Some(4)),
+            ("error", Some(5)),
+            ("", None),
+            ("i", None),
+            ("ids", None),
+            ("Id", None),
+            ("jsonrp", None),
+            ("jsonrpcx", None),
+            ("jsonrpd", None),
+            ("method2", None),
+            ("metho", None),
+            ("errors", None),
+            ("erro", None),
+            ("resul", None),
+            ("paramsXY", None),
+            ("d", None),
+        ];
+        for (key, want) in keys {
+            for tail in ["\":1,\"more\":2}", "\""] {
+                let text = std::format!("{{\"{key}{tail}");
+                let member = MemberSpan {
+                    key: (2, 2 + key.len()),
+                    key_escaped: false,
+                    value: (0, 0),
+                };
+                assert_eq!(member_index(&text, &member), want, "{text}");
+            }
+        }
     }
 }
