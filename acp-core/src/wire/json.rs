@@ -228,7 +228,14 @@ impl<'a> Scanner<'a> {
             let key_end = self.pos - 1;
             self.colon()?;
             let value_start = self.pos;
-            self.value(1)?;
+            // Strings (`jsonrpc`, `method`, string ids) without the call into the general
+            // loop.
+            if self.bytes.get(value_start) == Some(&b'"') {
+                self.pos += 1;
+                self.string()?;
+            } else {
+                self.value(1)?;
+            }
             let member = MemberSpan {
                 key: (key_start, key_end),
                 key_escaped,
