@@ -130,6 +130,9 @@ pub(crate) struct MemberSpan {
     pub(crate) key_escaped: bool,
     /// The value.
     pub(crate) value: (usize, usize),
+    /// Whether the value is a string holding an escape (known from the scan, so reading it
+    /// as a string needs no second look for backslashes).
+    pub(crate) value_escaped: bool,
 }
 
 /// Told about each member of the outermost object while [`scan`] validates it, so the
@@ -230,16 +233,18 @@ impl<'a> Scanner<'a> {
             let value_start = self.pos;
             // Strings (`jsonrpc`, `method`, string ids) without the call into the general
             // loop.
-            if self.bytes.get(value_start) == Some(&b'"') {
+            let value_escaped = if self.bytes.get(value_start) == Some(&b'"') {
                 self.pos += 1;
-                self.string()?;
+                self.string()?
             } else {
                 self.value(1)?;
-            }
+                false
+            };
             let member = MemberSpan {
                 key: (key_start, key_end),
                 key_escaped,
                 value: (value_start, self.pos),
+                value_escaped,
             };
             members.member(self.text, member);
             self.skip_ws();
