@@ -502,7 +502,7 @@ impl JsonError {
     }
 }
 
-/// Whether each byte may follow a backslash on its own (`"`, `\\`, `/`, `b`, `f`, `n`, `r`, `t`).
+/// Whether each byte may follow a backslash on its own (`"`, `\`, `/`, `b`, `f`, `n`, `r`, `t`).
 const SHORT_ESCAPES: [bool; 256] = {
     let mut set = [false; 256];
     let mut i = 0;

@@ -6,26 +6,28 @@
 //! each stop count. On x86_64 the mask comes from SSE2 compares (three compares and one
 //! `pmovmskb` per block); elsewhere from word arithmetic (SWAR) on two 64-bit halves.
 //!
-//! SSE2 is part of the x86_64 baseline, but Rust still treats calling a function compiled with
+//! The vector path is compiled only where SSE2 is enabled for the whole build (every x86_64
+//! target but the soft-float ones). Rust still treats calling a function compiled with
 //! `#[target_feature(enable = "sse2")]` from one without the attribute as `unsafe`: those two
-//! calls, in [`stop_bits`] and [`newline_bits`], are the crate's only `unsafe` code. Loading the block needs none: the two
-//! halves are read as integers and LLVM folds them into one unaligned vector load.
+//! calls, in [`stop_bits`] and [`newline_bits`], are the crate's only `unsafe` code. Loading
+//! the block needs none: the two halves are read as integers and LLVM folds them into one
+//! unaligned vector load.
 
 /// Bytes per block.
 pub(in crate::wire) const BLOCK: usize = 16;
 
 /// Bit `i` is set when byte `i` of `block` is `"`, `\` or below `0x20`; bits 16 and up are
 /// clear.
-#[cfg(target_arch = "x86_64")]
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
 #[inline(always)]
 #[allow(unsafe_code)]
 pub(super) fn stop_bits(block: &[u8; BLOCK]) -> u32 {
-    // SAFETY: `stop_bits_sse2` needs SSE2, which every x86_64 target enables: it is part of
-    // the architecture's baseline, and this item only exists on x86_64.
+    // SAFETY: `stop_bits_sse2` needs SSE2, and this item only exists when the build enables
+    // SSE2 for all code (`cfg(target_feature = "sse2")`), so the CPU running it has SSE2.
     unsafe { stop_bits_sse2(block) }
 }
 
-#[cfg(target_arch = "x86_64")]
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
 #[target_feature(enable = "sse2")]
 #[inline]
 fn stop_bits_sse2(block: &[u8; BLOCK]) -> u32 {
@@ -44,15 +46,15 @@ fn stop_bits_sse2(block: &[u8; BLOCK]) -> u32 {
 }
 
 /// Bit `i` is set when byte `i` of `block` is `\n`; bits 16 and up are clear.
-#[cfg(target_arch = "x86_64")]
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
 #[inline(always)]
 #[allow(unsafe_code)]
 pub(in crate::wire) fn newline_bits(block: &[u8; BLOCK]) -> u32 {
-    // SAFETY: as in `stop_bits`: SSE2 is enabled on every x86_64 target.
+    // SAFETY: as in `stop_bits`: this item only exists when the build enables SSE2.
     unsafe { newline_bits_sse2(block) }
 }
 
-#[cfg(target_arch = "x86_64")]
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
 #[target_feature(enable = "sse2")]
 #[inline]
 fn newline_bits_sse2(block: &[u8; BLOCK]) -> u32 {
@@ -63,7 +65,7 @@ fn newline_bits_sse2(block: &[u8; BLOCK]) -> u32 {
 }
 
 /// [`newline_bits`] by word arithmetic, for targets without a vector path (tested everywhere).
-#[cfg_attr(target_arch = "x86_64", allow(dead_code))]
+#[cfg_attr(all(target_arch = "x86_64", target_feature = "sse2"), allow(dead_code))]
 #[inline(always)]
 pub(in crate::wire) fn newline_bits_swar(block: &[u8; BLOCK]) -> u32 {
     let (low, high) = halves(block);
@@ -71,7 +73,7 @@ pub(in crate::wire) fn newline_bits_swar(block: &[u8; BLOCK]) -> u32 {
         | u32::from(compress(zero_bytes(high ^ (ONES * u64::from(b'\n'))))) << 8
 }
 
-#[cfg(not(target_arch = "x86_64"))]
+#[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
 pub(in crate::wire) use newline_bits_swar as newline_bits;
 
 /// `0x80` in each byte of `word` that is zero (exact, as in [`stop_bytes`]).
@@ -81,14 +83,14 @@ const fn zero_bytes(word: u64) -> u64 {
 }
 
 /// [`stop_bits`] by word arithmetic, for targets without a vector path (tested everywhere).
-#[cfg_attr(target_arch = "x86_64", allow(dead_code))]
+#[cfg_attr(all(target_arch = "x86_64", target_feature = "sse2"), allow(dead_code))]
 #[inline(always)]
 pub(super) fn stop_bits_swar(block: &[u8; BLOCK]) -> u32 {
     let (low, high) = halves(block);
     u32::from(compress(stop_bytes(low))) | u32::from(compress(stop_bytes(high))) << 8
 }
 
-#[cfg(not(target_arch = "x86_64"))]
+#[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
 pub(super) use stop_bits_swar as stop_bits;
 
 /// The two little-endian halves of a block.
