@@ -25,7 +25,7 @@
 use core::fmt;
 use core::str;
 
-use super::json::stops::{BLOCK, newline_bits};
+use super::json::stops::{BLOCK, newlines};
 
 /// The line limit of [`Framer::default`]: 16 MiB (DESIGN.md §4, "oversized line").
 #[cfg(feature = "alloc")]
@@ -531,32 +531,37 @@ fn is_blank(line: &[u8]) -> bool {
 
 /// Index of the first `\n` in `haystack`.
 ///
-/// Thirty-two bytes per step as two blocks of the vector masks the string scan uses (see
+/// Thirty-two bytes per step as two blocks of the stop masks the string scan uses (see
 /// `wire/json/stops.rs`); the first set bit is the position. The last bytes, fewer than a
 /// step, are looked at through a zero-padded copy.
 fn position_of_newline(haystack: &[u8]) -> Option<usize> {
     let (steps, tail) = haystack.as_chunks::<STEP>();
     for (index, step) in steps.iter().enumerate() {
-        let mask = newline_mask(step);
-        if mask != 0 {
-            return Some(index * STEP + mask.trailing_zeros() as usize);
+        if let Some(at) = first_newline(step) {
+            return Some(index * STEP + at);
         }
     }
     let mut last = [0u8; STEP];
     last[..tail.len()].copy_from_slice(tail);
-    let mask = newline_mask(&last);
-    (mask != 0).then(|| steps.len() * STEP + mask.trailing_zeros() as usize)
+    first_newline(&last).map(|at| steps.len() * STEP + at)
 }
 
 /// Bytes per step of [`position_of_newline`].
 const STEP: usize = 2 * BLOCK;
 
-/// Bit `i` set when byte `i` of `step` is a newline.
+/// The position of the first newline in `step`.
 #[inline(always)]
-fn newline_mask(step: &[u8; STEP]) -> u32 {
+fn first_newline(step: &[u8; STEP]) -> Option<usize> {
     let (low, high) = step.split_at(BLOCK);
     let block = |half: &[u8]| half.first_chunk::<BLOCK>().copied().unwrap_or_default();
-    newline_bits(&block(low)) | newline_bits(&block(high)) << BLOCK
+    let (low, high) = (newlines(&block(low)), newlines(&block(high)));
+    if low.any() {
+        Some(low.first())
+    } else if high.any() {
+        Some(BLOCK + high.first())
+    } else {
+        None
+    }
 }
 
 #[cfg(test)]

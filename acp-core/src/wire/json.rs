@@ -31,7 +31,7 @@
 
 use core::fmt;
 
-use self::stops::{BLOCK, stop_bits};
+use self::stops::{BLOCK, stops};
 use super::{JsonStr, RawValue};
 
 pub(super) mod stops;
@@ -555,9 +555,9 @@ fn skip_plain(bytes: &[u8], mut pos: usize) -> usize {
         else {
             break;
         };
-        let stops = stop_bits(block);
-        if stops != 0 {
-            return pos + stops.trailing_zeros() as usize;
+        let stops = stops(block);
+        if stops.any() {
+            return pos + stops.first();
         }
         pos += BLOCK;
     }
@@ -565,9 +565,9 @@ fn skip_plain(bytes: &[u8], mut pos: usize) -> usize {
         return skip_plain_short(bytes, pos);
     };
     let before = (pos + BLOCK).saturating_sub(bytes.len());
-    let stops = stop_bits(last).checked_shr(before as u32).unwrap_or(0);
-    if stops != 0 {
-        pos + stops.trailing_zeros() as usize
+    let stops = stops(last).after(before);
+    if stops.any() {
+        pos + stops.first()
     } else {
         bytes.len().max(pos)
     }

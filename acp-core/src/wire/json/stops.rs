@@ -1,36 +1,104 @@
-//! Where a scan must stop, as a bit mask over a block of sixteen bytes: the quotes, backslashes
-//! and control characters for the string scan, the newlines for the framer.
+//! Where a scan must stop, over a block of sixteen bytes: the quotes, backslashes and control
+//! characters for the string scan, the newlines for the framer.
 //!
 //! Most bytes of ACP traffic sit inside long strings, and a stop comes every dozen bytes or so
 //! (escaped newlines and quotes in code and diffs), so both the bytes per step and the cost of
-//! each stop count. On x86_64 the mask comes from SSE2 compares (three compares and one
-//! `pmovmskb` per block); elsewhere from word arithmetic (SWAR) on two 64-bit halves.
+//! each stop count. On x86_64 the stops come from SSE2 compares (three compares and one
+//! `pmovmskb` per block) as a bit per byte; elsewhere from word arithmetic (SWAR) on two
+//! 64-bit halves, as the high bit of each byte's lane. [`Stops`] hides which.
 //!
 //! The vector path is compiled only where SSE2 is enabled for the whole build (every x86_64
 //! target but the soft-float ones). Rust still treats calling a function compiled with
 //! `#[target_feature(enable = "sse2")]` from one without the attribute as `unsafe`: those two
-//! calls, in [`stop_bits`] and [`newline_bits`], are the crate's only `unsafe` code. Loading
-//! the block needs none: the two halves are read as integers and LLVM folds them into one
-//! unaligned vector load.
+//! calls, in [`stops`] and [`newlines`], are the crate's only `unsafe` code. Loading the block
+//! needs none: the two halves are read as integers and LLVM folds them into one unaligned
+//! vector load. Without them (`cfg` false) the SWAR path is used and nothing else changes.
 
 /// Bytes per block.
 pub(in crate::wire) const BLOCK: usize = 16;
 
-/// Bit `i` is set when byte `i` of `block` is `"`, `\` or below `0x20`; bits 16 and up are
-/// clear.
+/// Whether this build computes the stops with SSE2.
 #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+macro_rules! if_sse2 {
+    ($sse2:expr, $swar:expr) => {
+        $sse2
+    };
+}
+#[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
+macro_rules! if_sse2 {
+    ($sse2:expr, $swar:expr) => {
+        $swar
+    };
+}
+
+/// The stops of one block: bit `i` per byte `i` (SSE2), or bit `8 i + 7` (SWAR). Every set
+/// bit is a stop, and every stop is set.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(in crate::wire) struct Stops(Lanes);
+
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+type Lanes = u32;
+#[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
+type Lanes = u128;
+
+/// Bits per byte in [`Stops`].
+const WIDTH: u32 = if_sse2!(1, 8);
+
+impl Stops {
+    /// Whether the block holds a stop.
+    #[inline(always)]
+    pub(in crate::wire) fn any(self) -> bool {
+        self.0 != 0
+    }
+
+    /// The index of the first stop (meaningless when there is none).
+    #[inline(always)]
+    pub(in crate::wire) fn first(self) -> usize {
+        (self.0.trailing_zeros() / WIDTH) as usize
+    }
+
+    /// The stops after the first `skip` bytes, numbered from there.
+    #[inline(always)]
+    pub(in crate::wire) fn after(self, skip: usize) -> Self {
+        Stops(self.0.checked_shr(skip as u32 * WIDTH).unwrap_or(0))
+    }
+
+    /// A bit per byte, whatever the representation (for the tests).
+    #[cfg(test)]
+    fn bits(self) -> u32 {
+        (0..BLOCK as u32)
+            .filter(|i| self.0 >> (i * WIDTH + WIDTH - 1) & 1 == 1)
+            .fold(0, |bits, i| bits | 1 << i)
+    }
+}
+
+/// The `"`, `\` and control characters (below `0x20`) of `block`.
 #[inline(always)]
-#[allow(unsafe_code)]
-pub(super) fn stop_bits(block: &[u8; BLOCK]) -> u32 {
-    // SAFETY: `stop_bits_sse2` needs SSE2, and this item only exists when the build enables
-    // SSE2 for all code (`cfg(target_feature = "sse2")`), so the CPU running it has SSE2.
-    unsafe { stop_bits_sse2(block) }
+pub(in crate::wire) fn stops(block: &[u8; BLOCK]) -> Stops {
+    if_sse2!(
+        // SAFETY: `stop_bits_sse2` needs SSE2, and this line is only compiled when the build
+        // enables SSE2 for all code (`cfg(target_feature = "sse2")`), so the CPU has it.
+        #[allow(unsafe_code)]
+        Stops(u32::from(unsafe { stop_bits_sse2(block) })),
+        Stops(stop_lanes(block))
+    )
+}
+
+/// The newlines of `block`.
+#[inline(always)]
+pub(in crate::wire) fn newlines(block: &[u8; BLOCK]) -> Stops {
+    if_sse2!(
+        // SAFETY: as in `stops`: only compiled when the build enables SSE2.
+        #[allow(unsafe_code)]
+        Stops(u32::from(unsafe { newline_bits_sse2(block) })),
+        Stops(newline_lanes(block))
+    )
 }
 
 #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
 #[target_feature(enable = "sse2")]
 #[inline]
-fn stop_bits_sse2(block: &[u8; BLOCK]) -> u32 {
+fn stop_bits_sse2(block: &[u8; BLOCK]) -> u16 {
     use core::arch::x86_64::{
         _mm_cmpeq_epi8, _mm_min_epu8, _mm_movemask_epi8, _mm_or_si128, _mm_set_epi64x,
         _mm_set1_epi8,
@@ -42,56 +110,35 @@ fn stop_bits_sse2(block: &[u8; BLOCK]) -> u32 {
     // `min(b, 0x1f) == b` exactly when `b <= 0x1f`, comparing unsigned.
     let controls = _mm_cmpeq_epi8(_mm_min_epu8(bytes, _mm_set1_epi8(0x1f)), bytes);
     let stops = _mm_or_si128(_mm_or_si128(quotes, backslashes), controls);
-    _mm_movemask_epi8(stops) as u32 & 0xffff
-}
-
-/// Bit `i` is set when byte `i` of `block` is `\n`; bits 16 and up are clear.
-#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
-#[inline(always)]
-#[allow(unsafe_code)]
-pub(in crate::wire) fn newline_bits(block: &[u8; BLOCK]) -> u32 {
-    // SAFETY: as in `stop_bits`: this item only exists when the build enables SSE2.
-    unsafe { newline_bits_sse2(block) }
+    _mm_movemask_epi8(stops) as u16
 }
 
 #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
 #[target_feature(enable = "sse2")]
 #[inline]
-fn newline_bits_sse2(block: &[u8; BLOCK]) -> u32 {
+fn newline_bits_sse2(block: &[u8; BLOCK]) -> u16 {
     use core::arch::x86_64::{_mm_cmpeq_epi8, _mm_movemask_epi8, _mm_set_epi64x, _mm_set1_epi8};
     let (low, high) = halves(block);
     let bytes = _mm_set_epi64x(high as i64, low as i64);
-    _mm_movemask_epi8(_mm_cmpeq_epi8(bytes, _mm_set1_epi8(b'\n' as i8))) as u32 & 0xffff
+    _mm_movemask_epi8(_mm_cmpeq_epi8(bytes, _mm_set1_epi8(b'\n' as i8))) as u16
 }
 
-/// [`newline_bits`] by word arithmetic, for targets without a vector path (tested everywhere).
+/// [`stops`] by word arithmetic, as lanes (compiled and tested everywhere).
 #[cfg_attr(all(target_arch = "x86_64", target_feature = "sse2"), allow(dead_code))]
 #[inline(always)]
-pub(in crate::wire) fn newline_bits_swar(block: &[u8; BLOCK]) -> u32 {
+fn stop_lanes(block: &[u8; BLOCK]) -> u128 {
     let (low, high) = halves(block);
-    u32::from(compress(zero_bytes(low ^ (ONES * u64::from(b'\n')))))
-        | u32::from(compress(zero_bytes(high ^ (ONES * u64::from(b'\n'))))) << 8
+    u128::from(stop_bytes(low)) | u128::from(stop_bytes(high)) << 64
 }
 
-#[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
-pub(in crate::wire) use newline_bits_swar as newline_bits;
-
-/// `0x80` in each byte of `word` that is zero (exact, as in [`stop_bytes`]).
-#[inline(always)]
-const fn zero_bytes(word: u64) -> u64 {
-    !(((word & LOWS) + LOWS) | word) & HIGHS
-}
-
-/// [`stop_bits`] by word arithmetic, for targets without a vector path (tested everywhere).
+/// [`newlines`] by word arithmetic, as lanes (compiled and tested everywhere).
 #[cfg_attr(all(target_arch = "x86_64", target_feature = "sse2"), allow(dead_code))]
 #[inline(always)]
-pub(super) fn stop_bits_swar(block: &[u8; BLOCK]) -> u32 {
+fn newline_lanes(block: &[u8; BLOCK]) -> u128 {
     let (low, high) = halves(block);
-    u32::from(compress(stop_bytes(low))) | u32::from(compress(stop_bytes(high))) << 8
+    let newline = ONES * u64::from(b'\n');
+    u128::from(zero_bytes(low ^ newline)) | u128::from(zero_bytes(high ^ newline)) << 64
 }
-
-#[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
-pub(super) use stop_bits_swar as stop_bits;
 
 /// The two little-endian halves of a block.
 #[inline(always)]
@@ -114,6 +161,7 @@ const HIGHS: u64 = u64::from_le_bytes([0x80; 8]);
 /// `l == c`, and `l + 0x60` unless `l < 0x20`; none of the sums carries into the next byte,
 /// so every bit is exact. A byte is a stop when none of the three is set and its own high bit
 /// is clear.
+#[cfg_attr(all(target_arch = "x86_64", target_feature = "sse2"), allow(dead_code))]
 #[inline(always)]
 const fn stop_bytes(word: u64) -> u64 {
     let low = word & LOWS;
@@ -123,31 +171,53 @@ const fn stop_bytes(word: u64) -> u64 {
     !((not_quote & not_backslash & not_control) | word) & HIGHS
 }
 
-/// The high bits of the eight bytes of `word`, as bits 0 to 7: the multiplication moves bit 7
-/// of byte `i` to bit `56 + i` with no two partial products overlapping.
+/// `0x80` in each byte of `word` that is zero (exact, as in [`stop_bytes`]).
+#[cfg_attr(all(target_arch = "x86_64", target_feature = "sse2"), allow(dead_code))]
 #[inline(always)]
-const fn compress(high_bits: u64) -> u8 {
-    ((high_bits >> 7).wrapping_mul(0x0102_0408_1020_4080) >> 56) as u8
+const fn zero_bytes(word: u64) -> u64 {
+    !(((word & LOWS) + LOWS) | word) & HIGHS
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn by_bytes(block: &[u8; BLOCK]) -> u32 {
+    fn by_bytes(block: &[u8; BLOCK], stop: fn(u8) -> bool) -> u32 {
         block
             .iter()
             .enumerate()
-            .filter(|&(_, &b)| b == b'"' || b == b'\\' || b < 0x20)
+            .filter(|&(_, &b)| stop(b))
             .fold(0, |mask, (i, _)| mask | 1 << i)
     }
 
-    fn newlines_by_bytes(block: &[u8; BLOCK]) -> u32 {
-        block
-            .iter()
-            .enumerate()
-            .filter(|&(_, &b)| b == b'\n')
-            .fold(0, |mask, (i, _)| mask | 1 << i)
+    /// The lanes of the word arithmetic, a bit per byte, whichever path the build uses.
+    fn lane_bits(lanes: u128) -> u32 {
+        (0..BLOCK as u32)
+            .filter(|i| lanes >> (8 * i + 7) & 1 == 1)
+            .fold(0, |bits, i| bits | 1 << i)
+    }
+
+    fn check(block: &[u8; BLOCK]) {
+        let want = by_bytes(block, |b| b == b'"' || b == b'\\' || b < 0x20);
+        assert_eq!(stops(block).bits(), want, "{block:?}");
+        assert_eq!(lane_bits(stop_lanes(block)), want, "{block:?}");
+        let want = by_bytes(block, |b| b == b'\n');
+        assert_eq!(newlines(block).bits(), want, "{block:?}");
+        assert_eq!(lane_bits(newline_lanes(block)), want, "{block:?}");
+        // The first stop and the stops after a prefix.
+        let all = stops(block);
+        let bits = all.bits();
+        if bits != 0 {
+            assert_eq!(all.first(), bits.trailing_zeros() as usize, "{block:?}");
+        }
+        for skip in 0..=BLOCK + 1 {
+            let after = all.after(skip).bits();
+            assert_eq!(
+                after,
+                bits.checked_shr(skip as u32).unwrap_or(0),
+                "{block:?} {skip}"
+            );
+        }
     }
 
     /// Every byte value at every position, on a background of every other byte value
@@ -159,12 +229,7 @@ mod tests {
                 for at in 0..BLOCK {
                     let mut block = [background; BLOCK];
                     block[at] = value;
-                    let want = by_bytes(&block);
-                    assert_eq!(stop_bits(&block), want, "{block:?}");
-                    assert_eq!(stop_bits_swar(&block), want, "{block:?}");
-                    let newlines = newlines_by_bytes(&block);
-                    assert_eq!(newline_bits(&block), newlines, "{block:?}");
-                    assert_eq!(newline_bits_swar(&block), newlines, "{block:?}");
+                    check(&block);
                 }
             }
         }
@@ -184,14 +249,9 @@ mod tests {
                 state = state
                     .wrapping_mul(6_364_136_223_846_793_005)
                     .wrapping_add(1);
-                *byte = alphabet[(state >> 60) as usize];
+                *byte = alphabet[(state >> 60) as usize % alphabet.len()];
             }
-            let want = by_bytes(&block);
-            assert_eq!(stop_bits(&block), want, "{block:?}");
-            assert_eq!(stop_bits_swar(&block), want, "{block:?}");
-            let newlines = newlines_by_bytes(&block);
-            assert_eq!(newline_bits(&block), newlines, "{block:?}");
-            assert_eq!(newline_bits_swar(&block), newlines, "{block:?}");
+            check(&block);
         }
     }
 }
