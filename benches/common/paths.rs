@@ -45,14 +45,42 @@ pub const O2_FRAMER_ENVELOPE: DecodePath = DecodePath {
     run: o2_envelope,
 };
 
+/// o2b: as o2, with the UTF-8 check done by the envelope scan instead of the framer
+/// (`Framer::next_line_bytes` + `envelope::scan_bytes`).
+pub const O2B_FRAMER_ENVELOPE_BYTES: DecodePath = DecodePath {
+    id: "o2b",
+    label: "acp-core Framer bytes + envelope::scan_bytes (UTF-8 in the scan)",
+    run: o2b_envelope_bytes,
+};
+
 /// Feeds the corpus in 64 KiB reads, as a pipe reader would, and hands every line to `each`,
 /// which returns what to fold into the checksum (`None`: not counted).
 fn with_framer(corpus: &[u8], mut each: impl FnMut(&str) -> Option<u64>) -> Outcome {
+    with_framer_lines(corpus, |framer| {
+        framer.next_line().map(|line| line.ok().and_then(&mut each))
+    })
+}
+
+/// [`with_framer`] over lines as bytes, not checked as UTF-8 by the framer.
+fn with_framer_bytes(corpus: &[u8], mut each: impl FnMut(&[u8]) -> Option<u64>) -> Outcome {
+    with_framer_lines(corpus, |framer| {
+        framer
+            .next_line_bytes()
+            .map(|line| line.ok().and_then(&mut each))
+    })
+}
+
+/// The read and drain loop both framer paths share; `next` takes one line out of the framer
+/// and says what it adds to the checksum (`None` when no line is held).
+fn with_framer_lines(
+    corpus: &[u8],
+    mut next: impl FnMut(&mut Framer<Vec<u8>>) -> Option<Option<u64>>,
+) -> Outcome {
     let mut framer = Framer::with_limit(16 << 20);
     let mut outcome = Outcome::default();
     let mut drain = |framer: &mut Framer<Vec<u8>>| {
-        while let Some(line) = framer.next_line() {
-            if let Some(sum) = line.ok().and_then(&mut each) {
+        while let Some(line) = next(framer) {
+            if let Some(sum) = line {
                 outcome.messages += 1;
                 outcome.checksum = outcome.checksum.wrapping_add(sum);
             }
@@ -77,6 +105,12 @@ fn o1_framer(corpus: &[u8]) -> Outcome {
 fn o2_envelope(corpus: &[u8]) -> Outcome {
     with_framer(corpus, |line| {
         envelope::scan(line).ok().map(|m| fingerprint(&m))
+    })
+}
+
+fn o2b_envelope_bytes(corpus: &[u8]) -> Outcome {
+    with_framer_bytes(corpus, |line| {
+        envelope::scan_bytes(line).ok().map(|m| fingerprint(&m))
     })
 }
 
@@ -105,7 +139,13 @@ fn fingerprint(message: &Message<'_>) -> u64 {
 
 /// Every path this package measures, baseline first.
 pub fn decode_paths() -> Vec<DecodePath> {
-    vec![A1_MEMCHR, O1_FRAMER, O2_FRAMER_ENVELOPE, B2_SERDE_ENVELOPE]
+    vec![
+        A1_MEMCHR,
+        O1_FRAMER,
+        O2_FRAMER_ENVELOPE,
+        O2B_FRAMER_ENVELOPE_BYTES,
+        B2_SERDE_ENVELOPE,
+    ]
 }
 
 /// The lines of a corpus, as every path splits them.

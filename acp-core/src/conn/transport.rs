@@ -215,9 +215,10 @@ impl<I: Storage, O: Storage> Transport<I, O> {
     /// The next line, classified, together with the outbox so the caller can answer it while
     /// the line is still borrowed. A rejected line has been answered already.
     pub fn next_incoming(&mut self) -> Option<(Incoming<'_>, &mut Outbox<O>)> {
-        let line = self.framer.next_line()?;
+        // The scan checks UTF-8 as it goes (cheaper than the framer checking it first).
+        let line = self.framer.next_line_bytes()?;
         let verdict = match line {
-            Ok(text) => envelope::scan(text),
+            Ok(bytes) => envelope::scan_bytes(bytes),
             Err(error) => Err(Rejection::from_frame_error(error)),
         };
         Some(match verdict {

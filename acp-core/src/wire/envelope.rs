@@ -30,7 +30,7 @@
 use core::fmt;
 
 use super::frame::FrameError;
-use super::json::{self, JsonError, MemberSpan, TopMembers, ValueKind};
+use super::json::{self, JsonError, JsonErrorKind, MemberSpan, TopMembers, ValueKind};
 use super::{ErrorCode, Id, JsonStr, RawValue};
 
 /// One JSON-RPC message, borrowed from its line.
@@ -231,13 +231,15 @@ struct Envelope {
 }
 
 /// The index in [`MEMBERS`] of a key, from its contents on the wire.
-fn member_index(text: &str, member: &MemberSpan) -> Option<usize> {
+fn member_index(bytes: &[u8], member: &MemberSpan) -> Option<usize> {
     let (start, end) = member.key;
     if member.key_escaped {
-        let key = JsonStr::new_unchecked(text.get(start..end).unwrap_or_default(), true);
+        // The scan checked the key as UTF-8 already; escaped keys are rare enough to check
+        // again rather than trust it.
+        let key = core::str::from_utf8(bytes.get(start..end)?).ok()?;
+        let key = JsonStr::new_unchecked(key, true);
         return MEMBERS.iter().position(|name| key.eq_str(name));
     }
-    let bytes = text.as_bytes();
     let len = end - start;
     // The key and its closing quote as one little-endian word, the bytes past the quote
     // cleared: the quote ends every name at its own length and an unescaped key holds none,
@@ -283,7 +285,7 @@ const QUOTED_MEMBERS: [u64; 6] = {
 
 impl TopMembers for Envelope {
     #[inline]
-    fn member(&mut self, text: &str, member: MemberSpan) {
+    fn member(&mut self, text: &[u8], member: MemberSpan) {
         if let Some(index) = member_index(text, &member) {
             if self.slots[index].is_some() {
                 self.duplicate.get_or_insert(index);
@@ -356,12 +358,51 @@ fn read_error_object(error: RawValue<'_>) -> Outcome<'_> {
 /// Classifies one line (without its newline) as a JSON-RPC message, or says which error reply
 /// it gets. The rules are in the [module docs](self).
 pub fn scan(line: &str) -> Result<Message<'_>, Rejection<'_>> {
-    let reject = |code, id, reason| Err(Rejection { code, id, reason });
     let mut envelope = Envelope::default();
-    let value = match json::scan(line, &mut envelope) {
-        Ok(value) => value,
-        Err(error) => return reject(ErrorCode::PARSE_ERROR, Id::Null, Reason::Json(error)),
-    };
+    match json::scan(line, &mut envelope) {
+        Ok(value) => classify(line, value, &envelope),
+        Err(error) => Err(Rejection::from_json_error(error)),
+    }
+}
+
+/// [`scan`] over a line not yet checked as UTF-8 (as [`Framer::next_line_bytes`] gives it),
+/// checking it in the same pass. A line that is not UTF-8 gets exactly the rejection the
+/// framer's check would have given it (`Parse error: invalid UTF-8 at byte N`, N as
+/// `core::str::from_utf8` reports it), whatever else is wrong with it.
+///
+/// [`Framer::next_line_bytes`]: super::frame::Framer::next_line_bytes
+pub fn scan_bytes(line: &[u8]) -> Result<Message<'_>, Rejection<'_>> {
+    let mut envelope = Envelope::default();
+    match json::scan_bytes(line, &mut envelope) {
+        Ok((line, value)) => classify(line, value, &envelope),
+        Err(error) => Err(Rejection::from_json_error(error)),
+    }
+}
+
+impl Rejection<'static> {
+    /// The reply to a line that is not JSON (or, from a byte scan, not UTF-8).
+    fn from_json_error(error: JsonError) -> Self {
+        match error.kind {
+            JsonErrorKind::InvalidUtf8 => Self::from_frame_error(FrameError::InvalidUtf8 {
+                valid_up_to: error.offset,
+            }),
+            _ => Self {
+                code: ErrorCode::PARSE_ERROR,
+                id: Id::Null,
+                reason: Reason::Json(error),
+            },
+        }
+    }
+}
+
+/// The verdict on a line whose JSON is valid, from the members the scan saw.
+#[inline(always)]
+fn classify<'a>(
+    line: &'a str,
+    value: RawValue<'a>,
+    envelope: &Envelope,
+) -> Result<Message<'a>, Rejection<'a>> {
+    let reject = |code, id, reason| Err(Rejection { code, id, reason });
     if value.kind() != ValueKind::Object {
         return reject(ErrorCode::INVALID_REQUEST, Id::Null, Reason::NotAnObject);
     }
@@ -473,7 +514,7 @@ mod tests {
                     value: (0, 0),
                     value_escaped: false,
                 };
-                assert_eq!(member_index(&text, &member), want, "{text}");
+                assert_eq!(member_index(text.as_bytes(), &member), want, "{text}");
             }
         }
     }

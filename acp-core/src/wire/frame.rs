@@ -437,6 +437,29 @@ impl<S: Storage> Framer<S> {
     /// Blank and whitespace-only lines are skipped. The `&str` borrows the storage until the
     /// next call.
     pub fn next_line(&mut self) -> Option<Result<&str, FrameError>> {
+        Some(match self.next_span()? {
+            Ok((from, to)) => str::from_utf8(&self.storage.bytes()[from..to]).map_err(|error| {
+                FrameError::InvalidUtf8 {
+                    valid_up_to: error.valid_up_to(),
+                }
+            }),
+            Err(error) => Err(error),
+        })
+    }
+
+    /// [`next_line`](Framer::next_line) without the UTF-8 check, for a caller that checks it
+    /// while it reads the line anyway (`envelope::scan_bytes`): never
+    /// [`FrameError::InvalidUtf8`], and the same lines and `LineTooLong` reports otherwise.
+    pub fn next_line_bytes(&mut self) -> Option<Result<&[u8], FrameError>> {
+        Some(match self.next_span()? {
+            Ok((from, to)) => Ok(&self.storage.bytes()[from..to]),
+            Err(error) => Err(error),
+        })
+    }
+
+    /// The storage range of the next complete, non-blank line (without its `\n` and one
+    /// `\r` before it), or the report that replaces it.
+    fn next_span(&mut self) -> Option<Result<(usize, usize), FrameError>> {
         // Every pass takes one line out of the storage, so this ends.
         let (from, to) = loop {
             if self.too_long_due {
@@ -471,13 +494,7 @@ impl<S: Storage> Framer<S> {
                 break (from, to);
             }
         };
-        Some(
-            str::from_utf8(&self.storage.bytes()[from..to]).map_err(|error| {
-                FrameError::InvalidUtf8 {
-                    valid_up_to: error.valid_up_to(),
-                }
-            }),
-        )
+        Some(Ok((from, to)))
     }
 
     fn too_long(&self) -> FrameError {

@@ -83,6 +83,10 @@ pub enum JsonErrorKind {
     ExpectedCommaOrBracket,
     /// An array or object nested deeper than [`MAX_DEPTH`]. The offset is its opening bracket.
     TooDeep,
+    /// The bytes are not UTF-8 (only from a scan of bytes, which checks it as it goes). The
+    /// offset is where `core::str::from_utf8` says the valid prefix ends, whatever else is
+    /// wrong with the text.
+    InvalidUtf8,
 }
 
 impl JsonError {
@@ -108,6 +112,7 @@ impl fmt::Display for JsonError {
             ExpectedColon => "expected ':'",
             ExpectedCommaOrBrace => "expected ',' or '}'",
             ExpectedCommaOrBracket => "expected ',' or ']'",
+            InvalidUtf8 => "invalid UTF-8",
         };
         write!(f, "{what} at byte {}", self.offset)
     }
@@ -144,15 +149,16 @@ pub(crate) trait TopMembers {
     const LISTENS: bool = true;
 
     /// One member of the outermost object, in text order, duplicates included. The key and
-    /// value are already validated when this is called, but the rest of the text may not be.
-    fn member(&mut self, text: &str, member: MemberSpan);
+    /// value are already validated (as UTF-8 too) when this is called, but the rest of the
+    /// text may not be.
+    fn member(&mut self, text: &[u8], member: MemberSpan);
 }
 
 impl TopMembers for () {
     const LISTENS: bool = false;
 
     #[inline(always)]
-    fn member(&mut self, _text: &str, _member: MemberSpan) {}
+    fn member(&mut self, _text: &[u8], _member: MemberSpan) {}
 }
 
 /// [`parse_value`], reporting the members of the outermost value to `members` when it is an
@@ -161,11 +167,60 @@ pub(crate) fn scan<'a, M: TopMembers>(
     text: &'a str,
     members: &mut M,
 ) -> Result<RawValue<'a>, JsonError> {
-    let mut scanner = Scanner {
-        text,
-        bytes: text.as_bytes(),
-        pos: 0,
+    let (start, end) = value_span::<false, M>(text.as_bytes(), members)?;
+    Ok(RawValue::new_unchecked(
+        text.get(start..end).unwrap_or_default(),
+    ))
+}
+
+/// [`scan`] over bytes not yet known to be UTF-8, checking that they are in the same pass;
+/// returns them as text with the value.
+///
+/// Outside strings the grammar admits ASCII only, so only strings can hold other bytes, and
+/// the string scan stops at every byte of `0x80` and above and checks its sequence. ASCII runs
+/// cost nothing more than in [`scan`]. Any error, of JSON or of UTF-8, is then checked
+/// against `core::str::from_utf8`: when the text is not UTF-8 that is the error
+/// ([`JsonErrorKind::InvalidUtf8`] at its `valid_up_to`), so the verdict is the one a
+/// `from_utf8` before [`scan`] would give.
+pub(crate) fn scan_bytes<'a, M: TopMembers>(
+    bytes: &'a [u8],
+    members: &mut M,
+) -> Result<(&'a str, RawValue<'a>), JsonError> {
+    let (start, end) = match value_span::<true, M>(bytes, members) {
+        Ok(span) => span,
+        Err(error) => return Err(utf8_error_first(bytes, error)),
     };
+    // SAFETY: the scan succeeded, so `bytes` is one JSON value with whitespace around it.
+    // Outside strings the grammar only accepts ASCII bytes, and inside strings the checking
+    // scan stops at every byte of 0x80 and above and accepts it only as part of a complete
+    // UTF-8 sequence (`utf8_sequence_len`: no overlong forms, no surrogates, nothing past
+    // U+10FFFF). So every byte is ASCII or in a well formed sequence: `bytes` is UTF-8. The
+    // tests compare this verdict with `core::str::from_utf8` on corpora and random bytes.
+    #[allow(unsafe_code)]
+    let text = unsafe { core::str::from_utf8_unchecked(bytes) };
+    Ok((
+        text,
+        RawValue::new_unchecked(text.get(start..end).unwrap_or_default()),
+    ))
+}
+
+/// The error of a failed [`scan_bytes`]: the UTF-8 one when the text is not UTF-8.
+#[cold]
+fn utf8_error_first(bytes: &[u8], error: JsonError) -> JsonError {
+    match core::str::from_utf8(bytes) {
+        Ok(_) => error,
+        Err(utf8) => JsonError::new(JsonErrorKind::InvalidUtf8, utf8.valid_up_to()),
+    }
+}
+
+/// Validates `bytes` as one JSON value (checking UTF-8 inside strings when `UTF8`) and
+/// returns the value's span without the whitespace around it.
+#[inline(always)]
+fn value_span<const UTF8: bool, M: TopMembers>(
+    bytes: &[u8],
+    members: &mut M,
+) -> Result<(usize, usize), JsonError> {
+    let mut scanner = Scanner::<UTF8> { bytes, pos: 0 };
     scanner.skip_ws();
     let start = scanner.pos;
     if M::LISTENS && scanner.bytes.get(start) == Some(&b'{') {
@@ -175,24 +230,23 @@ pub(crate) fn scan<'a, M: TopMembers>(
     }
     let end = scanner.pos;
     scanner.skip_ws();
-    if scanner.pos != text.len() {
+    if scanner.pos != bytes.len() {
         return Err(JsonError::new(
             JsonErrorKind::TrailingCharacters,
             scanner.pos,
         ));
     }
-    Ok(RawValue::new_unchecked(
-        text.get(start..end).unwrap_or_default(),
-    ))
+    Ok((start, end))
 }
 
-struct Scanner<'a> {
-    text: &'a str,
+/// The validating scanner; with `UTF8` it also checks the bytes of `0x80` and above (which
+/// valid JSON only has inside strings).
+struct Scanner<'a, const UTF8: bool> {
     bytes: &'a [u8],
     pos: usize,
 }
 
-impl<'a> Scanner<'a> {
+impl<const UTF8: bool> Scanner<'_, UTF8> {
     fn end_or(&self, kind: JsonErrorKind, at: usize) -> JsonError {
         if at >= self.bytes.len() {
             JsonError::new(JsonErrorKind::UnexpectedEnd, self.bytes.len())
@@ -246,7 +300,7 @@ impl<'a> Scanner<'a> {
                 value: (value_start, self.pos),
                 value_escaped,
             };
-            members.member(self.text, member);
+            members.member(self.bytes, member);
             self.skip_ws();
             match self.bytes.get(self.pos) {
                 Some(b',') => {
@@ -371,12 +425,13 @@ impl<'a> Scanner<'a> {
         let mut pos = self.pos;
         let mut escaped = false;
         loop {
-            pos = skip_plain(bytes, pos);
+            pos = skip_plain::<UTF8>(bytes, pos);
             match bytes.get(pos) {
                 Some(b'"') => {
                     self.pos = pos + 1;
                     return Ok(escaped);
                 }
+                Some(&b) if UTF8 && b >= 0x80 => pos = non_ascii_run(bytes, pos)?,
                 Some(b'\\') => {
                     escaped = true;
                     // The two-byte escapes are most of them; `\u` takes the long way.
@@ -538,13 +593,53 @@ fn skip_digits(bytes: &[u8], mut pos: usize) -> usize {
     pos
 }
 
+/// Checks the UTF-8 sequences from `pos` (a byte of `0x80` and above) up to the next ASCII
+/// byte, and returns its position. Non-ASCII text comes in runs (words, CJK lines), checked
+/// here in one go rather than a stop per character.
+#[inline(never)]
+fn non_ascii_run(bytes: &[u8], mut pos: usize) -> Result<usize, JsonError> {
+    // Every pass takes at least one byte or returns.
+    while let Some(&lead) = bytes.get(pos) {
+        if lead < 0x80 {
+            break;
+        }
+        match utf8_sequence_len(bytes, pos) {
+            Some(len) => pos += len,
+            // Placed exactly by `utf8_error_first`.
+            None => return Err(JsonError::new(JsonErrorKind::InvalidUtf8, pos)),
+        }
+    }
+    Ok(pos)
+}
+
+/// The length of the well formed UTF-8 sequence of two to four bytes at `at`, or `None`
+/// (Unicode table 3-7: no overlong forms, no surrogates, nothing past U+10FFFF).
+#[inline(always)]
+fn utf8_sequence_len(bytes: &[u8], at: usize) -> Option<usize> {
+    let byte = |i: usize| bytes.get(at + i).copied().unwrap_or(0);
+    let continuation = |i: usize| byte(i) & 0xC0 == 0x80;
+    let (len, second) = match byte(0) {
+        0xC2..=0xDF => (2, 0x80..=0xBF),
+        0xE0 => (3, 0xA0..=0xBF),
+        0xE1..=0xEC | 0xEE..=0xEF => (3, 0x80..=0xBF),
+        0xED => (3, 0x80..=0x9F),
+        0xF0 => (4, 0x90..=0xBF),
+        0xF1..=0xF3 => (4, 0x80..=0xBF),
+        0xF4 => (4, 0x80..=0x8F),
+        _ => return None,
+    };
+    let rest_ok = (2..len).all(continuation);
+    (second.contains(&byte(1)) && rest_ok).then_some(len)
+}
+
 /// The position of the first byte at or after `pos` that is a quote, a backslash or a control
-/// character, or the length of `bytes` (`pos` when it is past the end).
+/// character (or with `NON_ASCII` a byte of `0x80` and above), or the length of `bytes` (`pos`
+/// when it is past the end).
 ///
 /// Sixteen bytes per step (see [`stops`]). The last bytes of the text, when fewer than a
 /// block, are looked at as the last block of the text less the bytes before `pos`.
 #[inline(always)]
-fn skip_plain(bytes: &[u8], mut pos: usize) -> usize {
+fn skip_plain<const NON_ASCII: bool>(bytes: &[u8], mut pos: usize) -> usize {
     // `pos < end` rather than a range check per step: one compare, and the block read below
     // is then known to be in bounds.
     let end = bytes.len().saturating_sub(BLOCK - 1);
@@ -555,17 +650,17 @@ fn skip_plain(bytes: &[u8], mut pos: usize) -> usize {
         else {
             break;
         };
-        let stops = stops(block);
+        let stops = stops::<NON_ASCII>(block);
         if stops.any() {
             return pos + stops.first();
         }
         pos += BLOCK;
     }
     let Some(last) = bytes.last_chunk::<BLOCK>() else {
-        return skip_plain_short(bytes, pos);
+        return skip_plain_short::<NON_ASCII>(bytes, pos);
     };
     let before = (pos + BLOCK).saturating_sub(bytes.len());
-    let stops = stops(last).after(before);
+    let stops = stops::<NON_ASCII>(last).after(before);
     if stops.any() {
         pos + stops.first()
     } else {
@@ -574,9 +669,9 @@ fn skip_plain(bytes: &[u8], mut pos: usize) -> usize {
 }
 
 /// [`skip_plain`] for a text shorter than a block.
-fn skip_plain_short(bytes: &[u8], mut pos: usize) -> usize {
+fn skip_plain_short<const NON_ASCII: bool>(bytes: &[u8], mut pos: usize) -> usize {
     while let Some(&b) = bytes.get(pos) {
-        if b == b'"' || b == b'\\' || b < 0x20 {
+        if b == b'"' || b == b'\\' || b < 0x20 || (NON_ASCII && b >= 0x80) {
             break;
         }
         pos += 1;
@@ -611,7 +706,7 @@ pub enum ValueKind {
 fn skip_string_unchecked(bytes: &[u8], mut pos: usize) -> (usize, bool) {
     let mut escaped = false;
     loop {
-        pos = skip_plain(bytes, pos);
+        pos = skip_plain::<false>(bytes, pos);
         match bytes.get(pos) {
             Some(b'"') => return (pos + 1, escaped),
             Some(b'\\') => {
@@ -678,7 +773,7 @@ fn has_backslash(bytes: &[u8]) -> bool {
     }
     let mut pos = 0;
     while pos < bytes.len() {
-        pos = skip_plain(bytes, pos);
+        pos = skip_plain::<false>(bytes, pos);
         match bytes.get(pos) {
             Some(b'\\') => return true,
             Some(_) => pos += 1,
@@ -1146,9 +1241,11 @@ mod tests {
     /// few blocks, so every split between whole blocks and the overlapping last block is hit.
     #[test]
     fn the_string_stop_scan_agrees_with_a_byte_loop_at_every_offset_and_length() {
-        fn by_bytes(bytes: &[u8], pos: usize) -> usize {
+        fn by_bytes(bytes: &[u8], pos: usize, non_ascii: bool) -> usize {
             (pos..bytes.len())
-                .find(|&i| matches!(bytes[i], b'"' | b'\\' | 0..=0x1f))
+                .find(|&i| {
+                    matches!(bytes[i], b'"' | b'\\' | 0..=0x1f) || (non_ascii && bytes[i] >= 0x80)
+                })
                 .unwrap_or(bytes.len().max(pos))
         }
         let mut state = 0x2545_f491_4f6c_dd1du64;
@@ -1172,8 +1269,13 @@ mod tests {
                     .collect();
                 for pos in 0..=len + 2 {
                     assert_eq!(
-                        skip_plain(&bytes, pos),
-                        by_bytes(&bytes, pos),
+                        skip_plain::<false>(&bytes, pos),
+                        by_bytes(&bytes, pos, false),
+                        "{bytes:?} {pos}"
+                    );
+                    assert_eq!(
+                        skip_plain::<true>(&bytes, pos),
+                        by_bytes(&bytes, pos, true),
                         "{bytes:?} {pos}"
                     );
                 }
@@ -1195,14 +1297,118 @@ mod tests {
                     if at > 0 {
                         bytes[at - 1] = 0xff;
                     }
-                    assert_eq!(skip_plain(&bytes, 0), at, "{bytes:?}");
+                    assert_eq!(skip_plain::<false>(&bytes, 0), at, "{bytes:?}");
                 }
-                assert_eq!(skip_plain(&vec![b'a'; len], 0), len);
+                assert_eq!(skip_plain::<false>(&vec![b'a'; len], 0), len);
             }
         }
         // Bytes just above the stops are plain.
         let plain = [b' ', b'!', b'#', b'[', b']', 0x7f, 0x80, 0xc3, 0xff, 0x21];
         let bytes: std::vec::Vec<u8> = plain.iter().cycle().take(64).copied().collect();
-        assert_eq!(skip_plain(&bytes, 0), 64);
+        assert_eq!(skip_plain::<false>(&bytes, 0), 64);
+    }
+
+    /// The sequence check against `core::str::from_utf8` for every lead and second byte,
+    /// with the third and fourth bytes at and around the continuation range's edges.
+    #[test]
+    fn utf8_sequences_agree_with_core_on_every_two_byte_prefix() {
+        let edges = [0x00, 0x7f, 0x80, 0x8f, 0x90, 0x9f, 0xa0, 0xbf, 0xc0, 0xff];
+        for lead in 0x80..=0xffu8 {
+            for second in 0..=0xffu8 {
+                for third in edges {
+                    for fourth in edges {
+                        let bytes = [lead, second, third, fourth];
+                        // The sequence is the shortest prefix of two bytes or more that is
+                        // UTF-8 (a shorter one would be a whole sequence already).
+                        let want = (2..=4).find(|&len| core::str::from_utf8(&bytes[..len]).is_ok());
+                        assert_eq!(utf8_sequence_len(&bytes, 0), want, "{bytes:x?}");
+                        // Cut short at every length.
+                        for len in 0..4 {
+                            let cut = &bytes[..len];
+                            let want = (2..=len).find(|&n| core::str::from_utf8(&cut[..n]).is_ok());
+                            assert_eq!(utf8_sequence_len(cut, 0), want, "{cut:x?}");
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// The checking scan against `from_utf8` then [`scan`]: the same verdict on random byte
+    /// strings (JSON strings with random bytes inside, valid UTF-8 or not, and random bytes
+    /// anywhere), and the text it hands back is the input.
+    #[test]
+    fn the_checking_scan_agrees_with_from_utf8_then_scan() {
+        fn property(prefix: std::vec::Vec<u8>, inside: std::vec::Vec<u8>, text: String) -> bool {
+            let mut bytes = std::vec::Vec::from(&b"{\"a\":[\""[..]);
+            bytes.extend_from_slice(&prefix);
+            bytes.extend_from_slice(text.as_bytes());
+            bytes.extend_from_slice(&inside);
+            bytes.extend_from_slice(b"\"]}");
+            for candidate in [&bytes[..], &prefix, &inside, text.as_bytes()] {
+                let want = match core::str::from_utf8(candidate) {
+                    Ok(text) => parse_value(text).map(|value| (text, value)),
+                    Err(error) => Err(JsonError::new(
+                        JsonErrorKind::InvalidUtf8,
+                        error.valid_up_to(),
+                    )),
+                };
+                let got = scan_bytes(candidate, &mut ());
+                if got != want {
+                    return false;
+                }
+                if let Ok((text, _)) = got
+                    && text.as_bytes() != candidate
+                {
+                    return false;
+                }
+            }
+            true
+        }
+        QuickCheck::new()
+            .tests(5_000)
+            .quickcheck(property as fn(std::vec::Vec<u8>, std::vec::Vec<u8>, String) -> bool);
+    }
+
+    /// Hand-picked lines: where the UTF-8 error is reported whatever the JSON error is, and
+    /// runs of non-ASCII text across the block edges.
+    #[test]
+    fn the_checking_scan_reports_utf8_before_json() {
+        let invalid_utf8 = |offset| Err(JsonError::new(JsonErrorKind::InvalidUtf8, offset));
+        let cases: [(&[u8], Result<(), JsonError>); 10] = [
+            (b"\"\xff\"", invalid_utf8(1)),
+            // Not JSON before the bad byte: the UTF-8 error still wins.
+            (b"x \"\xc3\x28\"", invalid_utf8(3)),
+            (
+                b"\xe2\x82\xac",
+                Err(JsonError::new(JsonErrorKind::ExpectedValue, 0)),
+            ),
+            (b"\"\xed\xa0\x80\"", invalid_utf8(1)),
+            (b"\"\xf4\x90\x80\x80\"", invalid_utf8(1)),
+            (b"\"\xc0\xaf\"", invalid_utf8(1)),
+            (b"\"\xe2\x82\"", invalid_utf8(1)),
+            (b"\"\xe2\x82", invalid_utf8(1)),
+            ("\"ab\u{20ac}\u{10ffff}\u{e9}\"".as_bytes(), Ok(())),
+            (
+                "[\"\u{4e2d}\u{6587}\u{6587}\u{6587}\u{6587}\u{6587}\u{6587}\",1]".as_bytes(),
+                Ok(()),
+            ),
+        ];
+        for (bytes, want) in cases {
+            assert_eq!(scan_bytes(bytes, &mut ()).map(|_| ()), want, "{bytes:x?}");
+        }
+        // Every split of a non-ASCII run against the blocks.
+        for before in 0..40 {
+            let text = std::format!("\"{}\u{e9}\u{4e2d}\u{1f600}z\"", "a".repeat(before));
+            assert!(scan_bytes(text.as_bytes(), &mut ()).is_ok(), "{text}");
+            let mut bytes = text.into_bytes();
+            let at = 1 + before + 1;
+            bytes[at] = b'a';
+            assert_eq!(
+                scan_bytes(&bytes, &mut ()).map(|_| ()),
+                invalid_utf8(at - 1),
+                "{bytes:x?}"
+            );
+        }
     }
 }

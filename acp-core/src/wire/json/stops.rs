@@ -72,15 +72,17 @@ impl Stops {
     }
 }
 
-/// The `"`, `\` and control characters (below `0x20`) of `block`.
+/// The `"`, `\` and control characters (below `0x20`) of `block`, and with `NON_ASCII` its
+/// bytes of `0x80` and above too (for the scan that checks UTF-8 as it goes: in JSON those
+/// bytes only occur inside strings). The high bits come free: they are the block's own.
 #[inline(always)]
-pub(in crate::wire) fn stops(block: &[u8; BLOCK]) -> Stops {
+pub(in crate::wire) fn stops<const NON_ASCII: bool>(block: &[u8; BLOCK]) -> Stops {
     if_sse2!(
         // SAFETY: `stop_bits_sse2` needs SSE2, and this line is only compiled when the build
         // enables SSE2 for all code (`cfg(target_feature = "sse2")`), so the CPU has it.
         #[allow(unsafe_code)]
-        Stops(u32::from(unsafe { stop_bits_sse2(block) })),
-        Stops(stop_lanes(block))
+        Stops(u32::from(unsafe { stop_bits_sse2::<NON_ASCII>(block) })),
+        Stops(stop_lanes::<NON_ASCII>(block))
     )
 }
 
@@ -98,7 +100,7 @@ pub(in crate::wire) fn newlines(block: &[u8; BLOCK]) -> Stops {
 #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
 #[target_feature(enable = "sse2")]
 #[inline]
-fn stop_bits_sse2(block: &[u8; BLOCK]) -> u16 {
+fn stop_bits_sse2<const NON_ASCII: bool>(block: &[u8; BLOCK]) -> u16 {
     use core::arch::x86_64::{
         _mm_cmpeq_epi8, _mm_min_epu8, _mm_movemask_epi8, _mm_or_si128, _mm_set_epi64x,
         _mm_set1_epi8,
@@ -110,6 +112,11 @@ fn stop_bits_sse2(block: &[u8; BLOCK]) -> u16 {
     // `min(b, 0x1f) == b` exactly when `b <= 0x1f`, comparing unsigned.
     let controls = _mm_cmpeq_epi8(_mm_min_epu8(bytes, _mm_set1_epi8(0x1f)), bytes);
     let stops = _mm_or_si128(_mm_or_si128(quotes, backslashes), controls);
+    let stops = if NON_ASCII {
+        _mm_or_si128(stops, bytes)
+    } else {
+        stops
+    };
     _mm_movemask_epi8(stops) as u16
 }
 
@@ -126,9 +133,9 @@ fn newline_bits_sse2(block: &[u8; BLOCK]) -> u16 {
 /// [`stops`] by word arithmetic, as lanes (compiled and tested everywhere).
 #[cfg_attr(all(target_arch = "x86_64", target_feature = "sse2"), allow(dead_code))]
 #[inline(always)]
-fn stop_lanes(block: &[u8; BLOCK]) -> u128 {
+fn stop_lanes<const NON_ASCII: bool>(block: &[u8; BLOCK]) -> u128 {
     let (low, high) = halves(block);
-    u128::from(stop_bytes(low)) | u128::from(stop_bytes(high)) << 64
+    u128::from(stop_bytes::<NON_ASCII>(low)) | u128::from(stop_bytes::<NON_ASCII>(high)) << 64
 }
 
 /// [`newlines`] by word arithmetic, as lanes (compiled and tested everywhere).
@@ -160,15 +167,19 @@ const HIGHS: u64 = u64::from_le_bytes([0x80; 8]);
 /// For the low seven bits `l` of a byte, `(l ^ c) + 0x7f` has its high bit set unless
 /// `l == c`, and `l + 0x60` unless `l < 0x20`; none of the sums carries into the next byte,
 /// so every bit is exact. A byte is a stop when none of the three is set and its own high bit
-/// is clear.
+/// is clear, or (`NON_ASCII`) when its own high bit is set.
 #[cfg_attr(all(target_arch = "x86_64", target_feature = "sse2"), allow(dead_code))]
 #[inline(always)]
-const fn stop_bytes(word: u64) -> u64 {
+const fn stop_bytes<const NON_ASCII: bool>(word: u64) -> u64 {
     let low = word & LOWS;
     let not_quote = (low ^ (ONES * b'"' as u64)) + LOWS;
     let not_backslash = (low ^ (ONES * b'\\' as u64)) + LOWS;
     let not_control = low + ONES * 0x60;
-    !((not_quote & not_backslash & not_control) | word) & HIGHS
+    if NON_ASCII {
+        (!(not_quote & not_backslash & not_control) | word) & HIGHS
+    } else {
+        !((not_quote & not_backslash & not_control) | word) & HIGHS
+    }
 }
 
 /// `0x80` in each byte of `word` that is zero (exact, as in [`stop_bytes`]).
@@ -198,14 +209,17 @@ mod tests {
     }
 
     fn check(block: &[u8; BLOCK]) {
+        let want = by_bytes(block, |b| b == b'"' || b == b'\\' || b < 0x20 || b >= 0x80);
+        assert_eq!(stops::<true>(block).bits(), want, "{block:?}");
+        assert_eq!(lane_bits(stop_lanes::<true>(block)), want, "{block:?}");
         let want = by_bytes(block, |b| b == b'"' || b == b'\\' || b < 0x20);
-        assert_eq!(stops(block).bits(), want, "{block:?}");
-        assert_eq!(lane_bits(stop_lanes(block)), want, "{block:?}");
+        assert_eq!(stops::<false>(block).bits(), want, "{block:?}");
+        assert_eq!(lane_bits(stop_lanes::<false>(block)), want, "{block:?}");
         let want = by_bytes(block, |b| b == b'\n');
         assert_eq!(newlines(block).bits(), want, "{block:?}");
         assert_eq!(lane_bits(newline_lanes(block)), want, "{block:?}");
         // The first stop and the stops after a prefix.
-        let all = stops(block);
+        let all = stops::<false>(block);
         let bits = all.bits();
         if bits != 0 {
             assert_eq!(all.first(), bits.trailing_zeros() as usize, "{block:?}");
