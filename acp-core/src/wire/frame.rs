@@ -12,7 +12,8 @@
 //!   bytes before the `\n`, **including** a trailing `\r`: with a limit of 64, `64 bytes + \n`
 //!   and `63 bytes + \r\n` fit, `64 bytes + \r\n` does not.
 //! - A line that is not UTF-8 is reported as [`FrameError::InvalidUtf8`]; the next line is
-//!   served normally.
+//!   served normally. [`Framer::next_line_bytes`] leaves that check to the caller
+//!   (`envelope::scan_bytes` does it while it scans the line, for less work per byte).
 //!
 //! Memory is bounded: the framer works inside a [`Storage`] the caller provides and never
 //! holds more than its size (fixed storage) or `max(max_line, GROWABLE_MIN_CAPACITY)` bytes

@@ -1,4 +1,5 @@
-//! A validating, zero-copy JSON scanner over text the framer has already checked as UTF-8.
+//! A validating, zero-copy JSON scanner over text the framer has already checked as UTF-8, or
+//! over bytes it checks as UTF-8 itself in the same pass (`scan_bytes`, for the envelope).
 //!
 //! [`parse_value`] checks one line against RFC 8259 in a single pass and hands back the
 //! span of its value as a [`RawValue`]; nothing is copied and nothing is decoded. Reading a
@@ -596,7 +597,7 @@ fn skip_digits(bytes: &[u8], mut pos: usize) -> usize {
 /// Checks the UTF-8 sequences from `pos` (a byte of `0x80` and above) up to the next ASCII
 /// byte, and returns its position. Non-ASCII text comes in runs (words, CJK lines), checked
 /// here in one go rather than a stop per character.
-#[inline(never)]
+#[inline(always)]
 fn non_ascii_run(bytes: &[u8], mut pos: usize) -> Result<usize, JsonError> {
     // Every pass takes at least one byte or returns.
     while let Some(&lead) = bytes.get(pos) {
@@ -614,22 +615,41 @@ fn non_ascii_run(bytes: &[u8], mut pos: usize) -> Result<usize, JsonError> {
 
 /// The length of the well formed UTF-8 sequence of two to four bytes at `at`, or `None`
 /// (Unicode table 3-7: no overlong forms, no surrogates, nothing past U+10FFFF).
+///
+/// The four bytes from `at` are read as one little-endian word (zeros past the end, which are
+/// no continuation bytes), and the lead's form and the continuation bytes are checked by one
+/// mask each; the few forbidden values are then excluded from the code point's bits.
 #[inline(always)]
 fn utf8_sequence_len(bytes: &[u8], at: usize) -> Option<usize> {
-    let byte = |i: usize| bytes.get(at + i).copied().unwrap_or(0);
-    let continuation = |i: usize| byte(i) & 0xC0 == 0x80;
-    let (len, second) = match byte(0) {
-        0xC2..=0xDF => (2, 0x80..=0xBF),
-        0xE0 => (3, 0xA0..=0xBF),
-        0xE1..=0xEC | 0xEE..=0xEF => (3, 0x80..=0xBF),
-        0xED => (3, 0x80..=0x9F),
-        0xF0 => (4, 0x90..=0xBF),
-        0xF1..=0xF3 => (4, 0x80..=0xBF),
-        0xF4 => (4, 0x80..=0x8F),
-        _ => return None,
+    let rest = bytes.get(at..).unwrap_or_default();
+    let word = match rest.first_chunk::<4>() {
+        Some(word) => *word,
+        None => {
+            let mut word = [0; 4];
+            word[..rest.len()].copy_from_slice(rest);
+            word
+        }
     };
-    let rest_ok = (2..len).all(continuation);
-    (second.contains(&byte(1)) && rest_ok).then_some(len)
+    let word = u32::from_le_bytes(word);
+    if word & 0xC0E0 == 0x80C0 {
+        // 110xxxxx 10xxxxxx: C0 and C1 (no bit in 0x1E) are overlong.
+        (word & 0x1E != 0).then_some(2)
+    } else if word & 0xC0_C0F0 == 0x80_80E0 {
+        // 1110xxxx 10xxxxxx 10xxxxxx: the lead's low nibble and the second byte's 0x20 bit
+        // are both zero for an overlong form (E0 80..9F) and are D and 1 for a surrogate
+        // (ED A0..BF).
+        let high = word & 0x200F;
+        (high != 0 && high != 0x200D).then_some(3)
+    } else if word & 0xC0C0_C0F8 == 0x8080_80F0 {
+        // 11110xxx and three continuations: the code point must be U+10000 to U+10FFFF.
+        let point = (word & 0x07) << 18
+            | (word >> 8 & 0x3F) << 12
+            | (word >> 16 & 0x3F) << 6
+            | word >> 24 & 0x3F;
+        (0x1_0000..=0x10_FFFF).contains(&point).then_some(4)
+    } else {
+        None
+    }
 }
 
 /// The position of the first byte at or after `pos` that is a quote, a backslash or a control

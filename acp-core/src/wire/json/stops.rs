@@ -1,5 +1,6 @@
 //! Where a scan must stop, over a block of sixteen bytes: the quotes, backslashes and control
-//! characters for the string scan, the newlines for the framer.
+//! characters for the string scan (and the non-ASCII bytes when it checks UTF-8 too), the
+//! newlines for the framer.
 //!
 //! Most bytes of ACP traffic sit inside long strings, and a stop comes every dozen bytes or so
 //! (escaped newlines and quotes in code and diffs), so both the bytes per step and the cost of
@@ -10,7 +11,8 @@
 //! The vector path is compiled only where SSE2 is enabled for the whole build (every x86_64
 //! target but the soft-float ones). Rust still treats calling a function compiled with
 //! `#[target_feature(enable = "sse2")]` from one without the attribute as `unsafe`: those two
-//! calls, in [`stops`] and [`newlines`], are the crate's only `unsafe` code. Loading the block
+//! calls, in [`stops`] and [`newlines`], are `unsafe` code (with `from_utf8_unchecked` in
+//! `json::scan_bytes`, the crate's only). Loading the block
 //! needs none: the two halves are read as integers and LLVM folds them into one unaligned
 //! vector load. Without them (`cfg` false) the SWAR path is used and nothing else changes.
 
@@ -209,7 +211,7 @@ mod tests {
     }
 
     fn check(block: &[u8; BLOCK]) {
-        let want = by_bytes(block, |b| b == b'"' || b == b'\\' || b < 0x20 || b >= 0x80);
+        let want = by_bytes(block, |b| b == b'"' || b == b'\\' || !(0x20..0x80).contains(&b));
         assert_eq!(stops::<true>(block).bits(), want, "{block:?}");
         assert_eq!(lane_bits(stop_lanes::<true>(block)), want, "{block:?}");
         let want = by_bytes(block, |b| b == b'"' || b == b'\\' || b < 0x20);
