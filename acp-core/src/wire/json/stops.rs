@@ -211,7 +211,9 @@ mod tests {
     }
 
     fn check(block: &[u8; BLOCK]) {
-        let want = by_bytes(block, |b| b == b'"' || b == b'\\' || !(0x20..0x80).contains(&b));
+        let want = by_bytes(block, |b| {
+            b == b'"' || b == b'\\' || !(0x20..0x80).contains(&b)
+        });
         assert_eq!(stops::<true>(block).bits(), want, "{block:?}");
         assert_eq!(lane_bits(stop_lanes::<true>(block)), want, "{block:?}");
         let want = by_bytes(block, |b| b == b'"' || b == b'\\' || b < 0x20);
