@@ -40,4 +40,5 @@ pub mod supervisor;
 pub mod wire;
 
 pub use conn::agent::AgentConnection;
+pub use conn::client::ClientConnection;
 pub use machine::Instant;

@@ -2,4 +2,5 @@
 //! `handle_*` / `poll_*` API per side.
 
 pub mod agent;
+pub mod client;
 pub mod transport;

@@ -40,6 +40,13 @@ pub enum UsageError {
     /// A permission request names a `toolCallId` that no `tool_call` update of the running
     /// turn announced.
     UnknownToolCall,
+    /// The answer does not fit the request's method (e.g. a permission outcome for an
+    /// `ask_user` request).
+    WrongKind,
+    /// The outbox has no room for the line; write out pending bytes first.
+    OutboxFull,
+    /// The `initialize` handshake failed (e.g. an unsupported protocol version).
+    HandshakeFailed,
 }
 
 impl fmt::Display for UsageError {
@@ -61,6 +68,9 @@ impl fmt::Display for UsageError {
                 "the outbox is above its high-water mark; write pending bytes first"
             }
             Self::UnknownToolCall => "no tool_call update of this turn announced that toolCallId",
+            Self::WrongKind => "the answer does not fit the request's method",
+            Self::OutboxFull => "the outbox is full; write out pending bytes first",
+            Self::HandshakeFailed => "the initialize handshake failed",
         })
     }
 }
