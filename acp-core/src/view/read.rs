@@ -1,0 +1,147 @@
+//! Field readers shared by every view: one pass over an object's members, then a reader per
+//! field that applies the owned types' rule for it (strict for required fields, lenient for the
+//! ones the schema marks default-on-error).
+
+use crate::wire::json::ValueKind;
+use crate::wire::{JsonStr, RawValue};
+
+use super::error::{Detail, Fault};
+
+pub(crate) type Read<'a, T> = Result<T, Fault<'a>>;
+
+/// `{}`: what absent or `null` params read as.
+pub(crate) const EMPTY_OBJECT: RawValue<'static> = RawValue::new_unchecked("{}");
+
+/// The values of the members named `keys`, in one pass over `object` (which must be an
+/// object). Unknown members are ignored; a known member sent twice is refused, as the owned
+/// types' derived decoders refuse it.
+#[inline]
+pub(crate) fn members<'a, const N: usize>(
+    object: RawValue<'a>,
+    keys: [&'static str; N],
+) -> Read<'a, [Option<RawValue<'a>>; N]> {
+    let mut slots = [None; N];
+    // Bounded by the text: every step consumes one member.
+    for (key, value) in object.fields() {
+        let found = match key.as_plain() {
+            Some(plain) => keys.iter().position(|k| *k == plain),
+            None => keys.iter().position(|k| key.eq_str(k)),
+        };
+        if let Some(index) = found {
+            if slots[index].is_some() {
+                return Err(Fault::field(keys[index], Detail::Duplicate));
+            }
+            slots[index] = Some(value);
+        }
+    }
+    Ok(slots)
+}
+
+/// Checks that a value is an object.
+#[inline]
+pub(crate) fn object(value: RawValue<'_>) -> Read<'_, RawValue<'_>> {
+    if value.kind() == ValueKind::Object {
+        Ok(value)
+    } else {
+        Err(Fault::here(Detail::MustBe("a JSON object")))
+    }
+}
+
+/// A required member that must be an object.
+#[inline]
+pub(crate) fn required_object<'a>(
+    value: Option<RawValue<'a>>,
+    key: &'static str,
+) -> Read<'a, RawValue<'a>> {
+    let value = value.ok_or_else(|| Fault::field(key, Detail::Required))?;
+    object(value).map_err(|fault| fault.at(key))
+}
+
+/// A required string member.
+#[inline]
+pub(crate) fn required_str<'a>(
+    value: Option<RawValue<'a>>,
+    key: &'static str,
+) -> Read<'a, JsonStr<'a>> {
+    value
+        .ok_or_else(|| Fault::field(key, Detail::Required))?
+        .as_str()
+        .ok_or_else(|| Fault::field(key, Detail::MustBe("a string")))
+}
+
+/// An optional string with no leniency (`Option<String>` without a default-on-error mark):
+/// absent and `null` are `None`, other non-strings are refused.
+#[inline]
+pub(crate) fn strict_opt_str<'a>(
+    value: Option<RawValue<'a>>,
+    key: &'static str,
+) -> Read<'a, Option<JsonStr<'a>>> {
+    match value {
+        None => Ok(None),
+        Some(v) if v.is_null() => Ok(None),
+        Some(v) => v
+            .as_str()
+            .map(Some)
+            .ok_or_else(|| Fault::field(key, Detail::MustBe("a string"))),
+    }
+}
+
+/// A default-on-error optional string: anything but a string reads as absent.
+#[inline]
+pub(crate) fn lenient_str(value: Option<RawValue<'_>>) -> Option<JsonStr<'_>> {
+    value?.as_str()
+}
+
+/// `_meta` and other free-form objects: kept when an object, dropped otherwise.
+#[inline]
+pub(crate) fn lenient_object(value: Option<RawValue<'_>>) -> Option<RawValue<'_>> {
+    value.filter(|v| v.kind() == ValueKind::Object)
+}
+
+/// A default-on-error flag: only `true` is true.
+#[inline]
+pub(crate) fn flag(value: Option<RawValue<'_>>) -> bool {
+    value.and_then(|v| v.as_bool()).unwrap_or(false)
+}
+
+/// Any JSON value where `null` means absent (`Option<serde_json::Value>`).
+#[inline]
+pub(crate) fn any_value(value: Option<RawValue<'_>>) -> Option<RawValue<'_>> {
+    value.filter(|v| !v.is_null())
+}
+
+/// An integer as serde_json hands it to a visitor: `u64` when it fits, else `i64`; `None` for
+/// floats and integers beyond both (serde_json reads those as floats).
+pub(crate) fn integer(value: RawValue<'_>) -> Option<i128> {
+    value
+        .as_u64()
+        .map(i128::from)
+        .or_else(|| value.as_i64().map(i128::from))
+}
+
+/// The elements of a required array, or the owned types' error for a non-array.
+#[inline]
+pub(crate) fn required_array<'a>(
+    value: Option<RawValue<'a>>,
+    key: &'static str,
+    noun: &'static str,
+) -> Read<'a, RawValue<'a>> {
+    let value = value.ok_or_else(|| Fault::field(key, Detail::Required))?;
+    if value.kind() == ValueKind::Array {
+        Ok(value)
+    } else {
+        Err(Fault::field(key, Detail::MustBe(noun)))
+    }
+}
+
+/// An array marked skip-invalid-items: the array when it is one.
+#[inline]
+pub(crate) fn lenient_array(value: Option<RawValue<'_>>) -> Option<RawValue<'_>> {
+    value.filter(|v| v.kind() == ValueKind::Array)
+}
+
+/// A required member of any kind.
+#[inline]
+pub(crate) fn required<'a>(value: Option<RawValue<'a>>, key: &'static str) -> Read<'a, RawValue<'a>> {
+    value.ok_or_else(|| Fault::field(key, Detail::Required))
+}
