@@ -5,7 +5,8 @@
 //! builds without `alloc`. Views read the spans the envelope scanner already validated, through
 //! the accessors of [`crate::wire::json`].
 //!
-//! Covered: `initialize` (params and result), `session/new`'s session id, `session/prompt`
+//! Covered: `initialize` (params and result), `session/new` (params with the MCP servers, and
+//! the new session's id), `session/prompt`
 //! (params with text, resource link and the other blocks; result with the stop reason),
 //! `session/cancel`, `session/update` with message and thought chunks, tool calls, tool call
 //! updates and plans (other kinds pass through raw, unknown kinds as
@@ -50,6 +51,7 @@ mod content;
 mod enums;
 mod error;
 mod initialize;
+mod mcp;
 mod permission;
 mod read;
 mod session;
@@ -68,6 +70,7 @@ pub use initialize::{
     AgentCapabilitiesView, AuthMethodInfo, AuthMethodView, AuthMethods, ClientCapabilitiesView,
     ImplementationView, InitializeRequestView, InitializeResponseView,
 };
+pub use mcp::{McpServerView, McpServers, McpTransport, NewSessionRequestView};
 pub use permission::{
     PermissionOptionView, PermissionOptions, PermissionOutcomeView, RequestPermissionResponseView,
     RequestPermissionView,
@@ -125,6 +128,8 @@ fn result<'a, T>(
 pub enum ClientRequestView<'a> {
     /// `initialize`.
     Initialize(InitializeRequestView<'a>),
+    /// `session/new`.
+    NewSession(NewSessionRequestView<'a>),
     /// `session/prompt`.
     Prompt(PromptRequestView<'a>),
     /// `session/cancel` sent as a request (Agentao accepts both forms).
@@ -133,7 +138,8 @@ pub enum ClientRequestView<'a> {
 
 impl<'a> ClientRequestView<'a> {
     /// Decodes the params of a client → agent request named `method`, with the value rules the
-    /// owned `ClientRequest::decode` applies (a non-empty `sessionId`, a non-empty prompt).
+    /// owned `ClientRequest::decode` applies (a non-empty `sessionId`, a non-empty prompt, an
+    /// absolute `cwd`, MCP servers with names and commands or URLs).
     pub fn decode(method: &'a str, raw: Option<RawValue<'a>>) -> Result<Self, ViewError<'a>> {
         match method {
             "session/prompt" => params(method, raw, |p| {
@@ -142,6 +148,11 @@ impl<'a> ClientRequestView<'a> {
                 Ok(Self::Prompt(prompt))
             }),
             "initialize" => params(method, raw, InitializeRequestView::read).map(Self::Initialize),
+            "session/new" => params(method, raw, |p| {
+                let new = NewSessionRequestView::read(p)?;
+                new.check()?;
+                Ok(Self::NewSession(new))
+            }),
             "session/cancel" => params(method, raw, |p| {
                 let cancel = CancelView::read(p)?;
                 session::non_empty_session(cancel.session_id)?;

@@ -74,8 +74,13 @@ impl<'a> PromptRequestView<'a> {
 
 /// `sessionId` must not be empty in a request an agent acts on.
 pub(crate) fn non_empty_session(session_id: JsonStr<'_>) -> Read<'_, ()> {
-    if session_id.raw().is_empty() {
-        return Err(Fault::field("sessionId", Detail::EmptyString));
+    non_empty(session_id, "sessionId")
+}
+
+/// A string member that must not be empty (empty on the wire is empty decoded).
+pub(crate) fn non_empty<'a>(value: JsonStr<'a>, key: &'static str) -> Read<'a, ()> {
+    if value.raw().is_empty() {
+        return Err(Fault::field(key, Detail::EmptyString));
     }
     Ok(())
 }
