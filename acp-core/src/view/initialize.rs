@@ -30,9 +30,13 @@ impl<'a> InitializeRequestView<'a> {
             ["protocolVersion", "clientCapabilities", "clientInfo", "_meta"],
         )?;
         let protocol_version = protocol_version(version)?;
-        // Absent reads as `{}`; present, it must be an object (`null` too is refused).
+        // Absent reads as `{}`; present, it must be an object (`null` too is refused). An array
+        // reads as `{}` as well, as serde's derived struct reads an empty one.
         let capabilities = match capabilities {
             None => super::read::EMPTY_OBJECT,
+            Some(value) if value.kind() == crate::wire::json::ValueKind::Array => {
+                super::read::EMPTY_OBJECT
+            }
             Some(value) => object(value).map_err(|fault| fault.at("clientCapabilities"))?,
         };
         let client_info = match info {
