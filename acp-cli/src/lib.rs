@@ -3,4 +3,5 @@
 //!
 //! The host side (`host`) runs the project-local agents of `.agentao/acp.json`.
 
+pub mod bench;
 pub mod host;
