@@ -106,7 +106,7 @@ pub fn owned(message: &Message<'_>, pending: &mut Pending) -> Result<u64, Skip> 
                     black_box(ClientNotification::decode(name, text)).is_ok()
                 }
                 Direction::AgentToClient | Direction::Both => {
-                    black_box(AgentNotification::decode(name, text)).is_ok()
+                    black_box(AgentNotification::decode_raw(name, notification.params)).is_ok()
                 }
             };
             if ok { Ok(size(notification.params)) } else { Err(Skip::Invalid) }

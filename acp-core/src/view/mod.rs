@@ -52,6 +52,8 @@ mod enums;
 mod error;
 mod initialize;
 mod mcp;
+#[cfg(feature = "alloc")]
+mod owned;
 mod permission;
 mod read;
 mod session;

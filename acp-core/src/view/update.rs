@@ -21,6 +21,8 @@ pub struct SessionNotificationView<'a> {
     pub update: SessionUpdateView<'a>,
     /// Extension data, when an object.
     pub meta: Option<RawValue<'a>>,
+    /// The update object as sent.
+    pub(crate) update_raw: RawValue<'a>,
 }
 
 impl<'a> SessionNotificationView<'a> {
@@ -32,6 +34,7 @@ impl<'a> SessionNotificationView<'a> {
             session_id,
             update: SessionUpdateView::read(update).map_err(|fault| fault.at("update"))?,
             meta: lenient_object(meta),
+            update_raw: update,
         })
     }
 }
@@ -146,6 +149,8 @@ pub struct ContentChunkView<'a> {
     pub message_id: Option<JsonStr<'a>>,
     /// Extension data, when an object.
     pub meta: Option<RawValue<'a>>,
+    /// The content object as sent.
+    pub(crate) content_raw: RawValue<'a>,
 }
 
 impl<'a> ContentChunkView<'a> {
@@ -156,6 +161,7 @@ impl<'a> ContentChunkView<'a> {
             content: ContentBlockView::read(content).map_err(|fault| fault.at("content"))?,
             message_id: lenient_str(message_id),
             meta: lenient_object(meta),
+            content_raw: content,
         })
     }
 }
@@ -300,7 +306,7 @@ pub enum ToolCallContentView<'a> {
 
 impl<'a> ToolCallContentView<'a> {
     /// Reads one item with the owned `ToolCallContent`'s rules (a closed union).
-    fn read(value: RawValue<'a>) -> Read<'a, Self> {
+    pub(crate) fn read(value: RawValue<'a>) -> Read<'a, Self> {
         let value = object(value)?;
         let tag = required_str(value.get_field("type"), "type")?;
         if tag.eq_str("content") {
@@ -369,7 +375,7 @@ pub struct LocationView<'a> {
 }
 
 impl<'a> LocationView<'a> {
-    fn read(value: RawValue<'a>) -> Read<'a, Self> {
+    pub(crate) fn read(value: RawValue<'a>) -> Read<'a, Self> {
         let [path, line, meta] = members(object(value)?, ["path", "line", "_meta"])?;
         Ok(Self {
             path: required_str(path, "path")?,
@@ -394,6 +400,11 @@ impl<'a> Locations<'a> {
             .flatten()
             .filter_map(|item| LocationView::read(item).ok())
     }
+
+    /// The array as sent (`None` when absent or not an array).
+    pub fn raw(&self) -> Option<RawValue<'a>> {
+        self.0
+    }
 }
 
 /// `plan`: the whole plan, replacing the previous one.
@@ -412,6 +423,11 @@ impl<'a> PlanView<'a> {
             entries: required_array(entries, "entries", "a JSON array")?,
             meta: lenient_object(meta),
         })
+    }
+
+    /// The entries array as sent.
+    pub(crate) fn raw_entries(&self) -> RawValue<'a> {
+        self.entries
     }
 
     /// The entries that decode, in order (malformed entries are skipped).
@@ -437,7 +453,7 @@ pub struct PlanEntryView<'a> {
 }
 
 impl<'a> PlanEntryView<'a> {
-    fn read(value: RawValue<'a>) -> Read<'a, Self> {
+    pub(crate) fn read(value: RawValue<'a>) -> Read<'a, Self> {
         let [content, priority, status, meta] =
             members(object(value)?, ["content", "priority", "status", "_meta"])?;
         Ok(Self {
