@@ -28,8 +28,12 @@ fn view_error(kind: Kind, method: &str, json: &str) -> Option<String> {
     let raw = parse_value(json).expect("test input is JSON");
     let message = |e: acp_core::view::ViewError<'_>| e.to_string();
     match kind {
-        Kind::ClientRequest => ClientRequestView::decode(method, Some(raw)).err().map(message),
-        Kind::AgentRequest => AgentRequestView::decode(method, Some(raw)).err().map(message),
+        Kind::ClientRequest => ClientRequestView::decode(method, Some(raw))
+            .err()
+            .map(message),
+        Kind::AgentRequest => AgentRequestView::decode(method, Some(raw))
+            .err()
+            .map(message),
         Kind::ClientNotification => ClientNotificationView::decode(method, Some(raw))
             .err()
             .map(message),
@@ -75,7 +79,14 @@ fn refused(kind: Kind, method: &str, json: &str, expected: &str) {
 #[test]
 fn initialize_errors() {
     use Kind::ClientRequest as C;
-    for bad in ["\"1\"", "true", "1.5", "null", "1e2", "99999999999999999999"] {
+    for bad in [
+        "\"1\"",
+        "true",
+        "1.5",
+        "null",
+        "1e2",
+        "99999999999999999999",
+    ] {
         refused(
             C,
             "initialize",
@@ -95,7 +106,12 @@ fn initialize_errors() {
         r#"{"protocolVersion":-1}"#,
         "initialize.protocolVersion must be an integer from 0 to 65535, got integer `-1`",
     );
-    refused(C, "initialize", "{}", "initialize.protocolVersion is required");
+    refused(
+        C,
+        "initialize",
+        "{}",
+        "initialize.protocolVersion is required",
+    );
     for bad in ["5", "null", "\"x\""] {
         refused(
             C,
@@ -176,10 +192,7 @@ fn prompt_errors() {
             r#"{"sessionId":"s","prompt":"hello"}"#,
             "session/prompt.prompt must be a JSON array of ContentBlocks",
         ),
-        (
-            r#"{"sessionId":"s"}"#,
-            "session/prompt.prompt is required",
-        ),
+        (r#"{"sessionId":"s"}"#, "session/prompt.prompt is required"),
         (
             r#"{"sessionId":"s","prompt":[{"type":"text","text":"a"},"b"]}"#,
             "session/prompt.prompt[1] must be a JSON object",
@@ -274,7 +287,10 @@ fn new_session_errors() {
     let cases = [
         (r#"{"cwd":5}"#, "session/new.cwd must be a string"),
         (r#"{"mcpServers":[]}"#, "session/new.cwd is required"),
-        (r#"{"cwd":"","mcpServers":[]}"#, "session/new.cwd must not be empty"),
+        (
+            r#"{"cwd":"","mcpServers":[]}"#,
+            "session/new.cwd must not be empty",
+        ),
         (
             r#"{"cwd":"work/dir","mcpServers":[]}"#,
             "session/new.cwd must be an absolute path, got 'work/dir'",
@@ -335,7 +351,14 @@ fn new_session_errors() {
     for (params, expected) in cases {
         refused(C, "session/new", params, expected);
     }
-    for cwd in ["/", "/home/u", r"C:\\Users\\u", "C:/Users/u", r"\\\\server\\share", r"\/x"] {
+    for cwd in [
+        "/",
+        "/home/u",
+        r"C:\\Users\\u",
+        "C:/Users/u",
+        r"\\\\server\\share",
+        r"\/x",
+    ] {
         let params = format!(r#"{{"cwd":"{cwd}","mcpServers":[]}}"#);
         assert_eq!(view_error(C, "session/new", &params), None, "{cwd}");
         assert_eq!(owned_error(C, "session/new", &params), None, "{cwd}");
@@ -366,10 +389,7 @@ fn session_update_errors() {
             r#"{"sessionId":"s","update":{"sessionUpdate":1}}"#,
             "session/update.update.sessionUpdate must be a string",
         ),
-        (
-            r#"{"sessionId":"s"}"#,
-            "session/update.update is required",
-        ),
+        (r#"{"sessionId":"s"}"#, "session/update.update is required"),
         (
             r#"{"sessionId":"s","update":"plan"}"#,
             "session/update.update must be a JSON object",
@@ -486,7 +506,12 @@ fn stop_reason_errors() {
         r#"{"stopReason":"we\u0069rd\n"}"#,
         "session/prompt result.stopReason must be one of 'end_turn', 'max_tokens', 'max_turn_requests', 'refusal', 'cancelled', got 'weird\n'",
     );
-    refused(R, "session/prompt", r#"{}"#, "session/prompt result.stopReason is required");
+    refused(
+        R,
+        "session/prompt",
+        r#"{}"#,
+        "session/prompt result.stopReason is required",
+    );
     refused(
         R,
         "session/prompt",
@@ -499,7 +524,8 @@ fn stop_reason_errors() {
 /// position in the text, the views the path).
 #[test]
 fn duplicate_members_are_refused() {
-    let params = r#"{"sessionId":"a","sessionId":"b","update":{"sessionUpdate":"plan","entries":[]}}"#;
+    let params =
+        r#"{"sessionId":"a","sessionId":"b","update":{"sessionUpdate":"plan","entries":[]}}"#;
     assert_eq!(
         view_error(Kind::AgentNotification, "session/update", params).as_deref(),
         Some("session/update.sessionId must not appear twice")
@@ -507,22 +533,49 @@ fn duplicate_members_are_refused() {
     assert!(owned_error(Kind::AgentNotification, "session/update", params).is_some());
     // Unknown members may repeat.
     let params = r#"{"sessionId":"a","x":1,"x":2,"update":{"sessionUpdate":"plan","entries":[]}}"#;
-    assert_eq!(view_error(Kind::AgentNotification, "session/update", params), None);
+    assert_eq!(
+        view_error(Kind::AgentNotification, "session/update", params),
+        None
+    );
 }
 
 #[test]
 fn methods_without_a_view() {
     let raw = parse_value("{}").unwrap();
     for (method, err) in [
-        ("session/load", ClientRequestView::decode("session/load", Some(raw)).unwrap_err()),
-        ("nope", ClientRequestView::decode("nope", Some(raw)).unwrap_err()),
+        (
+            "session/load",
+            ClientRequestView::decode("session/load", Some(raw)).unwrap_err(),
+        ),
+        (
+            "nope",
+            ClientRequestView::decode("nope", Some(raw)).unwrap_err(),
+        ),
         // The right method in the wrong direction.
-        ("session/update", ClientRequestView::decode("session/update", Some(raw)).unwrap_err()),
-        ("fs/read_text_file", AgentRequestView::decode("fs/read_text_file", None).unwrap_err()),
-        ("$/cancel_request", ClientNotificationView::decode("$/cancel_request", None).unwrap_err()),
-        ("elicitation/complete", AgentNotificationView::decode("elicitation/complete", None).unwrap_err()),
-        ("session/list", AgentResponseView::decode("session/list", raw).unwrap_err()),
-        ("terminal/output", ClientResponseView::decode("terminal/output", raw).unwrap_err()),
+        (
+            "session/update",
+            ClientRequestView::decode("session/update", Some(raw)).unwrap_err(),
+        ),
+        (
+            "fs/read_text_file",
+            AgentRequestView::decode("fs/read_text_file", None).unwrap_err(),
+        ),
+        (
+            "$/cancel_request",
+            ClientNotificationView::decode("$/cancel_request", None).unwrap_err(),
+        ),
+        (
+            "elicitation/complete",
+            AgentNotificationView::decode("elicitation/complete", None).unwrap_err(),
+        ),
+        (
+            "session/list",
+            AgentResponseView::decode("session/list", raw).unwrap_err(),
+        ),
+        (
+            "terminal/output",
+            ClientResponseView::decode("terminal/output", raw).unwrap_err(),
+        ),
     ] {
         assert_eq!(err.kind(), ViewErrorKind::NoView, "{method}");
         assert_eq!(err.to_string(), "Method not found");
@@ -534,8 +587,10 @@ fn methods_without_a_view() {
 
 #[test]
 fn error_parts_are_exposed() {
-    let raw = parse_value(r#"{"cwd":"/w","mcpServers":[{"name":"a","command":"x","env":[{"name":"K","value":1}]}]}"#)
-        .unwrap();
+    let raw = parse_value(
+        r#"{"cwd":"/w","mcpServers":[{"name":"a","command":"x","env":[{"name":"K","value":1}]}]}"#,
+    )
+    .unwrap();
     let err = ClientRequestView::decode("session/new", Some(raw)).unwrap_err();
     assert_eq!(err.kind(), ViewErrorKind::InvalidParams);
     assert_eq!(err.code().0, -32602);

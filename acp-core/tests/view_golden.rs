@@ -30,7 +30,8 @@ fn update_params(fixture: &str) -> String {
 fn initialize_request_and_response() {
     let params = golden("initialize_request.json");
     let raw = parse_value(&params).unwrap();
-    let Ok(ClientRequestView::Initialize(view)) = ClientRequestView::decode("initialize", Some(raw))
+    let Ok(ClientRequestView::Initialize(view)) =
+        ClientRequestView::decode("initialize", Some(raw))
     else {
         panic!("initialize did not decode");
     };
@@ -40,8 +41,14 @@ fn initialize_request_and_response() {
     };
     assert_eq!(view.protocol_version, owned.protocol_version.0);
     let caps = &owned.client_capabilities;
-    assert_eq!(view.client_capabilities.can_read_text_file(), caps.can_read_text_file());
-    assert_eq!(view.client_capabilities.can_write_text_file(), caps.can_write_text_file());
+    assert_eq!(
+        view.client_capabilities.can_read_text_file(),
+        caps.can_read_text_file()
+    );
+    assert_eq!(
+        view.client_capabilities.can_write_text_file(),
+        caps.can_write_text_file()
+    );
     assert_eq!(view.client_capabilities.terminal(), caps.terminal);
     assert!(view.client_capabilities.can_read_text_file());
     assert!(view.client_info.is_none());
@@ -60,7 +67,10 @@ fn initialize_request_and_response() {
     assert_eq!(view_caps.load_session(), caps.load_session);
     assert_eq!(view_caps.prompt_image(), caps.prompt().image);
     assert_eq!(view_caps.prompt_audio(), caps.prompt().audio);
-    assert_eq!(view_caps.prompt_embedded_context(), caps.prompt().embedded_context);
+    assert_eq!(
+        view_caps.prompt_embedded_context(),
+        caps.prompt().embedded_context
+    );
     assert_eq!(view_caps.mcp_http(), caps.mcp().http);
     assert_eq!(view_caps.session("list"), caps.session().list.is_some());
     assert_eq!(view.auth_methods.iter().count(), owned.auth_methods.len());
@@ -71,7 +81,8 @@ fn initialize_request_and_response() {
 fn new_session_request_and_response() {
     let params = golden("new_session_request.json");
     let raw = parse_value(&params).unwrap();
-    let Ok(ClientRequestView::NewSession(view)) = ClientRequestView::decode("session/new", Some(raw))
+    let Ok(ClientRequestView::NewSession(view)) =
+        ClientRequestView::decode("session/new", Some(raw))
     else {
         panic!("session/new did not decode");
     };
@@ -167,19 +178,20 @@ fn assert_same_block(view: &ContentBlockView<'_>, owned: &ContentBlock) {
             assert_eq!(v.mime_type.map(text), o.mime_type);
             assert_eq!(v.size, o.size);
         }
-        (ContentBlockView::Resource(v), ContentBlock::Resource(o)) => match (&v.contents, &o.resource)
-        {
-            (ResourceContents::Text(t), schema::EmbeddedResourceResource::Text(o)) => {
-                assert_eq!(text(v.uri), o.uri);
-                assert_eq!(text(*t), o.text);
-                assert_eq!(v.mime_type.map(text), o.mime_type);
+        (ContentBlockView::Resource(v), ContentBlock::Resource(o)) => {
+            match (&v.contents, &o.resource) {
+                (ResourceContents::Text(t), schema::EmbeddedResourceResource::Text(o)) => {
+                    assert_eq!(text(v.uri), o.uri);
+                    assert_eq!(text(*t), o.text);
+                    assert_eq!(v.mime_type.map(text), o.mime_type);
+                }
+                (ResourceContents::Blob(b), schema::EmbeddedResourceResource::Blob(o)) => {
+                    assert_eq!(text(v.uri), o.uri);
+                    assert_eq!(text(*b), o.blob);
+                }
+                other => panic!("resource shapes differ: {other:?}"),
             }
-            (ResourceContents::Blob(b), schema::EmbeddedResourceResource::Blob(o)) => {
-                assert_eq!(text(v.uri), o.uri);
-                assert_eq!(text(*b), o.blob);
-            }
-            other => panic!("resource shapes differ: {other:?}"),
-        },
+        }
         other => panic!("blocks differ: {other:?}"),
     }
 }
@@ -245,7 +257,11 @@ fn tool_call_fixtures() {
         assert_eq!(v.status().as_str(), o.status().as_str());
         assert_same_contents(v.content.iter().collect(), &o.content);
         let locations: Vec<_> = v.locations.iter().map(|l| (text(l.path), l.line)).collect();
-        let owned: Vec<_> = o.locations.iter().map(|l| (l.path.clone(), l.line)).collect();
+        let owned: Vec<_> = o
+            .locations
+            .iter()
+            .map(|l| (l.path.clone(), l.line))
+            .collect();
         assert_eq!(locations, owned);
         assert_eq!(
             v.raw_input.map(|r| schema_common::json(r.get())),
@@ -303,13 +319,19 @@ fn tool_call_update_fixtures() {
         };
         assert_eq!(text(v.tool_call_id), o.tool_call_id);
         assert_eq!(v.title.map(text), o.title);
-        assert_eq!(v.kind.map(kind_name), o.kind.as_ref().map(|k| k.as_str().to_owned()));
+        assert_eq!(
+            v.kind.map(kind_name),
+            o.kind.as_ref().map(|k| k.as_str().to_owned())
+        );
         assert_eq!(v.status.map(|s| s.as_str()), o.status.map(|s| s.as_str()));
         assert_eq!(v.content.is_some(), o.content.is_some());
         if let (Some(v), Some(o)) = (v.content, &o.content) {
             assert_same_contents(v.iter().collect(), o);
         }
-        assert_eq!(v.raw_output.map(|r| schema_common::json(r.get())), o.raw_output);
+        assert_eq!(
+            v.raw_output.map(|r| schema_common::json(r.get())),
+            o.raw_output
+        );
     }
 }
 
@@ -427,9 +449,10 @@ fn permission_request_and_both_outcome_shapes() {
         assert_eq!(text(option_id), "allow-once");
     }
     let cancelled = golden("permission_outcome_cancelled.json");
-    let Ok(ClientResponseView::RequestPermission(v)) =
-        ClientResponseView::decode("session/request_permission", parse_value(&cancelled).unwrap())
-    else {
+    let Ok(ClientResponseView::RequestPermission(v)) = ClientResponseView::decode(
+        "session/request_permission",
+        parse_value(&cancelled).unwrap(),
+    ) else {
         panic!()
     };
     assert_eq!(v.outcome, PermissionOutcomeView::Cancelled);
@@ -458,8 +481,14 @@ fn view_enums_match_the_owned_enums() {
     use acp_core::view as v;
     assert_eq!(v::StopReason::NAMES, schema::StopReason::NAMES);
     assert_eq!(v::ToolCallStatus::NAMES, schema::ToolCallStatus::NAMES);
-    assert_eq!(v::PermissionOptionKind::NAMES, schema::PermissionOptionKind::NAMES);
-    assert_eq!(v::PlanEntryPriority::NAMES, schema::PlanEntryPriority::NAMES);
+    assert_eq!(
+        v::PermissionOptionKind::NAMES,
+        schema::PermissionOptionKind::NAMES
+    );
+    assert_eq!(
+        v::PlanEntryPriority::NAMES,
+        schema::PlanEntryPriority::NAMES
+    );
     assert_eq!(v::PlanEntryStatus::NAMES, schema::PlanEntryStatus::NAMES);
     assert_eq!(KnownToolKind::NAMES, schema::ToolKind::NAMES);
     assert_eq!(&SessionUpdateView::KNOWN[..], SessionUpdate::KNOWN);

@@ -130,27 +130,46 @@ fn object(members: Vec<(&str, String)>, g: &mut Gen) -> String {
 }
 
 fn block(g: &mut Gen) -> String {
-    let kind = pick(g, &[r#""text""#, r#""text""#, r#""image""#, r#""weird""#, "3"]).to_owned();
+    let kind = pick(
+        g,
+        &[r#""text""#, r#""text""#, r#""image""#, r#""weird""#, "3"],
+    )
+    .to_owned();
     let meta = pick(g, &["{}", r#"{"a":[1]}"#, "7"]).to_owned();
     let annotations = pick(g, &[r#"{"priority":1}"#, "[]", r#"{"audience":["user"]}"#]).to_owned();
-    object(vec![
+    object(
+        vec![
             ("type", kind),
             ("text", text_value(g)),
             ("annotations", annotations),
             ("_meta", meta),
-        ], g)
+        ],
+        g,
+    )
 }
 
 fn tool_item(g: &mut Gen) -> String {
     match u8::arbitrary(g) % 4 {
-        0 => object(vec![("type", r#""content""#.into()), ("content", block(g))], g),
-        1 => object(vec![
+        0 => object(
+            vec![("type", r#""content""#.into()), ("content", block(g))],
+            g,
+        ),
+        1 => object(
+            vec![
                 ("type", r#""diff""#.into()),
                 ("path", text_value(g)),
                 ("oldText", text_value(g)),
                 ("newText", text_value(g)),
-            ], g),
-        2 => object(vec![("type", r#""terminal""#.into()), ("terminalId", text_value(g))], g),
+            ],
+            g,
+        ),
+        2 => object(
+            vec![
+                ("type", r#""terminal""#.into()),
+                ("terminalId", text_value(g)),
+            ],
+            g,
+        ),
         _ => pick(g, &["5", "null", r#"{"type":"x"}"#]).to_owned(),
     }
 }
@@ -171,7 +190,14 @@ fn location(g: &mut Gen) -> String {
 fn plan_entry(g: &mut Gen) -> String {
     let priority = pick(g, &[r#""high""#, r#""low""#, r#""urgent""#, "1"]).to_owned();
     let status = pick(g, &[r#""pending""#, r#""completed""#, r#""nope""#]).to_owned();
-    object(vec![("content", text_value(g)), ("priority", priority), ("status", status)], g)
+    object(
+        vec![
+            ("content", text_value(g)),
+            ("priority", priority),
+            ("status", status),
+        ],
+        g,
+    )
 }
 
 impl Arbitrary for Update {
@@ -215,7 +241,10 @@ impl Arbitrary for Update {
         let meta = pick(g, &["{}", "3", r#"{"x":"y"}"#]).to_owned();
         members.push(("_meta", meta));
         let update = object(members, g);
-        Update(format!(r#"{{"sessionId":{},"update":{update}}}"#, text_value(g)))
+        Update(format!(
+            r#"{{"sessionId":{},"update":{update}}}"#,
+            text_value(g)
+        ))
     }
 }
 

@@ -141,7 +141,11 @@ impl<'a> ContentBlockView<'a> {
                     data: required_str(data, "data")?,
                     mime_type: required_str(mime_type, "mimeType")?,
                     // Audio has no `uri`; it is an unknown member there.
-                    uri: if tag == "image" { lenient_str(uri) } else { None },
+                    uri: if tag == "image" {
+                        lenient_str(uri)
+                    } else {
+                        None
+                    },
                     annotations: lenient_object(annotations),
                     meta: lenient_object(meta),
                 };
@@ -152,7 +156,16 @@ impl<'a> ContentBlockView<'a> {
                 }
             }
             "resource_link" => {
-                let [uri, name, title, description, mime_type, size, annotations, meta] = members(
+                let [
+                    uri,
+                    name,
+                    title,
+                    description,
+                    mime_type,
+                    size,
+                    annotations,
+                    meta,
+                ] = members(
                     value,
                     [
                         "uri",

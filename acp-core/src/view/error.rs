@@ -9,16 +9,102 @@ use crate::wire::json::Fragment;
 use crate::wire::{ErrorCode, JsonStr, RawValue};
 
 /// The most segments a [`FieldPath`] keeps. The deepest viewed field,
-/// `toolCall.content[0].content.annotations`, has five.
+/// `mcpServers[0].env[0].value`, has five.
 pub const MAX_PATH_SEGMENTS: usize = 8;
+
+/// Every member name a view reads, so a path segment fits in two bytes: decode results stay
+/// small, which keeps the hot, successful path fast.
+const KEYS: [&str; 55] = [
+    "_meta",
+    "additionalDirectories",
+    "agentCapabilities",
+    "agentInfo",
+    "annotations",
+    "args",
+    "authMethods",
+    "blob",
+    "clientCapabilities",
+    "clientInfo",
+    "command",
+    "content",
+    "cwd",
+    "data",
+    "description",
+    "entries",
+    "env",
+    "headers",
+    "id",
+    "kind",
+    "line",
+    "locations",
+    "mcpServers",
+    "messageId",
+    "mimeType",
+    "modes",
+    "name",
+    "newText",
+    "oldText",
+    "optionId",
+    "options",
+    "outcome",
+    "path",
+    "priority",
+    "prompt",
+    "protocolVersion",
+    "rawInput",
+    "rawOutput",
+    "resource",
+    "sessionId",
+    "sessionUpdate",
+    "size",
+    "status",
+    "stopReason",
+    "terminalId",
+    "text",
+    "title",
+    "toolCall",
+    "toolCallId",
+    "type",
+    "update",
+    "uri",
+    "url",
+    "value",
+    "version",
+];
+
+/// A segment naming a key outside [`KEYS`] (a bug; shown as `?`).
+const UNKNOWN_KEY: u16 = KEYS.len() as u16;
+/// Segments at or above this are array indices.
+const INDEX_BASE: u16 = 0x8000;
 
 /// One step of a [`FieldPath`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Segment {
     /// An object member.
     Key(&'static str),
-    /// An array element.
+    /// An array element (indices past 32766 read as 32767).
     Index(u32),
+}
+
+impl Segment {
+    fn encode(self) -> u16 {
+        match self {
+            Segment::Key(key) => {
+                let found = KEYS.iter().position(|known| *known == key);
+                debug_assert!(found.is_some(), "view key {key:?} missing from KEYS");
+                found.map_or(UNKNOWN_KEY, |i| i as u16)
+            }
+            Segment::Index(index) => INDEX_BASE | index.min(u32::from(INDEX_BASE - 1)) as u16,
+        }
+    }
+
+    fn decode(code: u16) -> Self {
+        if code >= INDEX_BASE {
+            Segment::Index(u32::from(code - INDEX_BASE))
+        } else {
+            Segment::Key(KEYS.get(usize::from(code)).copied().unwrap_or("?"))
+        }
+    }
 }
 
 /// Where a bad field sits inside params or result, e.g. `mcpServers[2].name`. Empty when the
@@ -27,13 +113,13 @@ pub enum Segment {
 pub struct FieldPath {
     /// Innermost first: errors are built where they happen and gain their parents on the way
     /// out.
-    reversed: [Segment; MAX_PATH_SEGMENTS],
+    reversed: [u16; MAX_PATH_SEGMENTS],
     len: u8,
 }
 
 impl FieldPath {
     const EMPTY: Self = Self {
-        reversed: [Segment::Index(0); MAX_PATH_SEGMENTS],
+        reversed: [0; MAX_PATH_SEGMENTS],
         len: 0,
     };
 
@@ -44,14 +130,17 @@ impl FieldPath {
 
     /// The segments, outermost first.
     pub fn segments(&self) -> impl Iterator<Item = Segment> + '_ {
-        self.reversed[..usize::from(self.len)].iter().rev().copied()
+        self.reversed[..usize::from(self.len)]
+            .iter()
+            .rev()
+            .map(|&code| Segment::decode(code))
     }
 
     /// Adds an enclosing segment. Paths deeper than [`MAX_PATH_SEGMENTS`] keep their innermost
     /// segments (no viewed type is that deep).
     fn push_outer(&mut self, segment: Segment) {
         if let Some(slot) = self.reversed.get_mut(usize::from(self.len)) {
-            *slot = segment;
+            *slot = segment.encode();
             self.len += 1;
         }
     }
@@ -168,17 +257,20 @@ impl<'a> Fault<'a> {
     }
 
     /// A fault of the member `key` of the value.
+    #[cold]
     pub(crate) fn field(key: &'static str, detail: Detail<'a>) -> Self {
         Self::here(detail).at(key)
     }
 
     /// The same fault, seen from the object holding it under `key`.
+    #[cold]
     pub(crate) fn at(mut self, key: &'static str) -> Self {
         self.path.push_outer(Segment::Key(key));
         self
     }
 
     /// The same fault, seen from the array holding it at `index`.
+    #[cold]
     pub(crate) fn at_index(mut self, index: usize) -> Self {
         self.path
             .push_outer(Segment::Index(u32::try_from(index).unwrap_or(u32::MAX)));
@@ -296,3 +388,26 @@ impl fmt::Display for ViewError<'_> {
 }
 
 impl core::error::Error for ViewError<'_> {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_key_round_trips_through_a_path() {
+        for key in KEYS {
+            let fault = Fault::field(key, Detail::Required).at_index(40_000).at("update");
+            let segments: [Segment; 3] = [
+                Segment::Key("update"),
+                Segment::Index(32_767),
+                Segment::Key(key),
+            ];
+            assert!(fault.path.segments().eq(segments));
+        }
+    }
+
+    #[test]
+    fn fault_results_stay_small() {
+        assert!(core::mem::size_of::<Fault<'_>>() <= 80);
+    }
+}

@@ -27,7 +27,12 @@ impl<'a> InitializeRequestView<'a> {
     pub(crate) fn read(params: RawValue<'a>) -> Read<'a, Self> {
         let [version, capabilities, info, meta] = members(
             params,
-            ["protocolVersion", "clientCapabilities", "clientInfo", "_meta"],
+            [
+                "protocolVersion",
+                "clientCapabilities",
+                "clientInfo",
+                "_meta",
+            ],
         )?;
         let protocol_version = protocol_version(version)?;
         // Absent reads as `{}`; present, it must be an object (`null` too is refused). An array
@@ -281,8 +286,7 @@ pub struct AuthMethodInfo<'a> {
 impl<'a> AuthMethodView<'a> {
     fn read(value: RawValue<'a>) -> Read<'a, Self> {
         let value = object(value)?;
-        let [kind, id, name, description] =
-            members(value, ["type", "id", "name", "description"])?;
+        let [kind, id, name, description] = members(value, ["type", "id", "name", "description"])?;
         let terminal = match kind {
             None => false,
             Some(kind) if kind.is_null() => false,

@@ -79,7 +79,8 @@ fn check_cwd(cwd: JsonStr<'_>) -> Read<'_, ()> {
     for (slot, ch) in head.iter_mut().zip(cwd.chars()) {
         *slot = ch;
     }
-    let windows_drive = head[0].is_ascii_alphabetic() && head[1] == ':' && matches!(head[2], '\\' | '/');
+    let windows_drive =
+        head[0].is_ascii_alphabetic() && head[1] == ':' && matches!(head[2], '\\' | '/');
     if head[0] == '/' || (head[0] == '\\' && head[1] == '\\') || windows_drive {
         return Ok(());
     }
@@ -133,7 +134,9 @@ impl<'a> McpServerView<'a> {
     fn read(value: RawValue<'a>) -> Read<'a, Self> {
         let [kind, name, command, args, env, url, headers, meta] = members(
             object(value)?,
-            ["type", "name", "command", "args", "env", "url", "headers", "_meta"],
+            [
+                "type", "name", "command", "args", "env", "url", "headers", "_meta",
+            ],
         )?;
         let transport = match strict_opt_str(kind, "type")? {
             None => McpTransport::Stdio,

@@ -60,8 +60,7 @@ mod session;
 mod update;
 
 pub use content::{
-    ContentBlockView, EmbeddedResourceView, MediaView, ResourceContents, ResourceLinkView,
-    TextView,
+    ContentBlockView, EmbeddedResourceView, MediaView, ResourceContents, ResourceLinkView, TextView,
 };
 pub use enums::{
     KnownToolKind, PermissionOptionKind, PlanEntryPriority, PlanEntryStatus, StopReason,
@@ -243,9 +242,7 @@ impl<'a> AgentResponseView<'a> {
             "session/new" => {
                 result(method, raw, NewSessionResponseView::read).map(Self::NewSession)
             }
-            "initialize" => {
-                result(method, raw, InitializeResponseView::read).map(Self::Initialize)
-            }
+            "initialize" => result(method, raw, InitializeResponseView::read).map(Self::Initialize),
             _ => Err(ViewError::no_view(method, Part::Result)),
         }
     }

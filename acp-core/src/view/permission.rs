@@ -7,8 +7,8 @@ use crate::wire::{JsonStr, RawValue};
 use super::enums::PermissionOptionKind;
 use super::error::{Detail, Fault};
 use super::read::{
-    Read, lenient_object, members, object, required, required_array, required_object,
-    required_str, strict_opt_str,
+    Read, lenient_object, members, object, required, required_array, required_object, required_str,
+    strict_opt_str,
 };
 use super::update::ToolCallUpdateView;
 
@@ -32,7 +32,8 @@ impl<'a> RequestPermissionView<'a> {
             members(params, ["sessionId", "toolCall", "options", "_meta"])?;
         let session_id = required_str(session_id, "sessionId")?;
         let tool_call = required_object(tool_call, "toolCall")?;
-        let tool_call = ToolCallUpdateView::read(tool_call).map_err(|fault| fault.at("toolCall"))?;
+        let tool_call =
+            ToolCallUpdateView::read(tool_call).map_err(|fault| fault.at("toolCall"))?;
         let options = required_array(options, "options", "a JSON array")?;
         let mut len = 0;
         for (index, option) in options.elements().enumerate() {

@@ -142,6 +142,9 @@ pub(crate) fn lenient_array(value: Option<RawValue<'_>>) -> Option<RawValue<'_>>
 
 /// A required member of any kind.
 #[inline]
-pub(crate) fn required<'a>(value: Option<RawValue<'a>>, key: &'static str) -> Read<'a, RawValue<'a>> {
+pub(crate) fn required<'a>(
+    value: Option<RawValue<'a>>,
+    key: &'static str,
+) -> Read<'a, RawValue<'a>> {
     value.ok_or_else(|| Fault::field(key, Detail::Required))
 }

@@ -7,7 +7,7 @@ use super::content::ContentBlockView;
 use super::enums::{PlanEntryPriority, PlanEntryStatus, ToolCallStatus, ToolKind};
 use super::error::{Detail, Fault};
 use super::read::{
-    Read, any_value, required, lenient_array, lenient_object, lenient_str, members, object,
+    Read, any_value, lenient_array, lenient_object, lenient_str, members, object, required,
     required_array, required_object, required_str,
 };
 
@@ -204,8 +204,17 @@ const TOOL_CALL_KEYS: [&str; 9] = [
 
 impl<'a> ToolCallView<'a> {
     fn read(update: RawValue<'a>) -> Read<'a, Self> {
-        let [id, title, kind, status, content, locations, raw_input, raw_output, meta] =
-            members(update, TOOL_CALL_KEYS)?;
+        let [
+            id,
+            title,
+            kind,
+            status,
+            content,
+            locations,
+            raw_input,
+            raw_output,
+            meta,
+        ] = members(update, TOOL_CALL_KEYS)?;
         Ok(Self {
             tool_call_id: required_str(id, "toolCallId")?,
             title: required_str(title, "title")?,
@@ -257,8 +266,17 @@ pub struct ToolCallUpdateView<'a> {
 
 impl<'a> ToolCallUpdateView<'a> {
     pub(crate) fn read(update: RawValue<'a>) -> Read<'a, Self> {
-        let [id, title, kind, status, content, locations, raw_input, raw_output, meta] =
-            members(update, TOOL_CALL_KEYS)?;
+        let [
+            id,
+            title,
+            kind,
+            status,
+            content,
+            locations,
+            raw_input,
+            raw_output,
+            meta,
+        ] = members(update, TOOL_CALL_KEYS)?;
         Ok(Self {
             tool_call_id: required_str(id, "toolCallId")?,
             kind: ToolKind::lenient(kind),
