@@ -266,7 +266,11 @@ impl fmt::Display for Report {
         writeln!(f)?;
         writeln!(f, "{:<10} {:>12} {:>14}", "path", "MB/s", "messages/s")?;
         for (name, rate) in PATHS.iter().zip(&self.rates) {
-            writeln!(f, "{name:<10} {:>12.1} {:>14.0}", rate.mb_per_s, rate.msg_per_s)?;
+            writeln!(
+                f,
+                "{name:<10} {:>12.1} {:>14.0}",
+                rate.mb_per_s, rate.msg_per_s
+            )?;
         }
         writeln!(f)?;
         writeln!(f, "{:<40} {:>10}", "method", "messages")?;

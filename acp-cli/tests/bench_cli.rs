@@ -52,8 +52,13 @@ fn capture_text() -> String {
         ));
     }
     lines.push(r#"{"jsonrpc":"2.0","id":"perm_1","method":"session/request_permission","params":{"sessionId":"s","toolCall":{"toolCallId":"c"},"options":[{"optionId":"a","name":"Allow","kind":"allow_once"}]}}"#.to_owned());
-    lines.push(r#"{"jsonrpc":"2.0","id":"perm_1","result":{"outcome":"selected","optionId":"a"}}"#.to_owned());
-    lines.push(r#"{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"s"}}"#.to_owned());
+    lines.push(
+        r#"{"jsonrpc":"2.0","id":"perm_1","result":{"outcome":"selected","optionId":"a"}}"#
+            .to_owned(),
+    );
+    lines.push(
+        r#"{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"s"}}"#.to_owned(),
+    );
     lines.push(r#"{"jsonrpc":"2.0","method":"_zed/ping","params":{}}"#.to_owned());
     lines.push("this is not json".to_owned());
     lines.push(r#"[{"jsonrpc":"2.0"}]"#.to_owned());
@@ -89,7 +94,9 @@ fn json_output_is_one_object_with_exact_keys_and_counts() {
     let report = parse_value(stdout.trim_end()).expect("stdout is one JSON value");
     assert_eq!(
         keys(report),
-        ["file", "bytes", "messages", "invalid", "passes", "paths", "methods"]
+        [
+            "file", "bytes", "messages", "invalid", "passes", "paths", "methods"
+        ]
     );
     assert_eq!(field(report, "file").as_str().unwrap().to_cow(), path);
     assert_eq!(field(report, "bytes").as_u64(), Some(text.len() as u64));
@@ -133,7 +140,10 @@ fn table_output_names_every_path_and_method() {
     let output = acp_cli(&["bench", capture.0.to_str().unwrap(), "--passes", "1"]);
     assert!(output.status.success(), "{output:?}");
     let stdout = String::from_utf8(output.stdout).unwrap();
-    assert!(stdout.contains("15 messages, 3 invalid lines; median of 1 passes"), "{stdout}");
+    assert!(
+        stdout.contains("15 messages, 3 invalid lines; median of 1 passes"),
+        "{stdout}"
+    );
     for path in ["envelope", "borrowed", "owned"] {
         assert!(
             stdout.lines().any(|line| line.starts_with(path)),
@@ -144,7 +154,10 @@ fn table_output_names_every_path_and_method() {
         .lines()
         .find(|line| line.starts_with("session/update"))
         .expect("a session/update row");
-    assert_eq!(update.split_whitespace().collect::<Vec<_>>(), ["session/update", "6"]);
+    assert_eq!(
+        update.split_whitespace().collect::<Vec<_>>(),
+        ["session/update", "6"]
+    );
 }
 
 #[test]

@@ -109,7 +109,11 @@ pub fn owned(message: &Message<'_>, pending: &mut Pending) -> Result<u64, Skip> 
                     black_box(AgentNotification::decode_raw(name, notification.params)).is_ok()
                 }
             };
-            if ok { Ok(size(notification.params)) } else { Err(Skip::Invalid) }
+            if ok {
+                Ok(size(notification.params))
+            } else {
+                Err(Skip::Invalid)
+            }
         }
         Message::Response(response) => {
             let method = pending.answer(&response.id).ok_or(Skip::Unmatched)?;
@@ -123,7 +127,11 @@ pub fn owned(message: &Message<'_>, pending: &mut Pending) -> Result<u64, Skip> 
                 }
                 _ => black_box(ClientResponse::decode(method.name(), result.get())).is_ok(),
             };
-            if ok { Ok(size(Some(result))) } else { Err(Skip::Invalid) }
+            if ok {
+                Ok(size(Some(result)))
+            } else {
+                Err(Skip::Invalid)
+            }
         }
     }
 }
@@ -136,21 +144,17 @@ pub fn borrowed(message: &Message<'_>, pending: &mut Pending) -> Result<u64, Ski
             let method = method_of(request.method)?;
             let name = method.name();
             let sum = match method.direction() {
-                Direction::ClientToAgent => match ClientRequestView::decode(name, request.params)
-                {
-                    Ok(ClientRequestView::Prompt(prompt)) => prompt
-                        .prompt
-                        .iter()
-                        .map(|block| block_size(&block))
-                        .sum(),
+                Direction::ClientToAgent => match ClientRequestView::decode(name, request.params) {
+                    Ok(ClientRequestView::Prompt(prompt)) => {
+                        prompt.prompt.iter().map(|block| block_size(&block)).sum()
+                    }
                     Ok(view) => {
                         black_box(view);
                         1
                     }
                     Err(_) => return Err(Skip::Invalid),
                 },
-                Direction::AgentToClient => match AgentRequestView::decode(name, request.params)
-                {
+                Direction::AgentToClient => match AgentRequestView::decode(name, request.params) {
                     Ok(AgentRequestView::RequestPermission(permission)) => {
                         permission.options.len() as u64
                             + permission.tool_call.content.map_or(0, contents_size)
@@ -196,7 +200,11 @@ pub fn borrowed(message: &Message<'_>, pending: &mut Pending) -> Result<u64, Ski
                 }
                 _ => black_box(ClientResponseView::decode(method.name(), result)).is_ok(),
             };
-            if ok { Ok(size(Some(result))) } else { Err(Skip::Invalid) }
+            if ok {
+                Ok(size(Some(result)))
+            } else {
+                Err(Skip::Invalid)
+            }
         }
     }
 }

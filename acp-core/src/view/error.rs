@@ -396,7 +396,9 @@ mod tests {
     #[test]
     fn every_key_round_trips_through_a_path() {
         for key in KEYS {
-            let fault = Fault::field(key, Detail::Required).at_index(40_000).at("update");
+            let fault = Fault::field(key, Detail::Required)
+                .at_index(40_000)
+                .at("update");
             let segments: [Segment; 3] = [
                 Segment::Key("update"),
                 Segment::Index(32_767),

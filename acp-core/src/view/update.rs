@@ -444,7 +444,7 @@ impl<'a> PlanView<'a> {
     }
 
     /// The entries array as sent.
-    pub(crate) fn raw_entries(&self) -> RawValue<'a> {
+    pub fn raw_entries(&self) -> RawValue<'a> {
         self.entries
     }
 
