@@ -4,8 +4,8 @@ use crate::wire::{JsonStr, RawValue};
 
 use super::error::{Detail, Fault};
 use super::read::{
-    Read, lenient_object, lenient_str, members, object, required_object, required_str,
-    strict_opt_str,
+    Read, fill, is, leading_tag, lenient_object, lenient_str, members, object, required_object,
+    required_str, skip, span, strict_opt_str, walk,
 };
 
 /// One content block, discriminated by `type`. Blocks of a type this version does not know
@@ -103,6 +103,41 @@ pub enum ResourceContents<'a> {
 }
 
 impl<'a> ContentBlockView<'a> {
+    /// Reads the block at `text[start]`, in one walk when it is a text block whose `type`
+    /// comes first; returns it and the offset just past it.
+    pub(crate) fn read_at(text: &'a str, start: usize) -> Read<'a, (Self, usize)> {
+        if text.as_bytes().get(start) != Some(&b'{') {
+            return Err(Fault::here(Detail::MustBe("a JSON object")));
+        }
+        if leading_tag(text, start, "type") != Some("text") {
+            let end = skip(text, start);
+            return Ok((Self::read(span(text, start, end))?, end));
+        }
+        let (mut body, mut annotations, mut meta) = (None, None, None);
+        let end = walk(text, start, |key, at| {
+            let end = skip(text, at);
+            let slot = if is(key, "text") {
+                Some((&mut body, "text"))
+            } else if is(key, "annotations") {
+                Some((&mut annotations, "annotations"))
+            } else if is(key, "_meta") {
+                Some((&mut meta, "_meta"))
+            } else {
+                None
+            };
+            if let Some((slot, name)) = slot {
+                fill(slot, name, span(text, at, end))?;
+            }
+            Ok(end)
+        })?;
+        let block = Self::Text(TextView {
+            text: required_str(body, "text")?,
+            annotations: lenient_object(annotations),
+            meta: lenient_object(meta),
+        });
+        Ok((block, end))
+    }
+
     /// Reads a block with the owned `ContentBlock`'s rules.
     pub(crate) fn read(value: RawValue<'a>) -> Read<'a, Self> {
         let value = object(value)?;

@@ -2,7 +2,9 @@
 //! field that applies the owned types' rule for it (strict for required fields, lenient for the
 //! ones the schema marks default-on-error).
 
-use crate::wire::json::ValueKind;
+use crate::wire::json::{
+    ValueKind, skip_string_unchecked, skip_value_unchecked, skip_ws_unchecked,
+};
 use crate::wire::{JsonStr, RawValue};
 
 use super::error::{Detail, Fault};
@@ -147,4 +149,96 @@ pub(crate) fn required<'a>(
     key: &'static str,
 ) -> Read<'a, RawValue<'a>> {
     value.ok_or_else(|| Fault::field(key, Detail::Required))
+}
+
+/// Walks the members of the object whose `{` is at `text[open]` (validated text), handing each
+/// key and the offset where its value starts to `member`, which returns the offset just past
+/// the value: by skipping it ([`skip`]) or by reading it in place (a descent), so a nested
+/// object is walked once instead of skipped and then walked again. Returns the offset just past
+/// the closing `}`.
+#[inline]
+pub(crate) fn walk<'a>(
+    text: &'a str,
+    open: usize,
+    mut member: impl FnMut(JsonStr<'a>, usize) -> Read<'a, usize>,
+) -> Read<'a, usize> {
+    let bytes = text.as_bytes();
+    let mut pos = skip_ws_unchecked(bytes, open + 1);
+    // Bounded by the text: every step moves past one member (the callbacks return offsets
+    // past their value, and a non-advancing one is forced forward).
+    loop {
+        match bytes.get(pos) {
+            Some(b'"') => {}
+            Some(b'}') => return Ok(pos + 1),
+            _ => return Ok(bytes.len()),
+        }
+        let (key_end, escaped) = skip_string_unchecked(bytes, pos + 1);
+        let key = text
+            .get(pos + 1..key_end.saturating_sub(1))
+            .unwrap_or_default();
+        let colon = skip_ws_unchecked(bytes, key_end);
+        let value = skip_ws_unchecked(bytes, colon + 1);
+        let end = member(JsonStr::new_unchecked(key, escaped), value)?;
+        pos = skip_ws_unchecked(bytes, end.max(value + 1));
+        if bytes.get(pos) == Some(&b',') {
+            pos = skip_ws_unchecked(bytes, pos + 1);
+        }
+    }
+}
+
+/// Skips the value starting at `text[start]`; returns the offset just past it.
+#[inline]
+pub(crate) fn skip(text: &str, start: usize) -> usize {
+    skip_value_unchecked(text.as_bytes(), start)
+}
+
+/// The value spanning `text[start..end]`.
+#[inline]
+pub(crate) fn span(text: &str, start: usize, end: usize) -> RawValue<'_> {
+    RawValue::new_unchecked(text.get(start..end).unwrap_or_default())
+}
+
+/// Stores a member's value in its slot, refusing a second occurrence.
+#[inline]
+pub(crate) fn fill<'a>(
+    slot: &mut Option<RawValue<'a>>,
+    key: &'static str,
+    value: RawValue<'a>,
+) -> Read<'a, ()> {
+    if slot.replace(value).is_some() {
+        return Err(Fault::field(key, Detail::Duplicate));
+    }
+    Ok(())
+}
+
+/// Whether `key` (as sent) is `name`.
+#[inline]
+pub(crate) fn is(key: JsonStr<'_>, name: &str) -> bool {
+    match key.as_plain() {
+        Some(plain) => plain == name,
+        None => key.eq_str(name),
+    }
+}
+
+/// The first member of the object at `text[open]` when it is `tag` with a plain string value:
+/// the tag, for readers that dispatch before walking.
+pub(crate) fn leading_tag<'a>(text: &'a str, open: usize, tag: &str) -> Option<&'a str> {
+    let bytes = text.as_bytes();
+    let key_start = skip_ws_unchecked(bytes, open + 1);
+    if bytes.get(key_start) != Some(&b'"') {
+        return None;
+    }
+    let (key_end, _) = skip_string_unchecked(bytes, key_start + 1);
+    if text.get(key_start + 1..key_end.saturating_sub(1)) != Some(tag) {
+        return None;
+    }
+    let value = skip_ws_unchecked(bytes, skip_ws_unchecked(bytes, key_end) + 1);
+    if bytes.get(value) != Some(&b'"') {
+        return None;
+    }
+    let (value_end, escaped) = skip_string_unchecked(bytes, value + 1);
+    if escaped {
+        return None;
+    }
+    text.get(value + 1..value_end.saturating_sub(1))
 }

@@ -7,8 +7,8 @@ use super::content::ContentBlockView;
 use super::enums::{PlanEntryPriority, PlanEntryStatus, ToolCallStatus, ToolKind};
 use super::error::{Detail, Fault};
 use super::read::{
-    Read, any_value, lenient_array, lenient_object, lenient_str, members, object, required,
-    required_array, required_object, required_str,
+    Read, any_value, fill, is, leading_tag, lenient_array, lenient_object, lenient_str, members,
+    object, required, required_array, required_str, skip, span, walk,
 };
 
 /// `session/update` params.
@@ -26,15 +26,39 @@ pub struct SessionNotificationView<'a> {
 }
 
 impl<'a> SessionNotificationView<'a> {
+    /// Reads the params in one walk, descending into `update` in place.
     pub(crate) fn read(params: RawValue<'a>) -> Read<'a, Self> {
-        let [session_id, update, meta] = members(params, ["sessionId", "update", "_meta"])?;
+        let text = params.get();
+        let (mut session_id, mut meta, mut update_raw) = (None, None, None);
+        let mut update = None;
+        walk(text, 0, |key, start| {
+            if is(key, "update") {
+                // A fault inside `update` is reported after `sessionId`'s, as before.
+                let (result, end) = match SessionUpdateView::read_at(text, start) {
+                    Ok((view, end)) => (Ok(view), end),
+                    Err(fault) => (Err(fault), skip(text, start)),
+                };
+                fill(&mut update_raw, "update", span(text, start, end))?;
+                update = Some(result);
+                return Ok(end);
+            }
+            let end = skip(text, start);
+            if is(key, "sessionId") {
+                fill(&mut session_id, "sessionId", span(text, start, end))?;
+            } else if is(key, "_meta") {
+                fill(&mut meta, "_meta", span(text, start, end))?;
+            }
+            Ok(end)
+        })?;
         let session_id = required_str(session_id, "sessionId")?;
-        let update = required_object(update, "update")?;
+        let update = update
+            .ok_or_else(|| Fault::field("update", Detail::Required))?
+            .map_err(|fault| fault.at("update"))?;
         Ok(Self {
             session_id,
-            update: SessionUpdateView::read(update).map_err(|fault| fault.at("update"))?,
+            update,
             meta: lenient_object(meta),
-            update_raw: update,
+            update_raw: update_raw.unwrap_or(super::read::EMPTY_OBJECT),
         })
     }
 }
@@ -98,6 +122,26 @@ impl<'a> SessionUpdateView<'a> {
         OTHER_KINDS[7],
     ];
 
+    /// Reads the update starting at `text[start]`, in place when its tag comes first (the
+    /// usual wire order) and names a chunk; returns it and the offset just past it.
+    fn read_at(text: &'a str, start: usize) -> Read<'a, (Self, usize)> {
+        if text.as_bytes().get(start) != Some(&b'{') {
+            return Err(Fault::here(Detail::MustBe("a JSON object")));
+        }
+        let chunk = |wrap: fn(ContentChunkView<'a>) -> Self| {
+            ContentChunkView::read_at(text, start).map(|(chunk, end)| (wrap(chunk), end))
+        };
+        match leading_tag(text, start, "sessionUpdate") {
+            Some("agent_message_chunk") => chunk(Self::AgentMessageChunk),
+            Some("agent_thought_chunk") => chunk(Self::AgentThoughtChunk),
+            Some("user_message_chunk") => chunk(Self::UserMessageChunk),
+            _ => {
+                let end = skip(text, start);
+                Ok((Self::read(span(text, start, end))?, end))
+            }
+        }
+    }
+
     pub(crate) fn read(update: RawValue<'a>) -> Read<'a, Self> {
         let tag = required_str(update.get_field("sessionUpdate"), "sessionUpdate")?;
         let kind = match tag.as_plain() {
@@ -155,14 +199,41 @@ pub struct ContentChunkView<'a> {
 
 impl<'a> ContentChunkView<'a> {
     fn read(update: RawValue<'a>) -> Read<'a, Self> {
-        let [content, message_id, meta] = members(update, ["content", "messageId", "_meta"])?;
-        let content = required(content, "content")?;
-        Ok(Self {
-            content: ContentBlockView::read(content).map_err(|fault| fault.at("content"))?,
-            message_id: lenient_str(message_id),
-            meta: lenient_object(meta),
-            content_raw: content,
-        })
+        Self::read_at(update.get(), 0).map(|(chunk, _)| chunk)
+    }
+
+    /// Reads the chunk object at `text[start]` in one walk, descending into `content`.
+    fn read_at(text: &'a str, start: usize) -> Read<'a, (Self, usize)> {
+        let (mut message_id, mut meta, mut content_raw) = (None, None, None);
+        let mut content = None;
+        let end = walk(text, start, |key, at| {
+            if is(key, "content") {
+                let (block, end) =
+                    ContentBlockView::read_at(text, at).map_err(|fault| fault.at("content"))?;
+                fill(&mut content_raw, "content", span(text, at, end))?;
+                content = Some(block);
+                return Ok(end);
+            }
+            let end = skip(text, at);
+            if is(key, "messageId") {
+                fill(&mut message_id, "messageId", span(text, at, end))?;
+            } else if is(key, "_meta") {
+                fill(&mut meta, "_meta", span(text, at, end))?;
+            }
+            Ok(end)
+        })?;
+        let (Some(content), Some(content_raw)) = (content, content_raw) else {
+            return Err(Fault::field("content", Detail::Required));
+        };
+        Ok((
+            Self {
+                content,
+                message_id: lenient_str(message_id),
+                meta: lenient_object(meta),
+                content_raw,
+            },
+            end,
+        ))
     }
 }
 
