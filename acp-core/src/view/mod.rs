@@ -39,8 +39,8 @@
 //! let line = r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"Hi"}}}}"#;
 //! let Ok(Message::Notification(n)) = envelope::scan(line) else { panic!() };
 //! let method = n.method.as_plain().unwrap();
-//! let AgentNotificationView::SessionUpdate(update) =
-//!     AgentNotificationView::decode(method, n.params).unwrap();
+//! let Ok(AgentNotificationView::SessionUpdate(update)) =
+//!     AgentNotificationView::decode(method, n.params) else { panic!() };
 //! assert_eq!(update.session_id.as_plain(), Some("s1"));
 //! let SessionUpdateView::AgentMessageChunk(chunk) = update.update else { panic!() };
 //! assert_eq!(chunk.content.as_text().and_then(|t| t.as_plain()), Some("Hi"));
