@@ -242,3 +242,22 @@ pub(crate) fn leading_tag<'a>(text: &'a str, open: usize, tag: &str) -> Option<&
     }
     text.get(value + 1..value_end.saturating_sub(1))
 }
+
+/// [`members`] of the object at `text[open]`, also returning the offset just past it, in the
+/// same single walk.
+#[inline]
+pub(crate) fn members_at<'a, const N: usize>(
+    text: &'a str,
+    open: usize,
+    keys: [&'static str; N],
+) -> Read<'a, ([Option<RawValue<'a>>; N], usize)> {
+    let mut slots = [None; N];
+    let end = walk(text, open, |key, at| {
+        let end = skip(text, at);
+        if let Some(index) = keys.iter().position(|k| is(key, k)) {
+            fill(&mut slots[index], keys[index], span(text, at, end))?;
+        }
+        Ok(end)
+    })?;
+    Ok((slots, end))
+}

@@ -8,7 +8,7 @@ use super::enums::{PlanEntryPriority, PlanEntryStatus, ToolCallStatus, ToolKind}
 use super::error::{Detail, Fault};
 use super::read::{
     Read, any_value, fill, is, leading_tag, lenient_array, lenient_object, lenient_str, members,
-    object, required, required_array, required_str, skip, span, walk,
+    members_at, object, required, required_array, required_str, skip, span, walk,
 };
 
 /// `session/update` params.
@@ -135,6 +135,11 @@ impl<'a> SessionUpdateView<'a> {
             Some("agent_message_chunk") => chunk(Self::AgentMessageChunk),
             Some("agent_thought_chunk") => chunk(Self::AgentThoughtChunk),
             Some("user_message_chunk") => chunk(Self::UserMessageChunk),
+            Some("tool_call") => {
+                ToolCallView::read_at(text, start).map(|(call, end)| (Self::ToolCall(call), end))
+            }
+            Some("tool_call_update") => ToolCallUpdateView::read_at(text, start)
+                .map(|(update, end)| (Self::ToolCallUpdate(update), end)),
             _ => {
                 let end = skip(text, start);
                 Ok((Self::read(span(text, start, end))?, end))
@@ -275,6 +280,16 @@ const TOOL_CALL_KEYS: [&str; 9] = [
 
 impl<'a> ToolCallView<'a> {
     fn read(update: RawValue<'a>) -> Read<'a, Self> {
+        Self::read_at(update.get(), 0).map(|(view, _)| view)
+    }
+
+    /// Reads the update at `text[start]` in one walk; returns it and the offset past it.
+    fn read_at(text: &'a str, start: usize) -> Read<'a, (Self, usize)> {
+        let (slots, end) = members_at(text, start, TOOL_CALL_KEYS)?;
+        Ok((Self::from_members(slots)?, end))
+    }
+
+    fn from_members(slots: [Option<RawValue<'a>>; 9]) -> Read<'a, Self> {
         let [
             id,
             title,
@@ -285,7 +300,7 @@ impl<'a> ToolCallView<'a> {
             raw_input,
             raw_output,
             meta,
-        ] = members(update, TOOL_CALL_KEYS)?;
+        ] = slots;
         Ok(Self {
             tool_call_id: required_str(id, "toolCallId")?,
             title: required_str(title, "title")?,
@@ -337,6 +352,16 @@ pub struct ToolCallUpdateView<'a> {
 
 impl<'a> ToolCallUpdateView<'a> {
     pub(crate) fn read(update: RawValue<'a>) -> Read<'a, Self> {
+        Self::read_at(update.get(), 0).map(|(view, _)| view)
+    }
+
+    /// Reads the update at `text[start]` in one walk; returns it and the offset past it.
+    fn read_at(text: &'a str, start: usize) -> Read<'a, (Self, usize)> {
+        let (slots, end) = members_at(text, start, TOOL_CALL_KEYS)?;
+        Ok((Self::from_members(slots)?, end))
+    }
+
+    fn from_members(slots: [Option<RawValue<'a>>; 9]) -> Read<'a, Self> {
         let [
             id,
             title,
@@ -347,7 +372,7 @@ impl<'a> ToolCallUpdateView<'a> {
             raw_input,
             raw_output,
             meta,
-        ] = members(update, TOOL_CALL_KEYS)?;
+        ] = slots;
         Ok(Self {
             tool_call_id: required_str(id, "toolCallId")?,
             kind: ToolKind::lenient(kind),
@@ -397,6 +422,9 @@ impl<'a> ToolCallContentView<'a> {
     /// Reads one item with the owned `ToolCallContent`'s rules (a closed union).
     pub(crate) fn read(value: RawValue<'a>) -> Read<'a, Self> {
         let value = object(value)?;
+        if leading_tag(value.get(), 0, "type") == Some("content") {
+            return Self::read_content(value.get());
+        }
         let tag = required_str(value.get_field("type"), "type")?;
         if tag.eq_str("content") {
             let [content, meta] = members(value, ["content", "_meta"])?;
@@ -427,6 +455,31 @@ impl<'a> ToolCallContentView<'a> {
                 got: tag,
             }))
         }
+    }
+}
+
+impl<'a> ToolCallContentView<'a> {
+    /// A `type: "content"` item (tag first) in one walk, descending into its block.
+    fn read_content(text: &'a str) -> Read<'a, Self> {
+        let (mut content, mut content_seen, mut meta) = (None, None, None);
+        walk(text, 0, |key, at| {
+            if is(key, "content") {
+                let (block, end) =
+                    ContentBlockView::read_at(text, at).map_err(|fault| fault.at("content"))?;
+                fill(&mut content_seen, "content", span(text, at, end))?;
+                content = Some(block);
+                return Ok(end);
+            }
+            let end = skip(text, at);
+            if is(key, "_meta") {
+                fill(&mut meta, "_meta", span(text, at, end))?;
+            }
+            Ok(end)
+        })?;
+        Ok(Self::Content {
+            content: content.ok_or_else(|| Fault::field("content", Detail::Required))?,
+            meta: lenient_object(meta),
+        })
     }
 }
 
