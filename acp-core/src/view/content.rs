@@ -4,8 +4,8 @@ use crate::wire::{JsonStr, RawValue};
 
 use super::error::{Detail, Fault};
 use super::read::{
-    Read, fill, is, leading_tag, lenient_object, lenient_str, members, object, required_object,
-    required_str, skip, span, strict_opt_str, walk,
+    Read, fill, is, leading_tag, lenient_object, lenient_str, members, object, read_string,
+    required_object, required_str, skip, span, strict_opt_str, walk,
 };
 
 /// One content block, discriminated by `type`. Blocks of a type this version does not know
@@ -114,7 +114,16 @@ impl<'a> ContentBlockView<'a> {
             return Ok((Self::read(span(text, start, end))?, end));
         }
         let (mut body, mut annotations, mut meta) = (None, None, None);
+        let mut string = None;
         let end = walk(text, start, |key, at| {
+            if is(key, "text")
+                && let Some((value, end)) = read_string(text, at)
+            {
+                // The escape flag comes from the skip: the text is not scanned twice.
+                fill(&mut body, "text", span(text, at, end))?;
+                string = Some(value);
+                return Ok(end);
+            }
             let end = skip(text, at);
             let slot = if is(key, "text") {
                 Some((&mut body, "text"))
@@ -130,8 +139,12 @@ impl<'a> ContentBlockView<'a> {
             }
             Ok(end)
         })?;
+        let text = match string {
+            Some(string) => string,
+            None => required_str(body, "text")?,
+        };
         let block = Self::Text(TextView {
-            text: required_str(body, "text")?,
+            text,
             annotations: lenient_object(annotations),
             meta: lenient_object(meta),
         });

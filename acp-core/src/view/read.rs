@@ -261,3 +261,41 @@ pub(crate) fn members_at<'a, const N: usize>(
     })?;
     Ok((slots, end))
 }
+
+/// The string value at `text[start]` (when it is one) and the offset past it, in one scan.
+#[inline]
+pub(crate) fn read_string(text: &str, start: usize) -> Option<(JsonStr<'_>, usize)> {
+    if text.as_bytes().get(start) != Some(&b'"') {
+        return None;
+    }
+    let (end, escaped) = skip_string_unchecked(text.as_bytes(), start + 1);
+    let inner = text.get(start + 1..end.saturating_sub(1))?;
+    Some((JsonStr::new_unchecked(inner, escaped), end))
+}
+
+/// Walks the elements of the array whose `[` is at `text[open]`, handing each index and the
+/// offset where the element starts to `element`, which returns the offset just past it.
+/// Returns the offset just past the closing `]`.
+#[inline]
+pub(crate) fn walk_array<'a>(
+    text: &'a str,
+    open: usize,
+    mut element: impl FnMut(usize, usize) -> Read<'a, usize>,
+) -> Read<'a, usize> {
+    let bytes = text.as_bytes();
+    let mut pos = skip_ws_unchecked(bytes, open + 1);
+    let mut index = 0;
+    loop {
+        match bytes.get(pos) {
+            None => return Ok(bytes.len()),
+            Some(b']') => return Ok(pos + 1),
+            Some(_) => {}
+        }
+        let end = element(index, pos)?;
+        index += 1;
+        pos = skip_ws_unchecked(bytes, end.max(pos + 1));
+        if bytes.get(pos) == Some(&b',') {
+            pos = skip_ws_unchecked(bytes, pos + 1);
+        }
+    }
+}

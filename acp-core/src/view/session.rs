@@ -6,7 +6,10 @@ use crate::wire::{JsonStr, RawValue};
 use super::content::ContentBlockView;
 use super::enums::StopReason;
 use super::error::{Detail, Fault};
-use super::read::{Read, lenient_object, members, required_array, required_str};
+use super::read::{
+    Read, fill, is, lenient_object, members, required_array, required_str, skip, span, walk,
+    walk_array,
+};
 
 /// `session/new` result: the new session's id.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -45,15 +48,46 @@ pub struct PromptRequestView<'a> {
 
 impl<'a> PromptRequestView<'a> {
     pub(crate) fn read(params: RawValue<'a>) -> Read<'a, Self> {
-        let [session_id, prompt, meta] = members(params, ["sessionId", "prompt", "_meta"])?;
+        let text = params.get();
+        let (mut session_id, mut prompt, mut meta) = (None, None, None);
+        // Every block must decode (a prompt is never silently changed); they are checked in
+        // place while the params are walked, a fault kept until `sessionId` is checked.
+        let mut blocks: Read<'a, usize> = Ok(0);
+        walk(text, 0, |key, at| {
+            if is(key, "prompt") && text.as_bytes().get(at) == Some(&b'[') {
+                let mut len = 0;
+                let checked = walk_array(text, at, |index, start| {
+                    len += 1;
+                    ContentBlockView::read_at(text, start)
+                        .map(|(_, end)| end)
+                        .map_err(|fault| fault.at_index(index).at("prompt"))
+                });
+                let end = match checked {
+                    Ok(end) => end,
+                    Err(fault) => {
+                        blocks = Err(fault);
+                        skip(text, at)
+                    }
+                };
+                if blocks.is_ok() {
+                    blocks = Ok(len);
+                }
+                fill(&mut prompt, "prompt", span(text, at, end))?;
+                return Ok(end);
+            }
+            let end = skip(text, at);
+            if is(key, "sessionId") {
+                fill(&mut session_id, "sessionId", span(text, at, end))?;
+            } else if is(key, "prompt") {
+                fill(&mut prompt, "prompt", span(text, at, end))?;
+            } else if is(key, "_meta") {
+                fill(&mut meta, "_meta", span(text, at, end))?;
+            }
+            Ok(end)
+        })?;
         let session_id = required_str(session_id, "sessionId")?;
         let prompt = required_array(prompt, "prompt", "a JSON array of ContentBlocks")?;
-        // Strict: every block must decode (a prompt is never silently changed).
-        let mut len = 0;
-        for (index, block) in prompt.elements().enumerate() {
-            ContentBlockView::read(block).map_err(|fault| fault.at_index(index).at("prompt"))?;
-            len += 1;
-        }
+        let len = blocks?;
         Ok(Self {
             session_id,
             prompt: PromptBlocks { array: prompt, len },
@@ -108,7 +142,8 @@ impl<'a> PromptBlocks<'a> {
         // Every block decoded when the view was made; none is skipped here.
         self.array
             .elements()
-            .filter_map(|block| ContentBlockView::read(block).ok())
+            .filter_map(|block| ContentBlockView::read_at(block.get(), 0).ok())
+            .map(|(block, _)| block)
     }
 
     /// The array as sent.
