@@ -39,6 +39,8 @@ fn edge_cases_agree() {
     let updates = [
         // Escapes everywhere, non-ASCII, surrogate pairs.
         r#"{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"a\"b\\c\n\u00e9\ud83d\ude80 中文"}}"#,
+        r#"{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"\uD83D\uDE80\u00E9\/\b\f\r\\\"end"}}"#,
+        r#"{"sessionUpdate":"tool_call_update","toolCallId":"c","content":[{"type":"diff","path":"/a","oldText":"\t\u0001x","newText":"\ud800\udc00"}]}"#,
         r#"{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"x","annotations":{"priority":0.5,"audience":["user",7]}},"messageId":"m1","_meta":{"k":[1,{"z":null}]}}"#,
         r#"{"sessionUpdate":"agent_thought_chunk","content":{"type":"text","text":"x","annotations":[1],"_meta":5},"messageId":7}"#,
         r#"{"sessionUpdate":"user_message_chunk","content":{"type":"image","data":"AA","mimeType":"image/png"}}"#,
