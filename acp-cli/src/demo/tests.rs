@@ -17,6 +17,7 @@ const S: &str = "sess-1";
 
 fn start(backend: &mut DemoBackend, session: &str, text: &str, posture: Posture, fs: ClientFs) {
     let prompt = [ContentBlock::text(text)];
+    let history = crate::store::SessionHistory::new(session, "demo");
     backend.start_turn(
         TurnStart {
             session,
@@ -24,6 +25,7 @@ fn start(backend: &mut DemoBackend, session: &str, text: &str, posture: Posture,
             posture,
             client_fs: fs,
             prompt: &prompt,
+            history: &history,
         },
         Instant(1000),
     );
@@ -790,7 +792,7 @@ fn unknown_commands_and_bad_arguments_answer_with_a_message_and_go_on() {
     assert_eq!(
         turn("/dance\n/sleep soon\n/echo still here"),
         [
-            "message: unknown command '/dance'. Commands: /echo TEXT, /think TEXT, /plan A | B | C, /tool KIND TITLE, /read PATH, /write PATH TEXT, /ask QUESTION, /sleep MS, /flood N [BYTES], /stop REASON, /error TEXT; any other text is echoed.",
+            "message: unknown command '/dance'. Commands: /echo TEXT, /think TEXT, /plan A | B | C, /tool KIND TITLE, /read PATH, /write PATH TEXT, /ask QUESTION, /sleep MS, /flood N [BYTES], /stop REASON, /error TEXT, /history; any other text is echoed.",
             "message: /sleep needs a whole number of milliseconds, got 'soon'; usage: /sleep MS",
             "message: still here",
             "end end_turn",

@@ -11,6 +11,8 @@ use acp_core::conn::agent::Limits;
 use super::{AgentApp, Notice, Workspace, agent_config};
 use crate::agent::sessions::{CwdKind, SessionTable};
 use crate::demo::DemoBackend;
+use crate::store::{Deleted, Loaded, Saved, SessionHistory, SessionPage, StoreError};
+use acp_core::schema::ListSessionsRequest;
 
 /// Directories that exist, files by path, and every write.
 #[derive(Default)]
@@ -18,6 +20,8 @@ struct FakeWorkspace {
     dirs: Vec<&'static str>,
     files: HashMap<String, String>,
     writes: RefCell<Vec<(String, String)>>,
+    /// Saved sessions by (cwd, id).
+    saved: RefCell<HashMap<(String, String), SessionHistory>>,
 }
 
 impl Workspace for FakeWorkspace {
@@ -43,6 +47,59 @@ impl Workspace for FakeWorkspace {
             .borrow_mut()
             .push((path.to_owned(), content.to_owned()));
         Ok(())
+    }
+
+    fn save_session(&self, cwd: &str, history: &mut SessionHistory) -> Result<Saved, StoreError> {
+        self.saved.borrow_mut().insert(
+            (cwd.to_owned(), history.session_id().to_owned()),
+            history.clone(),
+        );
+        Ok(Saved::default())
+    }
+
+    fn load_session(&self, cwd: &str, id: Option<&str>) -> Result<Loaded, StoreError> {
+        let saved = self.saved.borrow();
+        let found = saved
+            .iter()
+            .find(|((c, s), _)| c == cwd && id.is_none_or(|id| id == s))
+            .map(|(_, history)| history.clone());
+        match found {
+            Some(history) => Ok(Loaded {
+                history,
+                path: "/memory".into(),
+                warnings: Vec::new(),
+            }),
+            None => Err(StoreError::NotFound {
+                session_id: id.unwrap_or_default().to_owned(),
+            }),
+        }
+    }
+
+    fn list_sessions(
+        &self,
+        _request: &ListSessionsRequest,
+        _known_cwds: &[std::path::PathBuf],
+    ) -> Result<SessionPage, StoreError> {
+        Ok(SessionPage {
+            response: Default::default(),
+            warnings: Vec::new(),
+        })
+    }
+
+    fn delete_session(&self, cwd: &str, id: &str) -> Result<Deleted, StoreError> {
+        match self
+            .saved
+            .borrow_mut()
+            .remove(&(cwd.to_owned(), id.to_owned()))
+        {
+            Some(_) => Ok(Deleted {
+                removed: vec!["/memory".into()],
+                warnings: Vec::new(),
+            }),
+            None => Err(StoreError::NotFound {
+                session_id: id.to_owned(),
+            }),
+        }
     }
 }
 
