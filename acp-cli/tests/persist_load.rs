@@ -55,7 +55,11 @@ fn kill_9_mid_turn_loses_only_that_turn_and_load_replays_the_rest_before_its_ans
     let session = first.handshake();
     two_finished_turns(&mut first, &session);
     // A third turn that never finishes: its first chunk shows it is running.
-    first.send(&Agent::prompt_line(5, &session, "/echo three\n/sleep 600000"));
+    first.send(&Agent::prompt_line(
+        5,
+        &session,
+        "/echo three\n/sleep 600000",
+    ));
     assert_eq!(first.recv(), agent::message(&session, "three"));
     first.signal(rustix::process::Signal::KILL);
     let (_, status, _) = first.wait_exit();
@@ -99,7 +103,11 @@ fn sigterm_loses_nothing_the_client_saw() {
     let cwd = scratch("persist-sigterm");
     let mut first = agent_in("persist-sigterm-a", &cwd, &[]);
     let session = first.handshake();
-    first.send(&Agent::prompt_line(3, &session, "/echo before\n/sleep 600000"));
+    first.send(&Agent::prompt_line(
+        3,
+        &session,
+        "/echo before\n/sleep 600000",
+    ));
     assert_eq!(first.recv(), agent::message(&session, "before"));
     first.signal(rustix::process::Signal::TERM);
     let (rest, status, _) = first.wait_exit();
@@ -130,8 +138,8 @@ fn a_session_agentao_wrote_loads_replays_and_continues() {
     let cwd = scratch("persist-agentao");
     let dir = cwd.join(".agentao/sessions");
     std::fs::create_dir_all(&dir).unwrap();
-    let fixtures = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/agentao-sessions");
+    let fixtures =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/agentao-sessions");
     for entry in std::fs::read_dir(&fixtures).unwrap() {
         let path = entry.unwrap().path();
         std::fs::copy(&path, dir.join(path.file_name().unwrap())).unwrap();
@@ -158,13 +166,16 @@ fn a_session_agentao_wrote_loads_replays_and_continues() {
                "content": {"type": "text",
                            "text": "List the files and make a plan for the refactor"}})
     );
-    assert!(replayed.contains(&json!({"sessionUpdate": "tool_call_update",
+    assert!(
+        replayed.contains(&json!({"sessionUpdate": "tool_call_update",
         "toolCallId": "call_abc123", "status": "completed",
-        "content": [{"type": "content", "content": {"type": "text", "text": "README.md\nsrc"}}]})));
+        "content": [{"type": "content", "content": {"type": "text", "text": "README.md\nsrc"}}]}))
+    );
     assert!(
         replayed
             .iter()
-            .any(|u| u["sessionUpdate"] == "plan" && u["entries"][1]["content"] == "Split the module")
+            .any(|u| u["sessionUpdate"] == "plan"
+                && u["entries"][1]["content"] == "Split the module")
     );
     assert_eq!(
         result_of(answer)["configOptions"][0]["currentValue"],
@@ -175,7 +186,10 @@ fn a_session_agentao_wrote_loads_replays_and_continues() {
     let lines = agent.call(&load_line(3, "sess_3f9a1c", &cwd), 3);
     assert_eq!(
         error_of(&lines[0]),
-        (-32600, "session/load: Session 'sess_3f9a1c' not found".into())
+        (
+            -32600,
+            "session/load: Session 'sess_3f9a1c' not found".into()
+        )
     );
     assert_eq!(
         history_answer(&mut agent, 4, "sess_3f9a1c2e4b5d"),
@@ -235,7 +249,10 @@ fn load_errors_carry_the_store_texts() {
     let lines = agent.call(&resume_line(9, &unsaved, &cwd), 9);
     assert_eq!(
         error_of(&lines[0]),
-        (-32600, format!("session/resume: Session '{unsaved}' not found"))
+        (
+            -32600,
+            format!("session/resume: Session '{unsaved}' not found")
+        )
     );
 }
 
