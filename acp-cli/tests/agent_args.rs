@@ -76,7 +76,10 @@ fn resume_is_accepted_with_and_without_an_id() {
     let (rest, status, stderr) = agent.finish();
     assert!(rest.is_empty(), "{rest:?}");
     assert!(status.success());
-    assert!(stderr.contains("--resume: No sessions directory found"), "{stderr}");
+    assert!(
+        stderr.contains("--resume: No sessions directory found"),
+        "{stderr}"
+    );
 
     let agent = Agent::start("resume-id", &["--resume", "sess_abc"]);
     let (_, status, _) = agent.finish();

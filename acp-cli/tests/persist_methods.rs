@@ -108,6 +108,14 @@ fn list_pages_with_a_cursor_newest_first_and_filters_by_cwd() {
         error_of(&lines[0]),
         (-32602, "session/list: invalid cursor 'nope'".into())
     );
+    let lines = agent.call(&list_line(7, r#"{"cwd":"relative/dir"}"#), 7);
+    assert_eq!(
+        error_of(&lines[0]),
+        (
+            -32602,
+            "session/list: cwd must be an absolute path, got 'relative/dir'".into()
+        )
+    );
 }
 
 #[test]
