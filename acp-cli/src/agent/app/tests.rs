@@ -326,3 +326,56 @@ fn a_late_file_answer_from_a_cancelled_turn_never_reaches_the_next_turn() {
         out.ends_with("{\"jsonrpc\":\"2.0\",\"id\":4,\"result\":{\"stopReason\":\"end_turn\"}}\n")
     );
 }
+
+#[test]
+fn a_long_replay_waits_for_the_client_to_read_and_the_answer_comes_last() {
+    let limits = Limits {
+        outbox_limit: 64 * 1024,
+        outbox_high_water: 16 * 1024,
+        ..Limits::default()
+    };
+    let workspace = workspace();
+    let mut history = SessionHistory::new("sess_stored", "demo");
+    for n in 0..2000 {
+        history.record_user_prompt(&[acp_core::schema::ContentBlock::text(format!("turn {n}"))]);
+        history.end_turn(acp_core::schema::StopReason::EndTurn);
+    }
+    workspace
+        .saved
+        .borrow_mut()
+        .insert(("/p".into(), "sess_stored".into()), history);
+    let mut app = app_with(limits, workspace);
+    let load = concat!(
+        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}"#,
+        "\n",
+        r#"{"jsonrpc":"2.0","id":2,"method":"session/load","params":{"sessionId":"sess_stored","cwd":"/p","mcpServers":[]}}"#,
+        "\n",
+    );
+    app.handle_bytes(Instant(0), load.as_bytes());
+    for _ in 0..10 {
+        app.pump(Instant(0));
+    }
+    let pending = app.poll_transmit().len();
+    assert!(pending <= 16 * 1024 + 2048, "pending {pending} bytes");
+
+    let mut replayed = 0;
+    let mut answer = String::new();
+    for _ in 0..10_000 {
+        let out = take_output(&mut app);
+        for line in out.lines() {
+            if line.contains("user_message_chunk") {
+                assert!(answer.is_empty(), "an update after the answer: {line}");
+                replayed += 1;
+            } else if line.contains("\"id\":2") {
+                answer = line.to_owned();
+            }
+        }
+        if !answer.is_empty() {
+            break;
+        }
+        app.pump(Instant(0));
+    }
+    assert_eq!(replayed, 2000);
+    assert!(answer.contains("\"configOptions\""), "{answer}");
+    assert!(answer.contains("\"modes\""), "{answer}");
+}
