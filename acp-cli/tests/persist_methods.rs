@@ -51,6 +51,9 @@ fn list_pages_with_a_cursor_newest_first_and_filters_by_cwd() {
     stored_sessions(&other, 1);
     let mut agent = agent_in("persist-list-a", &cwd, &[]);
     initialize(&mut agent);
+    // Without a filter: the cwds this agent has served or listed (none yet).
+    let lines = agent.call(&list_line(9, "{}"), 9);
+    assert_eq!(result_of(&lines[0]), json!({"sessions": []}));
 
     let cwd_filter = format!(r#"{{"cwd":"{}"}}"#, s(&cwd));
     let lines = agent.call(&list_line(2, &cwd_filter), 2);
@@ -100,9 +103,6 @@ fn list_pages_with_a_cursor_newest_first_and_filters_by_cwd() {
     assert_eq!(listed["sessions"].as_array().unwrap().len(), 1);
     assert_eq!(listed["sessions"][0]["cwd"], s(&other));
 
-    // Without a filter: the cwds this agent has served (none yet).
-    let lines = agent.call(&list_line(5, "{}"), 5);
-    assert_eq!(result_of(&lines[0]), json!({"sessions": []}));
     let lines = agent.call(&list_line(6, r#"{"cursor":"nope"}"#), 6);
     assert_eq!(
         error_of(&lines[0]),
@@ -233,5 +233,30 @@ fn resume_answers_without_a_replay_and_the_session_goes_on() {
     assert_eq!(
         history_answer(&mut second, 3, &session),
         "this session has 1 completed turn"
+    );
+}
+
+#[test]
+fn delete_finds_a_session_in_a_cwd_the_client_listed() {
+    let cwd = scratch("persist-delete-listed");
+    let ids = stored_sessions(&cwd, 2);
+    let mut agent = agent_in("persist-delete-listed-a", &cwd, &[]);
+    initialize(&mut agent);
+    // Nothing served yet: the agent does not know where to look.
+    let lines = agent.call(&by_id_line(2, "session/delete", &ids[0]), 2);
+    assert_eq!(
+        error_of(&lines[0]),
+        (
+            -32600,
+            format!("session/delete: Session '{}' not found", ids[0])
+        )
+    );
+    agent.call(&list_line(3, &format!(r#"{{"cwd":"{}"}}"#, s(&cwd))), 3);
+    let lines = agent.call(&by_id_line(4, "session/delete", &ids[0]), 4);
+    assert_eq!(lines, [r#"{"jsonrpc":"2.0","id":4,"result":{}}"#]);
+    assert_eq!(
+        session_files(&cwd).len(),
+        1,
+        "only that session's file went"
     );
 }

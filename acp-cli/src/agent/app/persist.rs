@@ -310,6 +310,10 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
 
     /// `session/list`: the stored sessions of `cwd`, else of every cwd served.
     pub(super) fn list_sessions(&mut self, ticket: Ticket, request: &ListSessionsRequest) {
+        // A listed cwd is one the client works in: `session/delete` looks there too.
+        if let Some(cwd) = request.cwd.as_deref().filter(|c| c.starts_with('/')) {
+            self.persist.remember_cwd(cwd);
+        }
         let answered = match self
             .workspace
             .list_sessions(request, &self.persist.known_cwds)
@@ -345,7 +349,8 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
         }
     }
 
-    /// `session/delete`: removes the stored session from whichever served cwd holds it. An
+    /// `session/delete`: removes the stored session from whichever cwd served or listed holds
+    /// it (the newest first). An
     /// open session is refused: its next save would bring it back.
     pub(super) fn delete_session(&mut self, ticket: Ticket, session: &str) {
         if self.sessions.get(session).is_some() {
