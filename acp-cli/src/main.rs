@@ -18,7 +18,7 @@ struct Cli {
     /// Speak ACP over stdin/stdout, the only transport (with --acp)
     #[arg(long)]
     stdio: bool,
-    /// Resume a saved session with the first session/new: the latest, or ID (not implemented yet)
+    /// Resume a saved session with the first session/new: the latest in its cwd, or ID
     #[arg(long, value_name = "ID", num_args = 0..=1, default_missing_value = "")]
     resume: Option<String>,
     /// Log level or filter (error, warn, info, debug, trace, or RUST_LOG syntax); default: RUST_LOG, else info
