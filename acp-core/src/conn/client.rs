@@ -801,6 +801,16 @@ impl fmt::Display for MethodNotFound<'_> {
     }
 }
 
+/// `-32602` with the decoder's message, e.g. `Invalid params: fs/read_text_file.path is
+/// required` (the prefix of DESIGN.md §4's `-32602` texts).
+struct InvalidParams<'a>(&'a str);
+
+impl fmt::Display for InvalidParams<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Invalid params: {}", self.0)
+    }
+}
+
 /// `-32602` for a request without a string `sessionId`.
 struct MissingSession<'a>(&'a str);
 
@@ -1286,7 +1296,7 @@ impl<S: ClientStorage> Core<S> {
             ) {
                 Ok(decoded) => Some(decoded),
                 Err(error) => {
-                    refuse(self, outbox, error.code(), &error.message());
+                    refuse(self, outbox, error.code(), &InvalidParams(error.message()));
                     return;
                 }
             },
