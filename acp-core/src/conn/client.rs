@@ -803,8 +803,10 @@ impl fmt::Display for MethodNotFound<'_> {
 
 /// `-32602` with the decoder's message, e.g. `Invalid params: fs/read_text_file.path is
 /// required` (the prefix of DESIGN.md §4's `-32602` texts).
+#[cfg(feature = "alloc")]
 struct InvalidParams<'a>(&'a str);
 
+#[cfg(feature = "alloc")]
 impl fmt::Display for InvalidParams<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "Invalid params: {}", self.0)

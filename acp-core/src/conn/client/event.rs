@@ -288,6 +288,7 @@ pub struct IncomingRequest {
     pub params: Payload,
     /// The params decoded by method (`None` for [`AgentMethod::Other`]). A request whose
     /// params do not decode never gets here: it is answered `-32602` automatically.
+    /// Without `alloc` only `sessionId` is checked; the application reads [`Self::params`].
     #[cfg(feature = "alloc")]
     pub decoded: Option<crate::schema::AgentRequest>,
 }
