@@ -55,7 +55,11 @@ fn bug_17_eof_fails_pending_requests_at_once() {
             ClientEvent::Closed
         ]
     );
-    assert_eq!(host.conn.poll_timeout(), None, "nothing waits for a deadline");
+    assert_eq!(
+        host.conn.poll_timeout(),
+        None,
+        "nothing waits for a deadline"
+    );
 }
 
 /// Bug 18: a blocking `send_prompt` timeout did not send `session/cancel`, so the server
@@ -67,7 +71,13 @@ fn bug_18_a_prompt_timeout_sends_session_cancel() {
     host.sent();
     host.advance(60_000);
     let events = host.events();
-    assert!(matches!(events.as_slice(), [ClientEvent::TurnEnded { outcome: TurnOutcome::TimedOut, .. }]));
+    assert!(matches!(
+        events.as_slice(),
+        [ClientEvent::TurnEnded {
+            outcome: TurnOutcome::TimedOut,
+            ..
+        }]
+    ));
     assert_eq!(
         host.sent(),
         [r#"{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"s1"}}"#]
@@ -88,11 +98,19 @@ fn bug_19_answers_have_the_shape_of_their_request() {
         panic!("{events:?}")
     };
     assert_eq!(
-        host.conn.respond_permission(Instant(0), ask.ticket, PermissionAnswer::Selected("reject_once")),
+        host.conn.respond_permission(
+            Instant(0),
+            ask.ticket,
+            PermissionAnswer::Selected("reject_once")
+        ),
         Err(UsageError::WrongKind)
     );
-    host.conn.respond_ask_user(Instant(0), ask.ticket, AskUserAnswer::Cancelled).unwrap();
-    host.conn.respond_permission(Instant(0), permission.ticket, PermissionAnswer::Cancelled).unwrap();
+    host.conn
+        .respond_ask_user(Instant(0), ask.ticket, AskUserAnswer::Cancelled)
+        .unwrap();
+    host.conn
+        .respond_permission(Instant(0), permission.ticket, PermissionAnswer::Cancelled)
+        .unwrap();
     assert_eq!(
         host.sent(),
         [
@@ -107,7 +125,10 @@ fn bug_19_answers_have_the_shape_of_their_request() {
 #[test]
 fn bug_22_cancelling_an_unknown_session_is_an_error() {
     let mut host = Host::with_session(Serves::NOTHING);
-    assert_eq!(host.conn.cancel(Instant(0), "nope"), Err(UsageError::UnknownSession));
+    assert_eq!(
+        host.conn.cancel(Instant(0), "nope"),
+        Err(UsageError::UnknownSession)
+    );
     assert!(host.sent().is_empty());
 }
 
@@ -116,10 +137,14 @@ fn bug_22_cancelling_an_unknown_session_is_an_error() {
 #[test]
 fn bug_23_session_load_is_available() {
     let mut host = Host::ready(Serves::NOTHING, r#"{"loadSession":true}"#);
-    host.conn.load_session(Instant(0), "old", "/w", NO_MCP_SERVERS).unwrap();
+    host.conn
+        .load_session(Instant(0), "old", "/w", NO_MCP_SERVERS)
+        .unwrap();
     assert_eq!(
         host.sent(),
-        [r#"{"jsonrpc":"2.0","id":1,"method":"session/load","params":{"sessionId":"old","cwd":"/w","mcpServers":[]}}"#]
+        [
+            r#"{"jsonrpc":"2.0","id":1,"method":"session/load","params":{"sessionId":"old","cwd":"/w","mcpServers":[]}}"#
+        ]
     );
 }
 
@@ -129,7 +154,10 @@ fn bug_23_client_info_is_sent() {
     let mut host = Host::new(Serves::NOTHING);
     host.conn.initialize(Instant(0)).unwrap();
     let line = host.sent().remove(0);
-    assert!(line.ends_with(r#""clientInfo":{"name":"acp-test","version":"0.1.0"}}}"#), "{line}");
+    assert!(
+        line.ends_with(r#""clientInfo":{"name":"acp-test","version":"0.1.0"}}}"#),
+        "{line}"
+    );
 }
 
 /// Bug 23, part 3: the negotiated `protocolVersion` was never checked. Ours: anything but 1
@@ -139,7 +167,9 @@ fn bug_23_the_negotiated_version_is_checked() {
     for version in ["0", "2", "65535", "-1"] {
         let mut host = Host::new(Serves::NOTHING);
         host.conn.initialize(Instant(0)).unwrap();
-        host.agent(&format!(r#"{{"jsonrpc":"2.0","id":0,"result":{{"protocolVersion":{version}}}}}"#));
+        host.agent(&format!(
+            r#"{{"jsonrpc":"2.0","id":0,"result":{{"protocolVersion":{version}}}}}"#
+        ));
         let events = host.events();
         assert_eq!(
             events,
@@ -166,7 +196,9 @@ fn bug_23_updates_carry_their_own_session() {
         .events()
         .into_iter()
         .map(|event| match event {
-            ClientEvent::Update { session, context, .. } => (session.as_str().to_owned(), context),
+            ClientEvent::Update {
+                session, context, ..
+            } => (session.as_str().to_owned(), context),
             other => panic!("{other:?}"),
         })
         .collect();
@@ -187,10 +219,16 @@ fn response_ids_are_exact_and_unknown_ones_reported() {
     let mut host = Host::with_session(Serves::NOTHING);
     host.conn.set_mode(Instant(0), "s1", "plan").unwrap();
     host.agent(r#"{"jsonrpc":"2.0","id":"2","result":{}}"#);
-    assert_eq!(host.events(), [ClientEvent::Violation(Violation::UnknownResponse)]);
+    assert_eq!(
+        host.events(),
+        [ClientEvent::Violation(Violation::UnknownResponse)]
+    );
     assert_eq!(host.conn.requests_in_flight(), 1);
     host.agent(r#"{"jsonrpc":"2.0","id":2,"result":{}}"#);
-    assert!(matches!(host.events().as_slice(), [ClientEvent::Answered { .. }]));
+    assert!(matches!(
+        host.events().as_slice(),
+        [ClientEvent::Answered { .. }]
+    ));
 }
 
 /// §8.4: `cancel_active_turn()` sends `session/cancel` even when no turn runs. Ours: only
@@ -202,8 +240,17 @@ fn cancel_without_a_turn_sends_nothing_but_settles_questions() {
     host.events();
     assert_eq!(host.conn.cancel(Instant(0), "s1"), Ok(false));
     let events = host.events();
-    assert!(matches!(events.as_slice(), [ClientEvent::RequestSettled { how: Settle::SessionCancelled, .. }]));
-    assert_eq!(host.sent(), [r#"{"jsonrpc":"2.0","id":4,"result":{"outcome":"cancelled"}}"#]);
+    assert!(matches!(
+        events.as_slice(),
+        [ClientEvent::RequestSettled {
+            how: Settle::SessionCancelled,
+            ..
+        }]
+    ));
+    assert_eq!(
+        host.sent(),
+        [r#"{"jsonrpc":"2.0","id":4,"result":{"outcome":"cancelled"}}"#]
+    );
 }
 
 /// §8.6 single active turn per server: ours is one turn per session, sessions run
@@ -214,5 +261,8 @@ fn different_sessions_run_turns_concurrently() {
     host.open("s2");
     host.conn.prompt_text(Instant(0), "s1", "a").unwrap();
     host.conn.prompt_text(Instant(0), "s2", "b").unwrap();
-    assert_eq!(host.conn.prompt_text(Instant(0), "s1", "c"), Err(UsageError::TurnInProgress));
+    assert_eq!(
+        host.conn.prompt_text(Instant(0), "s1", "c"),
+        Err(UsageError::TurnInProgress)
+    );
 }
