@@ -44,6 +44,8 @@ pub struct Config {
     /// The framer's maximum line length in bytes (newline excluded); `None` keeps the
     /// layer's default.
     pub max_line: Option<usize>,
+    /// Client-connection options (`vectors/client/`): see [`client`].
+    pub client: Option<serde_json::Value>,
 }
 
 /// One step of a scenario.
@@ -64,6 +66,9 @@ pub enum Step {
     Event(Event),
     /// A note for the reader; runners skip it.
     Comment(String),
+    /// A command of the application to a client connection (`vectors/client/`): an action,
+    /// see [`client`].
+    Client(serde_json::Value),
 }
 
 /// Bytes a step feeds.
@@ -214,6 +219,9 @@ pub enum Event {
         /// The method, unescaped.
         method: String,
     },
+    /// An event of a client connection (`vectors/client/`), compared as a JSON value; see
+    /// [`client`].
+    Client(serde_json::Value),
     /// A response arrived.
     Response {
         /// The raw JSON text of the id.
@@ -267,7 +275,7 @@ impl Vector {
         let mut expected = Expectations::default();
         for step in self.steps.iter().skip(start) {
             match step {
-                Step::In(_) | Step::Eof | Step::At(_) => break,
+                Step::In(_) | Step::Eof | Step::At(_) | Step::Client(_) => break,
                 Step::Out(_) | Step::OutError(_) => expected.outputs.push(step),
                 Step::Event(event) => expected.events.push(event),
                 Step::Comment(_) => {}
@@ -290,6 +298,11 @@ pub trait Harness {
     fn take_outputs(&mut self) -> Vec<Vec<u8>>;
     /// The events produced since the last call, in order.
     fn take_events(&mut self) -> Vec<Event>;
+    /// Runs one application command on a client connection (`{"client":…}` steps). Layers
+    /// that take no commands keep this default, which fails the vector.
+    fn client(&mut self, command: &serde_json::Value) -> Result<(), String> {
+        Err(format!("this layer takes no client commands: {command}"))
+    }
 }
 
 /// Replays `vector` against `harness`, feeding every input in pieces of at most `chunk`
@@ -309,6 +322,9 @@ pub fn replay<H: Harness + ?Sized>(
             Step::In(input) => input.feed_in_chunks(chunk, |piece| harness.feed(piece)),
             Step::Eof => harness.eof(),
             Step::At(now) => harness.advance_to(*now),
+            Step::Client(command) => harness
+                .client(command)
+                .map_err(|error| format!("{}: {error}", vector.location(index)))?,
             Step::Out(_) | Step::OutError(_) | Step::Event(_) | Step::Comment(_) => continue,
         }
         let expected = vector.expectations(index);
@@ -534,10 +550,12 @@ fn parse_step(kind: &str, value: &RawValue) -> Result<Step, String> {
         "out_error" => Step::OutError(parse_out_error(value)?),
         "event" => Step::Event(parse_event(value)?),
         "comment" => Step::Comment(string(kind, value)?),
+        "client" => Step::Client(client::parse_command(value)?),
+        "client_event" => Step::Event(Event::Client(client::parse_event(value)?)),
         other => {
             return Err(format!(
                 "unknown step `{other}` (known: in, in_hex, in_repeat, eof, at, out, out_error, \
-                 event, comment; config on the first line)"
+                 event, comment, client, client_event; config on the first line)"
             ));
         }
     })
@@ -596,11 +614,16 @@ fn parse_config(value: &RawValue) -> Result<Config, String> {
     #[serde(deny_unknown_fields)]
     struct Raw {
         max_line: Option<usize>,
+        client: Option<serde_json::Value>,
     }
     let raw: Raw = serde_json::from_str(value.get())
-        .map_err(|error| format!("bad `config` (known options: max_line): {error}"))?;
+        .map_err(|error| format!("bad `config` (known options: max_line, client): {error}"))?;
+    if let Some(options) = &raw.client {
+        client::check_config(options)?;
+    }
     Ok(Config {
         max_line: raw.max_line,
+        client: raw.client,
     })
 }
 
@@ -989,5 +1012,6 @@ mod tests {
     }
 }
 
+pub mod client;
 #[cfg(test)]
 mod reference;

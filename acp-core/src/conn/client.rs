@@ -1332,8 +1332,14 @@ impl<S: ClientStorage> Core<S> {
             .and_then(|s| self.sessions.get(s.as_str()))
             .and_then(|state| state.turn())
             .is_some_and(|turn| turn.is_cancelling());
+        let id = self
+            .owing
+            .get(ticket)
+            .map(|row| row.id.clone())
+            .expect("a ticket just handed out is owed");
         self.push(ClientEvent::Request(IncomingRequest {
             ticket,
+            id,
             method,
             name,
             session: session.clone(),
