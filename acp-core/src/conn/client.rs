@@ -16,7 +16,8 @@
 //! - Every request the agent sends is answered exactly once: by the application through a
 //!   `respond_*` command, at once with `-32601` when the application does not serve the
 //!   method (never silence: Agentao's bug 16), `cancelled` when its session is cancelled,
-//!   `-32800` after `$/cancel_request`. After EOF nothing more is written.
+//!   `-32800` after `$/cancel_request`. At EOF the requests still owed are settled without
+//!   an answer, and once [`ClientEvent::Closed`] is reported nothing more is written.
 //! - [`ClientConnection::cancel`] sends `session/cancel` (a notification) and answers every
 //!   open `session/request_permission` of the session with
 //!   `{"outcome":{"outcome":"cancelled"}}` and every `_agentao.cn/ask_user` with
@@ -220,11 +221,13 @@ impl<S: ClientStorage> ClientConnection<S> {
         self.transport.feed(bytes)
     }
 
-    /// The agent's stdout ended (it exited or closed it). A last line without newline is
-    /// still processed; then every pending request fails at once
+    /// The agent's stdout ended (it exited or closed it). Lines already received, and a
+    /// last line without newline, are still processed as usual (garbage among them still
+    /// gets its wire-level error reply); then every pending request fails at once
     /// ([`Failure::Disconnected`], [`TurnOutcome::Disconnected`]), every request of the
-    /// agent is settled without an answer, and [`ClientEvent::Closed`] comes last. Nothing
-    /// is written after this.
+    /// agent still owed is settled without an answer ([`Settle::ConnectionClosed`]: nobody
+    /// reads it), and [`ClientEvent::Closed`] comes last. After that nothing is written,
+    /// input is discarded and every command returns [`UsageError::Closed`].
     pub fn handle_eof(&mut self, now: Instant) {
         self.core.clock.observe(now);
         if self.core.eof == Eof::Open {
