@@ -4,3 +4,4 @@
 //! The host side (`host`) runs the project-local agents of `.agentao/acp.json`.
 
 pub mod host;
+pub mod store;

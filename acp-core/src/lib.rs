@@ -39,5 +39,6 @@ pub mod schema;
 pub mod supervisor;
 pub mod wire;
 
+pub use conn::agent::AgentConnection;
 pub use conn::client::ClientConnection;
 pub use machine::Instant;

@@ -1,5 +1,6 @@
 //! Connections: the wire layer, the typed messages and the state machines glued behind one
 //! `handle_*` / `poll_*` API per side.
 
+pub mod agent;
 pub mod client;
 pub mod transport;

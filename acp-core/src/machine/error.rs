@@ -34,6 +34,12 @@ pub enum UsageError {
     CapabilityNotAdvertised,
     /// An id is longer than the fixed capacity used to store it.
     IdTooLong,
+    /// The outbox is above its high-water mark (or full): write out pending bytes, then
+    /// retry. Nothing was queued.
+    WouldBlock,
+    /// A permission request names a `toolCallId` that no `tool_call` update of the running
+    /// turn announced.
+    UnknownToolCall,
     /// The answer does not fit the request's method (e.g. a permission outcome for an
     /// `ask_user` request).
     WrongKind,
@@ -58,6 +64,10 @@ impl fmt::Display for UsageError {
             Self::TooManyInFlight => "too many requests or sessions in flight",
             Self::CapabilityNotAdvertised => "the peer did not advertise this capability",
             Self::IdTooLong => "id longer than its fixed capacity",
+            Self::WouldBlock => {
+                "the outbox is above its high-water mark; write pending bytes first"
+            }
+            Self::UnknownToolCall => "no tool_call update of this turn announced that toolCallId",
             Self::WrongKind => "the answer does not fit the request's method",
             Self::OutboxFull => "the outbox is full; write out pending bytes first",
             Self::HandshakeFailed => "the initialize handshake failed",

@@ -1,0 +1,232 @@
+//! What a session holds: its turns, built up from the updates the agent sends.
+//!
+//! The agent feeds the recorder exactly what goes on the wire ([`SessionHistory::record_update`]
+//! with each `session/update` it sends), so the history can never disagree with what the
+//! client saw. Only completed turns are saved and replayed: a turn cut short by a crash is lost,
+//! and nothing else.
+
+use acp_core::schema::{ContentBlock, Plan, SessionUpdate, StopReason, ToolCall, ToolCallUpdate};
+use serde::{Deserialize, Serialize};
+
+use super::time::Timestamp;
+
+/// The conversation of one session plus the settings that travel with it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SessionHistory {
+    session_id: String,
+    /// When the session was first saved; kept across saves (Agentao copies it the same way).
+    pub(crate) created_at: Option<Timestamp>,
+    /// The model name (Agentao's `model` key).
+    pub model: String,
+    /// The session mode (`current_mode_update`), if one was set.
+    pub mode: Option<String>,
+    /// Agentao's active skills, kept so that saving a session Agentao wrote does not drop them.
+    pub active_skills: Vec<String>,
+    turns: Vec<Turn>,
+}
+
+/// One prompt turn: what the user sent and what the agent did about it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Turn {
+    /// The user's prompt blocks, as sent.
+    pub prompt: Vec<ContentBlock>,
+    /// The agent's output, in the order it was sent.
+    pub items: Vec<TurnItem>,
+    /// `None` while the turn runs.
+    pub stop_reason: Option<StopReason>,
+}
+
+/// One piece of a turn's output.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TurnItem {
+    /// The agent's visible answer. Consecutive text chunks are joined into one block.
+    Message(ContentBlock),
+    /// The agent's reasoning. Consecutive text chunks are joined into one block.
+    Thought(ContentBlock),
+    /// A tool call in its final state: every `tool_call_update` applied.
+    ToolCall(ToolCall),
+    /// A plan as sent (each plan replaces the previous one on the client).
+    Plan(Plan),
+}
+
+/// Most tool calls one turn keeps; further calls are dropped from the history (never a panic,
+/// never unbounded memory).
+pub const MAX_ITEMS_PER_TURN: usize = 100_000;
+
+impl SessionHistory {
+    /// An empty history for a session.
+    pub fn new(session_id: impl Into<String>, model: impl Into<String>) -> Self {
+        Self {
+            session_id: session_id.into(),
+            created_at: None,
+            model: model.into(),
+            mode: None,
+            active_skills: Vec::new(),
+            turns: Vec::new(),
+        }
+    }
+
+    /// A history from finished turns (what loading a file produces).
+    pub(crate) fn from_turns(session_id: String, model: String, turns: Vec<Turn>) -> Self {
+        let mut history = Self::new(session_id, model);
+        history.turns = turns;
+        history
+    }
+
+    /// The session's id, exactly as the client knows it.
+    pub fn session_id(&self) -> &str {
+        &self.session_id
+    }
+
+    /// When the session was first saved, if it has been.
+    pub fn created_at(&self) -> Option<Timestamp> {
+        self.created_at
+    }
+
+    /// Every turn, the running one (if any) last.
+    pub fn turns(&self) -> &[Turn] {
+        &self.turns
+    }
+
+    /// The finished turns: what is saved and replayed.
+    pub fn completed_turns(&self) -> impl Iterator<Item = &Turn> {
+        self.turns.iter().filter(|turn| turn.stop_reason.is_some())
+    }
+
+    /// How many turns have finished (for a `/history` command).
+    pub fn turn_count(&self) -> usize {
+        self.completed_turns().count()
+    }
+
+    /// The session's title as Agentao computes it: the first user message without its
+    /// `<system-reminder>` blocks, at most 60 characters and then `…`.
+    pub fn title(&self) -> String {
+        let first = self
+            .completed_turns()
+            .map(|turn| {
+                super::text::strip_system_reminders(&super::text::prompt_text(&turn.prompt))
+            })
+            .find(|text| !text.is_empty())
+            .unwrap_or_default();
+        super::text::shorten(&first, 60)
+    }
+
+    /// Starts a turn with the user's prompt. A turn still running is ended first as
+    /// `cancelled`, so one lost `end_turn` cannot merge two turns.
+    pub fn record_user_prompt(&mut self, prompt: &[ContentBlock]) {
+        self.end_turn(StopReason::Cancelled);
+        self.turns.push(Turn {
+            prompt: prompt.to_vec(),
+            items: Vec::new(),
+            stop_reason: None,
+        });
+    }
+
+    /// Records one update the agent sent. Content updates outside a turn are not part of the
+    /// conversation and are ignored; `current_mode_update` is kept at any time.
+    pub fn record_update(&mut self, update: &SessionUpdate) {
+        if let SessionUpdate::CurrentModeUpdate(mode) = update {
+            self.mode = Some(mode.current_mode_id.clone());
+            return;
+        }
+        let Some(turn) = self
+            .turns
+            .last_mut()
+            .filter(|turn| turn.stop_reason.is_none())
+        else {
+            return;
+        };
+        match update {
+            SessionUpdate::UserMessageChunk(chunk) => turn.prompt.push(chunk.content.clone()),
+            SessionUpdate::AgentMessageChunk(chunk) => {
+                turn.push_text(TurnItem::Message(chunk.content.clone()))
+            }
+            SessionUpdate::AgentThoughtChunk(chunk) => {
+                turn.push_text(TurnItem::Thought(chunk.content.clone()))
+            }
+            SessionUpdate::ToolCall(call) => match turn.tool_call_mut(&call.tool_call_id) {
+                Some(existing) => *existing = call.clone(),
+                None => turn.push(TurnItem::ToolCall(call.clone())),
+            },
+            SessionUpdate::ToolCallUpdate(update) => match turn.tool_call_mut(&update.tool_call_id)
+            {
+                Some(existing) => apply_tool_update(existing, update),
+                None => {
+                    let mut call = ToolCall::new(update.tool_call_id.clone(), "");
+                    apply_tool_update(&mut call, update);
+                    turn.push(TurnItem::ToolCall(call));
+                }
+            },
+            SessionUpdate::Plan(plan) => turn.push(TurnItem::Plan(plan.clone())),
+            _ => {}
+        }
+    }
+
+    /// Ends the running turn (no-op when none runs).
+    pub fn end_turn(&mut self, stop_reason: StopReason) {
+        if let Some(turn) = self
+            .turns
+            .last_mut()
+            .filter(|turn| turn.stop_reason.is_none())
+        {
+            turn.stop_reason = Some(stop_reason);
+        }
+    }
+}
+
+impl Turn {
+    fn push(&mut self, item: TurnItem) {
+        if self.items.len() < MAX_ITEMS_PER_TURN {
+            self.items.push(item);
+        }
+    }
+
+    /// Appends a chunk, joining text onto the previous item of the same kind.
+    fn push_text(&mut self, item: TurnItem) {
+        match (self.items.last_mut(), &item) {
+            (
+                Some(TurnItem::Message(ContentBlock::Text(last))),
+                TurnItem::Message(ContentBlock::Text(next)),
+            )
+            | (
+                Some(TurnItem::Thought(ContentBlock::Text(last))),
+                TurnItem::Thought(ContentBlock::Text(next)),
+            ) => last.text.push_str(&next.text),
+            _ => self.push(item),
+        }
+    }
+
+    fn tool_call_mut(&mut self, id: &str) -> Option<&mut ToolCall> {
+        self.items.iter_mut().rev().find_map(|item| match item {
+            TurnItem::ToolCall(call) if call.tool_call_id == id => Some(call),
+            _ => None,
+        })
+    }
+}
+
+/// ACP's update rule: fields present replace, absent ones stay.
+fn apply_tool_update(call: &mut ToolCall, update: &ToolCallUpdate) {
+    if let Some(kind) = &update.kind {
+        call.kind = Some(kind.clone());
+    }
+    if let Some(status) = update.status {
+        call.status = Some(status);
+    }
+    if let Some(title) = &update.title {
+        call.title = title.clone();
+    }
+    if let Some(content) = &update.content {
+        call.content = content.clone();
+    }
+    if let Some(locations) = &update.locations {
+        call.locations = locations.clone();
+    }
+    if let Some(raw_input) = &update.raw_input {
+        call.raw_input = Some(raw_input.clone());
+    }
+    if let Some(raw_output) = &update.raw_output {
+        call.raw_output = Some(raw_output.clone());
+    }
+}

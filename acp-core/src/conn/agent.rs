@@ -1,0 +1,989 @@
+//! The agent side of ACP: [`AgentConnection`], a sans-IO connection that owns the protocol
+//! while the application owns the work.
+//!
+//! Peer bytes go in through [`AgentConnection::handle_bytes`]; the connection answers what it
+//! can by itself (the handshake, every invalid request, cancellations, EOF) and hands the
+//! rest to the application as [`AgentEvent`]s. The application answers with commands
+//! (`accept_new_session`, `send_update`, `end_turn`, `request_permission`, …), each of which
+//! either queues exactly the lines the protocol allows or returns a [`UsageError`] and
+//! changes nothing.
+//!
+//! The rules enforced are DESIGN.md §4's agent rows; the state lives in the [`machine`]
+//! tables (handshake, sessions and turns, requests owed and pending, permission memory).
+//!
+//! [`machine`]: crate::machine
+
+mod config;
+mod event;
+mod inbound;
+mod state;
+mod update;
+mod wire_out;
+
+use core::fmt;
+use core::time::Duration;
+
+#[cfg(feature = "alloc")]
+pub use config::Growable;
+pub use config::{
+    AgentConfig, AgentFeatures, AgentInfo, Buffers, DefaultBuffers, EXTENSION_DESCRIPTION_MAX,
+    EXTENSION_NAME_MAX, EXTENSIONS_MAX, Extension, Fixed, Limits,
+};
+#[cfg(feature = "alloc")]
+pub use event::ResponseError;
+pub use event::{AgentEvent, METHOD_MAX, RAW_PARAMS_MAX, RawParams, Violation};
+pub use state::{Announced, Asked, AskedKind, TOOL_CALL_ID_MAX};
+pub use update::{RawUpdate, TURN_KINDS, Update};
+pub use wire_out::{ASK_USER_DESCRIPTION, SET_MODEL_DESCRIPTION};
+
+use super::transport::{Outbox, REPLY_RESERVE, Transport};
+use crate::machine::handshake::{Capabilities, Handshake};
+use crate::machine::pending::{MethodKind, Owing, Pending, Settled};
+use crate::machine::permission::{self, PermissionDecision, PermissionMemory, PermissionReply};
+use crate::machine::session::{SessionInput, SessionOutput, SessionState, Sessions};
+use crate::machine::time::Monotonic;
+use crate::machine::turn::StopReason;
+use crate::machine::{
+    Instant, Rejection, ReqRef, RequestId, SessionId, Storage as Table, Ticket, UsageError,
+};
+use crate::wire::ErrorCode;
+use crate::wire::frame::Framer;
+use state::Asked as AskedRow;
+use wire_out::{
+    CancelRequestParams, ModeResult, ModeUpdate, SessionIdResult, StopResult, UpdateParams,
+};
+
+/// The agent side of one ACP connection.
+///
+/// # Call order
+///
+/// 1. Feed one input: [`handle_bytes`](Self::handle_bytes) (peer bytes),
+///    [`handle_timeout`](Self::handle_timeout) (the deadline from `poll_timeout` passed) or
+///    [`handle_eof`](Self::handle_eof) (stdin closed).
+/// 2. Drain [`poll_event`](Self::poll_event) until `None`, acting on each event with
+///    commands (commands may be issued at any time between inputs).
+/// 3. Write out [`poll_transmit`](Self::poll_transmit) and report what was written with
+///    [`transmitted`](Self::transmitted) — as much as the writer takes in one go.
+/// 4. Wait for the next input, or [`poll_timeout`](Self::poll_timeout), whichever is first.
+///
+/// Debug builds check step 2: feeding an input while events are still queued panics.
+/// `handle_bytes` returns how many bytes it took; it takes fewer only under backpressure
+/// (the outbox is full or the event queue cannot take another line's events). Keep the rest,
+/// write out, drain, and feed it again; when everything was taken but
+/// [`is_input_held`](Self::is_input_held) is true, call `handle_bytes(now, &[])` after
+/// writing out.
+///
+/// ```
+/// use acp_core::conn::agent::{AgentConfig, AgentConnection, AgentEvent, AgentInfo};
+/// use acp_core::machine::turn::StopReason;
+/// use acp_core::Instant;
+///
+/// let mut agent: AgentConnection =
+///     AgentConnection::new(AgentConfig::new(AgentInfo::new("demo", "Demo", "0.1.0")));
+/// let mut wire = Vec::new();
+/// let input = concat!(
+///     r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1}}"#, "\n",
+///     r#"{"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":"/tmp","mcpServers":[]}}"#, "\n",
+/// );
+/// let now = Instant(0);
+/// assert_eq!(agent.handle_bytes(now, input.as_bytes()), input.len());
+/// while let Some(event) = agent.poll_event() {
+///     if let AgentEvent::NewSession { ticket, .. } = event {
+///         agent.accept_new_session_id(ticket, "s1").unwrap();
+///     }
+/// }
+/// let prompt = concat!(
+///     r#"{"jsonrpc":"2.0","id":2,"method":"session/prompt","params":{"sessionId":"s1","prompt":[{"type":"text","text":"hi"}]}}"#,
+///     "\n"
+/// );
+/// agent.handle_bytes(now, prompt.as_bytes());
+/// while let Some(event) = agent.poll_event() {
+///     if let AgentEvent::Prompt { session, .. } = event {
+///         let chunk = acp_core::conn::agent::RawUpdate::new(
+///             r#"{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"hello"}}"#,
+///         ).unwrap();
+///         agent.send_update(session.as_str(), &chunk).unwrap();
+///         agent.end_turn(session.as_str(), StopReason::EndTurn).unwrap();
+///     }
+/// }
+/// let n = agent.poll_transmit().len();
+/// wire.extend_from_slice(agent.poll_transmit());
+/// agent.transmitted(n);
+/// let text = String::from_utf8(wire).unwrap();
+/// assert!(text.ends_with("{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{\"stopReason\":\"end_turn\"}}\n"));
+/// ```
+pub struct AgentConnection<B: Buffers = DefaultBuffers> {
+    transport: Transport<B::Input, B::Output>,
+    core: Core<B>,
+}
+
+/// Everything but the transport, so peer lines (borrowed from the framer) can be routed
+/// while the core is borrowed mutably.
+pub(crate) struct Core<B: Buffers> {
+    config: AgentConfig,
+    handshake: Handshake,
+    sessions: Sessions<B::Sessions>,
+    owing: Owing<B::Owing>,
+    pending: Pending<B::Pending>,
+    memory: PermissionMemory<B::Memory>,
+    events: B::Events,
+    announced: B::Announced,
+    asked: B::Asked,
+    clock: Monotonic,
+    /// Events lost because a fixed queue was full (never happens with growable storage).
+    dropped_events: u64,
+    /// `handle_eof` has run.
+    eof: bool,
+    /// Complete lines wait in the framer because of backpressure.
+    held: bool,
+}
+
+impl<B: Buffers> fmt::Debug for AgentConnection<B> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AgentConnection")
+            .field("transport", &self.transport)
+            .field("handshake", &self.core.handshake.state())
+            .field("sessions", &self.core.sessions.rows().len())
+            .field("owed", &self.core.owing.rows().len())
+            .field("pending", &self.core.pending.in_flight())
+            .field("events", &self.core.events.rows().len())
+            .field("eof", &self.core.eof)
+            .finish()
+    }
+}
+
+impl<B: Buffers> AgentConnection<B> {
+    /// A connection that has seen nothing yet.
+    pub fn new(config: AgentConfig) -> Self {
+        let (input, output, sessions, owing, pending, memory, events, announced, asked) =
+            B::create();
+        let limits = config.limits;
+        let transport = Transport::new(
+            Framer::new(input, limits.max_line),
+            Outbox::new(output, limits.outbox_limit, limits.outbox_high_water),
+        );
+        let core = Core {
+            handshake: Handshake::new(config.features.capabilities()),
+            sessions: Sessions::new(sessions, limits.max_sessions),
+            owing: Owing::new(owing, limits.max_owed),
+            pending: Pending::new(pending, limits.max_pending),
+            memory: PermissionMemory::new(memory, limits.max_pending.max(16)),
+            events,
+            announced,
+            asked,
+            clock: Monotonic::default(),
+            dropped_events: 0,
+            eof: false,
+            held: false,
+            config,
+        };
+        Self { transport, core }
+    }
+
+    // ----- inputs -----
+
+    /// Peer bytes arrived at `now`. Returns how many were taken (fewer only under
+    /// backpressure; see the [call order](Self#call-order)). Peer garbage is answered
+    /// automatically and reported as [`AgentEvent::PeerViolation`]; it is never an error.
+    pub fn handle_bytes(&mut self, now: Instant, bytes: &[u8]) -> usize {
+        self.check_drained();
+        let now = self.core.clock.observe(now);
+        let mut taken = 0;
+        // Bounded: each pass takes input or stops.
+        loop {
+            self.process_lines(now);
+            if self.core.held || taken == bytes.len() {
+                break;
+            }
+            let n = self.transport.feed(&bytes[taken..]);
+            if n == 0 {
+                break;
+            }
+            taken += n;
+        }
+        taken
+    }
+
+    /// The peer's input ended (stdin closed, SIGTERM). A last line without newline is
+    /// processed; then every running turn is answered `cancelled`, every request of ours is
+    /// settled, every request still owed is answered, [`AgentEvent::SaveSession`] names each
+    /// open session and [`AgentEvent::Closed`] comes last. Nothing is pending afterwards.
+    pub fn handle_eof(&mut self, now: Instant) {
+        self.check_drained();
+        if self.core.eof {
+            return;
+        }
+        let now = self.core.clock.observe(now);
+        self.transport.finish();
+        self.core.held = false;
+        // Bounded by the lines in the framer; backpressure does not apply any more.
+        while let Some((incoming, out)) = self.transport.next_incoming() {
+            self.core.on_incoming(now, incoming, out);
+        }
+        self.core.on_eof(now, self.transport.outbox());
+    }
+
+    /// The clock reached `now`: requests of ours past their deadline are settled (a
+    /// permission as rejected, an ask_user with the sentinel). Spurious calls do nothing.
+    pub fn handle_timeout(&mut self, now: Instant) {
+        self.check_drained();
+        let now = self.core.clock.observe(now);
+        self.core.pending.handle_timeout(now);
+        self.core.drain_settled();
+    }
+
+    // ----- outputs -----
+
+    /// The next event for the application.
+    pub fn poll_event(&mut self) -> Option<AgentEvent> {
+        if self.core.events.rows().is_empty() {
+            return None;
+        }
+        Some(self.core.events.remove_at(0))
+    }
+
+    /// Bytes to write: whole lines, in order. Report what was written with
+    /// [`transmitted`](Self::transmitted).
+    pub fn poll_transmit(&self) -> &[u8] {
+        self.transport.outbox_ref().pending()
+    }
+
+    /// The first `n` bytes of [`poll_transmit`](Self::poll_transmit) were written.
+    pub fn transmitted(&mut self, n: usize) {
+        self.transport.outbox().consume(n);
+    }
+
+    /// The outbox itself (to batch writes or inspect the high-water mark).
+    pub fn outbox(&mut self) -> &mut Outbox<B::Output> {
+        self.transport.outbox()
+    }
+
+    /// When [`handle_timeout`](Self::handle_timeout) must be called next, if ever.
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        self.core.pending.poll_timeout()
+    }
+
+    // ----- getters -----
+
+    /// Whether complete peer lines wait because of backpressure: write out, then call
+    /// `handle_bytes(now, &[])`.
+    pub fn is_input_held(&self) -> bool {
+        self.core.held
+    }
+
+    /// Whether `handle_eof` has run.
+    pub fn is_closed(&self) -> bool {
+        self.core.eof
+    }
+
+    /// The handshake machine (initialized? the client's capabilities).
+    pub fn handshake(&self) -> &Handshake {
+        &self.core.handshake
+    }
+
+    /// The state of session `id`.
+    pub fn session(&self, id: &str) -> Option<SessionState> {
+        self.core.sessions.get(id)
+    }
+
+    /// Peer requests still owed an answer.
+    pub fn owed(&self) -> usize {
+        self.core.owing.rows().len()
+    }
+
+    /// Requests of ours not yet settled and reported.
+    pub fn in_flight(&self) -> usize {
+        self.core.pending.in_flight()
+    }
+
+    /// Whether updates may be sent now (the outbox is under its high-water mark).
+    pub fn has_room_for_updates(&self) -> bool {
+        self.transport.outbox_ref().has_room_for_updates()
+    }
+
+    /// Events lost because a fixed event queue was full (always 0 with growable storage).
+    pub fn dropped_events(&self) -> u64 {
+        self.core.dropped_events
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &AgentConfig {
+        &self.core.config
+    }
+
+    // ----- fixtures -----
+
+    /// Puts the connection straight into "initialized, the client advertised `client`"
+    /// (smoltcp-style fixtures for tests, or a connection handed over mid-life).
+    pub fn restore_handshake(&mut self, client: Capabilities) {
+        self.core.handshake = Handshake::with_state(
+            self.core.config.features.capabilities(),
+            crate::machine::handshake::HandshakeState::Initialized {
+                protocol_version: crate::machine::handshake::PROTOCOL_VERSION,
+                peer: client,
+            },
+        );
+    }
+
+    /// Adds an active, idle session `id` without a `session/new` (fixtures, or sessions
+    /// restored from disk).
+    pub fn restore_session(&mut self, id: &str) -> Result<(), UsageError> {
+        self.core.live()?;
+        if self.core.sessions.get(id).is_some() {
+            return Err(UsageError::SessionExists);
+        }
+        self.core
+            .sessions
+            .restore(id, SessionState::Active { turn: None })
+    }
+
+    // ----- commands: sessions -----
+
+    /// Answers `session/new` with `{"sessionId":…}`; the session is usable (for prompts and
+    /// updates) from now on.
+    pub fn accept_new_session_id(
+        &mut self,
+        ticket: Ticket,
+        session_id: &str,
+    ) -> Result<(), UsageError> {
+        self.accept_new(ticket, session_id, &SessionIdResult { session_id })
+    }
+
+    /// Answers `session/new` with a full result (`sessionId`, `modes`, `configOptions`).
+    #[cfg(feature = "alloc")]
+    pub fn accept_new_session(
+        &mut self,
+        ticket: Ticket,
+        result: &crate::schema::NewSessionResponse,
+    ) -> Result<(), UsageError> {
+        self.accept_new(ticket, &result.session_id, result)
+    }
+
+    fn accept_new<R: serde::Serialize + ?Sized>(
+        &mut self,
+        ticket: Ticket,
+        session_id: &str,
+        result: &R,
+    ) -> Result<(), UsageError> {
+        let core = &mut self.core;
+        core.live()?;
+        let id = core.owed_of(ticket, |k| k == MethodKind::NewSession)?;
+        if SessionId::new(session_id).is_none() {
+            return Err(UsageError::IdTooLong);
+        }
+        if matches!(
+            core.sessions.get(session_id),
+            Some(SessionState::Active { .. } | SessionState::Creating { .. })
+        ) {
+            return Err(UsageError::SessionExists);
+        }
+        wire_out::result(self.transport.outbox(), id.as_raw(), result)?;
+        let opened = core.sessions.handle(
+            core.clock.latest(),
+            SessionInput::Opened {
+                req: ReqRef::Peer(ticket),
+                id: session_id,
+            },
+        );
+        debug_assert!(opened.is_ok(), "checked above: {opened:?}");
+        let _ = core.owing.answer(ticket);
+        Ok(())
+    }
+
+    /// Answers `session/load` or `session/resume` with `result` (e.g. `{"configOptions":…,
+    /// "modes":…}`), after the history was replayed with `send_update`. The session is
+    /// usable from now on.
+    pub fn accept_load<R: serde::Serialize + ?Sized>(
+        &mut self,
+        ticket: Ticket,
+        result: &R,
+    ) -> Result<(), UsageError> {
+        let core = &mut self.core;
+        core.live()?;
+        let owed = core
+            .owing
+            .get(ticket)
+            .filter(|o| o.kind == MethodKind::LoadSession || o.kind == MethodKind::Other)
+            .ok_or(UsageError::AlreadySettled)?;
+        let (id, session) = (owed.id.clone(), owed.session.clone().unwrap_or_default());
+        if !matches!(
+            core.sessions.get(session.as_str()),
+            Some(SessionState::Creating { load: true, req }) if req == ReqRef::Peer(ticket)
+        ) {
+            return Err(UsageError::AlreadySettled);
+        }
+        wire_out::result(self.transport.outbox(), id.as_raw(), result)?;
+        let _ = core.sessions.handle(
+            core.clock.latest(),
+            SessionInput::Opened {
+                req: ReqRef::Peer(ticket),
+                id: session.as_str(),
+            },
+        );
+        let _ = core.owing.answer(ticket);
+        Ok(())
+    }
+
+    /// Answers a `session/load` with `-32600 session/load: Session '<id>' not found`.
+    pub fn load_not_found(&mut self, ticket: Ticket) -> Result<(), UsageError> {
+        let session = self
+            .core
+            .owing
+            .get(ticket)
+            .and_then(|o| o.session.clone())
+            .unwrap_or_default();
+        let rejection = Rejection::LoadNotFound {
+            session: session.as_str(),
+        };
+        self.reject(ticket, rejection.code(), &rejection)
+    }
+
+    /// Answers any request handed over (except a prompt: use [`fail_turn`](Self::fail_turn))
+    /// with an error. A refused `session/new` or `session/load` leaves no session behind.
+    pub fn reject<M: fmt::Display + ?Sized>(
+        &mut self,
+        ticket: Ticket,
+        code: ErrorCode,
+        message: &M,
+    ) -> Result<(), UsageError> {
+        let core = &mut self.core;
+        core.live()?;
+        let owed = core.owing.get(ticket).ok_or(UsageError::AlreadySettled)?;
+        if owed.kind == MethodKind::Prompt {
+            return Err(UsageError::TurnInProgress);
+        }
+        let id = owed.id.clone();
+        wire_out::error(self.transport.outbox(), id.as_raw(), code, message)?;
+        let _ = core.sessions.handle(
+            core.clock.latest(),
+            SessionInput::OpenFailed {
+                req: ReqRef::Peer(ticket),
+            },
+        );
+        let _ = core.owing.answer(ticket);
+        Ok(())
+    }
+
+    /// Same as [`reject`](Self::reject): answers a request handed over with an error.
+    pub fn respond_error<M: fmt::Display + ?Sized>(
+        &mut self,
+        ticket: Ticket,
+        code: ErrorCode,
+        message: &M,
+    ) -> Result<(), UsageError> {
+        self.reject(ticket, code, message)
+    }
+
+    /// Answers an [`AgentEvent::Request`] with `result` (any `Serialize`, e.g. the typed
+    /// response of [`crate::schema`]).
+    pub fn respond<R: serde::Serialize + ?Sized>(
+        &mut self,
+        ticket: Ticket,
+        result: &R,
+    ) -> Result<(), UsageError> {
+        let core = &mut self.core;
+        core.live()?;
+        let id = core.owed_of(ticket, |k| {
+            !matches!(
+                k,
+                MethodKind::Prompt | MethodKind::NewSession | MethodKind::LoadSession
+            )
+        })?;
+        wire_out::result(self.transport.outbox(), id.as_raw(), result)?;
+        let _ = core.owing.answer(ticket);
+        Ok(())
+    }
+
+    /// Answers `session/set_mode`: sends `current_mode_update` for the session, then
+    /// `{"modeId":…}` (seed appendix C).
+    pub fn accept_mode(&mut self, ticket: Ticket, mode_id: &str) -> Result<(), UsageError> {
+        let core = &mut self.core;
+        core.live()?;
+        let owed = core.owing.get(ticket).ok_or(UsageError::AlreadySettled)?;
+        let (id, session) = (owed.id.clone(), owed.session.clone().unwrap_or_default());
+        let out = self.transport.outbox();
+        if !out.has_room_for(2 * REPLY_RESERVE + 2 * mode_id.len()) {
+            return Err(UsageError::WouldBlock);
+        }
+        wire_out::notification(
+            out,
+            "session/update",
+            &UpdateParams {
+                session_id: session.as_str(),
+                update: &ModeUpdate {
+                    session_update: "current_mode_update",
+                    current_mode_id: mode_id,
+                },
+            },
+        )?;
+        wire_out::result(out, id.as_raw(), &ModeResult { mode_id })?;
+        let _ = core.owing.answer(ticket);
+        Ok(())
+    }
+
+    // ----- commands: turns -----
+
+    /// Sends one `session/update` for `session`.
+    ///
+    /// Turn updates (message and thought chunks, tool calls, plans) need a running turn and
+    /// are refused once it has been answered ([`UsageError::TurnAnswered`]); other kinds
+    /// (`available_commands_update`, `current_mode_update`, …) may be sent any time after the
+    /// `session/new` answer. While a `session/load` is in flight, any update is history
+    /// replay and goes out before the load's answer. Refused with [`UsageError::WouldBlock`]
+    /// while the outbox is above its high-water mark: write out, then retry.
+    pub fn send_update<U: Update + ?Sized>(
+        &mut self,
+        session: &str,
+        update: &U,
+    ) -> Result<(), UsageError> {
+        let core = &mut self.core;
+        core.live()?;
+        let state = core
+            .sessions
+            .get(session)
+            .ok_or(UsageError::UnknownSession)?;
+        let in_turn = match state {
+            SessionState::Creating { load: true, .. } => false,
+            SessionState::Creating { .. } | SessionState::Closed => {
+                return Err(UsageError::SessionNotActive);
+            }
+            SessionState::Active { turn: Some(_) } => update.belongs_to_turn(),
+            SessionState::Active { turn: None } if update.belongs_to_turn() => {
+                return Err(UsageError::TurnAnswered);
+            }
+            SessionState::Active { turn: None } => false,
+        };
+        let out = self.transport.outbox();
+        if !out.has_room_for_updates() {
+            return Err(UsageError::WouldBlock);
+        }
+        wire_out::notification(
+            out,
+            "session/update",
+            &UpdateParams {
+                session_id: session,
+                update,
+            },
+        )?;
+        if in_turn && let Some(tool_call) = update.announced_tool_call() {
+            core.announce(session, tool_call);
+        }
+        Ok(())
+    }
+
+    /// Answers the running turn's `session/prompt` with `stop` — or with `cancelled` if the
+    /// client cancelled it, whatever `stop` says. Exactly once per turn.
+    pub fn end_turn(&mut self, session: &str, stop: StopReason) -> Result<StopReason, UsageError> {
+        self.finish_turn(session, Ok(stop))
+    }
+
+    /// Answers the running turn's `session/prompt` with `-32603 Internal error: <message>`
+    /// (or `cancelled` after a cancel).
+    pub fn fail_turn<M: fmt::Display + ?Sized>(
+        &mut self,
+        session: &str,
+        message: &M,
+    ) -> Result<StopReason, UsageError> {
+        self.finish_turn(session, Err(&Internal(message)))
+    }
+
+    fn finish_turn(
+        &mut self,
+        session: &str,
+        how: Result<StopReason, &dyn fmt::Display>,
+    ) -> Result<StopReason, UsageError> {
+        let core = &mut self.core;
+        core.live()?;
+        let state = core
+            .sessions
+            .get(session)
+            .ok_or(UsageError::UnknownSession)?;
+        let turn = match state {
+            SessionState::Active { turn: Some(turn) } => turn,
+            _ => return Err(UsageError::NoTurn),
+        };
+        let ReqRef::Peer(ticket) = turn.prompt() else {
+            return Err(UsageError::NoTurn);
+        };
+        let id = core
+            .owing
+            .get(ticket)
+            .map(|o| o.id.clone())
+            .ok_or(UsageError::AlreadySettled)?;
+        let out = self.transport.outbox();
+        let stop = match how {
+            Ok(stop) if !turn.is_cancelling() => stop,
+            Err(message) if !turn.is_cancelling() => {
+                wire_out::error(out, id.as_raw(), ErrorCode::INTERNAL_ERROR, message)?;
+                let _ = core.sessions.handle(
+                    core.clock.latest(),
+                    SessionInput::FailTurn {
+                        id: session,
+                        prompt: ReqRef::Peer(ticket),
+                    },
+                );
+                let _ = core.owing.answer(ticket);
+                core.forget_turn(session);
+                return Ok(StopReason::Cancelled);
+            }
+            // DESIGN §4 "session/cancel": after a cancel the turn ends `cancelled`.
+            _ => StopReason::Cancelled,
+        };
+        wire_out::result(
+            out,
+            id.as_raw(),
+            &StopResult {
+                stop_reason: stop.as_str(),
+            },
+        )?;
+        let ended = core.sessions.handle(
+            core.clock.latest(),
+            SessionInput::EndTurn {
+                id: session,
+                prompt: ReqRef::Peer(ticket),
+                stop,
+            },
+        );
+        debug_assert!(matches!(ended, Ok(SessionOutput::TurnEnded { .. })));
+        let _ = core.owing.answer(ticket);
+        core.forget_turn(session);
+        Ok(stop)
+    }
+
+    // ----- commands: requests to the client -----
+
+    /// Sends `$/cancel_request` for a request of ours. It stays pending until the client
+    /// answers (normally `-32800`), and is then settled as usual.
+    pub fn cancel_request(&mut self, request: RequestId) -> Result<(), UsageError> {
+        let core = &mut self.core;
+        core.live()?;
+        match core.pending.get(request).map(|r| r.state) {
+            Some(crate::machine::pending::OutgoingState::Waiting { .. }) => {}
+            _ => return Err(UsageError::AlreadySettled),
+        }
+        wire_out::notification(
+            self.transport.outbox(),
+            "$/cancel_request",
+            &CancelRequestParams {
+                request_id: request.0,
+            },
+        )?;
+        core.pending.request_cancel(request)
+    }
+
+    /// Registers and writes a request of ours. `check` runs after registration so a refusal
+    /// withdraws the id.
+    #[cfg_attr(not(feature = "alloc"), allow(dead_code))]
+    fn send_request<P: serde::Serialize + ?Sized>(
+        &mut self,
+        now: Instant,
+        method: &'static str,
+        kind: AskedKind,
+        session: &str,
+        tool: &str,
+        params: &P,
+        timeout: Option<Duration>,
+    ) -> Result<RequestId, UsageError> {
+        let core = &mut self.core;
+        let now = core.clock.observe(now);
+        core.live()?;
+        let sid = SessionId::new(session).ok_or(UsageError::IdTooLong)?;
+        let id = core.pending.send(
+            now,
+            MethodKind::of(method),
+            (!session.is_empty()).then_some(session),
+            timeout,
+        )?;
+        let row = AskedRow {
+            id,
+            kind,
+            session: sid,
+            tool: config::truncated(tool),
+        };
+        if core.asked.try_push(row).is_err() {
+            let _ = core.pending.withdraw(id);
+            return Err(UsageError::TooManyInFlight);
+        }
+        if let Err(e) = wire_out::request(self.transport.outbox(), id.0, method, params) {
+            let _ = core.pending.withdraw(id);
+            core.take_asked(id);
+            return Err(e);
+        }
+        Ok(id)
+    }
+}
+
+#[cfg(feature = "alloc")]
+mod requests;
+#[cfg(feature = "alloc")]
+pub use requests::tool_key;
+
+/// `Internal error: <message>` (Agentao's -32603 text).
+struct Internal<'a, M: ?Sized>(&'a M);
+
+impl<M: fmt::Display + ?Sized> fmt::Display for Internal<'_, M> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Internal error: {}", self.0)
+    }
+}
+
+impl<B: Buffers> AgentConnection<B> {
+    /// Processes complete lines while the outbox and the event queue have room.
+    fn process_lines(&mut self, now: Instant) {
+        self.core.held = false;
+        // Bounded by the lines in the framer.
+        loop {
+            if !self.core.has_room_for_line(self.transport.outbox_ref()) {
+                self.core.held = self.transport.buffered_input() > 0;
+                return;
+            }
+            let Some((incoming, out)) = self.transport.next_incoming() else {
+                return;
+            };
+            self.core.on_incoming(now, incoming, out);
+        }
+    }
+
+    /// Debug builds: the previous input's events must have been drained (call order step 2).
+    fn check_drained(&self) {
+        debug_assert!(
+            self.core.events.rows().is_empty(),
+            "AgentConnection: drain poll_event() until None after every input (call order)"
+        );
+    }
+}
+
+impl<B: Buffers> Core<B> {
+    /// Commands are refused after EOF.
+    fn live(&self) -> Result<(), UsageError> {
+        if self.eof {
+            Err(UsageError::Closed)
+        } else {
+            Ok(())
+        }
+    }
+
+    /// The raw id of owed request `ticket`, if its kind passes `kind_ok`.
+    fn owed_of(
+        &self,
+        ticket: Ticket,
+        kind_ok: impl Fn(MethodKind) -> bool,
+    ) -> Result<crate::machine::PeerRequestId, UsageError> {
+        self.owing
+            .get(ticket)
+            .filter(|o| kind_ok(o.kind))
+            .map(|o| o.id.clone())
+            .ok_or(UsageError::AlreadySettled)
+    }
+
+    fn push_event(&mut self, event: AgentEvent) {
+        if self.events.try_push(event).is_err() {
+            self.dropped_events += 1;
+        }
+    }
+
+    /// Room for what one more peer line may produce: a reply, and up to one event per
+    /// pending request plus two.
+    fn has_room_for_line(&self, out: &Outbox<B::Output>) -> bool {
+        let worst = self.pending.rows().len().saturating_add(2);
+        let free = self.events.max_rows() - self.events.rows().len();
+        free >= worst && out.has_room_for(REPLY_RESERVE)
+    }
+
+    fn announce(&mut self, session: &str, tool_call: &str) {
+        let (Some(session), Ok(tool_call)) = (
+            SessionId::new(session),
+            heapless::String::try_from(tool_call),
+        ) else {
+            return;
+        };
+        if self
+            .announced
+            .rows()
+            .iter()
+            .any(|a| a.session == session && a.tool_call == tool_call)
+        {
+            return;
+        }
+        if self.announced.rows().len() >= self.config.limits.max_pending.max(1) {
+            self.announced.remove_at(0);
+        }
+        let _ = self.announced.try_push(Announced { session, tool_call });
+    }
+
+    #[cfg_attr(not(feature = "alloc"), allow(dead_code))]
+    fn is_announced(&self, session: &str, tool_call: &str) -> bool {
+        self.announced
+            .rows()
+            .iter()
+            .any(|a| a.session.as_str() == session && a.tool_call.as_str() == tool_call)
+    }
+
+    /// The turn of `session` is over: its announcements go.
+    fn forget_turn(&mut self, session: &str) {
+        let mut i = 0;
+        while i < self.announced.rows().len() {
+            if self.announced.rows()[i].session.as_str() == session {
+                self.announced.remove_at(i);
+            } else {
+                i += 1;
+            }
+        }
+    }
+
+    fn take_asked(&mut self, id: RequestId) -> Option<AskedRow> {
+        let index = self.asked.rows().iter().position(|a| a.id == id)?;
+        Some(self.asked.remove_at(index))
+    }
+
+    /// Reports every request of ours settled without an answer (timeout, cancel, EOF).
+    fn drain_settled(&mut self) {
+        // Bounded: each call removes a settlement.
+        while let Some(settled) = self.pending.poll_settled() {
+            self.report_settled(settled, None, None);
+        }
+    }
+
+    /// Tells the application how a request of ours ended. `answer` is the result text when
+    /// the client answered with one.
+    fn report_settled(
+        &mut self,
+        settled: Settled,
+        answer: Option<&str>,
+        _message: Option<crate::wire::JsonStr<'_>>,
+    ) {
+        let Some(asked) = self.take_asked(settled.id) else {
+            return;
+        };
+        let request = settled.id;
+        let session = asked.session.clone();
+        match asked.kind {
+            AskedKind::Permission => {
+                let decision = match answer {
+                    Some(text) => inbound::read_permission(text),
+                    None => permission::decide(PermissionReply::Settled(settled.outcome)),
+                };
+                self.memory
+                    .record(session.as_str(), asked.tool.as_str(), decision);
+                self.push_event(AgentEvent::PermissionResolved {
+                    request,
+                    session,
+                    decision,
+                    remembered: false,
+                });
+            }
+            AskedKind::AskUser => {
+                let reply = inbound::read_ask_user(answer, settled.outcome);
+                self.push_event(AgentEvent::AskUserAnswered {
+                    request,
+                    session,
+                    answered: reply.is_some(),
+                    #[cfg(feature = "alloc")]
+                    text: alloc::string::String::from(
+                        reply
+                            .as_deref()
+                            .unwrap_or(crate::machine::ask_user::UNAVAILABLE),
+                    ),
+                });
+            }
+            AskedKind::Method(_method) => {
+                #[cfg(feature = "alloc")]
+                {
+                    let message = _message.map(|m| m.to_cow().into_owned());
+                    let result = inbound::read_response(_method, answer, settled.outcome, message);
+                    self.push_event(AgentEvent::Response { request, result });
+                }
+            }
+        }
+    }
+
+    /// A remembered `*_always` answer for `tool` in `session`, if any.
+    #[cfg_attr(not(feature = "alloc"), allow(dead_code))]
+    fn recall(&self, session: &str, tool: &str) -> Option<PermissionDecision> {
+        use crate::machine::permission::{PermissionOption, RejectReason};
+        self.memory.recall(session, tool).map(|allow| {
+            if allow {
+                PermissionDecision::Allowed(PermissionOption::AllowAlways)
+            } else {
+                PermissionDecision::Rejected(RejectReason::Chosen(PermissionOption::RejectAlways))
+            }
+        })
+    }
+
+    /// Whether the client advertised `needed`.
+    #[cfg_attr(not(feature = "alloc"), allow(dead_code))]
+    fn require_client(&self, needed: Capabilities) -> Result<(), UsageError> {
+        self.handshake.require_peer(needed)
+    }
+
+    /// A `session/cancel` (or a close or `$/cancel_request` of a prompt) reached a running
+    /// turn: settle the session's permission and ask_user requests as cancelled, tell the app.
+    fn turn_cancelled(&mut self, session: &str) {
+        self.pending.cancel_session(session);
+        self.drain_settled();
+        if let Some(session) = SessionId::new(session) {
+            self.push_event(AgentEvent::Cancelled { session });
+        }
+    }
+
+    /// Answers a prompt `cancelled` without the application (close, EOF).
+    fn answer_prompt_cancelled(&mut self, out: &mut Outbox<B::Output>, ticket: Ticket) {
+        if let Ok(owed) = self.owing.answer(ticket) {
+            let _ = wire_out::result(
+                out,
+                owed.id.as_raw(),
+                &StopResult {
+                    stop_reason: StopReason::Cancelled.as_str(),
+                },
+            );
+        }
+    }
+
+    fn on_eof(&mut self, now: Instant, out: &mut Outbox<B::Output>) {
+        // Sessions open before EOF are the ones to save.
+        let mut index = 0;
+        // Bounded: one pass over the session rows, in creation order.
+        while index < self.sessions.rows().len() {
+            let row = &self.sessions.rows()[index];
+            if matches!(row.state, SessionState::Active { .. }) {
+                let session = row.id.clone();
+                self.push_event(AgentEvent::SaveSession { session });
+            }
+            index += 1;
+        }
+        // Every running turn ends `cancelled` (Agentao §7.4).
+        while let Some(out_event) = self.sessions.handle_eof(now) {
+            if let SessionOutput::TurnEnded {
+                session,
+                prompt: ReqRef::Peer(ticket),
+                ..
+            } = out_event
+            {
+                self.answer_prompt_cancelled(out, ticket);
+                self.forget_turn(session.as_str());
+                self.push_event(AgentEvent::Cancelled { session });
+            }
+        }
+        // Requests of ours: settled as disconnected.
+        self.pending.handle_eof(now);
+        self.drain_settled();
+        // Requests still owed: answered without the application.
+        self.owing.handle_eof();
+        while let Some((owed, settle)) = self.owing.poll_settled() {
+            let _ = match settle.rejection(owed.kind) {
+                Some(rejection) => {
+                    wire_out::error(out, owed.id.as_raw(), rejection.code(), &rejection)
+                }
+                None => wire_out::result(
+                    out,
+                    owed.id.as_raw(),
+                    &StopResult {
+                        stop_reason: StopReason::Cancelled.as_str(),
+                    },
+                ),
+            };
+        }
+        self.eof = true;
+        self.push_event(AgentEvent::Closed);
+    }
+}

@@ -1,0 +1,349 @@
+//! What an [`AgentConnection`](super::AgentConnection) is built from: who the agent is, what it
+//! supports, and how much memory it may use.
+//!
+//! Everything here is plain data with fixed-size strings, so a configuration can be built
+//! without an allocator (and as a `const` on a microcontroller).
+
+use core::time::Duration;
+
+use crate::machine::Storage as Table;
+use crate::machine::handshake::Capabilities;
+use crate::machine::pending::Outgoing;
+use crate::machine::pending::Owed;
+use crate::machine::permission::Remembered;
+use crate::machine::session::Session;
+use crate::wire::frame::Storage as Bytes;
+
+use super::event::AgentEvent;
+use super::state::{Announced, Asked};
+
+/// Longest extension method name kept in the configuration.
+pub const EXTENSION_NAME_MAX: usize = 64;
+/// Longest extension description kept in the configuration.
+pub const EXTENSION_DESCRIPTION_MAX: usize = 128;
+/// Most extension methods a configuration lists.
+pub const EXTENSIONS_MAX: usize = 8;
+
+/// `agentInfo` of the `initialize` answer.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AgentInfo {
+    /// `name`: the programmatic name.
+    pub name: heapless::String<64>,
+    /// `title`: the name shown to people.
+    pub title: heapless::String<64>,
+    /// `version`.
+    pub version: heapless::String<32>,
+}
+
+impl AgentInfo {
+    /// An identity; each text is cut to its capacity (64, 64 and 32 bytes) at a char boundary.
+    pub fn new(name: &str, title: &str, version: &str) -> Self {
+        Self {
+            name: truncated(name),
+            title: truncated(title),
+            version: truncated(version),
+        }
+    }
+}
+
+/// Copies the longest prefix of `text` that fits `N` bytes without splitting a character.
+pub(crate) fn truncated<const N: usize>(text: &str) -> heapless::String<N> {
+    let mut end = text.len().min(N);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    heapless::String::try_from(&text[..end]).unwrap_or_default()
+}
+
+/// What the application really supports: the `agentCapabilities` of the `initialize` answer,
+/// and the rules the connection enforces from them (prompt content, MCP transports, which
+/// v1 methods are served).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct AgentFeatures {
+    /// `loadSession`: `session/load` is served.
+    pub load_session: bool,
+    /// `promptCapabilities.image`.
+    pub prompt_image: bool,
+    /// `promptCapabilities.audio`.
+    pub prompt_audio: bool,
+    /// `promptCapabilities.embeddedContext` (`resource` blocks).
+    pub prompt_embedded_context: bool,
+    /// `mcpCapabilities.http`.
+    pub mcp_http: bool,
+    /// `mcpCapabilities.sse`.
+    pub mcp_sse: bool,
+    /// `sessionCapabilities.list`: `session/list` is served.
+    pub session_list: bool,
+    /// `sessionCapabilities.resume`: `session/resume` is served.
+    pub session_resume: bool,
+    /// `sessionCapabilities.close`: `session/close` is served.
+    pub session_close: bool,
+    /// `sessionCapabilities.delete`: `session/delete` is served.
+    pub session_delete: bool,
+    /// `_agentao.cn/set_model` is served and listed under `_meta`.
+    pub set_model: bool,
+    /// `_agentao.cn/ask_user` is listed under `_meta` (the agent may ask the user).
+    pub ask_user: bool,
+}
+
+impl AgentFeatures {
+    /// The flags the connection's machines act on.
+    pub const fn capabilities(&self) -> Capabilities {
+        Capabilities::empty()
+            .with(Capabilities::LOAD_SESSION, self.load_session)
+            .with(Capabilities::PROMPT_IMAGE, self.prompt_image)
+            .with(Capabilities::PROMPT_AUDIO, self.prompt_audio)
+            .with(
+                Capabilities::PROMPT_EMBEDDED_CONTEXT,
+                self.prompt_embedded_context,
+            )
+            .with(Capabilities::MCP_HTTP, self.mcp_http)
+            .with(Capabilities::MCP_SSE, self.mcp_sse)
+            .with(Capabilities::ASK_USER, self.ask_user)
+            .with(Capabilities::SET_MODEL, self.set_model)
+    }
+}
+
+/// An extension method the application serves (`_vendor/method`): its requests are handed
+/// over as [`AgentEvent::Request`] instead of being answered `-32601`, and it is listed under
+/// `_meta["_agentao.cn/extensions"]`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Extension {
+    /// The method name; must start with `_`.
+    pub method: heapless::String<EXTENSION_NAME_MAX>,
+    /// A one-line description for the list.
+    pub description: heapless::String<EXTENSION_DESCRIPTION_MAX>,
+}
+
+/// Memory and time limits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limits {
+    /// Longest peer line, newline excluded (clamped to fixed input storage).
+    pub max_line: usize,
+    /// Most bytes waiting in the outbox (clamped to fixed output storage).
+    pub outbox_limit: usize,
+    /// Above this many pending bytes [`send_update`](super::AgentConnection::send_update)
+    /// refuses with [`UsageError::WouldBlock`](crate::machine::UsageError::WouldBlock).
+    pub outbox_high_water: usize,
+    /// Most live sessions.
+    pub max_sessions: usize,
+    /// Most peer requests owed an answer at once.
+    pub max_owed: usize,
+    /// Most requests of ours in flight at once.
+    pub max_pending: usize,
+    /// Default deadline of `session/request_permission` (`None`: wait until cancel or EOF).
+    pub permission_timeout: Option<Duration>,
+    /// Default deadline of `_agentao.cn/ask_user`.
+    pub ask_user_timeout: Option<Duration>,
+    /// Default deadline of `fs/*`, `terminal/*` and `elicitation/create`.
+    pub request_timeout: Option<Duration>,
+}
+
+impl Default for Limits {
+    /// 16 MiB lines, a 64 MiB outbox pausing updates at 1 MiB, 64 sessions, 256 requests
+    /// each way, no deadlines.
+    fn default() -> Self {
+        Self {
+            #[cfg(feature = "alloc")]
+            max_line: crate::wire::frame::DEFAULT_MAX_LINE,
+            // Without `alloc` the line limit is the input storage's size.
+            #[cfg(not(feature = "alloc"))]
+            max_line: usize::MAX,
+            outbox_limit: 64 << 20,
+            outbox_high_water: 1 << 20,
+            max_sessions: 64,
+            max_owed: 256,
+            max_pending: 256,
+            permission_timeout: None,
+            ask_user_timeout: None,
+            request_timeout: None,
+        }
+    }
+}
+
+/// Everything an [`AgentConnection`](super::AgentConnection) is built from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AgentConfig {
+    /// `agentInfo`.
+    pub info: AgentInfo,
+    /// `agentCapabilities` and the rules that follow from them.
+    pub features: AgentFeatures,
+    /// Extension methods the application serves.
+    pub extensions: heapless::Vec<Extension, EXTENSIONS_MAX>,
+    /// Memory and time limits.
+    pub limits: Limits,
+}
+
+impl AgentConfig {
+    /// A configuration with Agentao's defaults: `ask_user` and `set_model` on, every other
+    /// feature off, default limits.
+    pub fn new(info: AgentInfo) -> Self {
+        Self {
+            info,
+            features: AgentFeatures {
+                set_model: true,
+                ask_user: true,
+                ..AgentFeatures::default()
+            },
+            extensions: heapless::Vec::new(),
+            limits: Limits::default(),
+        }
+    }
+
+    /// Registers an extension method the application serves. Returns `false` (and changes
+    /// nothing) when the name does not start with `_`, does not fit, or the list is full.
+    pub fn serve_extension(&mut self, method: &str, description: &str) -> bool {
+        let Ok(name) = heapless::String::try_from(method) else {
+            return false;
+        };
+        if !method.starts_with('_') {
+            return false;
+        }
+        self.extensions
+            .push(Extension {
+                method: name,
+                description: truncated(description),
+            })
+            .is_ok()
+    }
+
+    /// Whether `method` is a registered extension.
+    pub fn serves_extension(&self, method: &str) -> bool {
+        self.extensions.iter().any(|e| e.method == method)
+    }
+}
+
+/// Where a connection keeps its bytes and tables: growable ([`Growable`], with `alloc`) or
+/// fixed ([`Fixed`]).
+pub trait Buffers {
+    /// Framer storage (one line at most).
+    type Input: Bytes;
+    /// Outbox storage.
+    type Output: Bytes;
+    /// Session table rows.
+    type Sessions: Table<Session>;
+    /// Peer requests owed an answer.
+    type Owing: Table<Owed>;
+    /// Our requests in flight.
+    type Pending: Table<Outgoing>;
+    /// Remembered `*_always` permission answers.
+    type Memory: Table<Remembered>;
+    /// Events not yet polled.
+    type Events: Table<AgentEvent>;
+    /// Tool calls announced in running turns.
+    type Announced: Table<Announced>;
+    /// What we asked in each request of ours (tool key, method).
+    type Asked: Table<Asked>;
+
+    /// Empty storage for everything.
+    #[allow(clippy::type_complexity)]
+    fn create() -> (
+        Self::Input,
+        Self::Output,
+        Self::Sessions,
+        Self::Owing,
+        Self::Pending,
+        Self::Memory,
+        Self::Events,
+        Self::Announced,
+        Self::Asked,
+    );
+}
+
+/// Fixed storage, no allocator: `LINE` bytes of input (the longest line), `OUT` bytes of
+/// outbox, `SESSIONS` sessions, `REQUESTS` requests each way, `EVENTS` queued events.
+///
+/// Input is consumed only while the event queue can take what one more line may produce
+/// (1 + `REQUESTS` events), so pick `EVENTS > REQUESTS`.
+#[derive(Debug)]
+pub struct Fixed<
+    const LINE: usize,
+    const OUT: usize,
+    const SESSIONS: usize,
+    const REQUESTS: usize,
+    const EVENTS: usize,
+>;
+
+impl<
+    const LINE: usize,
+    const OUT: usize,
+    const SESSIONS: usize,
+    const REQUESTS: usize,
+    const EVENTS: usize,
+> Buffers for Fixed<LINE, OUT, SESSIONS, REQUESTS, EVENTS>
+{
+    type Input = [u8; LINE];
+    type Output = [u8; OUT];
+    type Sessions = heapless::Vec<Session, SESSIONS>;
+    type Owing = heapless::Vec<Owed, REQUESTS>;
+    type Pending = heapless::Vec<Outgoing, REQUESTS>;
+    type Memory = heapless::Vec<Remembered, REQUESTS>;
+    type Events = heapless::Vec<AgentEvent, EVENTS>;
+    type Announced = heapless::Vec<Announced, REQUESTS>;
+    type Asked = heapless::Vec<Asked, REQUESTS>;
+
+    fn create() -> (
+        Self::Input,
+        Self::Output,
+        Self::Sessions,
+        Self::Owing,
+        Self::Pending,
+        Self::Memory,
+        Self::Events,
+        Self::Announced,
+        Self::Asked,
+    ) {
+        (
+            [0; LINE],
+            [0; OUT],
+            heapless::Vec::new(),
+            heapless::Vec::new(),
+            heapless::Vec::new(),
+            heapless::Vec::new(),
+            heapless::Vec::new(),
+            heapless::Vec::new(),
+            heapless::Vec::new(),
+        )
+    }
+}
+
+/// Growable storage, bounded by [`Limits`].
+#[cfg(feature = "alloc")]
+#[derive(Debug)]
+pub struct Growable;
+
+#[cfg(feature = "alloc")]
+impl Buffers for Growable {
+    type Input = alloc::vec::Vec<u8>;
+    type Output = alloc::vec::Vec<u8>;
+    type Sessions = alloc::vec::Vec<Session>;
+    type Owing = alloc::vec::Vec<Owed>;
+    type Pending = alloc::vec::Vec<Outgoing>;
+    type Memory = alloc::vec::Vec<Remembered>;
+    type Events = alloc::vec::Vec<AgentEvent>;
+    type Announced = alloc::vec::Vec<Announced>;
+    type Asked = alloc::vec::Vec<Asked>;
+
+    fn create() -> (
+        Self::Input,
+        Self::Output,
+        Self::Sessions,
+        Self::Owing,
+        Self::Pending,
+        Self::Memory,
+        Self::Events,
+        Self::Announced,
+        Self::Asked,
+    ) {
+        Default::default()
+    }
+}
+
+/// The default storage: [`Growable`] with `alloc`.
+#[cfg(feature = "alloc")]
+pub type DefaultBuffers = Growable;
+
+/// The default storage without `alloc`: 4 KiB lines, a 16 KiB outbox, 4 sessions, 8 requests
+/// each way, 16 events.
+#[cfg(not(feature = "alloc"))]
+pub type DefaultBuffers = Fixed<4096, 16384, 4, 8, 16>;

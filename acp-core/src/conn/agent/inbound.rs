@@ -1,0 +1,1104 @@
+//! Peer messages in: the handshake gate, then routing by method, each request registered in
+//! the owed table first so that every path answers it exactly once.
+
+use core::fmt;
+
+use serde::Serialize;
+
+use super::event::{AgentEvent, Violation};
+use super::wire_out::{self, Empty, InitializeResult};
+use super::{AgentFeatures, Buffers, Core};
+use crate::conn::transport::{Incoming, Outbox};
+use crate::machine::handshake::{Capabilities, HandshakeInput, HandshakeOutput, RequestedVersion};
+use crate::machine::pending::{CancelRequestVerdict, MethodKind, Outcome, Received, Response};
+use crate::machine::permission::{self, PermissionDecision, PermissionReply};
+use crate::machine::session::{Actor, CancelVia, SessionInput, SessionOutput};
+use crate::machine::{Instant, PEER_ID_MAX, ReqRef, SESSION_ID_MAX, SessionId, Ticket};
+use crate::wire::encode;
+use crate::wire::envelope::{self, Message};
+use crate::wire::json::ValueKind;
+use crate::wire::{ErrorCode, Id, JsonStr, RawValue};
+
+/// `Invalid params: <detail>` (Agentao's -32602 wrapper).
+pub(super) struct InvalidParams<D>(pub(super) D);
+
+impl<D: fmt::Display> fmt::Display for InvalidParams<D> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Invalid params: {}", self.0)
+    }
+}
+
+/// JSON-RPC's `Method not found` (Agentao's text, no data).
+const METHOD_NOT_FOUND: &str = "Method not found";
+
+/// A prompt content block the agent did not advertise (Agentao §1.4's texts, with the list
+/// of supported types taken from `promptCapabilities`).
+pub(super) struct BlockRefused<'a> {
+    index: usize,
+    block: &'a str,
+    features: AgentFeatures,
+}
+
+impl fmt::Display for BlockRefused<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let known = ["text", "image", "audio", "resource_link", "resource"];
+        if !known.contains(&self.block) {
+            return write!(
+                f,
+                "session/prompt.prompt[{}]: unknown block type '{}'",
+                self.index, self.block
+            );
+        }
+        write!(
+            f,
+            "session/prompt.prompt[{}]: block type '{}' is not yet supported (v1 supports ",
+            self.index, self.block
+        )?;
+        let on = [
+            ("text", true),
+            ("resource_link", true),
+            ("image", self.features.prompt_image),
+            ("audio", self.features.prompt_audio),
+            ("resource", self.features.prompt_embedded_context),
+        ];
+        let count = on.iter().filter(|(_, yes)| *yes).count();
+        for (i, (name, _)) in on.iter().filter(|(_, yes)| *yes).enumerate() {
+            match i {
+                0 => {}
+                _ if i + 1 == count && count > 2 => f.write_str(", and ")?,
+                _ if i + 1 == count => f.write_str(" and ")?,
+                _ => f.write_str(", ")?,
+            }
+            write!(f, "'{name}'")?;
+        }
+        f.write_str(")")
+    }
+}
+
+/// Checks content block types against `promptCapabilities`: `text` and `resource_link`
+/// always; `image`, `audio`, `resource` only when advertised.
+pub(super) fn check_blocks<'a>(
+    features: AgentFeatures,
+    types: impl Iterator<Item = &'a str>,
+) -> Result<(), BlockRefused<'a>> {
+    for (index, block) in types.enumerate() {
+        let ok = match block {
+            "text" | "resource_link" => true,
+            "image" => features.prompt_image,
+            "audio" => features.prompt_audio,
+            "resource" => features.prompt_embedded_context,
+            _ => false,
+        };
+        if !ok {
+            return Err(BlockRefused {
+                index,
+                block,
+                features,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// An MCP transport the agent did not advertise.
+pub(super) struct McpRefused<'a> {
+    method: &'a str,
+    index: usize,
+    kind: &'static str,
+}
+
+impl fmt::Display for McpRefused<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}.mcpServers[{}].type '{}' is not supported (mcpCapabilities.{} is not advertised)",
+            self.method, self.index, self.kind, self.kind
+        )
+    }
+}
+
+/// Checks MCP server transports (`stdio` always; `http`, `sse` when advertised).
+pub(super) fn check_mcp<'a>(
+    method: &'a str,
+    features: AgentFeatures,
+    kinds: impl Iterator<Item = &'static str>,
+) -> Result<(), McpRefused<'a>> {
+    for (index, kind) in kinds.enumerate() {
+        let ok = match kind {
+            "http" => features.mcp_http,
+            "sse" => features.mcp_sse,
+            _ => true,
+        };
+        if !ok {
+            return Err(McpRefused {
+                method,
+                index,
+                kind,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// `set_config_option` with a `configId` other than `model` (Agentao §1.7's text).
+pub(super) struct UnknownConfigId<'a>(pub(super) &'a str);
+
+impl fmt::Display for UnknownConfigId<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "unknown configId '{}'; only 'model' is supported",
+            self.0
+        )
+    }
+}
+
+/// A string field, unescaped into `buf` (or borrowed when it has no escapes).
+pub(super) fn text_of<'a>(value: JsonStr<'a>, buf: &'a mut [u8]) -> Option<&'a str> {
+    match value.as_plain() {
+        Some(plain) => Some(plain),
+        None => value.unescape_into(buf).ok().map(|s| &*s),
+    }
+}
+
+/// The raw JSON text of a request id, to store and echo.
+fn raw_id(id: Id<'_>) -> Option<heapless::String<PEER_ID_MAX>> {
+    let mut raw = heapless::String::new();
+    match id {
+        Id::Int(digits) => raw.push_str(digits).ok()?,
+        Id::Str(s) => {
+            raw.push('"').ok()?;
+            raw.push_str(s.raw()).ok()?;
+            raw.push('"').ok()?;
+        }
+        Id::Null => return None,
+    }
+    Some(raw)
+}
+
+/// Answers a request straight from its line (before it is registered as owed).
+fn reply_now<O: crate::wire::frame::Storage, M: fmt::Display + ?Sized>(
+    out: &mut Outbox<O>,
+    id: Id<'_>,
+    code: ErrorCode,
+    message: &M,
+) {
+    // Input is only taken while the outbox has room for a reply (REPLY_RESERVE).
+    let _ = out.push_line(|sink| encode::write_error(sink, id, code, message, None::<&()>));
+}
+
+fn reply_result_now<O: crate::wire::frame::Storage, R: Serialize + ?Sized>(
+    out: &mut Outbox<O>,
+    id: Id<'_>,
+    result: &R,
+) {
+    let _ = out.push_line(|sink| encode::write_result(sink, id, result));
+}
+
+/// The decoded `initialize` params, checked in Agentao's order (§1.1).
+enum Hello {
+    Ok {
+        version: RequestedVersion,
+        client: Capabilities,
+    },
+    /// Not an object, or a `clientCapabilities`/`clientInfo` of the wrong type.
+    Invalid(&'static str),
+}
+
+fn read_initialize(params: Option<RawValue<'_>>) -> Hello {
+    let Some(params) = params.filter(|p| p.kind() == ValueKind::Object) else {
+        return Hello::Invalid("initialize params must be a JSON object");
+    };
+    let version = match params.get_field("protocolVersion") {
+        Some(v) if v.kind() == ValueKind::Number && !v.get().contains(['.', 'e', 'E']) => {
+            match v.as_i64() {
+                Some(n) => RequestedVersion::Integer(n),
+                None => RequestedVersion::HugeInteger,
+            }
+        }
+        _ => RequestedVersion::NotInteger,
+    };
+    if !matches!(version, RequestedVersion::Integer(0..=65535)) {
+        // The handshake machine words the refusal.
+        return Hello::Ok {
+            version,
+            client: Capabilities::empty(),
+        };
+    }
+    let caps = params.get_field("clientCapabilities");
+    if caps.is_some_and(|c| c.kind() != ValueKind::Object) {
+        return Hello::Invalid("initialize.clientCapabilities must be a JSON object");
+    }
+    if params
+        .get_field("clientInfo")
+        .is_some_and(|c| c.kind() != ValueKind::Object)
+    {
+        return Hello::Invalid("initialize.clientInfo must be a JSON object when present");
+    }
+    let flag = |v: Option<RawValue<'_>>| v.and_then(|v| v.as_bool()).unwrap_or(false);
+    let client = match caps {
+        None => Capabilities::empty(),
+        Some(caps) => {
+            let fs = caps.get_field("fs");
+            Capabilities::empty()
+                .with(
+                    Capabilities::FS_READ,
+                    flag(fs.and_then(|f| f.get_field("readTextFile"))),
+                )
+                .with(
+                    Capabilities::FS_WRITE,
+                    flag(fs.and_then(|f| f.get_field("writeTextFile"))),
+                )
+                .with(Capabilities::TERMINAL, flag(caps.get_field("terminal")))
+                .with(
+                    Capabilities::ELICITATION,
+                    caps.get_field("elicitation")
+                        .is_some_and(|e| e.kind() == ValueKind::Object),
+                )
+        }
+    };
+    Hello::Ok { version, client }
+}
+
+impl<B: Buffers> Core<B> {
+    pub(super) fn on_incoming(
+        &mut self,
+        now: Instant,
+        incoming: Incoming<'_>,
+        out: &mut Outbox<B::Output>,
+    ) {
+        match incoming {
+            Incoming::Rejected(rejection) => {
+                self.push_event(AgentEvent::PeerViolation(Violation::Rejected(
+                    rejection.code,
+                )));
+            }
+            Incoming::Message(Message::Request(request)) => self.on_request(now, request, out),
+            Incoming::Message(Message::Notification(note)) => self.on_notification(now, note, out),
+            Incoming::Message(Message::Response(response)) => self.on_response(now, response),
+        }
+    }
+
+    fn violation(&mut self, code: ErrorCode) {
+        self.push_event(AgentEvent::PeerViolation(Violation::Refused(code)));
+    }
+
+    /// Answers owed request `ticket` with an error.
+    pub(super) fn refuse<M: fmt::Display + ?Sized>(
+        &mut self,
+        out: &mut Outbox<B::Output>,
+        ticket: Ticket,
+        code: ErrorCode,
+        message: &M,
+    ) {
+        if let Ok(owed) = self.owing.answer(ticket) {
+            let _ = wire_out::error(out, owed.id.as_raw(), code, message);
+        }
+        self.violation(code);
+    }
+
+    /// Answers owed request `ticket` with a result.
+    pub(super) fn grant<R: Serialize + ?Sized>(
+        &mut self,
+        out: &mut Outbox<B::Output>,
+        ticket: Ticket,
+        result: &R,
+    ) {
+        if let Ok(owed) = self.owing.answer(ticket) {
+            let _ = wire_out::result(out, owed.id.as_raw(), result);
+        }
+    }
+
+    fn on_request(
+        &mut self,
+        now: Instant,
+        request: envelope::Request<'_>,
+        out: &mut Outbox<B::Output>,
+    ) {
+        let mut method_buf = [0u8; 128];
+        let method = text_of(request.method, &mut method_buf).unwrap_or(request.method.raw());
+        if method == "initialize" {
+            return self.on_initialize(request.id, request.params, out);
+        }
+        // DESIGN §4 "before initialize": -32002 for every request, known or not.
+        if let HandshakeOutput::Reject(rejection) = self
+            .handshake
+            .handle(HandshakeInput::PeerRequest { method })
+        {
+            reply_now(out, request.id, rejection.code(), &rejection);
+            return self.violation(rejection.code());
+        }
+        let mut session_buf = [0u8; SESSION_ID_MAX];
+        let session = request
+            .params
+            .and_then(|p| p.get_field("sessionId"))
+            .and_then(|v| v.as_str())
+            .and_then(|s| text_of(s, &mut session_buf));
+        let received = match raw_id(request.id) {
+            Some(raw) => self.owing.receive(&raw, MethodKind::of(method), session),
+            None => Received::Reject(crate::machine::Rejection::IdTooLong),
+        };
+        let ticket = match received {
+            Received::Owed(ticket) => ticket,
+            Received::Reject(rejection) => {
+                reply_now(out, request.id, rejection.code(), &rejection);
+                return self.violation(rejection.code());
+            }
+        };
+        self.dispatch(now, ticket, method, request.params, out);
+    }
+
+    fn on_initialize(
+        &mut self,
+        id: Id<'_>,
+        params: Option<RawValue<'_>>,
+        out: &mut Outbox<B::Output>,
+    ) {
+        let (version, client) = match read_initialize(params) {
+            Hello::Ok { version, client } => (version, client),
+            Hello::Invalid(detail) => {
+                reply_now(out, id, ErrorCode::INVALID_PARAMS, &InvalidParams(detail));
+                return self.violation(ErrorCode::INVALID_PARAMS);
+            }
+        };
+        match self.handshake.handle(HandshakeInput::PeerInitialize {
+            version,
+            capabilities: client,
+        }) {
+            HandshakeOutput::AnswerInitialize { .. } => {
+                reply_result_now(out, id, &InitializeResult(&self.config));
+                #[cfg(feature = "alloc")]
+                let request =
+                    crate::schema::ClientRequest::decode("initialize", params.map(|p| p.get()))
+                        .ok()
+                        .and_then(|r| match r {
+                            crate::schema::ClientRequest::Initialize(r) => Some(r),
+                            _ => None,
+                        })
+                        .unwrap_or_else(|| crate::schema::InitializeRequest {
+                            protocol_version: crate::schema::ProtocolVersion(1),
+                            client_capabilities: Default::default(),
+                            client_info: None,
+                            meta: None,
+                        });
+                self.push_event(AgentEvent::Initialized {
+                    client,
+                    #[cfg(feature = "alloc")]
+                    request,
+                });
+            }
+            HandshakeOutput::Reject(rejection) => {
+                reply_now(out, id, rejection.code(), &rejection);
+                self.violation(rejection.code());
+            }
+            HandshakeOutput::Proceed | HandshakeOutput::Ignore | HandshakeOutput::Ready => {}
+        }
+    }
+
+    fn on_notification(
+        &mut self,
+        now: Instant,
+        note: envelope::Notification<'_>,
+        out: &mut Outbox<B::Output>,
+    ) {
+        // DESIGN §4 "before initialize": notifications are ignored.
+        if self.handshake.handle(HandshakeInput::PeerNotification) == HandshakeOutput::Ignore {
+            return;
+        }
+        let mut method_buf = [0u8; 64];
+        let method = text_of(note.method, &mut method_buf).unwrap_or("");
+        match method {
+            "session/cancel" => {
+                let mut buf = [0u8; SESSION_ID_MAX];
+                let session = note
+                    .params
+                    .and_then(|p| p.get_field("sessionId"))
+                    .and_then(|v| v.as_str())
+                    .and_then(|s| text_of(s, &mut buf));
+                match session {
+                    Some(session) => {
+                        self.on_cancel(now, session, CancelVia::PeerNotification, None, out)
+                    }
+                    None => self.push_event(AgentEvent::PeerViolation(Violation::BadNotification)),
+                }
+            }
+            "$/cancel_request" => {
+                let target = note
+                    .params
+                    .and_then(|p| p.get_field("requestId"))
+                    .filter(|v| matches!(v.kind(), ValueKind::Number | ValueKind::String));
+                match target {
+                    Some(target) => self.on_cancel_request(now, target.get(), out),
+                    None => self.push_event(AgentEvent::PeerViolation(Violation::BadNotification)),
+                }
+            }
+            // Unknown notifications are ignored (JSON-RPC: never answered).
+            _ => {}
+        }
+    }
+
+    /// `session/cancel` (DESIGN §4): settles the session's permission and ask_user requests
+    /// at once and makes the turn end `cancelled`; idempotent.
+    pub(super) fn on_cancel(
+        &mut self,
+        now: Instant,
+        session: &str,
+        via: CancelVia,
+        ticket: Option<Ticket>,
+        out: &mut Outbox<B::Output>,
+    ) {
+        match self
+            .sessions
+            .handle(now, SessionInput::Cancel { id: session, via })
+        {
+            Ok(SessionOutput::CancelStarted { .. }) => self.turn_cancelled(session),
+            Ok(SessionOutput::Reject(rejection)) => {
+                if let Some(ticket) = ticket {
+                    self.refuse(out, ticket, rejection.code(), &rejection);
+                }
+            }
+            _ => {}
+        }
+        // As a request it is answered `{}` (Agentao answers null; the schema says {}).
+        if let Some(ticket) = ticket {
+            self.grant(out, ticket, &Empty {});
+        }
+    }
+
+    /// The client's `$/cancel_request` for `raw` (DESIGN §4): `-32800` for a request still
+    /// owed; a prompt is cancelled through its turn.
+    fn on_cancel_request(&mut self, now: Instant, raw: &str, out: &mut Outbox<B::Output>) {
+        match self.owing.handle_cancel_request(raw) {
+            CancelRequestVerdict::Settling(ticket) => {
+                // Bounded: each call removes one settling row.
+                while let Some((owed, settle)) = self.owing.poll_settled() {
+                    if let Some(rejection) = settle.rejection(owed.kind) {
+                        let _ =
+                            wire_out::error(out, owed.id.as_raw(), rejection.code(), &rejection);
+                    }
+                    // A session/new or load that will never be answered leaves no session.
+                    let _ = self.sessions.handle(
+                        now,
+                        SessionInput::OpenFailed {
+                            req: ReqRef::Peer(owed.ticket),
+                        },
+                    );
+                }
+                self.push_event(AgentEvent::RequestCancelled { ticket });
+            }
+            CancelRequestVerdict::CancelTurn { ticket } => {
+                if let Some(session) = self.owing.get(ticket).and_then(|o| o.session.clone()) {
+                    self.on_cancel(
+                        now,
+                        session.as_str(),
+                        CancelVia::PeerNotification,
+                        None,
+                        out,
+                    );
+                }
+            }
+            CancelRequestVerdict::Unknown => {}
+        }
+    }
+
+    fn on_response(&mut self, now: Instant, response: envelope::Response<'_>) {
+        use crate::wire::envelope::Outcome as Wire;
+        let kind = match response.outcome {
+            Wire::Result(_) => Response::Result,
+            Wire::Error(error) => Response::Error(error.code),
+            Wire::Malformed(_) => Response::Malformed,
+        };
+        match self
+            .pending
+            .handle_response(now, response.id.as_u64(), kind)
+        {
+            crate::machine::pending::ResponseVerdict::Settled(settled) => {
+                let (answer, message) = match response.outcome {
+                    Wire::Result(value) => (Some(value.get()), None),
+                    Wire::Error(error) => (None, Some(error.message)),
+                    Wire::Malformed(_) => (None, None),
+                };
+                self.report_settled(settled, answer, message);
+            }
+            crate::machine::pending::ResponseVerdict::Late { id, .. } => {
+                self.push_event(AgentEvent::PeerViolation(Violation::LateResponse(id)));
+            }
+            crate::machine::pending::ResponseVerdict::Unknown => {
+                self.push_event(AgentEvent::PeerViolation(Violation::UnknownResponse));
+            }
+        }
+    }
+
+    /// A session is closed by `session/close`: its running turn is answered `cancelled`.
+    #[cfg_attr(not(feature = "alloc"), allow(dead_code))]
+    pub(super) fn close_session(
+        &mut self,
+        now: Instant,
+        session: &str,
+        out: &mut Outbox<B::Output>,
+    ) -> Result<(), crate::machine::Rejection<'static>> {
+        match self.sessions.handle(
+            now,
+            SessionInput::Close {
+                id: session,
+                actor: Actor::Peer,
+            },
+        ) {
+            Ok(SessionOutput::Closed { ended }) => {
+                if let Some(ReqRef::Peer(prompt)) = ended {
+                    self.answer_prompt_cancelled(out, prompt);
+                    self.turn_cancelled(session);
+                    self.forget_turn(session);
+                }
+                self.memory.forget_session(session);
+                Ok(())
+            }
+            _ => Err(crate::machine::Rejection::ConnectionClosed),
+        }
+    }
+}
+
+/// Reads a permission answer's result: the nested standard shape or Agentao's flat one.
+pub(super) fn read_permission(result: &str) -> PermissionDecision {
+    let Ok(value) = crate::wire::json::parse_value(result) else {
+        return permission::decide(PermissionReply::Malformed);
+    };
+    fn plain(v: Option<RawValue<'_>>) -> Option<&str> {
+        v.and_then(|v| v.as_str()).and_then(|s| s.as_plain())
+    }
+    let reply = match value.get_field("outcome") {
+        Some(outcome) if outcome.kind() == ValueKind::Object => PermissionReply::Nested {
+            outcome: plain(outcome.get_field("outcome")),
+            option_id: plain(outcome.get_field("optionId")),
+        },
+        Some(outcome) if outcome.kind() == ValueKind::String => match plain(Some(outcome)) {
+            Some(flat) => PermissionReply::Flat {
+                outcome: flat,
+                option_id: plain(value.get_field("optionId")),
+            },
+            None => PermissionReply::Malformed,
+        },
+        _ => PermissionReply::Malformed,
+    };
+    permission::decide(reply)
+}
+
+/// Reads an ask_user answer: the text when usable (alloc), `None` for the sentinel.
+#[cfg(feature = "alloc")]
+pub(super) fn read_ask_user(
+    answer: Option<&str>,
+    outcome: Outcome,
+) -> Option<alloc::string::String> {
+    use crate::machine::ask_user::{self, AskUserAnswer, AskUserReply};
+    let reply = match answer.map(crate::wire::json::parse_value) {
+        Some(Ok(value)) if value.kind() == ValueKind::Object => {
+            let outcome = value
+                .get_field("outcome")
+                .and_then(|v| v.as_str())
+                .and_then(|s| s.as_plain());
+            let text = value.get_field("text").and_then(|v| v.as_str());
+            let owned = text.map(|t| t.to_cow());
+            return match ask_user::read_reply(AskUserReply::Result {
+                outcome,
+                text: owned.as_deref(),
+            }) {
+                AskUserAnswer::Answered(text) => Some(alloc::string::String::from(text)),
+                AskUserAnswer::Unavailable(_) => None,
+            };
+        }
+        Some(_) => AskUserReply::Malformed,
+        None => AskUserReply::Settled(outcome),
+    };
+    match ask_user::read_reply(reply) {
+        AskUserAnswer::Answered(text) => Some(alloc::string::String::from(text)),
+        AskUserAnswer::Unavailable(_) => None,
+    }
+}
+
+/// Without `alloc` no ask_user is ever sent; a settlement is always the sentinel.
+#[cfg(not(feature = "alloc"))]
+pub(super) fn read_ask_user(_answer: Option<&str>, _outcome: Outcome) -> Option<()> {
+    None
+}
+
+/// Reads the answer to an `fs/*`, `terminal/*` or `elicitation/create` request.
+#[cfg(feature = "alloc")]
+pub(super) fn read_response(
+    method: &str,
+    answer: Option<&str>,
+    outcome: Outcome,
+    message: Option<alloc::string::String>,
+) -> Result<crate::schema::ClientResponse, super::ResponseError> {
+    use alloc::string::{String, ToString};
+    let error = |code: ErrorCode, message: String| super::ResponseError { code, message };
+    match (answer, outcome) {
+        (Some(text), _) => crate::schema::ClientResponse::decode(method, text).map_err(|e| {
+            error(
+                ErrorCode::INTERNAL_ERROR,
+                alloc::format!("Internal error: malformed response: {e}"),
+            )
+        }),
+        (None, Outcome::Error(code)) => Err(error(code, message.unwrap_or_default())),
+        (None, Outcome::TimedOut) => Err(error(
+            ErrorCode::INTERNAL_ERROR,
+            String::from("Internal error: request timed out"),
+        )),
+        (None, Outcome::Disconnected) => Err(error(
+            ErrorCode::REQUEST_CANCELLED,
+            crate::machine::Rejection::ConnectionClosed.to_string(),
+        )),
+        (None, Outcome::Cancelled) => Err(error(
+            ErrorCode::REQUEST_CANCELLED,
+            crate::machine::Rejection::RequestCancelled.to_string(),
+        )),
+        (None, Outcome::Malformed | Outcome::Answered) => Err(error(
+            ErrorCode::INTERNAL_ERROR,
+            String::from("Internal error: malformed response"),
+        )),
+    }
+}
+
+// ----- routing by method -----
+
+#[cfg(feature = "alloc")]
+impl<B: Buffers> Core<B> {
+    /// Validates a registered request with the typed decoder and routes it (alloc).
+    fn dispatch(
+        &mut self,
+        now: Instant,
+        ticket: Ticket,
+        method: &str,
+        params: Option<RawValue<'_>>,
+        out: &mut Outbox<B::Output>,
+    ) {
+        use crate::schema::{ClientRequest as R, DecodeErrorKind, McpServer};
+        use alloc::string::String;
+
+        let f = self.config.features;
+        // DESIGN §4 "other v1 methods": -32601 unless advertised.
+        let served = match method {
+            "session/load" => f.load_session,
+            "session/list" => f.session_list,
+            "session/resume" => f.session_resume,
+            "session/close" => f.session_close,
+            "session/delete" => f.session_delete,
+            "_agentao.cn/set_model" => f.set_model,
+            "authenticate" | "logout" => false,
+            _ => true,
+        };
+        if !served {
+            return self.refuse(out, ticket, ErrorCode::METHOD_NOT_FOUND, METHOD_NOT_FOUND);
+        }
+        let text = params.map(|p| p.get());
+        let raw_params = || String::from(text.unwrap_or("{}"));
+        if self.config.serves_extension(method) {
+            let session = self.owing.get(ticket).and_then(|o| o.session.clone());
+            return self.push_event(AgentEvent::Request {
+                ticket,
+                method: String::from(method),
+                session,
+                request: None,
+                params: raw_params(),
+            });
+        }
+        let request = match R::decode(method, text) {
+            Ok(request) => request,
+            Err(e) if e.kind() == DecodeErrorKind::UnknownMethod => {
+                return self.refuse(out, ticket, ErrorCode::METHOD_NOT_FOUND, METHOD_NOT_FOUND);
+            }
+            Err(e) => {
+                return self.refuse(
+                    out,
+                    ticket,
+                    ErrorCode::INVALID_PARAMS,
+                    &InvalidParams(e.message()),
+                );
+            }
+        };
+        let peer = ReqRef::Peer(ticket);
+        match request {
+            // Routed to `on_initialize` before registration; kept so the match is total.
+            R::Initialize(_) => {
+                let config = self.config.clone();
+                self.grant(out, ticket, &InitializeResult(&config))
+            }
+            R::NewSession(request) => {
+                let kinds = request.mcp_servers.iter().map(|s| match s {
+                    McpServer::Stdio(_) => "stdio",
+                    McpServer::Http(_) => "http",
+                    McpServer::Sse(_) => "sse",
+                });
+                if let Err(refused) = check_mcp(method, f, kinds) {
+                    return self.refuse(
+                        out,
+                        ticket,
+                        ErrorCode::INVALID_PARAMS,
+                        &InvalidParams(refused),
+                    );
+                }
+                match self
+                    .sessions
+                    .handle(now, SessionInput::NewStarted { req: peer })
+                {
+                    Ok(SessionOutput::Reject(rejection)) => {
+                        self.refuse(out, ticket, rejection.code(), &rejection)
+                    }
+                    _ => self.push_event(AgentEvent::NewSession { ticket, request }),
+                }
+            }
+            R::LoadSession(_) | R::ResumeSession(_) => {
+                let resume = matches!(request, R::ResumeSession(_));
+                let (session, servers) = match &request {
+                    R::LoadSession(r) => (r.session_id.as_str(), &r.mcp_servers),
+                    R::ResumeSession(r) => (r.session_id.as_str(), &r.mcp_servers),
+                    _ => return,
+                };
+                let kinds = servers.iter().map(|s| match s {
+                    McpServer::Stdio(_) => "stdio",
+                    McpServer::Http(_) => "http",
+                    McpServer::Sse(_) => "sse",
+                });
+                if let Err(refused) = check_mcp(method, f, kinds) {
+                    return self.refuse(
+                        out,
+                        ticket,
+                        ErrorCode::INVALID_PARAMS,
+                        &InvalidParams(refused),
+                    );
+                }
+                match self.sessions.handle(
+                    now,
+                    SessionInput::LoadStarted {
+                        id: session,
+                        req: peer,
+                    },
+                ) {
+                    Ok(SessionOutput::Reject(rejection)) => {
+                        self.refuse(out, ticket, rejection.code(), &rejection)
+                    }
+                    Ok(_) => match SessionId::new(session) {
+                        Some(session) => self.push_event(AgentEvent::LoadSession {
+                            ticket,
+                            session,
+                            resume,
+                            params: raw_params(),
+                        }),
+                        None => {}
+                    },
+                    Err(_) => {}
+                }
+            }
+            R::Prompt(request) => {
+                if let Err(refused) = check_blocks(f, request.prompt.iter().map(|b| b.type_name()))
+                {
+                    return self.refuse(
+                        out,
+                        ticket,
+                        ErrorCode::INVALID_PARAMS,
+                        &InvalidParams(refused),
+                    );
+                }
+                self.start_turn(now, ticket, &request.session_id, out, |session| {
+                    AgentEvent::Prompt {
+                        ticket,
+                        session,
+                        prompt: request.prompt.clone(),
+                    }
+                });
+            }
+            R::Cancel(request) => self.on_cancel(
+                now,
+                &request.session_id,
+                CancelVia::PeerRequest,
+                Some(ticket),
+                out,
+            ),
+            R::SetSessionConfigOption(ref r) if r.config_id != "model" => {
+                let message = alloc::format!("{}", UnknownConfigId(&r.config_id));
+                self.refuse(out, ticket, ErrorCode::INVALID_REQUEST, &message)
+            }
+            R::SetSessionMode(_) | R::SetSessionConfigOption(_) | R::SetModel(_) => {
+                let session = String::from(request.session_id().unwrap_or_default());
+                match self.sessions.handle(
+                    now,
+                    SessionInput::Configure {
+                        id: &session,
+                        method,
+                        actor: Actor::Peer,
+                    },
+                ) {
+                    Ok(SessionOutput::Reject(rejection)) => {
+                        self.refuse(out, ticket, rejection.code(), &rejection)
+                    }
+                    _ => self.push_event(AgentEvent::Request {
+                        ticket,
+                        method: String::from(method),
+                        session: SessionId::new(&session),
+                        request: Some(request),
+                        params: raw_params(),
+                    }),
+                }
+            }
+            R::CloseSession(ref r) => {
+                let session = r.session_id.clone();
+                if self.sessions.get(&session).is_none() {
+                    let rejection = crate::machine::Rejection::UnknownSession { session: &session };
+                    let message = alloc::format!("{rejection}");
+                    return self.refuse(out, ticket, rejection.code(), &message);
+                }
+                let _ = self.close_session(now, &session, out);
+                self.push_event(AgentEvent::Request {
+                    ticket,
+                    method: String::from(method),
+                    session: SessionId::new(&session),
+                    request: Some(request),
+                    params: raw_params(),
+                });
+            }
+            other => {
+                let session = other.session_id().and_then(SessionId::new);
+                self.push_event(AgentEvent::Request {
+                    ticket,
+                    method: String::from(method),
+                    session,
+                    request: Some(other),
+                    params: raw_params(),
+                });
+            }
+        }
+    }
+}
+
+#[cfg(not(feature = "alloc"))]
+impl<B: Buffers> Core<B> {
+    /// Validates a registered request from its raw params and routes it (no `alloc`): the
+    /// handshake, `session/new`, `session/prompt`, `session/cancel`, the configuration
+    /// methods and registered extensions; everything else is `-32601`.
+    fn dispatch(
+        &mut self,
+        now: Instant,
+        ticket: Ticket,
+        method: &str,
+        params: Option<RawValue<'_>>,
+        out: &mut Outbox<B::Output>,
+    ) {
+        use super::event::{METHOD_MAX, RAW_PARAMS_MAX, RawParams};
+
+        struct Field<'a>(&'a str, &'a str, &'a str);
+        impl fmt::Display for Field<'_> {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                write!(f, "{}.{} {}", self.0, self.1, self.2)
+            }
+        }
+        struct NotObject<'a>(&'a str);
+        impl fmt::Display for NotObject<'_> {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                write!(f, "{} params must be a JSON object", self.0)
+            }
+        }
+        struct TooLong;
+        impl fmt::Display for TooLong {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                write!(
+                    f,
+                    "Internal error: params longer than {RAW_PARAMS_MAX} bytes"
+                )
+            }
+        }
+        let f = self.config.features;
+        let extension = self.config.serves_extension(method);
+        let known = matches!(
+            method,
+            "session/new"
+                | "session/prompt"
+                | "session/cancel"
+                | "session/set_mode"
+                | "session/set_config_option"
+        ) || (method == "_agentao.cn/set_model" && f.set_model);
+        if !known && !extension {
+            return self.refuse(out, ticket, ErrorCode::METHOD_NOT_FOUND, METHOD_NOT_FOUND);
+        }
+        let Some(params) = params.filter(|p| p.kind() == ValueKind::Object) else {
+            let e = InvalidParams(NotObject(method));
+            return self.refuse(out, ticket, ErrorCode::INVALID_PARAMS, &e);
+        };
+        let Ok(copy) = RawParams::try_from(params.get()) else {
+            return self.refuse(out, ticket, ErrorCode::INTERNAL_ERROR, &TooLong);
+        };
+        let mut sbuf = [0u8; SESSION_ID_MAX];
+        let session = params
+            .get_field("sessionId")
+            .and_then(|v| v.as_str())
+            .and_then(|s| text_of(s, &mut sbuf))
+            .filter(|s| !s.is_empty());
+        if extension {
+            let name = heapless::String::<METHOD_MAX>::try_from(method).unwrap_or_default();
+            return self.push_event(AgentEvent::Request {
+                ticket,
+                method: name,
+                session: session.and_then(SessionId::new),
+                params: copy,
+            });
+        }
+        if method == "session/new" {
+            let mut cbuf = [0u8; 512];
+            let cwd = params
+                .get_field("cwd")
+                .and_then(|v| v.as_str())
+                .and_then(|s| text_of(s, &mut cbuf));
+            let detail = match cwd {
+                None => Some("must be a string"),
+                Some("") => Some("must not be empty"),
+                Some(c) if !c.starts_with('/') => Some("must be an absolute path"),
+                Some(_) => None,
+            };
+            if let Some(detail) = detail {
+                let e = InvalidParams(Field(method, "cwd", detail));
+                return self.refuse(out, ticket, ErrorCode::INVALID_PARAMS, &e);
+            }
+            let servers = params.get_field("mcpServers");
+            if servers.is_some_and(|s| s.kind() != ValueKind::Array) {
+                let e = InvalidParams(Field(method, "mcpServers", "must be a JSON array"));
+                return self.refuse(out, ticket, ErrorCode::INVALID_PARAMS, &e);
+            }
+            let kinds = servers.into_iter().flat_map(|s| s.elements()).map(|s| {
+                match s
+                    .get_field("type")
+                    .and_then(|t| t.as_str())
+                    .and_then(|t| t.as_plain())
+                {
+                    Some("http") => "http",
+                    Some("sse") => "sse",
+                    _ => "stdio",
+                }
+            });
+            if let Err(refused) = check_mcp(method, f, kinds) {
+                let e = InvalidParams(refused);
+                return self.refuse(out, ticket, ErrorCode::INVALID_PARAMS, &e);
+            }
+            return match self.sessions.handle(
+                now,
+                SessionInput::NewStarted {
+                    req: ReqRef::Peer(ticket),
+                },
+            ) {
+                Ok(SessionOutput::Reject(rejection)) => {
+                    self.refuse(out, ticket, rejection.code(), &rejection)
+                }
+                _ => self.push_event(AgentEvent::NewSession {
+                    ticket,
+                    params: copy,
+                }),
+            };
+        }
+        let Some(session) = session else {
+            let e = InvalidParams(Field(method, "sessionId", "must be a non-empty string"));
+            return self.refuse(out, ticket, ErrorCode::INVALID_PARAMS, &e);
+        };
+        let mut session_copy = heapless::String::<SESSION_ID_MAX>::new();
+        let _ = session_copy.push_str(session);
+        let session = session_copy.as_str();
+        match method {
+            "session/prompt" => {
+                let prompt = params
+                    .get_field("prompt")
+                    .filter(|p| p.kind() == ValueKind::Array);
+                let Some(prompt) = prompt else {
+                    let e = InvalidParams(Field(method, "prompt", "must be a JSON array"));
+                    return self.refuse(out, ticket, ErrorCode::INVALID_PARAMS, &e);
+                };
+                if prompt.elements().next().is_none() {
+                    let e = InvalidParams(Field(method, "prompt", "must not be empty"));
+                    return self.refuse(out, ticket, ErrorCode::INVALID_PARAMS, &e);
+                }
+                let types = prompt.elements().map(|b| {
+                    b.get_field("type")
+                        .and_then(|t| t.as_str())
+                        .and_then(|t| t.as_plain())
+                        .unwrap_or("")
+                });
+                if let Err(refused) = check_blocks(f, types) {
+                    let e = InvalidParams(refused);
+                    return self.refuse(out, ticket, ErrorCode::INVALID_PARAMS, &e);
+                }
+                self.start_turn(now, ticket, session, out, |session| AgentEvent::Prompt {
+                    ticket,
+                    session,
+                    params: copy,
+                });
+            }
+            "session/cancel" => {
+                self.on_cancel(now, session, CancelVia::PeerRequest, Some(ticket), out)
+            }
+            _ => {
+                if method == "session/set_config_option" {
+                    let config = params
+                        .get_field("configId")
+                        .and_then(|v| v.as_str())
+                        .and_then(|s| s.as_plain())
+                        .unwrap_or("");
+                    if config != "model" {
+                        return self.refuse(
+                            out,
+                            ticket,
+                            ErrorCode::INVALID_REQUEST,
+                            &UnknownConfigId(config),
+                        );
+                    }
+                }
+                match self.sessions.handle(
+                    now,
+                    SessionInput::Configure {
+                        id: session,
+                        method,
+                        actor: Actor::Peer,
+                    },
+                ) {
+                    Ok(SessionOutput::Reject(rejection)) => {
+                        self.refuse(out, ticket, rejection.code(), &rejection)
+                    }
+                    _ => self.push_event(AgentEvent::Request {
+                        ticket,
+                        method: heapless::String::try_from(method).unwrap_or_default(),
+                        session: SessionId::new(session),
+                        params: copy,
+                    }),
+                }
+            }
+        }
+    }
+}
+
+impl<B: Buffers> Core<B> {
+    /// One turn per session (DESIGN §4 "session/prompt"): start it, or refuse the prompt.
+    fn start_turn(
+        &mut self,
+        now: Instant,
+        ticket: Ticket,
+        session: &str,
+        out: &mut Outbox<B::Output>,
+        event: impl FnOnce(SessionId) -> AgentEvent,
+    ) {
+        match self.sessions.handle(
+            now,
+            SessionInput::Prompt {
+                id: session,
+                req: ReqRef::Peer(ticket),
+            },
+        ) {
+            Ok(SessionOutput::TurnStarted { .. }) => {
+                self.forget_turn(session);
+                if let Some(id) = SessionId::new(session) {
+                    self.push_event(event(id));
+                }
+            }
+            Ok(SessionOutput::Reject(rejection)) => {
+                self.refuse(out, ticket, rejection.code(), &rejection)
+            }
+            _ => {
+                let rejection = crate::machine::Rejection::UnknownSession { session };
+                self.refuse(out, ticket, rejection.code(), &rejection)
+            }
+        }
+    }
+}

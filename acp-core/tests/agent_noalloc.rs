@@ -1,0 +1,161 @@
+//! The agent connection over fixed storage (`Fixed`): the handshake and a whole prompt turn.
+//! Run it without an allocator too: `cargo test -p acp-core --no-default-features --test
+//! agent_noalloc`. Events then carry the raw params instead of typed messages.
+
+use acp_core::Instant;
+use acp_core::conn::agent::{
+    AgentConfig, AgentConnection, AgentEvent, AgentInfo, Fixed, RAW_PARAMS_MAX, RawUpdate,
+};
+use acp_core::machine::UsageError;
+use acp_core::machine::handshake::Capabilities;
+use acp_core::machine::turn::StopReason;
+
+type Small = Fixed<1024, 4096, 2, 4, 8>;
+
+fn agent() -> AgentConnection<Small> {
+    AgentConnection::new(AgentConfig::new(AgentInfo::new("tiny", "Tiny", "1")))
+}
+
+/// Feeds `input`, drains events into `events`, returns the output lines.
+fn step(
+    agent: &mut AgentConnection<Small>,
+    input: &str,
+    events: &mut Vec<AgentEvent>,
+) -> Vec<String> {
+    let taken = agent.handle_bytes(Instant(0), input.as_bytes());
+    assert_eq!(taken, input.len());
+    while let Some(event) = agent.poll_event() {
+        events.push(event);
+    }
+    take(agent)
+}
+
+fn take(agent: &mut AgentConnection<Small>) -> Vec<String> {
+    let text = String::from_utf8(agent.poll_transmit().to_vec()).unwrap();
+    agent.transmitted(text.len());
+    text.lines().map(String::from).collect()
+}
+
+#[test]
+fn handshake_and_a_prompt_turn_over_fixed_storage() {
+    let mut agent = agent();
+    let mut events = Vec::new();
+    let out = step(
+        &mut agent,
+        "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":{\"protocolVersion\":3,\"clientCapabilities\":{\"terminal\":true}}}\n",
+        &mut events,
+    );
+    assert_eq!(
+        out,
+        [
+            r#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1,"agentCapabilities":{"loadSession":false,"promptCapabilities":{"image":false,"audio":false,"embeddedContext":false},"mcpCapabilities":{"http":false,"sse":false}},"authMethods":[],"agentInfo":{"name":"tiny","title":"Tiny","version":"1"},"_meta":{"_agentao.cn/extensions":[{"method":"_agentao.cn/ask_user","description":"Request free-form text input from the user."},{"method":"_agentao.cn/set_model","description":"Switch the session's model (model-only, secret-free)."}]}}}"#
+        ]
+    );
+    assert!(matches!(
+        events.as_slice(),
+        [AgentEvent::Initialized { client, .. }] if *client == Capabilities::TERMINAL
+    ));
+    events.clear();
+
+    let out = step(
+        &mut agent,
+        "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"session/new\",\"params\":{\"cwd\":\"/w\",\"mcpServers\":[]}}\n",
+        &mut events,
+    );
+    assert!(out.is_empty());
+    let ticket = match events.as_slice() {
+        [AgentEvent::NewSession { ticket, .. }] => *ticket,
+        other => panic!("{other:?}"),
+    };
+    events.clear();
+    agent.accept_new_session_id(ticket, "s1").unwrap();
+    assert_eq!(
+        take(&mut agent),
+        [r#"{"jsonrpc":"2.0","id":1,"result":{"sessionId":"s1"}}"#]
+    );
+
+    step(
+        &mut agent,
+        "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"session/prompt\",\"params\":{\"sessionId\":\"s1\",\"prompt\":[{\"type\":\"text\",\"text\":\"hi\"}]}}\n",
+        &mut events,
+    );
+    match events.as_slice() {
+        [AgentEvent::Prompt { session, .. }] => assert_eq!(session.as_str(), "s1"),
+        other => panic!("{other:?}"),
+    }
+    #[cfg(not(feature = "alloc"))]
+    if let AgentEvent::Prompt { params, .. } = &events[0] {
+        assert!(params.contains("\"text\":\"hi\""));
+    }
+    let update = RawUpdate::new(
+        r#"{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"hello"}}"#,
+    )
+    .unwrap();
+    agent.send_update("s1", &update).unwrap();
+    agent.end_turn("s1", StopReason::EndTurn).unwrap();
+    assert_eq!(
+        agent.send_update("s1", &update),
+        Err(UsageError::TurnAnswered)
+    );
+    assert_eq!(
+        take(&mut agent),
+        [
+            r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"hello"}}}}"#,
+            r#"{"jsonrpc":"2.0","id":2,"result":{"stopReason":"end_turn"}}"#,
+        ]
+    );
+}
+
+#[test]
+fn cancel_and_eof_over_fixed_storage() {
+    let mut agent = agent();
+    agent.restore_handshake(Capabilities::empty());
+    agent.restore_session("s1").unwrap();
+    let mut events = Vec::new();
+    step(
+        &mut agent,
+        "{\"jsonrpc\":\"2.0\",\"id\":\"p\",\"method\":\"session/prompt\",\"params\":{\"sessionId\":\"s1\",\"prompt\":[{\"type\":\"text\",\"text\":\"x\"}]}}\n{\"jsonrpc\":\"2.0\",\"method\":\"session/cancel\",\"params\":{\"sessionId\":\"s1\"}}\n",
+        &mut events,
+    );
+    assert!(matches!(
+        events.as_slice(),
+        [AgentEvent::Prompt { .. }, AgentEvent::Cancelled { .. }]
+    ));
+    events.clear();
+    assert_eq!(
+        agent.end_turn("s1", StopReason::EndTurn),
+        Ok(StopReason::Cancelled)
+    );
+    assert_eq!(
+        take(&mut agent),
+        [r#"{"jsonrpc":"2.0","id":"p","result":{"stopReason":"cancelled"}}"#]
+    );
+    agent.handle_eof(Instant(5));
+    while let Some(event) = agent.poll_event() {
+        events.push(event);
+    }
+    assert!(matches!(
+        events.as_slice(),
+        [AgentEvent::SaveSession { .. }, AgentEvent::Closed]
+    ));
+    assert_eq!((agent.owed(), agent.in_flight()), (0, 0));
+}
+
+#[test]
+fn the_fixed_line_limit_and_params_limit_are_enforced() {
+    let mut agent = agent();
+    agent.restore_handshake(Capabilities::empty());
+    let mut events = Vec::new();
+    let long = format!(
+        "{{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"session/new\",\"params\":{{\"cwd\":\"/{}\"}}}}\n",
+        "a".repeat(1100)
+    );
+    let out = step(&mut agent, &long, &mut events);
+    assert_eq!(out.len(), 1);
+    assert!(
+        out[0].starts_with(r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700"#),
+        "{out:?}"
+    );
+    assert!(RAW_PARAMS_MAX >= 1024);
+    assert_eq!(agent.owed(), 0);
+}
