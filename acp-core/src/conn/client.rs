@@ -35,7 +35,8 @@
 //! After every `handle_*` call and every command:
 //!
 //! 1. drain [`ClientConnection::poll_event`] until `None` (lines are processed as events are
-//!    polled, so nothing happens until you poll);
+//!    polled, so nothing happens until you poll; debug builds panic when an input arrives
+//!    while events are still queued);
 //! 2. write [`Outbox::pending`] to the agent's stdin and report it with [`Outbox::consume`];
 //!    if anything was pending, go back to 1 (a full outbox pauses processing);
 //! 3. wait for input, a command, or [`ClientConnection::poll_timeout`], then call
@@ -214,6 +215,7 @@ impl<S: ClientStorage> ClientConnection<S> {
     /// line buffer is full of lines not yet processed (poll events) or the outbox cannot take
     /// a reply (write it out); feed the rest after that. After EOF bytes are discarded.
     pub fn handle_bytes(&mut self, now: Instant, bytes: &[u8]) -> usize {
+        self.check_drained();
         self.core.clock.observe(now);
         if self.core.eof != Eof::Open {
             return bytes.len();
@@ -229,6 +231,7 @@ impl<S: ClientStorage> ClientConnection<S> {
     /// reads it), and [`ClientEvent::Closed`] comes last. After that nothing is written,
     /// input is discarded and every command returns [`UsageError::Closed`].
     pub fn handle_eof(&mut self, now: Instant) {
+        self.check_drained();
         self.core.clock.observe(now);
         if self.core.eof == Eof::Open {
             self.transport.finish();
@@ -239,6 +242,7 @@ impl<S: ClientStorage> ClientConnection<S> {
     /// The clock reached `now`: requests past their deadline are settled as timed out, and a
     /// timed-out prompt is cancelled. Spurious calls do nothing.
     pub fn handle_timeout(&mut self, now: Instant) {
+        self.check_drained();
         let now = self.core.clock.observe(now);
         if self.core.eof == Eof::Open {
             self.core.pending.handle_timeout(now);
@@ -634,6 +638,15 @@ impl<S: ClientStorage> ClientConnection<S> {
     }
 
     // ---- processing ---------------------------------------------------------------------
+
+    /// The call order (module docs, step 1): events are drained to `None` before the next
+    /// input. Checked in debug builds only; release builds simply queue behind them.
+    fn check_drained(&self) {
+        debug_assert!(
+            self.core.events.is_empty(),
+            "ClientConnection: drain poll_event() until None before the next handle_* call"
+        );
+    }
 
     /// One processing step: a settlement, a received line, or a step of the EOF sequence.
     /// Returns whether anything was done.
