@@ -1,7 +1,13 @@
 //! The library half of `acp-cli`: everything the binary does, importable by its integration
 //! tests. `main.rs` only parses arguments and calls in here.
 //!
-//! The host side (`host`) runs the project-local agents of `.agentao/acp.json`.
+//! The host side (`host`) runs the project-local agents of `.agentao/acp.json`; `client` and
+//! `repl` drive agents from the command line; the agent side (`agent`, with the `demo`
+//! backend) is what `acp-cli --acp --stdio` runs.
 
+pub mod agent;
+pub mod client;
+pub mod demo;
 pub mod host;
+pub mod repl;
 pub mod store;

@@ -2,15 +2,84 @@
 //!
 //! This binary is the I/O shell around `acp-core`; all protocol decisions live in the core.
 
-use clap::Parser;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
 
 /// The Agent Client Protocol (ACP v1) from the command line.
 #[derive(Debug, Parser)]
 #[command(name = "acp-cli", version, about, long_about = None)]
-struct Cli {}
+struct Cli {
+    /// Run as an ACP agent that editors launch (with --stdio)
+    #[arg(long)]
+    acp: bool,
+    /// Speak ACP over stdin/stdout, the only transport (with --acp)
+    #[arg(long)]
+    stdio: bool,
+    /// Resume a saved session with the first session/new: the latest, or ID (not implemented yet)
+    #[arg(long, value_name = "ID", num_args = 0..=1, default_missing_value = "")]
+    resume: Option<String>,
+    /// Log level or filter (error, warn, info, debug, trace, or RUST_LOG syntax); default: RUST_LOG, else info
+    #[arg(long, value_name = "LEVEL")]
+    log_level: Option<String>,
+    #[command(subcommand)]
+    command: Option<Command>,
+}
 
-fn main() {
-    let _cli = Cli::parse();
-    eprintln!("acp-cli: nothing to do yet; run `acp-cli --help`");
-    std::process::exit(2);
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Run a scripted client against `acp-cli --acp --stdio` and print the exchange
+    Demo,
+    /// Drive one ACP agent through one prompt: `acp-cli client --prompt TEXT -- AGENT [ARGS...]`
+    Client(acp_cli::client::command::ClientArgs),
+    /// An interactive loop: a main agent, and the project agents of .agentao/acp.json
+    Repl(acp_cli::repl::ReplArgs),
+}
+
+/// A process exit code from a subcommand's `i32` status.
+fn exit_code(status: i32) -> ExitCode {
+    ExitCode::from(u8::try_from(status).unwrap_or(1))
+}
+
+/// Refuses a bad combination of arguments the way Agentao does: a line on stderr, exit 2.
+fn usage_error(message: &str) -> ExitCode {
+    eprintln!("acp-cli: {message}");
+    ExitCode::from(2)
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    if cli.stdio && !cli.acp {
+        return usage_error("--stdio requires --acp (no other transport mode uses stdio)");
+    }
+    if cli.acp && !cli.stdio {
+        return usage_error("--acp requires --stdio (stdio is the only ACP transport)");
+    }
+    if cli.resume.is_some() && !cli.acp {
+        return usage_error("--resume requires --acp --stdio");
+    }
+    if cli.acp && cli.command.is_some() {
+        return usage_error("--acp --stdio cannot be combined with a subcommand");
+    }
+    let filter = match acp_cli::agent::logging::filter(cli.log_level.as_deref()) {
+        Ok(filter) => filter,
+        Err(message) => return usage_error(&message),
+    };
+    if cli.acp {
+        let log = acp_cli::agent::logging::init(filter);
+        let options = acp_cli::agent::driver::AgentOptions { resume: cli.resume };
+        return match acp_cli::agent::driver::run(&options, &log) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(error) => {
+                tracing::error!(%error, "agent failed");
+                ExitCode::FAILURE
+            }
+        };
+    }
+    match cli.command {
+        Some(Command::Demo) => acp_cli::demo::exchange::run(),
+        Some(Command::Client(args)) => exit_code(acp_cli::client::command::run(args)),
+        Some(Command::Repl(args)) => exit_code(acp_cli::repl::run(args)),
+        None => usage_error("nothing to do; run `acp-cli --acp --stdio` or `acp-cli --help`"),
+    }
 }

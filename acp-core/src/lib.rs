@@ -21,7 +21,7 @@
 //! A panic is a bug in this crate. No input from a peer can make it panic: peer garbage turns
 //! into a JSON-RPC error reply and an event.
 #![no_std]
-#![forbid(unsafe_code)]
+#![deny(unsafe_code)] // One `allow`: the SSE2 call in `wire::json::stops`.
 #![warn(missing_docs, unreachable_pub)]
 #![warn(clippy::std_instead_of_core, clippy::alloc_instead_of_core)]
 

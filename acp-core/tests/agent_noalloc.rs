@@ -142,7 +142,7 @@ fn cancel_and_eof_over_fixed_storage() {
 }
 
 #[test]
-fn the_fixed_line_limit_and_params_limit_are_enforced() {
+fn the_fixed_line_limit_is_enforced() {
     let mut agent = agent();
     agent.restore_handshake(Capabilities::empty());
     let mut events = Vec::new();
@@ -156,6 +156,33 @@ fn the_fixed_line_limit_and_params_limit_are_enforced() {
         out[0].starts_with(r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700"#),
         "{out:?}"
     );
-    assert!(RAW_PARAMS_MAX >= 1024);
     assert_eq!(agent.owed(), 0);
+}
+
+/// Without `alloc`, events carry a bounded copy of the params: longer params are answered
+/// `-32603` by the connection. With `alloc` the same request is handed over typed.
+#[test]
+fn params_beyond_the_event_copy_are_refused_without_alloc() {
+    let mut agent: AgentConnection<Fixed<8192, 8192, 2, 4, 8>> =
+        AgentConnection::new(AgentConfig::new(AgentInfo::new("tiny", "Tiny", "1")));
+    agent.restore_handshake(Capabilities::empty());
+    let line = format!(
+        "{{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"session/new\",\"params\":{{\"cwd\":\"/{}\"}}}}\n",
+        "a".repeat(RAW_PARAMS_MAX)
+    );
+    assert_eq!(agent.handle_bytes(Instant(0), line.as_bytes()), line.len());
+    let mut events = Vec::new();
+    while let Some(event) = agent.poll_event() {
+        events.push(event);
+    }
+    let text = String::from_utf8(agent.poll_transmit().to_vec()).unwrap();
+    if cfg!(feature = "alloc") {
+        assert!(text.is_empty());
+        assert!(matches!(events.as_slice(), [AgentEvent::NewSession { .. }]));
+    } else {
+        assert_eq!(
+            text,
+            "{\"jsonrpc\":\"2.0\",\"id\":1,\"error\":{\"code\":-32603,\"message\":\"Internal error: params longer than 2048 bytes\"}}\n"
+        );
+    }
 }

@@ -293,3 +293,16 @@ fn tool_call_updates_announce_ids_for_the_running_turn() {
         r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"tool_call","toolCallId":"call_1","title":"Read"}}}"#
     );
 }
+
+/// The call order is checked in debug builds: feeding input with events still queued is a
+/// bug in the driver.
+#[cfg(debug_assertions)]
+#[test]
+#[should_panic(expected = "drain poll_event() until None after every input")]
+fn feeding_input_before_draining_events_panics_in_debug_builds() {
+    let mut agent: acp_core::AgentConnection =
+        acp_core::AgentConnection::new(agent_support::config());
+    let line = b"{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":{\"protocolVersion\":1}}\n";
+    agent.handle_bytes(acp_core::Instant(0), line);
+    agent.handle_bytes(acp_core::Instant(0), line);
+}

@@ -14,6 +14,8 @@
 //! | `{"out":<json>}` | one expected output line, byte for byte the raw text of `<json>` |
 //! | `{"out_error":{"id":null,"code":-32700,"message_prefix":"Parse error: "}}` | an expected error line whose message starts with a prefix |
 //! | `{"event":{"kind":"request","id":1,"method":"m"}}` | an expected event |
+//! | `{"app":{"do":"end_turn","session":"s1","stop":"end_turn"}}` | a scripted application command (agent and client layers) |
+//! | `{"event":{"kind":"app","name":"prompt","id":2,"session":"s1"}}` | an expected application event, compared as compact text |
 //! | `{"comment":"…"}` | nothing; for the reader |
 //!
 //! [`parse`] turns a file into a [`Vector`]; every error names the file and the line.
@@ -44,6 +46,9 @@ pub struct Config {
     /// The framer's maximum line length in bytes (newline excluded); `None` keeps the
     /// layer's default.
     pub max_line: Option<usize>,
+    /// Feature switches for a connection layer (`{"features":{"mcp_http":false}}`), applied
+    /// over the runner's defaults; empty for the wire layer.
+    pub features: BTreeMap<String, bool>,
     /// Client-connection options (`vectors/client/`): see [`client`].
     pub client: Option<serde_json::Value>,
 }
@@ -64,6 +69,9 @@ pub enum Step {
     OutError(OutErrorPattern),
     /// One expected event.
     Event(Event),
+    /// A scripted application command: the raw compact JSON object of the `app` step, which
+    /// the runner maps to the layer's commands. An action, like `in`.
+    App(String),
     /// A note for the reader; runners skip it.
     Comment(String),
     /// A command of the application to a client connection (`vectors/client/`): an action,
@@ -229,6 +237,9 @@ pub enum Event {
         /// What kind of response it was.
         outcome: ResponseOutcome,
     },
+    /// An application event of a connection layer (`"kind":"app"`): the whole event object
+    /// as compact JSON text, compared byte for byte with the runner's rendering.
+    App(String),
 }
 
 /// How a received response settles its request.
@@ -275,7 +286,7 @@ impl Vector {
         let mut expected = Expectations::default();
         for step in self.steps.iter().skip(start) {
             match step {
-                Step::In(_) | Step::Eof | Step::At(_) | Step::Client(_) => break,
+                Step::In(_) | Step::Eof | Step::At(_) | Step::App(_) | Step::Client(_) => break,
                 Step::Out(_) | Step::OutError(_) => expected.outputs.push(step),
                 Step::Event(event) => expected.events.push(event),
                 Step::Comment(_) => {}
@@ -298,6 +309,13 @@ pub trait Harness {
     fn take_outputs(&mut self) -> Vec<Vec<u8>>;
     /// The events produced since the last call, in order.
     fn take_events(&mut self) -> Vec<Event>;
+    /// Runs a scripted application command (the raw JSON of an `app` step). Layers without
+    /// commands refuse it.
+    fn app(&mut self, command: &str) -> Result<(), String> {
+        Err(format!(
+            "this layer takes no application commands: {command}"
+        ))
+    }
     /// Runs one application command on a client connection (`{"client":…}` steps). Layers
     /// that take no commands keep this default, which fails the vector.
     fn client(&mut self, command: &serde_json::Value) -> Result<(), String> {
@@ -322,6 +340,9 @@ pub fn replay<H: Harness + ?Sized>(
             Step::In(input) => input.feed_in_chunks(chunk, |piece| harness.feed(piece)),
             Step::Eof => harness.eof(),
             Step::At(now) => harness.advance_to(*now),
+            Step::App(command) => harness
+                .app(command)
+                .map_err(|error| format!("{}: {error}", vector.location(index)))?,
             Step::Client(command) => harness
                 .client(command)
                 .map_err(|error| format!("{}: {error}", vector.location(index)))?,
@@ -550,12 +571,19 @@ fn parse_step(kind: &str, value: &RawValue) -> Result<Step, String> {
         "out_error" => Step::OutError(parse_out_error(value)?),
         "event" => Step::Event(parse_event(value)?),
         "comment" => Step::Comment(string(kind, value)?),
+        "app" => {
+            check_compact(value.get()).map_err(|error| format!("`app` {error}"))?;
+            if !value.get().starts_with('{') {
+                return Err(format!("`app` must be an object, got {}", value.get()));
+            }
+            Step::App(value.get().to_owned())
+        }
         "client" => Step::Client(client::parse_command(value)?),
         "client_event" => Step::Event(Event::Client(client::parse_event(value)?)),
         other => {
             return Err(format!(
-                "unknown step `{other}` (known: in, in_hex, in_repeat, eof, at, out, out_error, \
-                 event, comment, client, client_event; config on the first line)"
+                "unknown step `{other}` (known: in, in_hex, in_repeat, eof, at, app, out, \
+                 out_error, event, comment, client, client_event; config on the first line)"
             ));
         }
     })
@@ -614,15 +642,19 @@ fn parse_config(value: &RawValue) -> Result<Config, String> {
     #[serde(deny_unknown_fields)]
     struct Raw {
         max_line: Option<usize>,
+        #[serde(default)]
+        features: BTreeMap<String, bool>,
         client: Option<serde_json::Value>,
     }
-    let raw: Raw = serde_json::from_str(value.get())
-        .map_err(|error| format!("bad `config` (known options: max_line, client): {error}"))?;
+    let raw: Raw = serde_json::from_str(value.get()).map_err(|error| {
+        format!("bad `config` (known options: max_line, features, client): {error}")
+    })?;
     if let Some(options) = &raw.client {
         client::check_config(options)?;
     }
     Ok(Config {
         max_line: raw.max_line,
+        features: raw.features,
         client: raw.client,
     })
 }
@@ -674,13 +706,23 @@ fn parse_event(value: &RawValue) -> Result<Event, String> {
             .transpose()
     };
     let kind = text("kind")?.ok_or("an event needs a `kind`")?;
+    if kind == "app" {
+        check_compact(value.get()).map_err(|error| format!("an `app` event {error}"))?;
+        if !value.get().starts_with(r#"{"kind":"app","name":"#) {
+            return Err(format!(
+                "an `app` event starts with \"kind\":\"app\",\"name\":…, got {}",
+                value.get()
+            ));
+        }
+        return Ok(Event::App(value.get().to_owned()));
+    }
     let allowed: &[&str] = match kind.as_str() {
         "request" => &["kind", "id", "method"],
         "notification" => &["kind", "method"],
         "response" => &["kind", "id", "outcome"],
         other => {
             return Err(format!(
-                "unknown event kind `{other}` (known: request, notification, response)"
+                "unknown event kind `{other}` (known: request, notification, response, app)"
             ));
         }
     };
@@ -729,6 +771,36 @@ mod tests {
 
     fn parse_err(text: &str) -> String {
         parse("t.jsonl", text).expect_err("should fail").to_string()
+    }
+
+    #[test]
+    fn parses_app_steps_app_events_and_features() {
+        let vector = parse(
+            "agent.jsonl",
+            concat!(
+                r#"{"config":{"features":{"mcp_http":false}}}"#,
+                "\n",
+                r#"{"app":{"do":"end_turn","session":"s1","stop":"end_turn"}}"#,
+                "\n",
+                r#"{"event":{"kind":"app","name":"closed"}}"#,
+            ),
+        )
+        .unwrap();
+        assert_eq!(vector.config.features.get("mcp_http"), Some(&false));
+        assert_eq!(
+            vector.steps,
+            [
+                Step::App(r#"{"do":"end_turn","session":"s1","stop":"end_turn"}"#.to_owned()),
+                Step::Event(Event::App(r#"{"kind":"app","name":"closed"}"#.to_owned())),
+            ]
+        );
+        assert_eq!(
+            vector.expectations(0).events.len(),
+            1,
+            "an app step is an action"
+        );
+        assert!(parse("a", r#"{"app":[1]}"#).is_err());
+        assert!(parse("a", r#"{"event":{"name":"x","kind":"app"}}"#).is_err());
     }
 
     #[test]

@@ -2,7 +2,7 @@
 # Installs the official ACP SDKs locally (nothing global) and builds the peers:
 #   tests/interop/.venv              Python SDK `agent-client-protocol` (pinned)
 #   tests/interop/ts/node_modules    TypeScript SDK `@agentclientprotocol/sdk` (package-lock.json)
-#   tests/interop/rust/target        Rust SDK `agent-client-protocol` peers (Cargo.lock)
+#   tests/interop/rust/target        Rust SDK `agent-client-protocol` peers (version pinned with =)
 # Needs python3 (>= 3.10, with venv), node (>= 20) + npm, and cargo on PATH.
 # Safe to run again: it only reinstalls what is missing or stale.
 set -euo pipefail
@@ -35,6 +35,6 @@ if [ ! -d "$here/ts/node_modules/@agentclientprotocol/sdk" ] \
 fi
 
 echo "== Rust SDK peers -> $here/rust/target/debug/{peer-client,peer-agent}"
-cargo build --quiet --locked --manifest-path "$here/rust/Cargo.toml"
+cargo build --quiet --manifest-path "$here/rust/Cargo.toml"
 
 echo "setup done"

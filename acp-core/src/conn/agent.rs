@@ -291,6 +291,11 @@ impl<B: Buffers> AgentConnection<B> {
         self.core.owing.rows().len()
     }
 
+    /// The wire id (raw JSON text, e.g. `7` or `"abc"`) of a request still owed.
+    pub fn peer_request_id(&self, ticket: Ticket) -> Option<&str> {
+        self.core.owing.get(ticket).map(|o| o.id.as_raw())
+    }
+
     /// Requests of ours not yet settled and reported.
     pub fn in_flight(&self) -> usize {
         self.core.pending.in_flight()
@@ -677,13 +682,16 @@ impl<B: Buffers> AgentConnection<B> {
     fn send_request<P: serde::Serialize + ?Sized>(
         &mut self,
         now: Instant,
-        method: &'static str,
-        kind: AskedKind,
-        session: &str,
-        tool: &str,
+        ask: Ask<'_>,
         params: &P,
         timeout: Option<Duration>,
     ) -> Result<RequestId, UsageError> {
+        let Ask {
+            method,
+            kind,
+            session,
+            tool,
+        } = ask;
         let core = &mut self.core;
         let now = core.clock.observe(now);
         core.live()?;
@@ -717,6 +725,16 @@ impl<B: Buffers> AgentConnection<B> {
 mod requests;
 #[cfg(feature = "alloc")]
 pub use requests::tool_key;
+
+/// What a request of ours is: its method, how its answer is read, its session and (for a
+/// permission) the tool key its `*_always` answer is remembered under.
+#[cfg_attr(not(feature = "alloc"), allow(dead_code))]
+struct Ask<'a> {
+    method: &'static str,
+    kind: AskedKind,
+    session: &'a str,
+    tool: &'a str,
+}
 
 /// `Internal error: <message>` (Agentao's -32603 text).
 struct Internal<'a, M: ?Sized>(&'a M);

@@ -224,6 +224,8 @@ const ID: usize = 1;
 #[derive(Default)]
 struct Envelope {
     slots: [Option<(usize, usize)>; 6],
+    /// Whether each slot is a string holding an escape.
+    escaped: [bool; 6],
     /// The first member seen twice.
     duplicate: Option<usize>,
 }
@@ -235,8 +237,20 @@ fn member_index(text: &str, member: &MemberSpan) -> Option<usize> {
         let key = JsonStr::new_unchecked(text.get(start..end).unwrap_or_default(), true);
         return MEMBERS.iter().position(|name| key.eq_str(name));
     }
-    // Spelled out rather than searched so each comparison is against a constant.
-    match text.as_bytes().get(start..end).unwrap_or_default() {
+    let bytes = text.as_bytes();
+    let len = end - start;
+    // The key and its closing quote as one little-endian word, the bytes past the quote
+    // cleared: the quote ends every name at its own length and an unescaped key holds none,
+    // so the word equals a name's word only when the key is that name.
+    if len < 8
+        && let Some(word) = bytes.get(start..).and_then(|rest| rest.first_chunk::<8>())
+    {
+        let key = u64::from_le_bytes(*word) & (u64::MAX >> (8 * (7 - len)));
+        return QUOTED_MEMBERS.iter().position(|&name| name == key);
+    }
+    // Too near the end of the text for a whole word: spelled out, each comparison against a
+    // constant.
+    match bytes.get(start..end).unwrap_or_default() {
         b"jsonrpc" => Some(0),
         b"id" => Some(1),
         b"method" => Some(2),
@@ -247,6 +261,26 @@ fn member_index(text: &str, member: &MemberSpan) -> Option<usize> {
     }
 }
 
+/// [`MEMBERS`] each followed by its closing quote, as little-endian words (all are shorter
+/// than eight bytes).
+const QUOTED_MEMBERS: [u64; 6] = {
+    let mut words = [0; 6];
+    let mut i = 0;
+    while i < MEMBERS.len() {
+        let name = MEMBERS[i].as_bytes();
+        let mut word = [0u8; 8];
+        let mut j = 0;
+        while j < name.len() {
+            word[j] = name[j];
+            j += 1;
+        }
+        word[name.len()] = b'"';
+        words[i] = u64::from_le_bytes(word);
+        i += 1;
+    }
+    words
+};
+
 impl TopMembers for Envelope {
     #[inline]
     fn member(&mut self, text: &str, member: MemberSpan) {
@@ -255,16 +289,24 @@ impl TopMembers for Envelope {
                 self.duplicate.get_or_insert(index);
             } else {
                 self.slots[index] = Some(member.value);
+                self.escaped[index] = member.value_escaped;
             }
         }
     }
 }
 
+/// The string a value holds, when it is one; `escaped` is what the scan saw, which spares
+/// [`RawValue::as_str`]'s look for backslashes.
+fn scanned_str(value: RawValue<'_>, escaped: bool) -> Option<JsonStr<'_>> {
+    let inner = value.get().strip_prefix('"')?.strip_suffix('"')?;
+    Some(JsonStr::new_unchecked(inner, escaped))
+}
+
 /// Reads an `id` value: `None` when it is not an integer, a string or null.
-fn read_id(value: RawValue<'_>) -> Option<Id<'_>> {
+fn read_id(value: RawValue<'_>, escaped: bool) -> Option<Id<'_>> {
     match value.kind() {
         ValueKind::Null => Some(Id::Null),
-        ValueKind::String => value.as_str().map(Id::Str),
+        ValueKind::String => scanned_str(value, escaped).map(Id::Str),
         ValueKind::Number => {
             let text = value.get();
             let integer = !text.bytes().any(|b| matches!(b, b'.' | b'e' | b'E'));
@@ -327,7 +369,8 @@ pub fn scan(line: &str) -> Result<Message<'_>, Rejection<'_>> {
         slot.map(|(start, end)| RawValue::new_unchecked(line.get(start..end).unwrap_or_default()))
     };
     let [jsonrpc, id, method, params, result, error] = envelope.slots.map(raw);
-    let id = match id.map(read_id) {
+    let [jsonrpc_escaped, id_escaped, method_escaped, ..] = envelope.escaped;
+    let id = match id.map(|id| read_id(id, id_escaped)) {
         None => Id::Null,
         Some(Some(id)) => id,
         Some(None) => return reject(ErrorCode::INVALID_REQUEST, Id::Null, Reason::InvalidId),
@@ -341,7 +384,7 @@ pub fn scan(line: &str) -> Result<Message<'_>, Rejection<'_>> {
         );
     }
     let version_ok = jsonrpc
-        .and_then(|v| v.as_str())
+        .and_then(|v| scanned_str(v, jsonrpc_escaped))
         .is_some_and(|v| v.eq_str("2.0"));
     if !version_ok {
         return reject(ErrorCode::INVALID_REQUEST, id, Reason::Version);
@@ -350,7 +393,8 @@ pub fn scan(line: &str) -> Result<Message<'_>, Rejection<'_>> {
         Some(method) => {
             // Any escape decodes to at least one character, so a non-empty raw text is a
             // non-empty name.
-            let Some(method) = method.as_str().filter(|m| !m.raw().is_empty()) else {
+            let method = scanned_str(method, method_escaped);
+            let Some(method) = method.filter(|m| !m.raw().is_empty()) else {
                 return reject(ErrorCode::INVALID_REQUEST, id, Reason::MissingMethod);
             };
             Ok(match id {
@@ -363,5 +407,74 @@ pub fn scan(line: &str) -> Result<Message<'_>, Rejection<'_>> {
             outcome: read_outcome(result, error),
         })),
         None => reject(ErrorCode::INVALID_REQUEST, id, Reason::MissingMethod),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `jsonrpc`, `method` and a string `id` are read with the escape flag the scan found, not
+    /// looked at again: escaped and plain spellings must read the same.
+    #[test]
+    fn string_members_carry_the_escape_flag_of_the_scan() {
+        let line = r#"{"jsonrpc":"2\u002e0","id":"r\u0031","method":"a\/b","params":[]}"#;
+        let Ok(Message::Request(request)) = scan(line) else {
+            panic!("{line}");
+        };
+        assert!(request.method.has_escapes());
+        assert!(request.method.eq_str("a/b"));
+        let Id::Str(id) = request.id else {
+            panic!("{:?}", request.id);
+        };
+        assert!(id.has_escapes());
+        assert!(id.eq_str("r1"));
+
+        let line = r#"{"jsonrpc":"2.0","id":"r1","method":"a/b"}"#;
+        let Ok(Message::Request(request)) = scan(line) else {
+            panic!("{line}");
+        };
+        assert_eq!(request.method.as_plain(), Some("a/b"));
+        assert_eq!(request.id, Id::Str(JsonStr::new_unchecked("r1", false)));
+    }
+
+    /// The word comparison against names that differ by one byte or one letter more or less,
+    /// and the same keys too near the end of the text for a whole word (the slice comparison).
+    #[test]
+    fn member_names_match_exactly_by_word_and_by_slice() {
+        let keys = [
+            ("jsonrpc", Some(0)),
+            ("id", Some(1)),
+            ("method", Some(2)),
+            ("params", Some(3)),
+            ("result", Some(4)),
+            ("error", Some(5)),
+            ("", None),
+            ("i", None),
+            ("ids", None),
+            ("Id", None),
+            ("jsonrp", None),
+            ("jsonrpcx", None),
+            ("jsonrpd", None),
+            ("method2", None),
+            ("metho", None),
+            ("errors", None),
+            ("erro", None),
+            ("resul", None),
+            ("paramsXY", None),
+            ("d", None),
+        ];
+        for (key, want) in keys {
+            for tail in ["\":1,\"more\":2}", "\""] {
+                let text = std::format!("{{\"{key}{tail}");
+                let member = MemberSpan {
+                    key: (2, 2 + key.len()),
+                    key_escaped: false,
+                    value: (0, 0),
+                    value_escaped: false,
+                };
+                assert_eq!(member_index(&text, &member), want, "{text}");
+            }
+        }
     }
 }

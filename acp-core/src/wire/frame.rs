@@ -25,6 +25,8 @@
 use core::fmt;
 use core::str;
 
+use super::json::stops::{BLOCK, newlines};
+
 /// The line limit of [`Framer::default`]: 16 MiB (DESIGN.md §4, "oversized line").
 #[cfg(feature = "alloc")]
 pub const DEFAULT_MAX_LINE: usize = 16 * 1024 * 1024;
@@ -529,36 +531,37 @@ fn is_blank(line: &[u8]) -> bool {
 
 /// Index of the first `\n` in `haystack`.
 ///
-/// Thirty-two bytes per step, with no branch per byte and no `unsafe`: "does this block hold a
-/// newline" folds into one boolean that LLVM turns into vector compares; only the block that
-/// does is searched for the exact position.
+/// Thirty-two bytes per step as two blocks of the stop masks the string scan uses (see
+/// `wire/json/stops.rs`); the first set bit is the position. The last bytes, fewer than a
+/// step, are looked at through a zero-padded copy.
 fn position_of_newline(haystack: &[u8]) -> Option<usize> {
-    let (blocks, tail) = haystack.as_chunks::<BLOCK>();
-    for (index, block) in blocks.iter().enumerate() {
-        if holds_newline(block) {
-            return Some(index * BLOCK + first_newline(block));
+    let (steps, tail) = haystack.as_chunks::<STEP>();
+    for (index, step) in steps.iter().enumerate() {
+        if let Some(at) = first_newline(step) {
+            return Some(index * STEP + at);
         }
     }
-    let mut last = [0u8; BLOCK];
+    let mut last = [0u8; STEP];
     last[..tail.len()].copy_from_slice(tail);
-    holds_newline(&last).then(|| blocks.len() * BLOCK + first_newline(&last))
+    first_newline(&last).map(|at| steps.len() * STEP + at)
 }
 
 /// Bytes per step of [`position_of_newline`].
-const BLOCK: usize = 32;
+const STEP: usize = 2 * BLOCK;
 
-fn holds_newline(block: &[u8; BLOCK]) -> bool {
-    block
-        .iter()
-        .fold(false, |found, &byte| found | (byte == b'\n'))
-}
-
-/// Position of the first newline in a block known to hold one.
-fn first_newline(block: &[u8; BLOCK]) -> usize {
-    let mask = block.iter().enumerate().fold(0u32, |mask, (i, &byte)| {
-        mask | (u32::from(byte == b'\n') << i)
-    });
-    mask.trailing_zeros() as usize
+/// The position of the first newline in `step`.
+#[inline(always)]
+fn first_newline(step: &[u8; STEP]) -> Option<usize> {
+    let (low, high) = step.split_at(BLOCK);
+    let block = |half: &[u8]| half.first_chunk::<BLOCK>().copied().unwrap_or_default();
+    let (low, high) = (newlines(&block(low)), newlines(&block(high)));
+    if low.any() {
+        Some(low.first())
+    } else if high.any() {
+        Some(BLOCK + high.first())
+    } else {
+        None
+    }
 }
 
 #[cfg(test)]

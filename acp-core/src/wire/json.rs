@@ -25,13 +25,16 @@
 //! # Speed
 //!
 //! Most bytes of ACP traffic sit inside long strings (message chunks, diffs, file contents).
-//! The string scanner therefore looks at 16 bytes at a time, as two 64-bit words tested with
-//! SWAR arithmetic for the bytes that need attention (`"`, `\` and control characters), and
-//! only stops where one is found.
+//! The string scanner therefore looks at 16 bytes at a time for the bytes that need attention
+//! (`"`, `\` and control characters), with SSE2 on x86_64 and word arithmetic elsewhere (see
+//! `stops.rs`), and only stops where one is found.
 
 use core::fmt;
 
+use self::stops::{BLOCK, stops};
 use super::{JsonStr, RawValue};
+
+pub(super) mod stops;
 
 /// The deepest nesting of arrays and objects [`parse_value`] accepts, the outermost one
 /// counting as 1.
@@ -127,18 +130,27 @@ pub(crate) struct MemberSpan {
     pub(crate) key_escaped: bool,
     /// The value.
     pub(crate) value: (usize, usize),
+    /// Whether the value is a string holding an escape (known from the scan, so reading it
+    /// as a string needs no second look for backslashes).
+    pub(crate) value_escaped: bool,
 }
 
 /// Told about each member of the outermost object while [`scan`] validates it, so the
 /// envelope scanner can pick out its fields in the same pass. Ranges rather than `&str`s, so
 /// members nobody wants cost no slicing.
 pub(crate) trait TopMembers {
+    /// Whether [`member`](TopMembers::member) wants to hear about anything. When not, the
+    /// outermost object is scanned like any nested one.
+    const LISTENS: bool = true;
+
     /// One member of the outermost object, in text order, duplicates included. The key and
     /// value are already validated when this is called, but the rest of the text may not be.
     fn member(&mut self, text: &str, member: MemberSpan);
 }
 
 impl TopMembers for () {
+    const LISTENS: bool = false;
+
     #[inline(always)]
     fn member(&mut self, _text: &str, _member: MemberSpan) {}
 }
@@ -156,7 +168,11 @@ pub(crate) fn scan<'a, M: TopMembers>(
     };
     scanner.skip_ws();
     let start = scanner.pos;
-    scanner.value(members)?;
+    if M::LISTENS && scanner.bytes.get(start) == Some(&b'{') {
+        scanner.top_object(members)?;
+    } else {
+        scanner.value(0)?;
+    }
     let end = scanner.pos;
     scanner.skip_ws();
     if scanner.pos != text.len() {
@@ -168,14 +184,6 @@ pub(crate) fn scan<'a, M: TopMembers>(
     Ok(RawValue::new_unchecked(
         text.get(start..end).unwrap_or_default(),
     ))
-}
-
-/// A key of the outermost object: its span inside the quotes, and whether it has escapes.
-#[derive(Clone, Copy, Default)]
-struct KeySpan {
-    start: usize,
-    end: usize,
-    escaped: bool,
 }
 
 struct Scanner<'a> {
@@ -203,14 +211,63 @@ impl<'a> Scanner<'a> {
         }
     }
 
+    /// Scans the outermost object, whose `{` is at `self.pos`, reporting each member to
+    /// `members` as soon as its value is validated. The values are scanned by
+    /// [`value`](Self::value), which keeps no books about members.
+    fn top_object<M: TopMembers>(&mut self, members: &mut M) -> Result<(), JsonError> {
+        self.pos += 1;
+        self.skip_ws();
+        if self.bytes.get(self.pos) == Some(&b'}') {
+            self.pos += 1;
+            return Ok(());
+        }
+        loop {
+            if self.bytes.get(self.pos) != Some(&b'"') {
+                return Err(self.end_or(JsonErrorKind::ExpectedKey, self.pos));
+            }
+            self.pos += 1;
+            let key_start = self.pos;
+            let key_escaped = self.string()?;
+            let key_end = self.pos - 1;
+            self.colon()?;
+            let value_start = self.pos;
+            // Strings (`jsonrpc`, `method`, string ids) without the call into the general
+            // loop.
+            let value_escaped = if self.bytes.get(value_start) == Some(&b'"') {
+                self.pos += 1;
+                self.string()?
+            } else {
+                self.value(1)?;
+                false
+            };
+            let member = MemberSpan {
+                key: (key_start, key_end),
+                key_escaped,
+                value: (value_start, self.pos),
+                value_escaped,
+            };
+            members.member(self.text, member);
+            self.skip_ws();
+            match self.bytes.get(self.pos) {
+                Some(b',') => {
+                    self.pos += 1;
+                    self.skip_ws();
+                }
+                Some(b'}') => {
+                    self.pos += 1;
+                    return Ok(());
+                }
+                _ => return Err(self.end_or(JsonErrorKind::ExpectedCommaOrBrace, self.pos)),
+            }
+        }
+    }
+
     /// Scans one value starting at `self.pos` (whitespace already skipped), leaving `pos`
-    /// just past it. Iterative: `stack` holds one bit per open container, 1 for an object.
-    fn value<M: TopMembers>(&mut self, members: &mut M) -> Result<(), JsonError> {
+    /// just past it; `outer` containers are already open around it. Iterative: `stack` holds
+    /// one bit per container opened here, 1 for an object.
+    fn value(&mut self, outer: u32) -> Result<(), JsonError> {
         let mut stack: u128 = 0;
-        let mut depth: u32 = 0;
-        // The key and value start of the outermost object's current member.
-        let mut key = KeySpan::default();
-        let mut value_start = 0;
+        let mut depth = outer;
         loop {
             // A value is expected at `self.pos`.
             let start = self.pos;
@@ -228,10 +285,7 @@ impl<'a> Scanner<'a> {
                         depth += 1;
                         stack = (stack << 1) | u128::from(open == b'{');
                         if open == b'{' {
-                            self.key_and_colon(depth == 1, &mut key)?;
-                            if depth == 1 {
-                                value_start = self.pos;
-                            }
+                            self.key_and_colon()?;
                         }
                         continue;
                     }
@@ -249,28 +303,17 @@ impl<'a> Scanner<'a> {
             }
             // A value just ended at `self.pos`: close containers until one goes on.
             loop {
-                if depth == 0 {
+                if depth == outer {
                     return Ok(());
                 }
                 let in_object = stack & 1 == 1;
-                if depth == 1 && in_object {
-                    let member = MemberSpan {
-                        key: (key.start, key.end),
-                        key_escaped: key.escaped,
-                        value: (value_start, self.pos),
-                    };
-                    members.member(self.text, member);
-                }
                 self.skip_ws();
                 match self.bytes.get(self.pos) {
                     Some(b',') => {
                         self.pos += 1;
                         self.skip_ws();
                         if in_object {
-                            self.key_and_colon(depth == 1, &mut key)?;
-                            if depth == 1 {
-                                value_start = self.pos;
-                            }
+                            self.key_and_colon()?;
                         }
                         break;
                     }
@@ -297,22 +340,20 @@ impl<'a> Scanner<'a> {
         }
     }
 
-    /// Scans `"key" :` and the whitespace after it; records the key when `record` is set.
+    /// Scans `"key" :` and the whitespace after it.
     #[inline(always)]
-    fn key_and_colon(&mut self, record: bool, key: &mut KeySpan) -> Result<(), JsonError> {
+    fn key_and_colon(&mut self) -> Result<(), JsonError> {
         if self.bytes.get(self.pos) != Some(&b'"') {
             return Err(self.end_or(JsonErrorKind::ExpectedKey, self.pos));
         }
         self.pos += 1;
-        let start = self.pos;
-        let escaped = self.string()?;
-        if record {
-            *key = KeySpan {
-                start,
-                end: self.pos - 1,
-                escaped,
-            };
-        }
+        self.string()?;
+        self.colon()
+    }
+
+    /// Scans the whitespace, `:` and whitespace after a key.
+    #[inline(always)]
+    fn colon(&mut self) -> Result<(), JsonError> {
         self.skip_ws();
         if self.bytes.get(self.pos) != Some(&b':') {
             return Err(self.end_or(JsonErrorKind::ExpectedColon, self.pos));
@@ -461,23 +502,24 @@ impl JsonError {
     }
 }
 
-/// The bytes that may follow a backslash on their own, as a set of bits.
-const SHORT_ESCAPES: u128 = {
-    let mut set = 0u128;
+/// Whether each byte may follow a backslash on its own (`"`, `\`, `/`, `b`, `f`, `n`, `r`, `t`).
+const SHORT_ESCAPES: [bool; 256] = {
+    let mut set = [false; 256];
     let mut i = 0;
     let bytes = *b"\"\\/bfnrt";
     while i < bytes.len() {
-        set |= 1 << bytes[i];
+        set[bytes[i] as usize] = true;
         i += 1;
     }
     set
 };
 
-/// Whether `\` followed by `b` is a complete escape. A bit test rather than a `match`, which
-/// compiles to a jump table on the hot path.
+/// Whether `\` followed by `b` is a complete escape. A table rather than a `match`, which
+/// compiles to a jump table on the hot path, or a 128-bit set, whose shift takes a dozen
+/// instructions.
 #[inline(always)]
 const fn is_short_escape(b: u8) -> bool {
-    b < 128 && SHORT_ESCAPES >> b & 1 == 1
+    SHORT_ESCAPES[b as usize]
 }
 
 const fn hex_digit(b: u8) -> Option<u32> {
@@ -496,48 +538,43 @@ fn skip_digits(bytes: &[u8], mut pos: usize) -> usize {
     pos
 }
 
-/// `0x01` in every byte of a word.
-const ONES: u64 = u64::from_le_bytes([0x01; 8]);
-/// `0x80` in every byte of a word.
-const HIGHS: u64 = u64::from_le_bytes([0x80; 8]);
-
-/// The high bit of each byte of `word` (little endian) that is a quote, a backslash or a
-/// control character. Bits above the lowest set one may be spurious (borrows carry upward),
-/// so only the lowest one is meaningful: exactly what finding the first such byte needs.
-///
-/// Each test is the classic "byte is zero" trick, `(x - 0x01…) & !x & 0x80…`, on `word`
-/// xor the byte looked for (and `word - 0x20…` for control characters). Xoring with an ASCII
-/// byte keeps every high bit, so the three `!x` are the same and are applied once.
-#[inline(always)]
-const fn string_stops(word: u64) -> u64 {
-    let quotes = word ^ (ONES * b'"' as u64);
-    let backslashes = word ^ (ONES * b'\\' as u64);
-    let borrows =
-        quotes.wrapping_sub(ONES) | backslashes.wrapping_sub(ONES) | word.wrapping_sub(ONES * 0x20);
-    borrows & !word & HIGHS
-}
-
 /// The position of the first byte at or after `pos` that is a quote, a backslash or a control
-/// character, or the length of `bytes`.
+/// character, or the length of `bytes` (`pos` when it is past the end).
 ///
-/// Looks at 16 bytes per step as two 64-bit words (SWAR). This measured 2–4× faster than a
-/// 16- or 32-byte loop building a bit mask, which LLVM does not vectorise well here.
+/// Sixteen bytes per step (see [`stops`]). The last bytes of the text, when fewer than a
+/// block, are looked at as the last block of the text less the bytes before `pos`.
 #[inline(always)]
 fn skip_plain(bytes: &[u8], mut pos: usize) -> usize {
-    while let Some(block) = bytes.get(pos..).and_then(|rest| rest.first_chunk::<16>()) {
-        let (low, high) = block.split_at(8);
-        let low = string_stops(u64::from_le_bytes(first8(low)));
-        let high = string_stops(u64::from_le_bytes(first8(high)));
-        if low | high != 0 {
-            let bit = if low != 0 {
-                low.trailing_zeros()
-            } else {
-                64 + high.trailing_zeros()
-            };
-            return pos + (bit / 8) as usize;
+    // `pos < end` rather than a range check per step: one compare, and the block read below
+    // is then known to be in bounds.
+    let end = bytes.len().saturating_sub(BLOCK - 1);
+    while pos < end {
+        let Some(block) = bytes
+            .get(pos..pos + BLOCK)
+            .and_then(|block| <&[u8; BLOCK]>::try_from(block).ok())
+        else {
+            break;
+        };
+        let stops = stops(block);
+        if stops.any() {
+            return pos + stops.first();
         }
-        pos += 16;
+        pos += BLOCK;
     }
+    let Some(last) = bytes.last_chunk::<BLOCK>() else {
+        return skip_plain_short(bytes, pos);
+    };
+    let before = (pos + BLOCK).saturating_sub(bytes.len());
+    let stops = stops(last).after(before);
+    if stops.any() {
+        pos + stops.first()
+    } else {
+        bytes.len().max(pos)
+    }
+}
+
+/// [`skip_plain`] for a text shorter than a block.
+fn skip_plain_short(bytes: &[u8], mut pos: usize) -> usize {
     while let Some(&b) = bytes.get(pos) {
         if b == b'"' || b == b'\\' || b < 0x20 {
             break;
@@ -545,12 +582,6 @@ fn skip_plain(bytes: &[u8], mut pos: usize) -> usize {
         pos += 1;
     }
     pos
-}
-
-/// The first eight bytes of `bytes` (zeros where it is shorter, which never happens here).
-#[inline(always)]
-fn first8(bytes: &[u8]) -> [u8; 8] {
-    bytes.first_chunk::<8>().copied().unwrap_or_default()
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1109,6 +1140,45 @@ mod tests {
     fn lone_surrogates_in_unvalidated_text_decode_to_the_replacement_character() {
         let s = JsonStr::new_unchecked(r"a\ud800b\udc00", true);
         assert_eq!(s.chars().collect::<String>(), "a\u{fffd}b\u{fffd}");
+    }
+
+    /// The block scan against a byte loop, from every start on texts of every length up to a
+    /// few blocks, so every split between whole blocks and the overlapping last block is hit.
+    #[test]
+    fn the_string_stop_scan_agrees_with_a_byte_loop_at_every_offset_and_length() {
+        fn by_bytes(bytes: &[u8], pos: usize) -> usize {
+            (pos..bytes.len())
+                .find(|&i| matches!(bytes[i], b'"' | b'\\' | 0..=0x1f))
+                .unwrap_or(bytes.len().max(pos))
+        }
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        for len in 0..80 {
+            for _ in 0..40 {
+                // Mostly plain bytes, a stop now and then, so runs of every length occur.
+                let bytes: std::vec::Vec<u8> = (0..len)
+                    .map(|_| match next() % 24 {
+                        0 => b'"',
+                        1 => b'\\',
+                        2 => 0x1f,
+                        3 => 0x80,
+                        _ => b'a',
+                    })
+                    .collect();
+                for pos in 0..=len + 2 {
+                    assert_eq!(
+                        skip_plain(&bytes, pos),
+                        by_bytes(&bytes, pos),
+                        "{bytes:?} {pos}"
+                    );
+                }
+            }
+        }
     }
 
     #[test]

@@ -157,7 +157,7 @@ impl fmt::Display for UnknownConfigId<'_> {
 pub(super) fn text_of<'a>(value: JsonStr<'a>, buf: &'a mut [u8]) -> Option<&'a str> {
     match value.as_plain() {
         Some(plain) => Some(plain),
-        None => value.unescape_into(buf).ok().map(|s| &*s),
+        None => value.unescape_into(buf).ok(),
     }
 }
 
@@ -776,15 +776,16 @@ impl<B: Buffers> Core<B> {
                     Ok(SessionOutput::Reject(rejection)) => {
                         self.refuse(out, ticket, rejection.code(), &rejection)
                     }
-                    Ok(_) => match SessionId::new(session) {
-                        Some(session) => self.push_event(AgentEvent::LoadSession {
-                            ticket,
-                            session,
-                            resume,
-                            params: raw_params(),
-                        }),
-                        None => {}
-                    },
+                    Ok(_) => {
+                        if let Some(session) = SessionId::new(session) {
+                            self.push_event(AgentEvent::LoadSession {
+                                ticket,
+                                session,
+                                resume,
+                                params: raw_params(),
+                            });
+                        }
+                    }
                     Err(_) => {}
                 }
             }
@@ -813,12 +814,43 @@ impl<B: Buffers> Core<B> {
                 Some(ticket),
                 out,
             ),
-            R::SetSessionConfigOption(ref r) if r.config_id != "model" => {
-                let message = alloc::format!("{}", UnknownConfigId(&r.config_id));
-                self.refuse(out, ticket, ErrorCode::INVALID_REQUEST, &message)
-            }
             R::SetSessionMode(_) | R::SetSessionConfigOption(_) | R::SetModel(_) => {
                 let session = String::from(request.session_id().unwrap_or_default());
+                // Agentao §1.0 "common session gate" before the method's own checks.
+                match self.sessions.get(&session) {
+                    None => {
+                        let rejection =
+                            crate::machine::Rejection::UnknownSession { session: &session };
+                        let message = alloc::format!("{rejection}");
+                        return self.refuse(out, ticket, rejection.code(), &message);
+                    }
+                    Some(crate::machine::session::SessionState::Active { .. }) => {}
+                    Some(_) => {
+                        let rejection =
+                            crate::machine::Rejection::SessionNotActive { session: &session };
+                        let message = alloc::format!("{rejection}");
+                        return self.refuse(out, ticket, rejection.code(), &message);
+                    }
+                }
+                let mut split_value = None;
+                if let R::SetSessionConfigOption(r) = &request {
+                    // Agentao §1.7 steps 3 and 4.
+                    if r.config_id != "model" {
+                        let message = alloc::format!("{}", UnknownConfigId(&r.config_id));
+                        return self.refuse(out, ticket, ErrorCode::INVALID_REQUEST, &message);
+                    }
+                    match &r.value {
+                        crate::schema::SessionConfigValue::Id(value) => {
+                            split_value = Some(value.clone())
+                        }
+                        _ => {
+                            let e = InvalidParams(
+                                "session/set_config_option.value must be a non-empty string",
+                            );
+                            return self.refuse(out, ticket, ErrorCode::INVALID_PARAMS, &e);
+                        }
+                    }
+                }
                 match self.sessions.handle(
                     now,
                     SessionInput::Configure {
@@ -830,13 +862,25 @@ impl<B: Buffers> Core<B> {
                     Ok(SessionOutput::Reject(rejection)) => {
                         self.refuse(out, ticket, rejection.code(), &rejection)
                     }
-                    _ => self.push_event(AgentEvent::Request {
-                        ticket,
-                        method: String::from(method),
-                        session: SessionId::new(&session),
-                        request: Some(request),
-                        params: raw_params(),
-                    }),
+                    _ => {
+                        // Agentao §1.7 step 6: `provider/model` needs both parts.
+                        if let Some((provider, model)) =
+                            split_value.as_deref().and_then(|v| v.split_once('/'))
+                            && (provider.trim().is_empty() || model.trim().is_empty())
+                        {
+                            let e = InvalidParams(
+                                "session/set_config_option.value 'provider/model' must have a non-empty provider and model",
+                            );
+                            return self.refuse(out, ticket, ErrorCode::INVALID_PARAMS, &e);
+                        }
+                        self.push_event(AgentEvent::Request {
+                            ticket,
+                            method: String::from(method),
+                            session: SessionId::new(&session),
+                            request: Some(request),
+                            params: raw_params(),
+                        })
+                    }
                 }
             }
             R::CloseSession(ref r) => {
@@ -1004,7 +1048,11 @@ impl<B: Buffers> Core<B> {
                     .get_field("prompt")
                     .filter(|p| p.kind() == ValueKind::Array);
                 let Some(prompt) = prompt else {
-                    let e = InvalidParams(Field(method, "prompt", "must be a JSON array"));
+                    let e = InvalidParams(Field(
+                        method,
+                        "prompt",
+                        "must be a JSON array of ContentBlocks",
+                    ));
                     return self.refuse(out, ticket, ErrorCode::INVALID_PARAMS, &e);
                 };
                 if prompt.elements().next().is_none() {

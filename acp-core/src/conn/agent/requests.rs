@@ -6,7 +6,7 @@ use core::time::Duration;
 
 use serde::Serialize;
 
-use super::{AgentConnection, AgentEvent, AskedKind, Buffers};
+use super::{AgentConnection, AgentEvent, Ask, AskedKind, Buffers};
 use crate::machine::handshake::Capabilities;
 use crate::machine::pending::MethodKind;
 use crate::machine::permission::PermissionOption;
@@ -100,15 +100,13 @@ impl<B: Buffers> AgentConnection<B> {
             options,
         };
         let timeout = timeout.or(self.core.config.limits.permission_timeout);
-        self.send_request(
-            now,
-            "session/request_permission",
-            AskedKind::Permission,
+        let ask = Ask {
+            method: "session/request_permission",
+            kind: AskedKind::Permission,
             session,
-            &key,
-            &params,
-            timeout,
-        )
+            tool: &key,
+        };
+        self.send_request(now, ask, &params, timeout)
     }
 
     /// Asks the user a free-form question (`_agentao.cn/ask_user`). The answer comes as
@@ -127,15 +125,13 @@ impl<B: Buffers> AgentConnection<B> {
             None => return Err(UsageError::UnknownSession),
         }
         let timeout = timeout.or(self.core.config.limits.ask_user_timeout);
-        self.send_request(
-            now,
-            "_agentao.cn/ask_user",
-            AskedKind::AskUser,
-            &request.session_id,
-            "",
-            request,
-            timeout,
-        )
+        let ask = Ask {
+            method: "_agentao.cn/ask_user",
+            kind: AskedKind::AskUser,
+            session: &request.session_id,
+            tool: "",
+        };
+        self.send_request(now, ask, request, timeout)
     }
 
     fn client_request<P: Serialize>(
@@ -157,15 +153,13 @@ impl<B: Buffers> AgentConnection<B> {
             return Err(UsageError::UnknownSession);
         }
         let timeout = timeout.or(self.core.config.limits.request_timeout);
-        self.send_request(
-            now,
+        let ask = Ask {
             method,
-            AskedKind::Method(method),
+            kind: AskedKind::Method(method),
             session,
-            "",
-            params,
-            timeout,
-        )
+            tool: "",
+        };
+        self.send_request(now, ask, params, timeout)
     }
 
     /// `fs/read_text_file`; needs the client's `fs.readTextFile`. Answered with

@@ -1,0 +1,628 @@
+//! The application on top of the protocol: [`AgentApp`] takes the connection's events,
+//! answers the requests only the application can (`session/new`, modes, models), runs the
+//! backend's turns and carries out what their steps ask.
+//!
+//! It is sans-IO like the connection below it: bytes, EOF and the time come in as calls, bytes
+//! go out through [`AgentApp::poll_transmit`], and the file system is reached only through
+//! the [`Workspace`] the driver provides. So whole exchanges run in unit tests on a virtual
+//! clock.
+//!
+//! Backpressure: a turn is stepped only while the connection's outbox is under its high-water
+//! mark. When the client stops reading, the outbox fills, the turns pause where they are (a
+//! `/flood` keeps only its counter), and the connection stops taking input: memory stays
+//! bounded by the outbox limit.
+
+use std::collections::HashMap;
+
+use acp_core::Instant;
+use acp_core::conn::agent::{AgentConfig, AgentConnection, AgentEvent, AgentInfo, Growable};
+use acp_core::machine::handshake::Capabilities;
+use acp_core::machine::permission::PermissionDecision;
+use acp_core::machine::turn::StopReason;
+use acp_core::machine::{RequestId, Ticket, UsageError};
+use acp_core::schema::agentao::USER_UNAVAILABLE;
+use acp_core::schema::{
+    AskUserRequest, ClientRequest, ClientResponse, ReadTextFileRequest, SetModelResponse,
+    SetSessionConfigOptionResponse, WriteTextFileRequest,
+};
+use acp_core::wire::ErrorCode;
+
+use super::backend::{Backend, ClientFs, FsVia, Reply, Step, TurnStart};
+use super::sessions::{CwdKind, SessionTable, check_cwd};
+
+/// The file system as the application needs it; the driver implements it on the real one.
+pub trait Workspace {
+    /// What is at `path`.
+    fn cwd_kind(&self, path: &str) -> CwdKind;
+    /// Reads a text file that must resolve inside `cwd`.
+    fn read(&self, cwd: &str, path: &str) -> Result<String, String>;
+    /// Writes a text file that must resolve inside `cwd`.
+    fn write(&self, cwd: &str, path: &str, content: &str) -> Result<(), String>;
+}
+
+/// The most steps one session takes per [`AgentApp::pump`] pass before the others get a
+/// turn: keeps sessions fair and each pass bounded.
+const STEPS_PER_PASS: usize = 256;
+
+/// The identity `initialize` answers with.
+pub fn agent_info() -> AgentInfo {
+    AgentInfo::new("acp-cli", "acp-cli (demo agent)", env!("CARGO_PKG_VERSION"))
+}
+
+/// The connection configuration of `acp-cli --acp --stdio`.
+pub fn agent_config() -> AgentConfig {
+    AgentConfig::new(agent_info())
+}
+
+/// What a running turn is waiting for, as far as the pump cares.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum TurnWait {
+    /// Ready to step.
+    Ready,
+    /// Asleep until then.
+    Until(Instant),
+    /// Waiting for a reply.
+    Reply,
+}
+
+/// A request of ours whose answer a turn waits for. Only tracked requests are answered to
+/// the backend: when a turn ends its requests are forgotten, so a late answer (a file the
+/// client reads after a cancel) can never reach the session's next turn.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Asked {
+    session: String,
+    what: AskedFor,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum AskedFor {
+    Permission,
+    Answer,
+    Read,
+    Write,
+}
+
+/// Things the driver should know about, drained with [`AgentApp::poll_notice`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Notice {
+    /// The first session was opened in this cwd: start logging to `<cwd>/acp-cli.log`.
+    FirstSession {
+        /// The cwd, as the client sent it.
+        cwd: String,
+    },
+}
+
+/// The agent application: connection, sessions and backend.
+pub struct AgentApp<B, W> {
+    conn: AgentConnection<Growable>,
+    backend: B,
+    workspace: W,
+    sessions: SessionTable,
+    client_fs: ClientFs,
+    turns: HashMap<String, TurnWait>,
+    asked: HashMap<RequestId, Asked>,
+    notices: Vec<Notice>,
+    first_session_seen: bool,
+    closed: bool,
+}
+
+impl<B: Backend, W: Workspace> AgentApp<B, W> {
+    /// An application over a fresh connection built from `config`.
+    pub fn new(config: AgentConfig, backend: B, workspace: W, sessions: SessionTable) -> Self {
+        Self {
+            conn: AgentConnection::new(config),
+            backend,
+            workspace,
+            sessions,
+            client_fs: ClientFs::default(),
+            turns: HashMap::new(),
+            asked: HashMap::new(),
+            notices: Vec::new(),
+            first_session_seen: false,
+            closed: false,
+        }
+    }
+
+    /// Peer bytes. Returns how many were taken (fewer under backpressure: write out, then
+    /// offer the rest again).
+    pub fn handle_bytes(&mut self, now: Instant, bytes: &[u8]) -> usize {
+        let taken = self.conn.handle_bytes(now, bytes);
+        self.drain_events(now);
+        self.pump(now);
+        taken
+    }
+
+    /// Whether complete peer lines wait in the connection because of backpressure: after
+    /// writing out, call [`AgentApp::handle_bytes`] with nothing.
+    pub fn is_input_held(&self) -> bool {
+        self.conn.is_input_held()
+    }
+
+    /// The input ended (EOF, SIGTERM, SIGINT): running turns are answered `cancelled`,
+    /// pending requests settled, and the connection closes.
+    pub fn handle_eof(&mut self, now: Instant) {
+        if self.conn.is_closed() {
+            return;
+        }
+        for session in self.turns.keys() {
+            self.backend.cancel(session);
+        }
+        self.conn.handle_eof(now);
+        self.drain_events(now);
+        self.turns.clear();
+        self.asked.clear();
+    }
+
+    /// The clock reached `now`: deadlines of requests and sleeps.
+    pub fn handle_timeout(&mut self, now: Instant) {
+        if !self.conn.is_closed() {
+            self.conn.handle_timeout(now);
+            self.drain_events(now);
+        }
+        self.pump(now);
+    }
+
+    /// When [`AgentApp::handle_timeout`] is due next.
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        let sleeps = self.turns.values().filter_map(|wait| match wait {
+            TurnWait::Until(at) => Some(*at),
+            _ => None,
+        });
+        sleeps.chain(self.conn.poll_timeout()).min()
+    }
+
+    /// Bytes to write, whole lines.
+    pub fn poll_transmit(&self) -> &[u8] {
+        self.conn.poll_transmit()
+    }
+
+    /// The first `n` bytes of [`AgentApp::poll_transmit`] were written. Room in the outbox
+    /// may let paused turns go on: call [`AgentApp::pump`].
+    pub fn transmitted(&mut self, n: usize) {
+        self.conn.transmitted(n);
+    }
+
+    /// The next notice for the driver.
+    pub fn poll_notice(&mut self) -> Option<Notice> {
+        if self.notices.is_empty() {
+            None
+        } else {
+            Some(self.notices.remove(0))
+        }
+    }
+
+    /// Whether the connection has closed (after EOF): write out what is left and exit.
+    pub fn is_closed(&self) -> bool {
+        self.closed
+    }
+
+    /// Whether a turn could step now if the outbox had room.
+    pub fn has_ready_turns(&self) -> bool {
+        self.turns.values().any(|w| *w == TurnWait::Ready)
+    }
+
+    /// Runs the turns that can make progress, as far as the outbox allows. Bounded: each
+    /// pass steps every ready session a bounded number of times, and passes repeat
+    /// only while some step made progress and the outbox has room.
+    pub fn pump(&mut self, now: Instant) {
+        if self.conn.is_closed() {
+            return;
+        }
+        // Sleepers whose time has come.
+        for wait in self.turns.values_mut() {
+            if matches!(wait, TurnWait::Until(at) if *at <= now) {
+                *wait = TurnWait::Ready;
+            }
+        }
+        loop {
+            let mut ready: Vec<String> = self
+                .turns
+                .iter()
+                .filter(|(_, wait)| **wait == TurnWait::Ready)
+                .map(|(session, _)| session.clone())
+                .collect();
+            if ready.is_empty() || !self.conn.has_room_for_updates() {
+                return;
+            }
+            ready.sort();
+            for session in ready {
+                for _ in 0..STEPS_PER_PASS {
+                    if !self.conn.has_room_for_updates() || !self.step_once(&session, now) {
+                        break;
+                    }
+                }
+                // A step may have queued events (a remembered permission): act on them.
+                self.drain_events(now);
+            }
+        }
+    }
+
+    /// One step of a session's turn. Returns whether to keep stepping it.
+    fn step_once(&mut self, session: &str, now: Instant) -> bool {
+        match self.backend.step(session, now) {
+            Step::Update(update) => {
+                if let Err(error) = self.conn.send_update(session, &update) {
+                    tracing::warn!(session, %error, "update not sent");
+                }
+                true
+            }
+            Step::RequestPermission(tool_call) => {
+                match self.conn.request_permission(now, session, &tool_call, None) {
+                    Ok(id) => self.track(session, id, AskedFor::Permission),
+                    Err(error) => {
+                        tracing::warn!(session, %error, "permission not requested");
+                        self.backend
+                            .resume(session, Reply::Permission(PermissionDecision::Cancelled));
+                    }
+                }
+                !self.waits(session)
+            }
+            Step::AskUser(question) => {
+                let request = AskUserRequest::new(session, question);
+                match self.conn.ask_user(now, &request, None) {
+                    Ok(id) => self.track(session, id, AskedFor::Answer),
+                    Err(error) => {
+                        tracing::warn!(session, %error, "ask_user not sent");
+                        self.backend
+                            .resume(session, Reply::Answer(USER_UNAVAILABLE.to_owned()));
+                    }
+                }
+                !self.waits(session)
+            }
+            Step::ReadFile { path, via } => {
+                self.read_file(session, path, via, now);
+                !self.waits(session)
+            }
+            Step::WriteFile { path, content, via } => {
+                self.write_file(session, path, content, via, now);
+                !self.waits(session)
+            }
+            Step::SleepUntil(at) => {
+                self.turns.insert(session.to_owned(), TurnWait::Until(at));
+                false
+            }
+            Step::Waiting => {
+                self.wait_reply(session);
+                false
+            }
+            Step::End(stop) => {
+                self.end_turn(session);
+                match self.conn.end_turn(session, stop) {
+                    Ok(sent) => tracing::info!(session, stop = %sent, "turn ended"),
+                    Err(error) => tracing::warn!(session, %error, "turn end not sent"),
+                }
+                false
+            }
+            Step::Fail(text) => {
+                self.end_turn(session);
+                match self.conn.fail_turn(session, &text) {
+                    Ok(StopReason::Cancelled) => tracing::info!(session, "turn failed"),
+                    Ok(stop) => tracing::info!(session, stop = %stop, "turn ended"),
+                    Err(error) => tracing::warn!(session, %error, "turn failure not sent"),
+                }
+                false
+            }
+        }
+    }
+
+    fn read_file(&mut self, session: &str, path: String, via: FsVia, now: Instant) {
+        match via {
+            FsVia::Client => {
+                let mut request = ReadTextFileRequest::default();
+                request.session_id = session.to_owned();
+                request.path = path;
+                let sent = self.conn.read_text_file(now, &request, None);
+                self.track_file(session, sent, AskedFor::Read);
+            }
+            FsVia::Local => {
+                let cwd = self.cwd(session);
+                let result = self.workspace.read(&cwd, &path);
+                self.backend.resume(session, Reply::FileRead(result));
+            }
+        }
+    }
+
+    fn write_file(
+        &mut self,
+        session: &str,
+        path: String,
+        content: String,
+        via: FsVia,
+        now: Instant,
+    ) {
+        match via {
+            FsVia::Client => {
+                let mut request = WriteTextFileRequest::default();
+                request.session_id = session.to_owned();
+                request.path = path;
+                request.content = content;
+                let sent = self.conn.write_text_file(now, &request, None);
+                self.track_file(session, sent, AskedFor::Write);
+            }
+            FsVia::Local => {
+                let cwd = self.cwd(session);
+                let result = self.workspace.write(&cwd, &path, &content);
+                self.backend.resume(session, Reply::FileWritten(result));
+            }
+        }
+    }
+
+    /// Remembers a request the session's turn now waits for.
+    fn track(&mut self, session: &str, id: RequestId, what: AskedFor) {
+        self.asked.insert(
+            id,
+            Asked {
+                session: session.to_owned(),
+                what,
+            },
+        );
+        self.wait_reply(session);
+    }
+
+    /// Remembers a sent `fs/*` request, or hands the turn the failure to send it.
+    fn track_file(&mut self, session: &str, sent: Result<RequestId, UsageError>, what: AskedFor) {
+        match sent {
+            Ok(id) => self.track(session, id, what),
+            Err(error) => {
+                let why = format!("the request could not be sent: {error}");
+                self.backend
+                    .resume(session, file_error(what == AskedFor::Write, why));
+            }
+        }
+    }
+
+    /// The session's turn is over: forget it and the requests it was waiting for.
+    fn end_turn(&mut self, session: &str) {
+        self.turns.remove(session);
+        self.asked.retain(|_, asked| asked.session != session);
+    }
+
+    /// The answer to a tracked request: resume its turn with it.
+    fn answered(&mut self, request: RequestId, what: AskedFor, reply: Reply) {
+        match self.asked.get(&request) {
+            Some(asked) if asked.what == what => {
+                let session = asked.session.clone();
+                self.asked.remove(&request);
+                self.resume(&session, reply);
+            }
+            _ => tracing::debug!(?request, "answer for no running turn dropped"),
+        }
+    }
+
+    fn cwd(&self, session: &str) -> String {
+        self.sessions
+            .get(session)
+            .map(|s| s.cwd.clone())
+            .unwrap_or_default()
+    }
+
+    fn wait_reply(&mut self, session: &str) {
+        if let Some(wait) = self.turns.get_mut(session) {
+            *wait = TurnWait::Reply;
+        }
+    }
+
+    fn waits(&self, session: &str) -> bool {
+        self.turns.get(session) != Some(&TurnWait::Ready)
+    }
+
+    /// A reply arrived for a turn: it may step again.
+    fn resume(&mut self, session: &str, reply: Reply) {
+        self.backend.resume(session, reply);
+        if let Some(wait) = self.turns.get_mut(session) {
+            *wait = TurnWait::Ready;
+        }
+    }
+
+    fn drain_events(&mut self, now: Instant) {
+        // Bounded: the connection queues a bounded number of events per input.
+        while let Some(event) = self.conn.poll_event() {
+            self.on_event(event, now);
+        }
+    }
+
+    fn on_event(&mut self, event: AgentEvent, now: Instant) {
+        match event {
+            AgentEvent::Initialized { client, .. } => {
+                self.client_fs = ClientFs {
+                    read: client.contains(Capabilities::FS_READ),
+                    write: client.contains(Capabilities::FS_WRITE),
+                };
+                tracing::info!(
+                    fs_read = self.client_fs.read,
+                    fs_write = self.client_fs.write,
+                    "initialized"
+                );
+            }
+            AgentEvent::NewSession { ticket, request } => self.new_session(ticket, &request.cwd),
+            AgentEvent::Prompt {
+                session, prompt, ..
+            } => {
+                let session = session.as_str();
+                let Some(state) = self.sessions.get(session) else {
+                    // Only sessions we opened reach here; a stranger ends at once.
+                    let _ = self.conn.fail_turn(session, &"unknown session");
+                    return;
+                };
+                tracing::info!(session, blocks = prompt.len(), "prompt");
+                self.backend.start_turn(
+                    TurnStart {
+                        session,
+                        cwd: &state.cwd,
+                        posture: state.posture,
+                        client_fs: self.client_fs,
+                        prompt: &prompt,
+                    },
+                    now,
+                );
+                self.turns.insert(session.to_owned(), TurnWait::Ready);
+            }
+            AgentEvent::Cancelled { session } => {
+                tracing::info!(session = session.as_str(), "cancelled");
+                self.backend.cancel(session.as_str());
+                if let Some(wait) = self.turns.get_mut(session.as_str()) {
+                    *wait = TurnWait::Ready;
+                }
+            }
+            AgentEvent::PermissionResolved {
+                request,
+                session,
+                decision,
+                remembered,
+            } => {
+                tracing::info!(
+                    session = session.as_str(),
+                    ?decision,
+                    remembered,
+                    "permission"
+                );
+                self.answered(request, AskedFor::Permission, Reply::Permission(decision));
+            }
+            AgentEvent::AskUserAnswered { request, text, .. } => {
+                self.answered(request, AskedFor::Answer, Reply::Answer(text));
+            }
+            AgentEvent::Response { request, result } => {
+                let Some(what) = self.asked.get(&request).map(|a| a.what) else {
+                    tracing::debug!(?request, "answer for no running turn dropped");
+                    return;
+                };
+                let reply = match (what == AskedFor::Write, result) {
+                    (false, Ok(ClientResponse::ReadTextFile(read))) => {
+                        Reply::FileRead(Ok(read.content))
+                    }
+                    (true, Ok(ClientResponse::WriteTextFile(_))) => Reply::FileWritten(Ok(())),
+                    (write, Ok(_)) => {
+                        file_error(write, "the client's answer is not a file result".to_owned())
+                    }
+                    (write, Err(error)) => file_error(
+                        write,
+                        format!("the client answered {} {}", error.code.0, error.message),
+                    ),
+                };
+                self.answered(request, what, reply);
+            }
+            AgentEvent::Request {
+                ticket,
+                method,
+                session,
+                request,
+                ..
+            } => self.request(
+                ticket,
+                &method,
+                session.as_ref().map(|s| s.as_str()),
+                request,
+            ),
+            AgentEvent::RequestCancelled { ticket } => {
+                tracing::debug!(?ticket, "request cancelled by the client");
+            }
+            AgentEvent::PeerViolation(violation) => {
+                tracing::debug!(?violation, "peer violation");
+            }
+            AgentEvent::SaveSession { session } => {
+                // Persistence comes with its own issue; nothing is saved yet.
+                tracing::info!(session = session.as_str(), "session closed (not persisted)");
+                self.backend.forget_session(session.as_str());
+            }
+            AgentEvent::Closed => {
+                tracing::info!("connection closed");
+                self.closed = true;
+            }
+            AgentEvent::LoadSession { ticket, .. } => {
+                // Not advertised (`loadSession: false`); answered all the same so nothing
+                // stays owed. Its params are not logged: MCP `env` may hold secrets.
+                let _ = self
+                    .conn
+                    .reject(ticket, ErrorCode::METHOD_NOT_FOUND, "Method not found");
+            }
+            // Events of later versions: only noted, never printed (they may carry params).
+            _ => tracing::debug!("event ignored"),
+        }
+    }
+
+    fn new_session(&mut self, ticket: Ticket, cwd: &str) {
+        if let Err(refusal) = check_cwd(cwd, self.workspace.cwd_kind(cwd)) {
+            tracing::info!(code = refusal.code.0, "session/new refused");
+            let _ = self.conn.reject(ticket, refusal.code, &refusal.message);
+            return;
+        }
+        let (id, answer) = self.sessions.open(cwd);
+        match self.conn.accept_new_session(ticket, &answer) {
+            Ok(()) => {
+                tracing::info!(session = id.as_str(), cwd, "session opened");
+                if !self.first_session_seen {
+                    self.first_session_seen = true;
+                    self.notices.push(Notice::FirstSession {
+                        cwd: cwd.to_owned(),
+                    });
+                }
+            }
+            Err(error) => {
+                tracing::warn!(%error, "session/new answer not sent");
+                self.sessions.remove(&id);
+            }
+        }
+    }
+
+    fn request(
+        &mut self,
+        ticket: Ticket,
+        method: &str,
+        session: Option<&str>,
+        request: Option<ClientRequest>,
+    ) {
+        let Some(state) = session.and_then(|id| self.sessions.get_mut(id)) else {
+            let _ = self
+                .conn
+                .reject(ticket, ErrorCode::METHOD_NOT_FOUND, "Method not found");
+            return;
+        };
+        let answered = match request {
+            Some(ClientRequest::SetSessionMode(r)) => {
+                state.set_mode(&r.mode_id);
+                tracing::info!(session, mode = r.mode_id.as_str(), "mode set");
+                self.conn.accept_mode(ticket, &r.mode_id)
+            }
+            Some(ClientRequest::SetSessionConfigOption(r)) => {
+                match state.set_config_option(&r.config_id, &r.value) {
+                    Ok(options) => {
+                        let mut answer = SetSessionConfigOptionResponse::default();
+                        answer.config_options = options;
+                        self.conn.respond(ticket, &answer)
+                    }
+                    Err(refusal) => self.conn.reject(ticket, refusal.code, &refusal.message),
+                }
+            }
+            Some(ClientRequest::SetModel(r)) => match state.set_model(&r.model) {
+                Ok(model) => {
+                    let mut answer = SetModelResponse::default();
+                    answer.model = model;
+                    self.conn.respond(ticket, &answer)
+                }
+                Err(refusal) => self.conn.reject(ticket, refusal.code, &refusal.message),
+            },
+            _ => self
+                .conn
+                .reject(ticket, ErrorCode::METHOD_NOT_FOUND, "Method not found"),
+        };
+        if let Err(error) = answered {
+            tracing::warn!(method, %error, "answer not sent");
+            let _ = self.conn.reject(
+                ticket,
+                ErrorCode::INTERNAL_ERROR,
+                &format_args!("Internal error: {error}"),
+            );
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;
+
+fn file_error(write: bool, why: String) -> Reply {
+    if write {
+        Reply::FileWritten(Err(why))
+    } else {
+        Reply::FileRead(Err(why))
+    }
+}

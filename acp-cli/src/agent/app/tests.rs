@@ -1,0 +1,271 @@
+//! The application in memory: a virtual clock, a fake workspace, bytes in and out. These
+//! cover what the pipe tests cannot show deterministically: the backpressure bound and sleeps
+//! on the clock.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+
+use acp_core::Instant;
+use acp_core::conn::agent::Limits;
+
+use super::{AgentApp, Notice, Workspace, agent_config};
+use crate::agent::sessions::{CwdKind, SessionTable};
+use crate::demo::DemoBackend;
+
+/// Directories that exist, files by path, and every write.
+#[derive(Default)]
+struct FakeWorkspace {
+    dirs: Vec<&'static str>,
+    files: HashMap<String, String>,
+    writes: RefCell<Vec<(String, String)>>,
+}
+
+impl Workspace for FakeWorkspace {
+    fn cwd_kind(&self, path: &str) -> CwdKind {
+        if self.dirs.contains(&path) {
+            CwdKind::Directory
+        } else if self.files.contains_key(path) {
+            CwdKind::NotADirectory
+        } else {
+            CwdKind::Missing
+        }
+    }
+
+    fn read(&self, _cwd: &str, path: &str) -> Result<String, String> {
+        self.files
+            .get(path)
+            .cloned()
+            .ok_or_else(|| format!("cannot read '{path}': not found"))
+    }
+
+    fn write(&self, _cwd: &str, path: &str, content: &str) -> Result<(), String> {
+        self.writes
+            .borrow_mut()
+            .push((path.to_owned(), content.to_owned()));
+        Ok(())
+    }
+}
+
+type App = AgentApp<DemoBackend, FakeWorkspace>;
+
+fn app_with(limits: Limits, workspace: FakeWorkspace) -> App {
+    let mut config = agent_config();
+    config.limits = limits;
+    AgentApp::new(
+        config,
+        DemoBackend::new(),
+        workspace,
+        SessionTable::with_nonce(7),
+    )
+}
+
+fn workspace() -> FakeWorkspace {
+    FakeWorkspace {
+        dirs: vec!["/p"],
+        ..FakeWorkspace::default()
+    }
+}
+
+const SID: &str = "sess_00000000000000070000000000000001";
+
+/// Feeds lines and takes everything written, as text.
+fn exchange(app: &mut App, now: u64, input: &str) -> String {
+    let taken = app.handle_bytes(Instant(now), input.as_bytes());
+    assert_eq!(taken, input.len());
+    take_output(app)
+}
+
+fn take_output(app: &mut App) -> String {
+    let out = String::from_utf8(app.poll_transmit().to_vec()).expect("utf-8");
+    app.transmitted(out.len());
+    out
+}
+
+fn open_session(app: &mut App) {
+    let out = exchange(
+        app,
+        0,
+        concat!(
+            r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}"#,
+            "\n",
+            r#"{"jsonrpc":"2.0","id":2,"method":"session/new","params":{"cwd":"/p","mcpServers":[]}}"#,
+            "\n",
+        ),
+    );
+    assert!(out.contains(SID), "{out}");
+}
+
+fn prompt(text: &str) -> String {
+    format!(
+        "{{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"session/prompt\",\"params\":{{\"sessionId\":\"{SID}\",\"prompt\":[{{\"type\":\"text\",\"text\":\"{text}\"}}]}}}}\n"
+    )
+}
+
+#[test]
+fn the_first_session_names_the_log_directory_once() {
+    let mut app = app_with(Limits::default(), workspace());
+    open_session(&mut app);
+    assert_eq!(
+        app.poll_notice(),
+        Some(Notice::FirstSession { cwd: "/p".into() })
+    );
+    exchange(
+        &mut app,
+        0,
+        "{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"session/new\",\"params\":{\"cwd\":\"/p\",\"mcpServers\":[]}}\n",
+    );
+    assert_eq!(app.poll_notice(), None);
+}
+
+#[test]
+fn a_client_that_stops_reading_pauses_the_flood_with_bounded_output() {
+    let limits = Limits {
+        outbox_limit: 64 * 1024,
+        outbox_high_water: 16 * 1024,
+        ..Limits::default()
+    };
+    let mut app = app_with(limits, workspace());
+    open_session(&mut app);
+    app.handle_bytes(Instant(0), prompt("/flood 100000").as_bytes());
+    // Nobody writes anything out: the turn pauses once the outbox is over its mark.
+    for _ in 0..10 {
+        app.pump(Instant(0));
+    }
+    let pending = app.poll_transmit().len();
+    assert!(pending <= 16 * 1024 + 2048, "pending {pending} bytes");
+    assert!(pending >= 16 * 1024, "filled up to the mark: {pending}");
+    assert!(app.has_ready_turns(), "paused, not finished");
+
+    // Reading again lets it go on, a bounded slice at a time, to the end.
+    let mut chunks = 0;
+    let mut answer = String::new();
+    for _ in 0..100_000 {
+        let out = take_output(&mut app);
+        assert!(out.len() <= 16 * 1024 + 2048);
+        chunks += out.matches("agent_message_chunk").count();
+        if let Some(line) = out.lines().find(|l| l.contains("stopReason")) {
+            answer = line.to_owned();
+            break;
+        }
+        app.pump(Instant(0));
+    }
+    assert_eq!(chunks, 100_000);
+    assert_eq!(
+        answer,
+        r#"{"jsonrpc":"2.0","id":3,"result":{"stopReason":"end_turn"}}"#
+    );
+}
+
+#[test]
+fn a_sleep_is_a_deadline_on_the_clock() {
+    let mut app = app_with(Limits::default(), workspace());
+    open_session(&mut app);
+    let out = exchange(&mut app, 1000, &prompt("/sleep 250\\n/echo awake"));
+    assert_eq!(out, "");
+    assert_eq!(app.poll_timeout(), Some(Instant(1250)));
+    app.handle_timeout(Instant(1249));
+    assert_eq!(take_output(&mut app), "");
+    app.handle_timeout(Instant(1250));
+    let out = take_output(&mut app);
+    assert!(out.contains("\"text\":\"awake\""), "{out}");
+    assert!(
+        out.ends_with("{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{\"stopReason\":\"end_turn\"}}\n")
+    );
+    assert_eq!(app.poll_timeout(), None);
+}
+
+#[test]
+fn local_files_go_through_the_workspace() {
+    let mut ws = workspace();
+    ws.files.insert("/p/a.txt".into(), "four".into());
+    let mut app = app_with(Limits::default(), ws);
+    open_session(&mut app);
+    let mut config = app.sessions.get(SID).cloned().expect("session");
+    config.set_mode("full-access");
+    *app.sessions.get_mut(SID).expect("session") = config;
+    let out = exchange(
+        &mut app,
+        0,
+        &prompt("/read a.txt\\n/write b.txt hi\\n/read nope.txt"),
+    );
+    assert!(out.contains("Read 4 bytes from /p/a.txt"), "{out}");
+    assert!(out.contains("Wrote 2 bytes to /p/b.txt"), "{out}");
+    assert!(
+        out.contains("Error: cannot read '/p/nope.txt': not found"),
+        "{out}"
+    );
+    assert_eq!(
+        *app.workspace.writes.borrow(),
+        [("/p/b.txt".to_owned(), "hi".to_owned())]
+    );
+}
+
+#[test]
+fn eof_answers_a_running_turn_cancelled_and_closes() {
+    let mut app = app_with(Limits::default(), workspace());
+    open_session(&mut app);
+    exchange(&mut app, 0, &prompt("/sleep 100000"));
+    app.handle_eof(Instant(5));
+    assert!(app.is_closed());
+    assert_eq!(
+        take_output(&mut app),
+        "{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{\"stopReason\":\"cancelled\"}}\n"
+    );
+    assert_eq!(app.poll_timeout(), None, "nothing left to wake up for");
+}
+
+/// The `id` of the last request line in `out` whose method is `method`.
+fn request_id(out: &str, method: &str) -> String {
+    let line = out
+        .lines()
+        .rev()
+        .find(|l| l.contains(&format!("\"method\":\"{method}\"")))
+        .unwrap_or_else(|| panic!("no {method} in {out}"));
+    let start = line.find("\"id\":").expect("id") + 5;
+    let end = line[start..].find(',').expect("end");
+    line[start..start + end].to_owned()
+}
+
+#[test]
+fn a_late_file_answer_from_a_cancelled_turn_never_reaches_the_next_turn() {
+    let mut app = app_with(Limits::default(), workspace());
+    let out = exchange(
+        &mut app,
+        0,
+        concat!(
+            r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{"fs":{"readTextFile":true}}}}"#,
+            "\n",
+            r#"{"jsonrpc":"2.0","id":2,"method":"session/new","params":{"cwd":"/p","mcpServers":[]}}"#,
+            "\n",
+        ),
+    );
+    assert!(out.contains(SID));
+    let out = exchange(&mut app, 0, &prompt("/read a.txt"));
+    let first = request_id(&out, "fs/read_text_file");
+    let cancel = format!(
+        "{{\"jsonrpc\":\"2.0\",\"method\":\"session/cancel\",\"params\":{{\"sessionId\":\"{SID}\"}}}}\n"
+    );
+    let out = exchange(&mut app, 0, &cancel);
+    assert!(
+        out.ends_with("{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{\"stopReason\":\"cancelled\"}}\n"),
+        "{out}"
+    );
+
+    let next = prompt("/read b.txt").replace("\"id\":3", "\"id\":4");
+    let out = exchange(&mut app, 0, &next);
+    let second = request_id(&out, "fs/read_text_file");
+    assert_ne!(first, second);
+    // The first read's answer arrives late: nothing happens.
+    let late = format!(
+        "{{\"jsonrpc\":\"2.0\",\"id\":{first},\"result\":{{\"content\":\"0123456789\"}}}}\n"
+    );
+    assert_eq!(exchange(&mut app, 0, &late), "");
+    // The second read's answer completes the second turn with its own content.
+    let answer =
+        format!("{{\"jsonrpc\":\"2.0\",\"id\":{second},\"result\":{{\"content\":\"xy\"}}}}\n");
+    let out = exchange(&mut app, 0, &answer);
+    assert!(out.contains("Read 2 bytes from /p/b.txt"), "{out}");
+    assert!(
+        out.ends_with("{\"jsonrpc\":\"2.0\",\"id\":4,\"result\":{\"stopReason\":\"end_turn\"}}\n")
+    );
+}

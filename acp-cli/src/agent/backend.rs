@@ -1,0 +1,117 @@
+//! The one interface every agent backend sits behind (DESIGN.md §3): the demo backend today,
+//! an LLM backend later.
+//!
+//! A backend is sans-IO. The application starts a turn, then calls [`Backend::step`] and does
+//! what each [`Step`] asks: send an update, send a request and wait, sleep, end the turn.
+//! Whatever needs the outside world (the client's answers, a file, the clock) comes back
+//! through [`Backend::resume`] or the `now` of the next step. So a turn runs the same on real
+//! pipes and in a unit test with a fake clock and fake file results.
+
+use acp_core::Instant;
+use acp_core::machine::permission::PermissionDecision;
+use acp_core::machine::turn::StopReason;
+use acp_core::schema::{ContentBlock, SessionUpdate, ToolCallUpdate};
+
+use super::modes::Posture;
+
+/// What the client said it can do for the agent's files (`clientCapabilities.fs`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ClientFs {
+    /// The client serves `fs/read_text_file`.
+    pub read: bool,
+    /// The client serves `fs/write_text_file`.
+    pub write: bool,
+}
+
+/// Who carries out a file operation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FsVia {
+    /// The client, through `fs/read_text_file` / `fs/write_text_file`.
+    Client,
+    /// The agent itself, confined to the session's cwd (symlinks resolved).
+    Local,
+}
+
+/// Everything a backend needs to start one turn.
+#[derive(Clone, Copy, Debug)]
+pub struct TurnStart<'a> {
+    /// The session.
+    pub session: &'a str,
+    /// The session's working directory (absolute, as the client sent it).
+    pub cwd: &'a str,
+    /// The session's permission posture (its mode); it cannot change during a turn.
+    pub posture: Posture,
+    /// The client's file capabilities.
+    pub client_fs: ClientFs,
+    /// The prompt's content blocks.
+    pub prompt: &'a [ContentBlock],
+}
+
+/// What the turn wants done next.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Step {
+    /// Send this `session/update`, then step again.
+    Update(SessionUpdate),
+    /// Send `session/request_permission` for this tool call and [`Backend::resume`] with
+    /// [`Reply::Permission`].
+    RequestPermission(ToolCallUpdate),
+    /// Send `_agentao.cn/ask_user` with this question and resume with [`Reply::Answer`].
+    AskUser(String),
+    /// Read the text file at this absolute path and resume with [`Reply::FileRead`].
+    ReadFile {
+        /// Absolute path, inside the session cwd.
+        path: String,
+        /// Who reads it.
+        via: FsVia,
+    },
+    /// Write exactly `content` to this absolute path and resume with [`Reply::FileWritten`].
+    WriteFile {
+        /// Absolute path, inside the session cwd.
+        path: String,
+        /// The whole new content.
+        content: String,
+        /// Who writes it.
+        via: FsVia,
+    },
+    /// Nothing to do before this instant: step again then (or after a cancel).
+    SleepUntil(Instant),
+    /// Waiting for a [`Reply`] (or there is no turn).
+    Waiting,
+    /// The turn is over: answer the prompt with this stop reason.
+    End(StopReason),
+    /// The turn failed: answer the prompt with `-32603` and this text.
+    Fail(String),
+}
+
+/// The outcome of a request a [`Step`] asked for.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Reply {
+    /// The permission decision (the `*_always` memory is the backend's business).
+    Permission(PermissionDecision),
+    /// The user's answer, or the sentinel `(user unavailable)`.
+    Answer(String),
+    /// The file's text, or why it could not be read.
+    FileRead(Result<String, String>),
+    /// The file was written, or why not.
+    FileWritten(Result<(), String>),
+}
+
+/// An agent backend: turns prompts into steps. One instance serves every session of a
+/// connection; sessions are told apart by id, and each runs at most one turn at a time.
+pub trait Backend {
+    /// Starts a turn for `turn.session` (the connection guarantees none is running).
+    fn start_turn(&mut self, turn: TurnStart<'_>, now: Instant);
+
+    /// The next thing the session's turn wants done. Call it again after doing it.
+    fn step(&mut self, session: &str, now: Instant) -> Step;
+
+    /// Hands the turn the outcome of the request it waited for.
+    fn resume(&mut self, session: &str, reply: Reply);
+
+    /// The client cancelled the turn: it ends `cancelled` at its next step, without waiting
+    /// for anything.
+    fn cancel(&mut self, session: &str);
+
+    /// The session is gone: drop everything kept for it.
+    fn forget_session(&mut self, session: &str);
+}

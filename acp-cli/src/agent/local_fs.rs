@@ -1,0 +1,166 @@
+//! The agent's own file access for `/read` and `/write` when the client does not serve
+//! `fs/*`: confined to the session cwd after resolving symlinks (DESIGN.md §5).
+//!
+//! The backend already refused paths that leave the cwd on their face (`..`, another
+//! absolute path); this is the second half of the rule, which needs the file system: a
+//! symlink inside the cwd that points outside it is refused too.
+
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+
+use crate::demo::paths::outside_message;
+
+/// Reads the text file at `path` (absolute), which must resolve inside `cwd`.
+pub fn read_inside(cwd: &str, path: &str) -> Result<String, String> {
+    let root = canonical_cwd(cwd)?;
+    let real = fs::canonicalize(path).map_err(|e| cannot("read", path, &e))?;
+    confine(&root, &real, cwd, path)?;
+    fs::read_to_string(&real).map_err(|e| cannot("read", path, &e))
+}
+
+/// Writes exactly `content` to `path` (absolute), which must resolve inside `cwd`. The
+/// parent directory must exist; a symlink at `path` is followed only if it stays inside.
+pub fn write_inside(cwd: &str, path: &str, content: &str) -> Result<(), String> {
+    let root = canonical_cwd(cwd)?;
+    let target = Path::new(path);
+    let real = match fs::canonicalize(target) {
+        Ok(real) => real,
+        // A new file: its directory decides.
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            let (Some(parent), Some(name)) = (target.parent(), target.file_name()) else {
+                return Err(cannot("write", path, &e));
+            };
+            let parent = fs::canonicalize(parent).map_err(|e| cannot("write", path, &e))?;
+            // A dangling symlink would be followed by the write: refuse it.
+            if fs::symlink_metadata(target).is_ok() {
+                return Err(format!(
+                    "{} (after resolving symlinks)",
+                    outside_message(path, cwd)
+                ));
+            }
+            parent.join(name)
+        }
+        Err(e) => return Err(cannot("write", path, &e)),
+    };
+    confine(&root, &real, cwd, path)?;
+    fs::write(&real, content).map_err(|e| cannot("write", path, &e))
+}
+
+fn canonical_cwd(cwd: &str) -> Result<PathBuf, String> {
+    fs::canonicalize(cwd).map_err(|e| format!("the session cwd '{cwd}' is not usable: {e}"))
+}
+
+fn confine(root: &Path, real: &Path, cwd: &str, path: &str) -> Result<(), String> {
+    if real.starts_with(root) {
+        Ok(())
+    } else {
+        Err(format!(
+            "{} (after resolving symlinks)",
+            outside_message(path, cwd)
+        ))
+    }
+}
+
+fn cannot(what: &str, path: &str, error: &io::Error) -> String {
+    format!("cannot {what} '{path}': {error}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A fresh directory for one test, removed first if a previous run left it.
+    fn scratch(name: &str) -> PathBuf {
+        let dir =
+            std::env::temp_dir().join(format!("acp-cli-local-fs-{}-{name}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        fs::create_dir_all(&dir).expect("scratch dir");
+        dir
+    }
+
+    fn s(p: &Path) -> &str {
+        p.to_str().expect("utf-8 path")
+    }
+
+    #[test]
+    fn reads_and_writes_inside_the_cwd() {
+        let dir = scratch("rw");
+        let file = dir.join("a.txt");
+        write_inside(s(&dir), s(&file), "no newline").unwrap();
+        assert_eq!(fs::read(&file).unwrap(), b"no newline");
+        assert_eq!(read_inside(s(&dir), s(&file)).unwrap(), "no newline");
+        let _ = fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn missing_files_and_directories_are_clear_errors() {
+        let dir = scratch("missing");
+        let file = dir.join("nope.txt");
+        let err = read_inside(s(&dir), s(&file)).unwrap_err();
+        assert_eq!(
+            err,
+            format!(
+                "cannot read '{}': No such file or directory (os error 2)",
+                s(&file)
+            )
+        );
+        let deep = dir.join("no/such/dir.txt");
+        let err = write_inside(s(&dir), s(&deep), "x").unwrap_err();
+        assert_eq!(
+            err,
+            format!(
+                "cannot write '{}': No such file or directory (os error 2)",
+                s(&deep)
+            )
+        );
+        let _ = fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn symlinks_pointing_outside_are_refused() {
+        let dir = scratch("links");
+        let cwd = dir.join("cwd");
+        fs::create_dir_all(&cwd).unwrap();
+        let outside = dir.join("secret.txt");
+        fs::write(&outside, "secret").unwrap();
+        let link = cwd.join("link.txt");
+        std::os::unix::fs::symlink(&outside, &link).unwrap();
+        let expected = format!(
+            "'{}' is outside the session cwd '{}' (after resolving symlinks)",
+            s(&link),
+            s(&cwd)
+        );
+        assert_eq!(read_inside(s(&cwd), s(&link)).unwrap_err(), expected);
+        assert_eq!(write_inside(s(&cwd), s(&link), "x").unwrap_err(), expected);
+        assert_eq!(fs::read_to_string(&outside).unwrap(), "secret", "untouched");
+
+        // A linked directory that leads outside.
+        let linked_dir = cwd.join("out");
+        std::os::unix::fs::symlink(&dir, &linked_dir).unwrap();
+        let via_dir = linked_dir.join("new.txt");
+        assert_eq!(
+            write_inside(s(&cwd), s(&via_dir), "x").unwrap_err(),
+            format!(
+                "'{}' is outside the session cwd '{}' (after resolving symlinks)",
+                s(&via_dir),
+                s(&cwd)
+            )
+        );
+        assert!(!dir.join("new.txt").exists());
+
+        // A dangling link is not written through.
+        let dangling = cwd.join("dangling.txt");
+        std::os::unix::fs::symlink(dir.join("gone.txt"), &dangling).unwrap();
+        assert!(write_inside(s(&cwd), s(&dangling), "x").is_err());
+        assert!(!dir.join("gone.txt").exists());
+
+        // A link that stays inside is fine.
+        let inner = cwd.join("inner.txt");
+        fs::write(&inner, "in").unwrap();
+        let inner_link = cwd.join("inner-link.txt");
+        std::os::unix::fs::symlink(&inner, &inner_link).unwrap();
+        assert_eq!(read_inside(s(&cwd), s(&inner_link)).unwrap(), "in");
+        let _ = fs::remove_dir_all(&dir);
+    }
+}

@@ -1,0 +1,17 @@
+//! `acp-cli --acp --stdio`: the agent editors launch.
+//!
+//! - [`app`]: the application over the connection: events, sessions, turns and their steps.
+//! - [`backend`]: the trait every agent backend sits behind, and the steps a turn asks for.
+//! - [`driver`]: the only part doing I/O: stdin, stdout, the clock, signals.
+//! - [`logging`]: `tracing` to stderr and to `acp-cli.log` in the first session's cwd.
+//! - [`local_fs`]: `/read` and `/write` done by the agent itself, confined to the cwd.
+//! - [`modes`]: the four session mode presets and what they mean for tools.
+//! - [`sessions`]: the application side of sessions: cwd checks, ids, mode and model.
+
+pub mod app;
+pub mod backend;
+pub mod driver;
+pub mod local_fs;
+pub mod logging;
+pub mod modes;
+pub mod sessions;

@@ -1,0 +1,77 @@
+//! Session modes: the four presets Agentao offers (agentao-behaviour.md §1.2) and the
+//! permission posture each one means for tools (DESIGN.md §4 `session/set_mode`, §5).
+
+use acp_core::schema::{SessionMode, SessionModeState};
+
+/// How tools are allowed to run in a session.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Posture {
+    /// Tools whose kind is not `read`, `search`, `think` or `fetch` fail without asking.
+    ReadOnly,
+    /// The default: tools that change things ask first.
+    #[default]
+    WorkspaceWrite,
+    /// Every tool runs without asking.
+    FullAccess,
+    /// Every tool fails without asking: the agent only plans.
+    Plan,
+}
+
+impl Posture {
+    /// The four presets, in the order they are offered.
+    pub const ALL: [Self; 4] = [
+        Self::ReadOnly,
+        Self::WorkspaceWrite,
+        Self::FullAccess,
+        Self::Plan,
+    ];
+
+    /// The mode id.
+    pub const fn id(self) -> &'static str {
+        match self {
+            Self::ReadOnly => "read-only",
+            Self::WorkspaceWrite => "workspace-write",
+            Self::FullAccess => "full-access",
+            Self::Plan => "plan",
+        }
+    }
+
+    /// The preset with this mode id (exact match); other ids are not presets.
+    pub fn from_mode_id(id: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|p| p.id() == id)
+    }
+
+    /// The mode as offered in `session/new` (Agentao's names and descriptions).
+    pub fn mode(self) -> SessionMode {
+        let (name, description) = match self {
+            Self::ReadOnly => ("Read-only", "No writes or shell."),
+            Self::WorkspaceWrite => ("Workspace write", "Writes + safe shell; asks for web."),
+            Self::FullAccess => ("Full access", "All tools, no prompts."),
+            Self::Plan => ("Plan", "Plans only; does not execute."),
+        };
+        SessionMode::new(self.id(), name, description)
+    }
+}
+
+/// The `modes` of a `session/new` answer: every preset, `current` active.
+pub fn mode_state(current: &str) -> SessionModeState {
+    let mut state = SessionModeState::default();
+    state.current_mode_id = current.to_owned();
+    state.available_modes = Posture::ALL.into_iter().map(Posture::mode).collect();
+    state
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mode_ids_round_trip_and_other_ids_are_not_presets() {
+        for posture in Posture::ALL {
+            assert_eq!(Posture::from_mode_id(posture.id()), Some(posture));
+        }
+        assert_eq!(Posture::from_mode_id("code"), None);
+        assert_eq!(Posture::from_mode_id("Read-only"), None);
+        assert_eq!(Posture::default(), Posture::WorkspaceWrite);
+    }
+}

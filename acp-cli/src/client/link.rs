@@ -1,0 +1,423 @@
+//! One agent's ACP connection as the host sees it: a [`ClientConnection`] plus the requests
+//! the host serves itself (`fs/*` inside the session's directory) and the translation of the
+//! connection's events into what a person is shown.
+//!
+//! Sans-IO like the connection: bytes in ([`Link::feed`]), bytes out ([`Link::take_output`]),
+//! events out ([`Link::poll_event`]). The glue moves the bytes.
+
+use std::path::{Path, PathBuf};
+
+use acp_core::Instant;
+use acp_core::conn::client::{
+    AgentMethod, AskUserAnswer, ClientConfig, ClientConnection, ClientEvent, ClientMethod, Failure,
+    Growable, HandshakeError, NO_MCP_SERVERS, PermissionAnswer, Serves, TurnOutcome,
+};
+use acp_core::machine::Ticket;
+use acp_core::wire::ErrorCode;
+use serde_json::Value;
+
+use super::render;
+
+/// What the application learns from a link.
+#[derive(Clone, Debug, PartialEq)]
+pub enum LinkEvent {
+    /// `initialize` and `session/new` succeeded: prompts can be sent.
+    Ready {
+        /// The session opened.
+        session: String,
+    },
+    /// `initialize` or `session/new` failed; see [`HandshakeFailure`].
+    HandshakeFailed(HandshakeFailure),
+    /// A chunk of the agent's answer (sanitized).
+    Text(String),
+    /// Something to show beside the answer: a thought, a plan, a tool call (sanitized, one
+    /// or more lines, no trailing newline).
+    Aside(String),
+    /// The agent asks for permission.
+    Permission {
+        /// The handle to answer with.
+        ticket: Ticket,
+        /// The request's params.
+        params: Value,
+    },
+    /// The agent asks the user for text (`_agentao.cn/ask_user`).
+    AskUser {
+        /// The handle to answer with.
+        ticket: Ticket,
+        /// The question (not yet sanitized).
+        question: String,
+    },
+    /// A question was answered without the application (its turn was cancelled, the
+    /// connection closed): stop asking it.
+    Settled(Ticket),
+    /// The prompt turn is over.
+    TurnEnded(TurnOutcome),
+    /// The agent's output ended; nothing more comes.
+    Closed,
+}
+
+/// Why the handshake failed, with the agent's own words when it gave any.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HandshakeFailure {
+    /// `initialize` or `session/new`.
+    pub method: &'static str,
+    /// The JSON-RPC error code, when the agent answered with an error.
+    pub code: Option<i32>,
+    /// What went wrong.
+    pub message: String,
+}
+
+impl HandshakeFailure {
+    /// Whether the agent asked for authentication (`-32000`).
+    pub fn needs_auth(&self) -> bool {
+        self.code == Some(ErrorCode::AUTH_REQUIRED.0)
+    }
+}
+
+impl std::fmt::Display for HandshakeFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let message = acp_core::sanitize::sanitize(&self.message);
+        match self.code {
+            Some(code) if self.needs_auth() => write!(
+                f,
+                "the agent requires authentication ({} answered {code}: {message})",
+                self.method
+            ),
+            Some(code) => write!(f, "{} failed with error {code}: {message}", self.method),
+            None => write!(f, "{} failed: {message}", self.method),
+        }
+    }
+}
+
+impl std::error::Error for HandshakeFailure {}
+
+/// See the module docs.
+pub struct Link {
+    conn: ClientConnection<Growable>,
+    origin: std::time::Instant,
+    /// The session's working directory, as sent.
+    cwd: String,
+    /// The same, symlinks resolved: what `fs/*` paths must stay inside.
+    root: PathBuf,
+    session: Option<String>,
+}
+
+impl std::fmt::Debug for Link {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Link")
+            .field("cwd", &self.cwd)
+            .field("session", &self.session)
+            .finish()
+    }
+}
+
+/// The client's name in `clientInfo`.
+pub const CLIENT_NAME: &str = "acp-cli";
+
+impl Link {
+    /// A link that has sent `initialize`; the session will be opened in `cwd` (absolute).
+    pub fn open(cwd: &Path) -> Link {
+        let serves = Serves {
+            fs_read: true,
+            fs_write: true,
+            ask_user: true,
+            ..Serves::NOTHING
+        };
+        let mut config = ClientConfig::new(CLIENT_NAME, env!("CARGO_PKG_VERSION"), serves);
+        // The supervisor's lifecycle owns the turn deadline (it pauses while the user
+        // thinks); the connection's own would cut a turn the user is still answering.
+        config.prompt_timeout = None;
+        let mut link = Link {
+            conn: ClientConnection::new(config),
+            origin: std::time::Instant::now(),
+            cwd: cwd.to_string_lossy().into_owned(),
+            root: cwd.canonicalize().unwrap_or_else(|_| cwd.to_path_buf()),
+            session: None,
+        };
+        let now = link.now();
+        // A fresh connection always accepts `initialize`.
+        let _ = link.conn.initialize(now);
+        link
+    }
+
+    fn now(&self) -> Instant {
+        Instant(u64::try_from(self.origin.elapsed().as_millis()).unwrap_or(u64::MAX))
+    }
+
+    /// The open session, once [`LinkEvent::Ready`] was given.
+    pub fn session(&self) -> Option<&str> {
+        self.session.as_deref()
+    }
+
+    /// Feeds bytes from the agent's stdout; returns how many were taken (feed the rest after
+    /// draining events and output).
+    pub fn feed(&mut self, bytes: &[u8]) -> usize {
+        let now = self.now();
+        self.conn.handle_bytes(now, bytes)
+    }
+
+    /// The agent's output ended.
+    pub fn eof(&mut self) {
+        let now = self.now();
+        self.conn.handle_eof(now);
+    }
+
+    /// The bytes to write to the agent's stdin now (taken out of the outbox).
+    pub fn take_output(&mut self) -> Vec<u8> {
+        let outbox = self.conn.outbox();
+        let bytes = outbox.pending().to_vec();
+        outbox.consume(bytes.len());
+        bytes
+    }
+
+    /// Sends the prompt `text`. Fails without a session or while a turn runs.
+    pub fn prompt(&mut self, text: &str) -> Result<(), String> {
+        let now = self.now();
+        let session = self.session.clone().ok_or("no session is open")?;
+        self.conn
+            .prompt_text(now, &session, text)
+            .map(|_| ())
+            .map_err(|e| e.to_string())
+    }
+
+    /// Sends `session/cancel` for the running turn (its open questions are answered
+    /// `cancelled`). Returns whether a turn was running.
+    pub fn cancel(&mut self) -> bool {
+        let now = self.now();
+        match self.session.clone() {
+            Some(session) => self.conn.cancel(now, &session).unwrap_or(false),
+            None => false,
+        }
+    }
+
+    /// Answers a permission request with the option `option_id`, or `cancelled`.
+    pub fn answer_permission(&mut self, ticket: Ticket, option_id: Option<&str>) {
+        let now = self.now();
+        let answer = match option_id {
+            Some(id) => PermissionAnswer::Selected(id),
+            None => PermissionAnswer::Cancelled,
+        };
+        // Already settled (a cancel raced the answer): nothing is owed.
+        let _ = self.conn.respond_permission(now, ticket, answer);
+    }
+
+    /// Answers an ask_user request with `text`, or `cancelled` for none (or only blanks).
+    pub fn answer_ask_user(&mut self, ticket: Ticket, text: Option<&str>) {
+        let now = self.now();
+        let answer = match text {
+            Some(text) if !text.trim().is_empty() => AskUserAnswer::Answered(text),
+            _ => AskUserAnswer::Cancelled,
+        };
+        let _ = self.conn.respond_ask_user(now, ticket, answer);
+    }
+
+    /// The next event for the application; requests the link serves itself are answered
+    /// on the way.
+    pub fn poll_event(&mut self) -> Option<LinkEvent> {
+        // Each pass consumes one connection event; the connection's queue is finite.
+        loop {
+            let event = self.conn.poll_event()?;
+            if let Some(event) = self.translate(event) {
+                return Some(event);
+            }
+        }
+    }
+
+    fn translate(&mut self, event: ClientEvent) -> Option<LinkEvent> {
+        let now = self.now();
+        match event {
+            ClientEvent::Initialized { .. } => {
+                let cwd = self.cwd.clone();
+                if let Err(e) = self.conn.new_session(now, &cwd, NO_MCP_SERVERS) {
+                    return Some(LinkEvent::HandshakeFailed(HandshakeFailure {
+                        method: "session/new",
+                        code: None,
+                        message: e.to_string(),
+                    }));
+                }
+                None
+            }
+            ClientEvent::HandshakeFailed { error, .. } => {
+                let (code, message) = match error {
+                    HandshakeError::Failed(failure) => failure_parts(&failure),
+                    other => (None, other.to_string()),
+                };
+                Some(LinkEvent::HandshakeFailed(HandshakeFailure {
+                    method: "initialize",
+                    code,
+                    message,
+                }))
+            }
+            ClientEvent::SessionOpened { session, .. } if self.session.is_none() => {
+                let session = session.as_str().to_owned();
+                self.session = Some(session.clone());
+                Some(LinkEvent::Ready { session })
+            }
+            ClientEvent::Failed {
+                method: ClientMethod::NewSession,
+                failure,
+                ..
+            } => {
+                let (code, message) = failure_parts(&failure);
+                Some(LinkEvent::HandshakeFailed(HandshakeFailure {
+                    method: "session/new",
+                    code,
+                    message,
+                }))
+            }
+            ClientEvent::Update { params, .. } => {
+                let params: Value = serde_json::from_str(params.as_json()?).ok()?;
+                render::update(params.get("update")?)
+            }
+            ClientEvent::TurnEnded { outcome, .. } => Some(LinkEvent::TurnEnded(outcome)),
+            ClientEvent::Request(request) => {
+                let params: Value = request
+                    .params
+                    .as_json()
+                    .and_then(|json| serde_json::from_str(json).ok())
+                    .unwrap_or(Value::Null);
+                match request.method {
+                    AgentMethod::RequestPermission => Some(LinkEvent::Permission {
+                        ticket: request.ticket,
+                        params,
+                    }),
+                    AgentMethod::AskUser => Some(LinkEvent::AskUser {
+                        ticket: request.ticket,
+                        question: render::ask_user_question(&params),
+                    }),
+                    AgentMethod::ReadTextFile => {
+                        let result = self.read_text_file(&params);
+                        self.reply(request.ticket, result);
+                        None
+                    }
+                    AgentMethod::WriteTextFile => {
+                        let result = self.write_text_file(&params);
+                        self.reply(request.ticket, result);
+                        None
+                    }
+                    _ => {
+                        let _ = self.conn.respond_error(
+                            now,
+                            request.ticket,
+                            ErrorCode::METHOD_NOT_FOUND,
+                            &format!("Method not found: {}", request.name.as_str()),
+                        );
+                        None
+                    }
+                }
+            }
+            ClientEvent::RequestSettled { ticket, .. } => Some(LinkEvent::Settled(ticket)),
+            ClientEvent::Violation(violation) => {
+                tracing::debug!(?violation, "agent broke a protocol rule");
+                None
+            }
+            ClientEvent::Closed => Some(LinkEvent::Closed),
+            _ => None,
+        }
+    }
+
+    fn reply(&mut self, ticket: Ticket, result: Result<Value, (ErrorCode, String)>) {
+        let now = self.now();
+        let _ = match result {
+            Ok(value) => self.conn.respond(now, ticket, &value),
+            Err((code, message)) => self.conn.respond_error(now, ticket, code, &message),
+        };
+    }
+
+    fn read_text_file(&self, params: &Value) -> Result<Value, (ErrorCode, String)> {
+        let path = self.inside_root(params, true)?;
+        let text = std::fs::read_to_string(&path).map_err(|e| {
+            (
+                ErrorCode::RESOURCE_NOT_FOUND,
+                format!("cannot read {}: {e}", path.display()),
+            )
+        })?;
+        let line = params.get("line").and_then(Value::as_u64);
+        let limit = params.get("limit").and_then(Value::as_u64);
+        let content = match (line, limit) {
+            (None, None) => text,
+            _ => {
+                let skip = line.unwrap_or(1).saturating_sub(1);
+                let take = limit.unwrap_or(u64::MAX);
+                let lines: Vec<&str> = text
+                    .split_inclusive('\n')
+                    .skip(usize::try_from(skip).unwrap_or(usize::MAX))
+                    .take(usize::try_from(take).unwrap_or(usize::MAX))
+                    .collect();
+                lines.concat()
+            }
+        };
+        Ok(serde_json::json!({ "content": content }))
+    }
+
+    fn write_text_file(&self, params: &Value) -> Result<Value, (ErrorCode, String)> {
+        let path = self.inside_root(params, false)?;
+        let content = params
+            .get("content")
+            .and_then(Value::as_str)
+            .ok_or_else(|| invalid("fs/write_text_file needs a string \"content\""))?;
+        std::fs::write(&path, content).map_err(|e| {
+            (
+                ErrorCode::INTERNAL_ERROR,
+                format!("cannot write {}: {e}", path.display()),
+            )
+        })?;
+        Ok(Value::Null)
+    }
+
+    /// The request's `path`, if it is absolute and lies inside the session's directory
+    /// (symlinks resolved; for a write, the parent must exist and the file name must be a
+    /// plain name).
+    fn inside_root(&self, params: &Value, exists: bool) -> Result<PathBuf, (ErrorCode, String)> {
+        let raw = params
+            .get("path")
+            .and_then(Value::as_str)
+            .ok_or_else(|| invalid("fs request needs a string \"path\""))?;
+        let path = Path::new(raw);
+        if !path.is_absolute() {
+            return Err(invalid(&format!("path must be absolute, got '{raw}'")));
+        }
+        let outside = || {
+            invalid(&format!(
+                "path is outside the session's working directory {}: {raw}",
+                self.cwd
+            ))
+        };
+        let resolved = if exists {
+            path.canonicalize().map_err(|e| {
+                (
+                    ErrorCode::RESOURCE_NOT_FOUND,
+                    format!("cannot read {raw}: {e}"),
+                )
+            })?
+        } else {
+            let name = path.file_name().ok_or_else(outside)?;
+            let parent = path.parent().ok_or_else(outside)?;
+            let parent = parent.canonicalize().map_err(|e| {
+                (
+                    ErrorCode::RESOURCE_NOT_FOUND,
+                    format!("cannot write {raw}: {e}"),
+                )
+            })?;
+            let target = parent.join(name);
+            // An existing symlink is followed by the write: check where it leads.
+            target.canonicalize().unwrap_or(target)
+        };
+        if resolved.starts_with(&self.root) {
+            Ok(resolved)
+        } else {
+            Err(outside())
+        }
+    }
+}
+
+fn invalid(message: &str) -> (ErrorCode, String) {
+    (ErrorCode::INVALID_PARAMS, message.to_owned())
+}
+
+fn failure_parts(failure: &Failure) -> (Option<i32>, String) {
+    match failure {
+        Failure::Error { code, message } => (Some(code.0), message.as_str().to_owned()),
+        other => (None, other.to_string()),
+    }
+}

@@ -1,0 +1,82 @@
+//! The demo backend: a deterministic agent driven by plain prompt text (DESIGN.md §5).
+//!
+//! It is what editors, tests, benchmarks and newcomers talk to when no model is configured.
+//! Each line of the prompt's text blocks is a command (`/echo`, `/tool`, `/flood`, …) or plain
+//! text to echo; the turn runs them in order and drives every protocol feature from them:
+//! updates of every kind, permission requests, `ask_user`, the client's file system, sleeps
+//! that a cancel cuts short, floods that go only as fast as the client reads, and every way a
+//! turn can end.
+//!
+//! - [`exchange`]: `acp-cli demo`, a scripted client printing a whole exchange.
+//! - [`script`]: the prompt parsed into commands.
+//! - [`paths`]: relative paths against the session cwd, and the rule that keeps them inside.
+//! - [`turn`]: one turn as a sequence of steps.
+
+pub mod exchange;
+pub mod paths;
+pub mod script;
+#[cfg(test)]
+mod tests;
+pub mod turn;
+
+use std::collections::HashMap;
+
+use acp_core::Instant;
+
+use crate::agent::backend::{Backend, Reply, Step, TurnStart};
+use turn::{DemoTurn, Shared};
+
+/// The demo backend: one per connection, one turn at a time per session.
+#[derive(Debug, Default)]
+pub struct DemoBackend {
+    turns: HashMap<String, DemoTurn>,
+    shared: Shared,
+}
+
+impl DemoBackend {
+    /// A backend with no sessions.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Whether `session` has a turn that has not ended yet.
+    pub fn is_running(&self, session: &str) -> bool {
+        self.turns.contains_key(session)
+    }
+}
+
+impl Backend for DemoBackend {
+    fn start_turn(&mut self, turn: TurnStart<'_>, _now: Instant) {
+        let script = script::parse(turn.prompt);
+        self.turns
+            .insert(turn.session.to_owned(), DemoTurn::new(&turn, script));
+    }
+
+    fn step(&mut self, session: &str, now: Instant) -> Step {
+        let Some(turn) = self.turns.get_mut(session) else {
+            return Step::Waiting;
+        };
+        let step = turn.step(&mut self.shared, now);
+        if turn.is_finished() {
+            self.turns.remove(session);
+        }
+        step
+    }
+
+    fn resume(&mut self, session: &str, reply: Reply) {
+        if let Some(turn) = self.turns.get_mut(session) {
+            turn.resume(&mut self.shared, reply);
+        }
+    }
+
+    fn cancel(&mut self, session: &str) {
+        if let Some(turn) = self.turns.get_mut(session) {
+            turn.cancel();
+        }
+    }
+
+    fn forget_session(&mut self, session: &str) {
+        self.turns.remove(session);
+        self.shared.memory.forget_session(session);
+    }
+}

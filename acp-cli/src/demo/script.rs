@@ -1,0 +1,436 @@
+//! The demo turn's script: the prompt's text blocks read line by line (DESIGN.md §5).
+//!
+//! A line starting with `/` is a command; runs of other lines are plain text, echoed back.
+//! Parsing never fails: a command with bad arguments becomes [`Command::Usage`], an unknown
+//! one [`Command::Unknown`], and both are answered with a message when the turn reaches them.
+//!
+//! Arguments are taken verbatim: the command name ends at the first space, and everything
+//! after that one space is the argument (`/write PATH TEXT` splits once more at the next
+//! space). So `/echo  two` echoes ` two` and `/write a.txt x ` writes `x `.
+
+use acp_core::machine::turn::StopReason;
+use acp_core::schema::{ContentBlock, ToolKind};
+
+/// Every command, with its arguments, as listed to the user.
+pub const COMMANDS: &[&str] = &[
+    "/echo TEXT",
+    "/think TEXT",
+    "/plan A | B | C",
+    "/tool KIND TITLE",
+    "/read PATH",
+    "/write PATH TEXT",
+    "/ask QUESTION",
+    "/sleep MS",
+    "/flood N [BYTES]",
+    "/stop REASON",
+    "/error TEXT",
+];
+
+/// The default size of one `/flood` chunk, in bytes.
+pub const FLOOD_DEFAULT_BYTES: usize = 32;
+
+/// The largest `/flood` chunk: a line stays far below the client's line limit.
+pub const FLOOD_MAX_BYTES: usize = 1 << 20;
+
+/// The tool kinds `/tool` accepts (the schema's `ToolKind` names).
+const TOOL_KINDS: &[(&str, ToolKind)] = &[
+    ("read", ToolKind::Read),
+    ("edit", ToolKind::Edit),
+    ("delete", ToolKind::Delete),
+    ("move", ToolKind::Move),
+    ("search", ToolKind::Search),
+    ("execute", ToolKind::Execute),
+    ("think", ToolKind::Think),
+    ("fetch", ToolKind::Fetch),
+    ("switch_mode", ToolKind::SwitchMode),
+    ("other", ToolKind::Other),
+];
+
+/// The stop reasons `/stop` accepts (`cancelled` belongs to the client).
+const STOP_REASONS: &[StopReason] = &[
+    StopReason::EndTurn,
+    StopReason::MaxTokens,
+    StopReason::MaxTurnRequests,
+    StopReason::Refusal,
+];
+
+/// One instruction of the script.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Command {
+    /// Plain text (consecutive lines joined with `\n`): one `agent_message_chunk`.
+    Text(String),
+    /// `/echo TEXT`.
+    Echo(String),
+    /// `/think TEXT`.
+    Think(String),
+    /// `/plan A | B | C`: the entries, trimmed.
+    Plan(Vec<String>),
+    /// `/tool KIND TITLE`.
+    Tool {
+        /// The tool kind.
+        kind: ToolKind,
+        /// The title (the rest of the line).
+        title: String,
+    },
+    /// `/read PATH`.
+    Read(String),
+    /// `/write PATH TEXT`.
+    Write {
+        /// The path as typed.
+        path: String,
+        /// Exactly the text to write.
+        text: String,
+    },
+    /// `/ask QUESTION`.
+    Ask(String),
+    /// `/sleep MS`.
+    Sleep(u64),
+    /// `/flood N [BYTES]`.
+    Flood {
+        /// How many chunks.
+        count: u64,
+        /// Bytes of text in each.
+        bytes: usize,
+    },
+    /// `/stop REASON`.
+    Stop(StopReason),
+    /// `/error TEXT`.
+    Error(String),
+    /// A command with bad arguments: the message to answer with.
+    Usage(String),
+    /// An unknown command (its name, slash included).
+    Unknown(String),
+}
+
+/// Parses the prompt's text blocks; other blocks carry no script and are skipped. Block
+/// boundaries are line boundaries.
+pub fn parse(prompt: &[ContentBlock]) -> Vec<Command> {
+    let mut commands = Vec::new();
+    for block in prompt {
+        if let ContentBlock::Text(text) = block {
+            parse_text(&text.text, &mut commands);
+        }
+    }
+    commands
+}
+
+fn parse_text(text: &str, out: &mut Vec<Command>) {
+    let mut plain: Vec<&str> = Vec::new();
+    for line in text.split('\n') {
+        let line = line.strip_suffix('\r').unwrap_or(line);
+        if line.starts_with('/') {
+            flush_plain(&mut plain, out);
+            out.push(parse_command(line));
+        } else {
+            plain.push(line);
+        }
+    }
+    flush_plain(&mut plain, out);
+}
+
+/// Emits a run of plain lines as one text command, unless it is only blank lines.
+fn flush_plain(plain: &mut Vec<&str>, out: &mut Vec<Command>) {
+    if plain.iter().any(|line| !line.trim().is_empty()) {
+        let joined = plain.join("\n");
+        out.push(Command::Text(joined.trim_matches('\n').to_owned()));
+    }
+    plain.clear();
+}
+
+/// Parses one `/…` line.
+pub fn parse_command(line: &str) -> Command {
+    let (name, arg) = match line.split_once(' ') {
+        Some((name, arg)) => (name, arg),
+        None => (line, ""),
+    };
+    let usage = |form: &str, why: &str| Command::Usage(format!("{why}; usage: {form}"));
+    match name {
+        "/echo" if arg.is_empty() => usage("/echo TEXT", "/echo needs a text"),
+        "/echo" => Command::Echo(arg.to_owned()),
+        "/think" if arg.is_empty() => usage("/think TEXT", "/think needs a text"),
+        "/think" => Command::Think(arg.to_owned()),
+        "/plan" => {
+            let entries: Vec<String> = arg
+                .split('|')
+                .map(str::trim)
+                .filter(|e| !e.is_empty())
+                .map(str::to_owned)
+                .collect();
+            if entries.is_empty() {
+                usage("/plan A | B | C", "/plan needs at least one entry")
+            } else {
+                Command::Plan(entries)
+            }
+        }
+        "/tool" => match arg.split_once(' ') {
+            Some((kind, title)) if !title.trim().is_empty() => {
+                match TOOL_KINDS.iter().find(|(k, _)| *k == kind) {
+                    Some((_, kind)) => Command::Tool {
+                        kind: kind.clone(),
+                        title: title.to_owned(),
+                    },
+                    None => Command::Usage(format!(
+                        "unknown tool kind '{kind}'; expected one of: {}",
+                        TOOL_KINDS
+                            .iter()
+                            .map(|(k, _)| *k)
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )),
+                }
+            }
+            _ => usage("/tool KIND TITLE", "/tool needs a kind and a title"),
+        },
+        "/read" if arg.is_empty() => usage("/read PATH", "/read needs a path"),
+        "/read" => Command::Read(arg.to_owned()),
+        "/write" => match arg.split_once(' ') {
+            Some((path, text)) if !path.is_empty() => Command::Write {
+                path: path.to_owned(),
+                text: text.to_owned(),
+            },
+            _ => usage("/write PATH TEXT", "/write needs a path and a text"),
+        },
+        "/ask" if arg.is_empty() => usage("/ask QUESTION", "/ask needs a question"),
+        "/ask" => Command::Ask(arg.to_owned()),
+        "/sleep" => match arg.trim().parse::<u64>() {
+            Ok(ms) => Command::Sleep(ms),
+            Err(_) => usage(
+                "/sleep MS",
+                &format!("/sleep needs a whole number of milliseconds, got '{arg}'"),
+            ),
+        },
+        "/flood" => parse_flood(arg),
+        "/stop" => match STOP_REASONS.iter().find(|r| r.as_str() == arg.trim()) {
+            Some(reason) => Command::Stop(*reason),
+            None => Command::Usage(format!(
+                "/stop needs one of end_turn, max_tokens, max_turn_requests, refusal, got '{arg}'; usage: /stop REASON"
+            )),
+        },
+        "/error" if arg.is_empty() => usage("/error TEXT", "/error needs a text"),
+        "/error" => Command::Error(arg.to_owned()),
+        _ => Command::Unknown(name.to_owned()),
+    }
+}
+
+fn parse_flood(arg: &str) -> Command {
+    let usage = |why: String| Command::Usage(format!("{why}; usage: /flood N [BYTES]"));
+    let mut words = arg.split_whitespace();
+    let count = match words.next().map(str::parse::<u64>) {
+        Some(Ok(count)) => count,
+        _ => {
+            return usage(format!(
+                "/flood needs a whole number of chunks, got '{arg}'"
+            ));
+        }
+    };
+    let bytes = match words.next().map(str::parse::<usize>) {
+        None => FLOOD_DEFAULT_BYTES,
+        Some(Ok(bytes)) if bytes <= FLOOD_MAX_BYTES => bytes,
+        Some(_) => {
+            return usage(format!(
+                "/flood chunk size must be a whole number of bytes up to {FLOOD_MAX_BYTES}"
+            ));
+        }
+    };
+    if words.next().is_some() {
+        return usage(format!("/flood takes at most two numbers, got '{arg}'"));
+    }
+    Command::Flood { count, bytes }
+}
+
+/// The answer to an unknown command: what it was and every command there is.
+pub fn unknown_command_message(name: &str) -> String {
+    format!(
+        "unknown command '{name}'. Commands: {}; any other text is echoed.",
+        COMMANDS.join(", ")
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn text(s: &str) -> Vec<Command> {
+        parse(&[ContentBlock::text(s)])
+    }
+
+    #[test]
+    fn plain_lines_are_grouped_and_commands_split_them() {
+        assert_eq!(
+            text("hello\nworld\n/echo x\n\nbye\r\n"),
+            vec![
+                Command::Text("hello\nworld".into()),
+                Command::Echo("x".into()),
+                Command::Text("bye".into()),
+            ]
+        );
+        assert_eq!(text("\n  \n"), vec![]);
+    }
+
+    #[test]
+    fn block_boundaries_are_line_boundaries_and_other_blocks_are_skipped() {
+        let mut link = acp_core::schema::ResourceLink::default();
+        link.uri = "file:///x".into();
+        link.name = "x".into();
+        let prompt = [
+            ContentBlock::text("/echo a"),
+            ContentBlock::ResourceLink(link),
+            ContentBlock::text("/echo b"),
+        ];
+        assert_eq!(
+            parse(&prompt),
+            vec![Command::Echo("a".into()), Command::Echo("b".into())]
+        );
+    }
+
+    #[test]
+    fn arguments_are_verbatim_after_one_space() {
+        assert_eq!(parse_command("/echo  two "), Command::Echo(" two ".into()));
+        assert_eq!(
+            parse_command("/write a.txt hello world "),
+            Command::Write {
+                path: "a.txt".into(),
+                text: "hello world ".into()
+            }
+        );
+        assert_eq!(
+            parse_command("/write a.txt "),
+            Command::Write {
+                path: "a.txt".into(),
+                text: "".into()
+            }
+        );
+        assert_eq!(
+            parse_command("/tool execute Run the tests"),
+            Command::Tool {
+                kind: ToolKind::Execute,
+                title: "Run the tests".into()
+            }
+        );
+    }
+
+    #[test]
+    fn plan_entries_are_split_on_bars_and_trimmed() {
+        assert_eq!(
+            parse_command("/plan A | B |C|"),
+            Command::Plan(vec!["A".into(), "B".into(), "C".into()])
+        );
+        assert_eq!(
+            parse_command("/plan | "),
+            Command::Usage("/plan needs at least one entry; usage: /plan A | B | C".into())
+        );
+    }
+
+    #[test]
+    fn flood_takes_a_count_and_an_optional_size() {
+        assert_eq!(
+            parse_command("/flood 3"),
+            Command::Flood {
+                count: 3,
+                bytes: 32
+            }
+        );
+        assert_eq!(
+            parse_command("/flood 3 100"),
+            Command::Flood {
+                count: 3,
+                bytes: 100
+            }
+        );
+        assert_eq!(
+            parse_command("/flood x"),
+            Command::Usage(
+                "/flood needs a whole number of chunks, got 'x'; usage: /flood N [BYTES]".into()
+            )
+        );
+        assert_eq!(
+            parse_command("/flood 1 2000000"),
+            Command::Usage(
+                "/flood chunk size must be a whole number of bytes up to 1048576; usage: /flood N [BYTES]"
+                    .into()
+            )
+        );
+        assert_eq!(
+            parse_command("/flood 1 2 3"),
+            Command::Usage(
+                "/flood takes at most two numbers, got '1 2 3'; usage: /flood N [BYTES]".into()
+            )
+        );
+    }
+
+    #[test]
+    fn bad_arguments_become_usage_messages() {
+        let cases = [
+            ("/echo", "/echo needs a text; usage: /echo TEXT"),
+            ("/think", "/think needs a text; usage: /think TEXT"),
+            (
+                "/tool",
+                "/tool needs a kind and a title; usage: /tool KIND TITLE",
+            ),
+            (
+                "/tool read",
+                "/tool needs a kind and a title; usage: /tool KIND TITLE",
+            ),
+            (
+                "/tool bake Bread",
+                "unknown tool kind 'bake'; expected one of: read, edit, delete, move, search, execute, think, fetch, switch_mode, other",
+            ),
+            ("/read", "/read needs a path; usage: /read PATH"),
+            (
+                "/write",
+                "/write needs a path and a text; usage: /write PATH TEXT",
+            ),
+            (
+                "/write a.txt",
+                "/write needs a path and a text; usage: /write PATH TEXT",
+            ),
+            ("/ask", "/ask needs a question; usage: /ask QUESTION"),
+            (
+                "/sleep soon",
+                "/sleep needs a whole number of milliseconds, got 'soon'; usage: /sleep MS",
+            ),
+            (
+                "/stop cancelled",
+                "/stop needs one of end_turn, max_tokens, max_turn_requests, refusal, got 'cancelled'; usage: /stop REASON",
+            ),
+            ("/error", "/error needs a text; usage: /error TEXT"),
+        ];
+        for (line, message) in cases {
+            assert_eq!(
+                parse_command(line),
+                Command::Usage(message.into()),
+                "{line}"
+            );
+        }
+    }
+
+    #[test]
+    fn every_stop_reason_but_cancelled_parses() {
+        for (word, reason) in [
+            ("end_turn", StopReason::EndTurn),
+            ("max_tokens", StopReason::MaxTokens),
+            ("max_turn_requests", StopReason::MaxTurnRequests),
+            ("refusal", StopReason::Refusal),
+        ] {
+            assert_eq!(
+                parse_command(&format!("/stop {word}")),
+                Command::Stop(reason)
+            );
+        }
+    }
+
+    #[test]
+    fn unknown_commands_are_kept_by_name_and_answered_with_the_list() {
+        assert_eq!(
+            parse_command("/dance now"),
+            Command::Unknown("/dance".into())
+        );
+        assert_eq!(parse_command("/"), Command::Unknown("/".into()));
+        assert_eq!(
+            unknown_command_message("/dance"),
+            "unknown command '/dance'. Commands: /echo TEXT, /think TEXT, /plan A | B | C, \
+             /tool KIND TITLE, /read PATH, /write PATH TEXT, /ask QUESTION, /sleep MS, \
+             /flood N [BYTES], /stop REASON, /error TEXT; any other text is echoed."
+        );
+    }
+}

@@ -1,0 +1,842 @@
+//! The demo backend, command by command and rule by rule, on a fake clock with fake file
+//! results. Steps are rendered as short lines so each test reads as a transcript.
+
+use acp_core::Instant;
+use acp_core::machine::permission::{PermissionDecision, PermissionOption, RejectReason};
+use acp_core::schema::{
+    ContentBlock, SessionUpdate, ToolCall, ToolCallContent, ToolCallStatus, ToolKind,
+};
+use acp_core::wire::ErrorCode;
+
+use super::DemoBackend;
+use crate::agent::backend::{Backend, ClientFs, Reply, Step, TurnStart};
+use crate::agent::modes::Posture;
+
+const CWD: &str = "/work/project";
+const S: &str = "sess-1";
+
+fn start(backend: &mut DemoBackend, session: &str, text: &str, posture: Posture, fs: ClientFs) {
+    let prompt = [ContentBlock::text(text)];
+    backend.start_turn(
+        TurnStart {
+            session,
+            cwd: CWD,
+            posture,
+            client_fs: fs,
+            prompt: &prompt,
+        },
+        Instant(1000),
+    );
+}
+
+fn text_of(block: &ContentBlock) -> String {
+    match block {
+        ContentBlock::Text(t) => t.text.clone(),
+        other => format!("<{}>", other.type_name()),
+    }
+}
+
+fn contents(content: &[ToolCallContent]) -> String {
+    content
+        .iter()
+        .map(|c| match c {
+            ToolCallContent::Content(c) => format!("text:{}", text_of(&c.content)),
+            ToolCallContent::Diff(d) => {
+                format!("diff:{} old={:?} new={:?}", d.path, d.old_text, d.new_text)
+            }
+            ToolCallContent::Terminal(t) => format!("terminal:{}", t.terminal_id),
+            _ => "other".to_owned(),
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn render(step: &Step) -> String {
+    match step {
+        Step::Update(update) => match update {
+            SessionUpdate::AgentMessageChunk(c) => format!("message: {}", text_of(&c.content)),
+            SessionUpdate::AgentThoughtChunk(c) => format!("thought: {}", text_of(&c.content)),
+            SessionUpdate::Plan(plan) => format!(
+                "plan: {}",
+                plan.entries
+                    .iter()
+                    .map(|e| format!("{} ({}, {})", e.content, e.status, e.priority))
+                    .collect::<Vec<_>>()
+                    .join(" | ")
+            ),
+            SessionUpdate::ToolCall(call) => format!(
+                "tool_call {} {} {} '{}' at [{}] [{}]",
+                call.tool_call_id,
+                call.status(),
+                call.kind(),
+                call.title,
+                call.locations
+                    .iter()
+                    .map(|l| l.path.clone())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                contents(&call.content),
+            ),
+            SessionUpdate::ToolCallUpdate(u) => format!(
+                "tool_call_update {} {} [{}]",
+                u.tool_call_id,
+                u.status.map(|s| s.to_string()).unwrap_or_default(),
+                contents(u.content.as_deref().unwrap_or(&[])),
+            ),
+            other => format!("update {}", other.kind()),
+        },
+        Step::RequestPermission(u) => format!(
+            "permission? {} {} '{}' [{}]",
+            u.tool_call_id,
+            u.kind.as_ref().map(|k| k.to_string()).unwrap_or_default(),
+            u.title.clone().unwrap_or_default(),
+            contents(u.content.as_deref().unwrap_or(&[])),
+        ),
+        Step::AskUser(q) => format!("ask? {q}"),
+        Step::ReadFile { path, via } => format!("read? {via:?} {path}"),
+        Step::WriteFile { path, content, via } => format!("write? {via:?} {path} {content:?}"),
+        Step::SleepUntil(t) => format!("sleep until {}", t.0),
+        Step::Waiting => "waiting".into(),
+        Step::End(reason) => format!("end {reason}"),
+        Step::Fail(text) => format!("fail: {text}"),
+    }
+}
+
+/// Steps until one that is not an update (that one included).
+fn run(backend: &mut DemoBackend, session: &str, now: u64) -> Vec<String> {
+    let mut out = Vec::new();
+    for _ in 0..10_000 {
+        let step = backend.step(session, Instant(now));
+        out.push(render(&step));
+        if !matches!(step, Step::Update(_)) {
+            return out;
+        }
+    }
+    panic!("no end in sight: {out:?}");
+}
+
+fn turn(text: &str) -> Vec<String> {
+    let mut backend = DemoBackend::new();
+    start(
+        &mut backend,
+        S,
+        text,
+        Posture::WorkspaceWrite,
+        ClientFs::default(),
+    );
+    run(&mut backend, S, 1000)
+}
+
+fn allow(option: PermissionOption) -> Reply {
+    Reply::Permission(PermissionDecision::Allowed(option))
+}
+
+fn reject(option: PermissionOption) -> Reply {
+    Reply::Permission(PermissionDecision::Rejected(RejectReason::Chosen(option)))
+}
+
+#[test]
+fn plain_text_is_echoed_and_an_empty_prompt_just_ends() {
+    assert_eq!(
+        turn("hello there\nsecond line"),
+        ["message: hello there\nsecond line", "end end_turn"]
+    );
+    assert_eq!(turn(""), ["end end_turn"]);
+}
+
+#[test]
+fn echo_think_and_plan_send_one_update_each_in_order() {
+    assert_eq!(
+        turn("/echo Hello, world\n/think pondering\n/plan Read | Edit the code | Test"),
+        [
+            "message: Hello, world",
+            "thought: pondering",
+            "plan: Read (pending, medium) | Edit the code (pending, medium) | Test (pending, medium)",
+            "end end_turn",
+        ]
+    );
+}
+
+#[test]
+fn tool_asks_then_runs_when_allowed() {
+    let mut b = DemoBackend::new();
+    start(
+        &mut b,
+        S,
+        "/tool execute Run tests\n/echo after",
+        Posture::WorkspaceWrite,
+        ClientFs::default(),
+    );
+    assert_eq!(
+        run(&mut b, S, 1000),
+        [
+            "tool_call tool-1 pending execute 'Run tests' at [] []",
+            "permission? tool-1 execute 'Run tests' []",
+        ]
+    );
+    assert_eq!(
+        run(&mut b, S, 1000),
+        ["waiting"],
+        "nothing happens before the answer"
+    );
+    b.resume(S, allow(PermissionOption::AllowOnce));
+    assert_eq!(
+        run(&mut b, S, 1000),
+        [
+            "tool_call_update tool-1 in_progress []",
+            "tool_call_update tool-1 completed [text:Done: Run tests]",
+            "message: after",
+            "end end_turn",
+        ]
+    );
+}
+
+#[test]
+fn the_tool_call_is_sent_with_exactly_the_given_kind_and_title() {
+    let mut b = DemoBackend::new();
+    start(
+        &mut b,
+        S,
+        "/tool fetch Get the weather",
+        Posture::WorkspaceWrite,
+        ClientFs::default(),
+    );
+    let Step::Update(SessionUpdate::ToolCall(call)) = b.step(S, Instant(0)) else {
+        panic!("expected a tool_call");
+    };
+    let mut expected = ToolCall::new("tool-1", "Get the weather");
+    expected.kind = Some(ToolKind::Fetch);
+    expected.status = Some(ToolCallStatus::Pending);
+    assert_eq!(call, expected);
+}
+
+#[test]
+fn tool_fails_when_rejected_or_cancelled_and_the_turn_goes_on() {
+    for (reply, why) in [
+        (
+            reject(PermissionOption::RejectOnce),
+            "Error: rejected by the user (reject_once)",
+        ),
+        (
+            Reply::Permission(PermissionDecision::Cancelled),
+            "Error: cancelled by user",
+        ),
+        (
+            Reply::Permission(PermissionDecision::Rejected(RejectReason::UnknownOption)),
+            "Error: permission refused: the client chose an option that was not offered",
+        ),
+        (
+            Reply::Permission(PermissionDecision::Rejected(RejectReason::Malformed)),
+            "Error: permission refused: the client's answer could not be read",
+        ),
+        (
+            Reply::Permission(PermissionDecision::Rejected(RejectReason::UnknownOutcome)),
+            "Error: permission refused: the client's outcome is neither 'selected' nor 'cancelled'",
+        ),
+        (
+            Reply::Permission(PermissionDecision::Rejected(RejectReason::Error(
+                ErrorCode(-32601),
+            ))),
+            "Error: permission refused: the client answered with error -32601",
+        ),
+        (
+            Reply::Permission(PermissionDecision::Rejected(RejectReason::TimedOut)),
+            "Error: permission refused: no answer in time",
+        ),
+    ] {
+        let mut b = DemoBackend::new();
+        start(
+            &mut b,
+            S,
+            "/tool edit Fix\n/echo next",
+            Posture::WorkspaceWrite,
+            ClientFs::default(),
+        );
+        run(&mut b, S, 0);
+        b.resume(S, reply);
+        assert_eq!(
+            run(&mut b, S, 0),
+            [
+                format!("tool_call_update tool-1 failed [text:{why}]"),
+                "message: next".to_owned(),
+                "end end_turn".to_owned(),
+            ]
+        );
+    }
+}
+
+#[test]
+fn always_answers_are_remembered_per_session_per_tool() {
+    let mut b = DemoBackend::new();
+    start(
+        &mut b,
+        S,
+        "/tool execute Build",
+        Posture::WorkspaceWrite,
+        ClientFs::default(),
+    );
+    run(&mut b, S, 0);
+    b.resume(S, allow(PermissionOption::AllowAlways));
+    assert_eq!(run(&mut b, S, 0).last().unwrap(), "end end_turn");
+
+    // Same tool, same session: runs without asking. Another title or kind still asks.
+    start(
+        &mut b,
+        S,
+        "/tool execute Build\n/tool execute Deploy",
+        Posture::WorkspaceWrite,
+        ClientFs::default(),
+    );
+    assert_eq!(
+        run(&mut b, S, 0),
+        [
+            "tool_call tool-2 pending execute 'Build' at [] []",
+            "tool_call_update tool-2 in_progress []",
+            "tool_call_update tool-2 completed [text:Done: Build]",
+            "tool_call tool-3 pending execute 'Deploy' at [] []",
+            "permission? tool-3 execute 'Deploy' []",
+        ]
+    );
+    b.resume(S, reject(PermissionOption::RejectAlways));
+    run(&mut b, S, 0);
+    start(
+        &mut b,
+        S,
+        "/tool execute Deploy\n/tool other Build",
+        Posture::WorkspaceWrite,
+        ClientFs::default(),
+    );
+    assert_eq!(
+        run(&mut b, S, 0),
+        [
+            "tool_call tool-4 pending execute 'Deploy' at [] []",
+            "tool_call_update tool-4 failed [text:Error: rejected: 'reject_always' was chosen earlier for this tool]",
+            "tool_call tool-5 pending other 'Build' at [] []",
+            "permission? tool-5 other 'Build' []",
+        ]
+    );
+
+    // Another session knows nothing of it.
+    start(
+        &mut b,
+        "sess-2",
+        "/tool execute Build",
+        Posture::WorkspaceWrite,
+        ClientFs::default(),
+    );
+    assert_eq!(
+        run(&mut b, "sess-2", 0).last().unwrap(),
+        "permission? tool-6 execute 'Build' []"
+    );
+
+    // A forgotten session forgets its answers.
+    b.forget_session(S);
+    start(
+        &mut b,
+        S,
+        "/tool execute Build",
+        Posture::WorkspaceWrite,
+        ClientFs::default(),
+    );
+    assert_eq!(
+        run(&mut b, S, 0).last().unwrap(),
+        "permission? tool-7 execute 'Build' []"
+    );
+}
+
+#[test]
+fn once_answers_are_not_remembered() {
+    let mut b = DemoBackend::new();
+    start(
+        &mut b,
+        S,
+        "/tool execute Build",
+        Posture::WorkspaceWrite,
+        ClientFs::default(),
+    );
+    run(&mut b, S, 0);
+    b.resume(S, allow(PermissionOption::AllowOnce));
+    run(&mut b, S, 0);
+    start(
+        &mut b,
+        S,
+        "/tool execute Build",
+        Posture::WorkspaceWrite,
+        ClientFs::default(),
+    );
+    assert_eq!(
+        run(&mut b, S, 0).last().unwrap(),
+        "permission? tool-2 execute 'Build' []"
+    );
+}
+
+#[test]
+fn full_access_never_asks() {
+    let mut b = DemoBackend::new();
+    start(
+        &mut b,
+        S,
+        "/tool execute rm -rf build\n/write a.txt hi",
+        Posture::FullAccess,
+        ClientFs::default(),
+    );
+    assert_eq!(
+        run(&mut b, S, 0),
+        [
+            "tool_call tool-1 pending execute 'rm -rf build' at [] []",
+            "tool_call_update tool-1 in_progress []",
+            "tool_call_update tool-1 completed [text:Done: rm -rf build]",
+            "tool_call tool-2 pending edit 'Write a.txt' at [/work/project/a.txt] [diff:/work/project/a.txt old=None new=\"hi\"]",
+            "tool_call_update tool-2 in_progress []",
+            "write? Local /work/project/a.txt \"hi\"",
+        ]
+    );
+}
+
+#[test]
+fn read_only_fails_changing_tools_without_asking_and_asks_for_the_others() {
+    let mut b = DemoBackend::new();
+    start(
+        &mut b,
+        S,
+        "/tool execute make\n/tool delete Remove\n/write a.txt x\n/read a.txt\n/tool search Find",
+        Posture::ReadOnly,
+        ClientFs::default(),
+    );
+    assert_eq!(
+        run(&mut b, S, 0),
+        [
+            "tool_call tool-1 pending execute 'make' at [] []",
+            "tool_call_update tool-1 failed [text:Error: the session is in read-only mode; a tool of kind 'execute' may not run]",
+            "tool_call tool-2 pending delete 'Remove' at [] []",
+            "tool_call_update tool-2 failed [text:Error: the session is in read-only mode; a tool of kind 'delete' may not run]",
+            "tool_call tool-3 pending edit 'Write a.txt' at [/work/project/a.txt] [diff:/work/project/a.txt old=None new=\"x\"]",
+            "tool_call_update tool-3 failed [diff:/work/project/a.txt old=None new=\"x\", text:Error: the session is in read-only mode; a tool of kind 'edit' may not run]",
+            "tool_call tool-4 pending read 'Read a.txt' at [/work/project/a.txt] []",
+            "tool_call_update tool-4 in_progress []",
+            "read? Local /work/project/a.txt",
+        ]
+    );
+    b.resume(S, Reply::FileRead(Ok("abc".into())));
+    assert_eq!(
+        run(&mut b, S, 0),
+        [
+            "tool_call_update tool-4 completed [text:Read 3 bytes from /work/project/a.txt]",
+            "tool_call tool-5 pending search 'Find' at [] []",
+            "permission? tool-5 search 'Find' []",
+        ]
+    );
+    for kind in ["read", "think", "fetch"] {
+        let mut b = DemoBackend::new();
+        start(
+            &mut b,
+            S,
+            &format!("/tool {kind} T"),
+            Posture::ReadOnly,
+            ClientFs::default(),
+        );
+        assert_eq!(
+            run(&mut b, S, 0).last().unwrap(),
+            &format!("permission? tool-1 {kind} 'T' []")
+        );
+    }
+}
+
+#[test]
+fn plan_fails_every_tool_without_asking() {
+    let mut b = DemoBackend::new();
+    start(
+        &mut b,
+        S,
+        "/tool read Look\n/read a.txt\n/write a.txt x",
+        Posture::Plan,
+        ClientFs::default(),
+    );
+    let why = "Error: the session is in plan mode; tools do not run";
+    assert_eq!(run(&mut b, S, 0), [
+        "tool_call tool-1 pending read 'Look' at [] []".to_owned(),
+        format!("tool_call_update tool-1 failed [text:{why}]"),
+        "tool_call tool-2 pending read 'Read a.txt' at [/work/project/a.txt] []".to_owned(),
+        format!("tool_call_update tool-2 failed [text:{why}]"),
+        "tool_call tool-3 pending edit 'Write a.txt' at [/work/project/a.txt] [diff:/work/project/a.txt old=None new=\"x\"]".to_owned(),
+        format!("tool_call_update tool-3 failed [diff:/work/project/a.txt old=None new=\"x\", text:{why}]"),
+        "end end_turn".to_owned(),
+    ]);
+}
+
+#[test]
+fn read_goes_through_the_client_when_offered_and_reports_the_byte_count() {
+    let mut b = DemoBackend::new();
+    let fs = ClientFs {
+        read: true,
+        write: false,
+    };
+    start(&mut b, S, "/read src/main.rs", Posture::WorkspaceWrite, fs);
+    assert_eq!(
+        run(&mut b, S, 0),
+        [
+            "tool_call tool-1 pending read 'Read src/main.rs' at [/work/project/src/main.rs] []",
+            "tool_call_update tool-1 in_progress []",
+            "read? Client /work/project/src/main.rs",
+        ]
+    );
+    assert_eq!(run(&mut b, S, 0), ["waiting"]);
+    // Bytes, not characters.
+    b.resume(S, Reply::FileRead(Ok("héllo\n".into())));
+    assert_eq!(
+        run(&mut b, S, 0),
+        [
+            "tool_call_update tool-1 completed [text:Read 7 bytes from /work/project/src/main.rs]",
+            "end end_turn",
+        ]
+    );
+}
+
+#[test]
+fn a_failed_read_is_a_failed_tool_call() {
+    let mut b = DemoBackend::new();
+    start(
+        &mut b,
+        S,
+        "/read missing.txt",
+        Posture::WorkspaceWrite,
+        ClientFs::default(),
+    );
+    run(&mut b, S, 0);
+    b.resume(
+        S,
+        Reply::FileRead(Err("No such file or directory (os error 2)".into())),
+    );
+    assert_eq!(
+        run(&mut b, S, 0),
+        [
+            "tool_call_update tool-1 failed [text:Error: No such file or directory (os error 2)]",
+            "end end_turn",
+        ]
+    );
+}
+
+#[test]
+fn paths_outside_the_cwd_are_failed_tool_calls() {
+    let mut b = DemoBackend::new();
+    start(
+        &mut b,
+        S,
+        "/read ../other/secret\n/write /etc/passwd x",
+        Posture::FullAccess,
+        ClientFs {
+            read: true,
+            write: true,
+        },
+    );
+    assert_eq!(
+        run(&mut b, S, 0),
+        [
+            "tool_call tool-1 pending read 'Read ../other/secret' at [] []",
+            "tool_call_update tool-1 failed [text:Error: '../other/secret' is outside the session cwd '/work/project']",
+            "tool_call tool-2 pending edit 'Write /etc/passwd' at [] []",
+            "tool_call_update tool-2 failed [text:Error: '/etc/passwd' is outside the session cwd '/work/project']",
+            "end end_turn",
+        ]
+    );
+}
+
+#[test]
+fn write_asks_with_the_diff_then_writes_exactly_the_text() {
+    let mut b = DemoBackend::new();
+    let fs = ClientFs {
+        read: false,
+        write: true,
+    };
+    start(
+        &mut b,
+        S,
+        "/write notes/todo.txt buy milk ",
+        Posture::WorkspaceWrite,
+        fs,
+    );
+    let diff = "diff:/work/project/notes/todo.txt old=None new=\"buy milk \"";
+    assert_eq!(
+        run(&mut b, S, 0),
+        [
+            format!(
+                "tool_call tool-1 pending edit 'Write notes/todo.txt' at [/work/project/notes/todo.txt] [{diff}]"
+            ),
+            format!("permission? tool-1 edit 'Write notes/todo.txt' [{diff}]"),
+        ]
+    );
+    b.resume(S, allow(PermissionOption::AllowOnce));
+    assert_eq!(
+        run(&mut b, S, 0),
+        [
+            "tool_call_update tool-1 in_progress []".to_owned(),
+            "write? Client /work/project/notes/todo.txt \"buy milk \"".to_owned(),
+        ]
+    );
+    b.resume(S, Reply::FileWritten(Ok(())));
+    assert_eq!(
+        run(&mut b, S, 0),
+        [
+            format!(
+                "tool_call_update tool-1 completed [{diff}, text:Wrote 9 bytes to /work/project/notes/todo.txt]"
+            ),
+            "end end_turn".to_owned(),
+        ]
+    );
+}
+
+#[test]
+fn a_rejected_or_failed_write_is_a_failed_tool_call() {
+    let mut b = DemoBackend::new();
+    start(
+        &mut b,
+        S,
+        "/write a.txt x\n/write b.txt y",
+        Posture::WorkspaceWrite,
+        ClientFs::default(),
+    );
+    run(&mut b, S, 0);
+    b.resume(S, reject(PermissionOption::RejectOnce));
+    let out = run(&mut b, S, 0);
+    assert_eq!(
+        out[0],
+        "tool_call_update tool-1 failed [diff:/work/project/a.txt old=None new=\"x\", text:Error: rejected by the user (reject_once)]"
+    );
+    b.resume(S, allow(PermissionOption::AllowOnce));
+    run(&mut b, S, 0);
+    b.resume(
+        S,
+        Reply::FileWritten(Err("Permission denied (os error 13)".into())),
+    );
+    assert_eq!(
+        run(&mut b, S, 0),
+        [
+            "tool_call_update tool-2 failed [diff:/work/project/b.txt old=None new=\"y\", text:Error: Permission denied (os error 13)]",
+            "end end_turn",
+        ]
+    );
+}
+
+#[test]
+fn ask_echoes_the_answer_or_the_sentinel() {
+    let mut b = DemoBackend::new();
+    start(
+        &mut b,
+        S,
+        "/ask Which color?\n/ask Again?",
+        Posture::WorkspaceWrite,
+        ClientFs::default(),
+    );
+    assert_eq!(run(&mut b, S, 0), ["ask? Which color?"]);
+    assert_eq!(run(&mut b, S, 0), ["waiting"]);
+    b.resume(S, Reply::Answer("blue".into()));
+    assert_eq!(run(&mut b, S, 0), ["message: blue", "ask? Again?"]);
+    b.resume(S, Reply::Answer("(user unavailable)".into()));
+    assert_eq!(
+        run(&mut b, S, 0),
+        ["message: (user unavailable)", "end end_turn"]
+    );
+}
+
+#[test]
+fn sleep_waits_on_the_clock() {
+    let mut b = DemoBackend::new();
+    start(
+        &mut b,
+        S,
+        "/sleep 250\n/echo awake",
+        Posture::WorkspaceWrite,
+        ClientFs::default(),
+    );
+    assert_eq!(run(&mut b, S, 1000), ["sleep until 1250"]);
+    assert_eq!(run(&mut b, S, 1249), ["sleep until 1250"]);
+    assert_eq!(run(&mut b, S, 1250), ["message: awake", "end end_turn"]);
+}
+
+#[test]
+fn cancel_ends_a_sleep_at_once_and_skips_the_rest() {
+    let mut b = DemoBackend::new();
+    start(
+        &mut b,
+        S,
+        "/sleep 60000\n/echo never",
+        Posture::WorkspaceWrite,
+        ClientFs::default(),
+    );
+    assert_eq!(run(&mut b, S, 0), ["sleep until 60000"]);
+    b.cancel(S);
+    assert_eq!(run(&mut b, S, 1), ["end cancelled"]);
+    assert_eq!(run(&mut b, S, 2), ["waiting"], "the turn is gone");
+}
+
+#[test]
+fn cancel_while_asking_permission_fails_the_open_tool_then_ends() {
+    let mut b = DemoBackend::new();
+    start(
+        &mut b,
+        S,
+        "/tool execute Deploy\n/echo never",
+        Posture::WorkspaceWrite,
+        ClientFs::default(),
+    );
+    run(&mut b, S, 0);
+    b.cancel(S);
+    assert_eq!(
+        run(&mut b, S, 0),
+        [
+            "tool_call_update tool-1 failed [text:Error: cancelled by user]",
+            "end cancelled",
+        ]
+    );
+    // The settled permission arriving late changes nothing.
+    b.resume(S, allow(PermissionOption::AllowOnce));
+    assert_eq!(run(&mut b, S, 0), ["waiting"]);
+}
+
+#[test]
+fn cancel_while_waiting_for_a_file_or_an_answer_ends_at_once() {
+    let mut b = DemoBackend::new();
+    start(
+        &mut b,
+        S,
+        "/read a.txt",
+        Posture::WorkspaceWrite,
+        ClientFs {
+            read: true,
+            write: true,
+        },
+    );
+    run(&mut b, S, 0);
+    b.cancel(S);
+    assert_eq!(
+        run(&mut b, S, 0),
+        [
+            "tool_call_update tool-1 failed [text:Error: cancelled by user]",
+            "end cancelled",
+        ]
+    );
+    start(
+        &mut b,
+        S,
+        "/ask Q?\n/echo never",
+        Posture::WorkspaceWrite,
+        ClientFs::default(),
+    );
+    run(&mut b, S, 0);
+    b.cancel(S);
+    assert_eq!(run(&mut b, S, 0), ["end cancelled"]);
+}
+
+#[test]
+fn flood_sends_n_chunks_of_the_given_size_one_per_step() {
+    let mut b = DemoBackend::new();
+    start(
+        &mut b,
+        S,
+        "/flood 3 5\n/flood 1\n/flood 0 9\n/echo done",
+        Posture::WorkspaceWrite,
+        ClientFs::default(),
+    );
+    assert_eq!(
+        run(&mut b, S, 0),
+        [
+            "message: abcde",
+            "message: abcde",
+            "message: abcde",
+            "message: abcdefghijklmnopqrstuvwxyzabcdef",
+            "message: done",
+            "end end_turn",
+        ]
+    );
+}
+
+#[test]
+fn cancel_stops_a_flood() {
+    let mut b = DemoBackend::new();
+    start(
+        &mut b,
+        S,
+        "/flood 1000000",
+        Posture::WorkspaceWrite,
+        ClientFs::default(),
+    );
+    for _ in 0..10 {
+        assert!(matches!(b.step(S, Instant(0)), Step::Update(_)));
+    }
+    b.cancel(S);
+    assert_eq!(run(&mut b, S, 0), ["end cancelled"]);
+}
+
+#[test]
+fn stop_ends_the_turn_with_the_reason_and_skips_the_rest() {
+    for reason in ["end_turn", "max_tokens", "max_turn_requests", "refusal"] {
+        assert_eq!(
+            turn(&format!("/echo before\n/stop {reason}\n/echo after")),
+            ["message: before".to_owned(), format!("end {reason}")]
+        );
+    }
+}
+
+#[test]
+fn error_fails_the_turn_with_the_text() {
+    assert_eq!(
+        turn("/echo before\n/error disk on fire\n/echo after"),
+        ["message: before", "fail: disk on fire"]
+    );
+}
+
+#[test]
+fn unknown_commands_and_bad_arguments_answer_with_a_message_and_go_on() {
+    assert_eq!(
+        turn("/dance\n/sleep soon\n/echo still here"),
+        [
+            "message: unknown command '/dance'. Commands: /echo TEXT, /think TEXT, /plan A | B | C, /tool KIND TITLE, /read PATH, /write PATH TEXT, /ask QUESTION, /sleep MS, /flood N [BYTES], /stop REASON, /error TEXT; any other text is echoed.",
+            "message: /sleep needs a whole number of milliseconds, got 'soon'; usage: /sleep MS",
+            "message: still here",
+            "end end_turn",
+        ]
+    );
+}
+
+#[test]
+fn sessions_run_their_turns_independently() {
+    let mut b = DemoBackend::new();
+    start(
+        &mut b,
+        "a",
+        "/sleep 100\n/echo a done",
+        Posture::WorkspaceWrite,
+        ClientFs::default(),
+    );
+    start(
+        &mut b,
+        "b",
+        "/echo b done",
+        Posture::WorkspaceWrite,
+        ClientFs::default(),
+    );
+    assert_eq!(run(&mut b, "a", 0), ["sleep until 100"]);
+    assert_eq!(run(&mut b, "b", 0), ["message: b done", "end end_turn"]);
+    assert!(b.is_running("a"));
+    assert!(!b.is_running("b"));
+    b.cancel("b");
+    assert_eq!(run(&mut b, "a", 100), ["message: a done", "end end_turn"]);
+}
+
+#[test]
+fn a_reply_nobody_waits_for_is_dropped() {
+    let mut b = DemoBackend::new();
+    start(
+        &mut b,
+        S,
+        "/ask Q?",
+        Posture::WorkspaceWrite,
+        ClientFs::default(),
+    );
+    run(&mut b, S, 0);
+    // A file result is not what the turn waits for: still waiting for the answer.
+    b.resume(S, Reply::FileRead(Ok("x".into())));
+    assert_eq!(run(&mut b, S, 0), ["waiting"]);
+    b.resume(S, Reply::Answer("yes".into()));
+    assert_eq!(run(&mut b, S, 0), ["message: yes", "end end_turn"]);
+}

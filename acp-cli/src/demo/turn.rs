@@ -1,0 +1,515 @@
+//! One demo turn: the script run command by command, as a sequence of [`Step`]s.
+//!
+//! The turn keeps a small queue of ready steps (the updates a command produces at once) and at
+//! most one thing it waits for: a reply, a deadline, or the rest of a `/flood`. Each call to
+//! [`DemoTurn::step`] either hands out a ready step or moves the script on, so every call does
+//! bounded work and a `/flood` of a million chunks is produced one chunk per call, only as fast
+//! as the driver can send them.
+
+use std::collections::VecDeque;
+
+use acp_core::Instant;
+use acp_core::conn::agent::tool_key;
+use acp_core::machine::permission::{
+    PermissionDecision, PermissionMemory, RejectReason, Remembered,
+};
+use acp_core::machine::turn::StopReason;
+use acp_core::schema::{
+    ContentBlock, ContentChunk, Diff, Plan, PlanEntry, PlanEntryPriority, PlanEntryStatus,
+    SessionUpdate, ToolCall, ToolCallContent, ToolCallLocation, ToolCallStatus, ToolCallUpdate,
+    ToolContent, ToolKind,
+};
+
+use super::paths::resolve_inside;
+use super::script::{Command, unknown_command_message};
+use crate::agent::backend::{ClientFs, FsVia, Reply, Step, TurnStart};
+use crate::agent::modes::Posture;
+
+/// What the turns of one connection share: the `*_always` memory and the tool call counter.
+#[derive(Debug)]
+pub struct Shared {
+    /// Remembered `*_always` answers, per session per tool (kind and title).
+    pub memory: PermissionMemory<Vec<Remembered>>,
+    /// The number of the last tool call id handed out (`tool-1`, `tool-2`, …).
+    pub last_tool: u64,
+}
+
+/// The most `*_always` answers remembered per connection; past it the oldest is forgotten,
+/// which only means that tool is asked about again.
+pub const MEMORY_LIMIT: usize = 4096;
+
+impl Default for Shared {
+    fn default() -> Self {
+        Self {
+            memory: PermissionMemory::new(Vec::new(), MEMORY_LIMIT),
+            last_tool: 0,
+        }
+    }
+}
+
+/// A tool call that has been announced and not yet finished.
+#[derive(Clone, Debug, PartialEq)]
+struct OpenTool {
+    id: String,
+    kind: ToolKind,
+    title: String,
+    /// The content the call shows (a `/write`'s diff), kept on its final update.
+    content: Vec<ToolCallContent>,
+    /// What runs once the tool is allowed.
+    action: Action,
+}
+
+impl OpenTool {
+    /// The `toolCall` of its permission request; also what its `*_always` answer is
+    /// remembered under (the connection's [`tool_key`]: kind and title).
+    fn permission_request(&self) -> ToolCallUpdate {
+        let mut request = ToolCallUpdate::new(self.id.clone());
+        request.kind = Some(self.kind.clone());
+        request.title = Some(self.title.clone());
+        request.status = Some(ToolCallStatus::Pending);
+        if !self.content.is_empty() {
+            request.content = Some(self.content.clone());
+        }
+        request
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+enum Action {
+    /// `/tool`: nothing real; completes with a text.
+    Pretend,
+    /// `/read`.
+    Read { path: String },
+    /// `/write`.
+    Write { path: String, text: String },
+}
+
+/// What the turn is waiting for before it can go on.
+#[derive(Clone, Debug, PartialEq)]
+enum Wait {
+    /// Nothing: run the next command.
+    Nothing,
+    /// The permission answer for this tool.
+    Permission(OpenTool),
+    /// The answer to `/ask`.
+    Answer,
+    /// The file result of this tool.
+    File(OpenTool),
+    /// `/sleep` until this instant.
+    Until(Instant),
+    /// `/flood`: chunks still to send, and the text of each.
+    Flood { remaining: u64, chunk: String },
+}
+
+/// Whether a tool may run, by the session's mode and remembered answers.
+enum Gate {
+    Run,
+    Ask,
+    Refuse(String),
+}
+
+/// One turn of the demo backend.
+#[derive(Debug)]
+pub struct DemoTurn {
+    session: String,
+    cwd: String,
+    posture: Posture,
+    client_fs: ClientFs,
+    script: VecDeque<Command>,
+    ready: VecDeque<Step>,
+    wait: Wait,
+    cancelled: bool,
+    finished: bool,
+}
+
+impl DemoTurn {
+    /// A turn running `script` in the session described by `start`.
+    pub fn new(start: &TurnStart<'_>, script: Vec<Command>) -> Self {
+        Self {
+            session: start.session.to_owned(),
+            cwd: start.cwd.to_owned(),
+            posture: start.posture,
+            client_fs: start.client_fs,
+            script: script.into(),
+            ready: VecDeque::new(),
+            wait: Wait::Nothing,
+            cancelled: false,
+            finished: false,
+        }
+    }
+
+    /// Whether the turn has handed out its `End` or `Fail`.
+    pub fn is_finished(&self) -> bool {
+        self.finished
+    }
+
+    /// The client cancelled: the turn ends at its next step, after the updates it has ready
+    /// and a `failed` update for a tool call it leaves open.
+    pub fn cancel(&mut self) {
+        self.cancelled = true;
+    }
+
+    /// The next step. Bounded: each pass of the loop hands out a step or consumes a command
+    /// or a wait.
+    pub fn step(&mut self, shared: &mut Shared, now: Instant) -> Step {
+        if self.finished {
+            return Step::Waiting;
+        }
+        loop {
+            if let Some(step) = self.ready.pop_front() {
+                if matches!(step, Step::End(_) | Step::Fail(_)) {
+                    self.finished = true;
+                }
+                return step;
+            }
+            if self.cancelled {
+                match core::mem::replace(&mut self.wait, Wait::Nothing) {
+                    Wait::Permission(tool) | Wait::File(tool) => {
+                        self.fail_tool(&tool, "Error: cancelled by user");
+                        continue;
+                    }
+                    _ => {
+                        self.finished = true;
+                        return Step::End(StopReason::Cancelled);
+                    }
+                }
+            }
+            match &mut self.wait {
+                Wait::Nothing => match self.script.pop_front() {
+                    Some(command) => self.run(command, shared, now),
+                    None => {
+                        self.finished = true;
+                        return Step::End(StopReason::EndTurn);
+                    }
+                },
+                Wait::Until(until) if now < *until => return Step::SleepUntil(*until),
+                Wait::Until(_) => self.wait = Wait::Nothing,
+                Wait::Flood { remaining: 0, .. } => self.wait = Wait::Nothing,
+                Wait::Flood { remaining, chunk } => {
+                    *remaining -= 1;
+                    return Step::Update(message(chunk.clone()));
+                }
+                Wait::Permission(_) | Wait::Answer | Wait::File(_) => return Step::Waiting,
+            }
+        }
+    }
+
+    /// The outcome of the request the turn waits for. A reply that does not match what the
+    /// turn waits for (late, after a cancel) is dropped.
+    pub fn resume(&mut self, shared: &mut Shared, reply: Reply) {
+        match (core::mem::replace(&mut self.wait, Wait::Nothing), reply) {
+            (Wait::Permission(tool), Reply::Permission(decision)) => {
+                let key = tool_key(&tool.permission_request());
+                shared.memory.record(&self.session, &key, decision);
+                match decision {
+                    PermissionDecision::Allowed(_) => self.run_tool(tool),
+                    PermissionDecision::Rejected(reason) => {
+                        self.fail_tool(&tool, &rejection_text(reason))
+                    }
+                    PermissionDecision::Cancelled => {
+                        self.fail_tool(&tool, "Error: cancelled by user")
+                    }
+                }
+            }
+            (Wait::Answer, Reply::Answer(text)) => {
+                self.ready.push_back(Step::Update(message(text)))
+            }
+            (Wait::File(tool), Reply::FileRead(result)) => match result {
+                Ok(text) => {
+                    let Action::Read { path } = &tool.action else {
+                        return self.fail_tool(&tool, "Error: unexpected file result");
+                    };
+                    let note = format!("Read {} bytes from {path}", text.len());
+                    self.finish_tool(&tool, note);
+                }
+                Err(why) => self.fail_tool(&tool, &format!("Error: {why}")),
+            },
+            (Wait::File(tool), Reply::FileWritten(result)) => match result {
+                Ok(()) => {
+                    let Action::Write { path, text } = &tool.action else {
+                        return self.fail_tool(&tool, "Error: unexpected file result");
+                    };
+                    let note = format!("Wrote {} bytes to {path}", text.len());
+                    self.finish_tool(&tool, note);
+                }
+                Err(why) => self.fail_tool(&tool, &format!("Error: {why}")),
+            },
+            (wait, _) => self.wait = wait,
+        }
+    }
+
+    /// Runs one command: queues its updates and sets what it waits for.
+    fn run(&mut self, command: Command, shared: &mut Shared, now: Instant) {
+        match command {
+            Command::Text(text) | Command::Echo(text) => self.update(message(text)),
+            Command::Think(text) => self.update(SessionUpdate::AgentThoughtChunk(
+                ContentChunk::new(ContentBlock::text(text)),
+            )),
+            Command::Plan(entries) => {
+                let mut plan = Plan::default();
+                plan.entries = entries
+                    .into_iter()
+                    .map(|e| PlanEntry::new(e, PlanEntryPriority::Medium, PlanEntryStatus::Pending))
+                    .collect();
+                self.update(SessionUpdate::Plan(plan));
+            }
+            Command::Tool { kind, title } => {
+                let tool = self.open_tool(shared, kind, title, Vec::new(), None, Action::Pretend);
+                self.gate_and_run(shared, tool);
+            }
+            Command::Read(path) => self.read(shared, path),
+            Command::Write { path, text } => self.write(shared, path, text),
+            Command::Ask(question) => {
+                self.ready.push_back(Step::AskUser(question));
+                self.wait = Wait::Answer;
+            }
+            Command::Sleep(ms) => self.wait = Wait::Until(now.plus_ms(ms)),
+            Command::Flood { count, bytes } => {
+                self.wait = Wait::Flood {
+                    remaining: count,
+                    chunk: flood_chunk(bytes),
+                }
+            }
+            Command::Stop(reason) => {
+                self.script.clear();
+                self.ready.push_back(Step::End(reason));
+            }
+            Command::Error(text) => {
+                self.script.clear();
+                self.ready.push_back(Step::Fail(text));
+            }
+            Command::Usage(text) => self.update(message(text)),
+            Command::Unknown(name) => self.update(message(unknown_command_message(&name))),
+        }
+    }
+
+    /// `/read PATH`: a tool call of kind `read` that never asks (DESIGN.md §5).
+    fn read(&mut self, shared: &mut Shared, path: String) {
+        let title = format!("Read {path}");
+        let resolved = resolve_inside(&self.cwd, &path);
+        let location = resolved.as_ref().ok().cloned();
+        let action = Action::Read {
+            path: location.clone().unwrap_or_default(),
+        };
+        let tool = self.open_tool(shared, ToolKind::Read, title, Vec::new(), location, action);
+        if let Err(why) = resolved {
+            return self.fail_tool(&tool, &format!("Error: {why}"));
+        }
+        if let Gate::Refuse(why) = self.mode_gate(&tool.kind) {
+            return self.fail_tool(&tool, &why);
+        }
+        self.run_tool(tool);
+    }
+
+    /// `/write PATH TEXT`: a tool call of kind `edit` with the diff, after permission.
+    fn write(&mut self, shared: &mut Shared, path: String, text: String) {
+        let title = format!("Write {path}");
+        let resolved = resolve_inside(&self.cwd, &path);
+        let Ok(absolute) = resolved else {
+            let tool = self.open_tool(
+                shared,
+                ToolKind::Edit,
+                title,
+                Vec::new(),
+                None,
+                Action::Pretend,
+            );
+            let why = resolved.err().unwrap_or_default();
+            return self.fail_tool(&tool, &format!("Error: {why}"));
+        };
+        let mut diff = Diff::default();
+        diff.path = absolute.clone();
+        diff.new_text = text.clone();
+        let content = vec![ToolCallContent::Diff(diff)];
+        let action = Action::Write {
+            path: absolute.clone(),
+            text,
+        };
+        let tool = self.open_tool(
+            shared,
+            ToolKind::Edit,
+            title,
+            content,
+            Some(absolute),
+            action,
+        );
+        self.gate_and_run(shared, tool);
+    }
+
+    /// Announces a tool call (`tool_call`, status pending).
+    fn open_tool(
+        &mut self,
+        shared: &mut Shared,
+        kind: ToolKind,
+        title: String,
+        content: Vec<ToolCallContent>,
+        location: Option<String>,
+        action: Action,
+    ) -> OpenTool {
+        shared.last_tool += 1;
+        let id = format!("tool-{}", shared.last_tool);
+        let mut call = ToolCall::new(id.clone(), title.clone());
+        call.kind = Some(kind.clone());
+        call.status = Some(ToolCallStatus::Pending);
+        call.content = content.clone();
+        if let Some(path) = location {
+            let mut loc = ToolCallLocation::default();
+            loc.path = path;
+            call.locations = vec![loc];
+        }
+        self.update(SessionUpdate::ToolCall(call));
+        OpenTool {
+            id,
+            kind,
+            title,
+            content,
+            action,
+        }
+    }
+
+    /// Asks, runs or refuses a tool by mode and memory.
+    fn gate_and_run(&mut self, shared: &Shared, tool: OpenTool) {
+        let request = tool.permission_request();
+        let gate = match self.mode_gate(&tool.kind) {
+            Gate::Ask => match shared.memory.recall(&self.session, &tool_key(&request)) {
+                Some(true) => Gate::Run,
+                Some(false) => Gate::Refuse(
+                    "Error: rejected: 'reject_always' was chosen earlier for this tool".into(),
+                ),
+                None => Gate::Ask,
+            },
+            other => other,
+        };
+        match gate {
+            Gate::Run => self.run_tool(tool),
+            Gate::Refuse(why) => self.fail_tool(&tool, &why),
+            Gate::Ask => {
+                self.ready.push_back(Step::RequestPermission(request));
+                self.wait = Wait::Permission(tool);
+            }
+        }
+    }
+
+    /// What the session's mode says about a tool of `kind` (DESIGN.md §5 "Modes").
+    fn mode_gate(&self, kind: &ToolKind) -> Gate {
+        match self.posture {
+            Posture::Plan => {
+                Gate::Refuse("Error: the session is in plan mode; tools do not run".into())
+            }
+            Posture::ReadOnly
+                if !matches!(
+                    kind,
+                    ToolKind::Read | ToolKind::Search | ToolKind::Think | ToolKind::Fetch
+                ) =>
+            {
+                Gate::Refuse(format!(
+                    "Error: the session is in read-only mode; a tool of kind '{kind}' may not run"
+                ))
+            }
+            Posture::FullAccess => Gate::Run,
+            Posture::ReadOnly | Posture::WorkspaceWrite => Gate::Ask,
+        }
+    }
+
+    /// The tool may run: `in_progress`, then its work.
+    fn run_tool(&mut self, tool: OpenTool) {
+        let mut update = ToolCallUpdate::new(tool.id.clone());
+        update.status = Some(ToolCallStatus::InProgress);
+        self.update(SessionUpdate::ToolCallUpdate(update));
+        match &tool.action {
+            Action::Pretend => {
+                let note = format!("Done: {}", tool.title);
+                self.finish_tool(&tool, note);
+            }
+            Action::Read { path } => {
+                let via = if self.client_fs.read {
+                    FsVia::Client
+                } else {
+                    FsVia::Local
+                };
+                self.ready.push_back(Step::ReadFile {
+                    path: path.clone(),
+                    via,
+                });
+                self.wait = Wait::File(tool);
+            }
+            Action::Write { path, text } => {
+                let via = if self.client_fs.write {
+                    FsVia::Client
+                } else {
+                    FsVia::Local
+                };
+                self.ready.push_back(Step::WriteFile {
+                    path: path.clone(),
+                    content: text.clone(),
+                    via,
+                });
+                self.wait = Wait::File(tool);
+            }
+        }
+    }
+
+    /// `completed` with the tool's content and a text.
+    fn finish_tool(&mut self, tool: &OpenTool, note: String) {
+        self.close_tool(tool, ToolCallStatus::Completed, note);
+    }
+
+    /// `failed` with the tool's content and the reason.
+    fn fail_tool(&mut self, tool: &OpenTool, why: &str) {
+        self.close_tool(tool, ToolCallStatus::Failed, why.to_owned());
+    }
+
+    fn close_tool(&mut self, tool: &OpenTool, status: ToolCallStatus, note: String) {
+        let mut update = ToolCallUpdate::new(tool.id.clone());
+        update.status = Some(status);
+        let mut content = tool.content.clone();
+        content.push(ToolCallContent::Content(ToolContent::new(
+            ContentBlock::text(note),
+        )));
+        update.content = Some(content);
+        self.update(SessionUpdate::ToolCallUpdate(update));
+    }
+
+    fn update(&mut self, update: SessionUpdate) {
+        self.ready.push_back(Step::Update(update));
+    }
+}
+
+/// An `agent_message_chunk` with this text.
+fn message(text: String) -> SessionUpdate {
+    SessionUpdate::AgentMessageChunk(ContentChunk::new(ContentBlock::text(text)))
+}
+
+/// `bytes` bytes of printable text: the alphabet, repeated.
+fn flood_chunk(bytes: usize) -> String {
+    b"abcdefghijklmnopqrstuvwxyz"
+        .iter()
+        .cycle()
+        .take(bytes)
+        .map(|&b| char::from(b))
+        .collect()
+}
+
+/// The tool content of a refused permission.
+fn rejection_text(reason: RejectReason) -> String {
+    match reason {
+        RejectReason::Chosen(option) => format!("Error: rejected by the user ({option})"),
+        RejectReason::UnknownOption => {
+            "Error: permission refused: the client chose an option that was not offered".into()
+        }
+        RejectReason::UnknownOutcome => {
+            "Error: permission refused: the client's outcome is neither 'selected' nor 'cancelled'"
+                .into()
+        }
+        RejectReason::Malformed => {
+            "Error: permission refused: the client's answer could not be read".into()
+        }
+        RejectReason::Error(code) => {
+            format!(
+                "Error: permission refused: the client answered with error {}",
+                code.0
+            )
+        }
+        RejectReason::TimedOut => "Error: permission refused: no answer in time".into(),
+    }
+}

@@ -1,0 +1,127 @@
+//! `acp-cli repl` at a terminal, as a person uses it: driven through a pseudo-terminal
+//! (python3's `pty`, tests/fixtures/pty_drive.py) answering a permission prompt with a
+//! single key (no Enter; Esc rejects), running `/acp list` and `/acp logs`, cancelling with Ctrl-C and with
+//! `/acp cancel` typed during a turn, and leaving with Ctrl-D.
+
+mod client_support;
+
+use client_support::*;
+
+/// Runs `acp-cli repl` in `dir` under the pty driver with `steps`; returns the screen.
+fn drive(dir: &std::path::Path, steps: serde_json::Value) -> String {
+    pty(dir, &[String::from("repl")], steps)
+}
+
+fn project(tag: &str) -> std::path::PathBuf {
+    let dir = scratch_dir(tag);
+    std::fs::create_dir_all(dir.join(".agentao")).unwrap();
+    let argv = scripted_agent(&["--stderr", "helper booting"]);
+    let config = serde_json::json!({"servers": {"helper": {
+        "command": argv[0], "args": argv[1..], "env": {}, "cwd": ".",
+        "description": "Scripted helper"}}});
+    std::fs::write(dir.join(".agentao/acp.json"), config.to_string()).unwrap();
+    dir
+}
+
+#[test]
+fn a_person_answers_a_permission_lists_and_reads_logs() {
+    let dir = project("pty");
+    let steps = serde_json::json!([
+        ["expect", "> "],
+        ["send", "@helper /tool Fix\r"],
+        ["expect", "Press 1-4 · Esc to reject\n"],
+        ["send", "x"],
+        ["expect", "Press 1-4 · Esc to reject\n"],
+        ["send", "1"],
+        [
+            "expect",
+            "Approved (once)\n[helper] allowed allow_once\nhelper: turn finished (end_turn)\n> "
+        ],
+        ["send", "/acp list\r"],
+        [
+            "expect",
+            "ACP Servers (1/1 running):\n  ● helper  ready  pid="
+        ],
+        ["expect", "> "],
+        ["send", "\u{3}"],
+        [
+            "expect",
+            "(Ctrl-C: type /quit or press Ctrl-D to leave)\n> "
+        ],
+        ["send", "/acp logs helper\r"],
+        [
+            "expect",
+            "Stderr log for 'helper' (last 1 lines):\nhelper booting\n> "
+        ],
+        ["send", "\u{4}"],
+        ["wait_exit"]
+    ]);
+    let screen = drive(&dir, steps);
+    assert!(screen.ends_with("EXIT 0\n"), "{screen}");
+    let pid = pid_in(&screen, "pid=");
+    assert!(is_gone(pid), "the agent {pid} outlived the REPL");
+}
+
+#[test]
+fn esc_rejects_and_ctrl_c_cancels_the_turn() {
+    let dir = project("ptyc");
+    let steps = serde_json::json!([
+        ["expect", "> "],
+        ["send", "@helper /tool Fix\r"],
+        ["expect", "Press 1-4 · Esc to reject\n"],
+        ["send", "\u{1b}"],
+        [
+            "expect",
+            "Rejected (cancelled)\n[helper] rejected reject_once\n"
+        ],
+        ["expect", "> "],
+        ["send", "@helper /sleep\r"],
+        ["expect", "[helper] waiting (pid "],
+        ["send", "\u{3}"],
+        ["expect", "Cancelled prompt to 'helper'.\n> "],
+        ["send", "@helper /sleep\r"],
+        ["expect", "[helper] waiting (pid "],
+        ["send", "/acp cancel helper\r"],
+        ["expect", "Cancel sent to 'helper'.\n"],
+        ["expect", "helper: turn finished (cancelled)\n> "],
+        ["send", "/quit\r"],
+        ["wait_exit"]
+    ]);
+    let screen = drive(&dir, steps);
+    assert!(screen.ends_with("EXIT 0\n"), "{screen}");
+    let pid = pid_in(&screen, "(pid ");
+    assert!(is_gone(pid), "the agent {pid} outlived the REPL");
+}
+
+#[test]
+fn a_person_talks_to_the_main_agent_and_interrupts_it() {
+    let dir = project("ptymain");
+    let mut args = vec![String::from("repl"), String::from("--")];
+    args.extend(scripted_agent(&[]));
+    let steps = serde_json::json!([
+        ["expect", "> "],
+        ["send", "hello\r"],
+        [
+            "expect",
+            "echo: hello\npython3: turn finished (end_turn)\n> "
+        ],
+        ["send", "!tool Edit\r"],
+        ["expect", "Press 1-4 · Esc to reject\n"],
+        ["send", "4"],
+        [
+            "expect",
+            "Rejected (all future calls)\nrejected reject_always\n"
+        ],
+        ["expect", "> "],
+        ["send", "!sleep\r"],
+        ["expect", "waiting (pid "],
+        ["send", "\u{3}"],
+        ["expect", "Cancelled prompt to 'python3'.\n> "],
+        ["send", "\u{4}"],
+        ["wait_exit"]
+    ]);
+    let screen = pty(&dir, &args, steps);
+    assert!(screen.ends_with("EXIT 0\n"), "{screen}");
+    let pid = pid_in(&screen, "(pid ");
+    assert!(is_gone(pid), "the main agent {pid} outlived the REPL");
+}

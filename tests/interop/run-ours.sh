@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# Interop tests of our own binary against peers built on the official SDKs:
+#   1. our agent (`acp-cli --acp --stdio`) driven by the Python, TypeScript and Rust SDK clients;
+#   2. our client (`acp-cli client`) driving the Python, TypeScript and Rust SDK agents.
+# Each client peer runs the scenario of tests/interop/README.md and prints `7 passed, 0 failed`.
+#
+# Usage: tests/interop/run-ours.sh   (runs setup.sh and builds acp-cli first)
+# Prints every run's lines prefixed with the pair, then `N passed, M failed`; exits 1 on failure.
+set -uo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+root="$(cd "$here/../.." && pwd)"
+"$here/setup.sh" >/dev/null || { echo "setup.sh failed"; exit 1; }
+cargo build --quiet -p acp-cli --manifest-path "$root/Cargo.toml" || { echo "building acp-cli failed"; exit 1; }
+ours="$root/target/debug/acp-cli"
+
+declare -A client=(
+    [py]="$here/.venv/bin/python $here/python/client.py"
+    [ts]="node $here/ts/client.mjs"
+    [rust]="$here/rust/target/debug/peer-client"
+)
+order=(py ts rust)
+passed=0
+failed=0
+
+prefix() { while IFS= read -r line; do echo "[$1] $line"; done; }
+
+# 1. Our agent under each official client.
+for c in "${order[@]}"; do
+    pair="$c SDK client -> acp-cli --acp --stdio"
+    # shellcheck disable=SC2086 # the commands are word lists on purpose
+    out="$(timeout 60 ${client[$c]} -- "$ours" --acp --stdio 2>&1)"
+    rc=$?
+    echo "$out" | prefix "$pair"
+    if [ $rc -eq 0 ] && echo "$out" | grep -qx '7 passed, 0 failed'; then
+        passed=$((passed + 1))
+    else
+        echo "[$pair] FAILED (exit $rc)"
+        failed=$((failed + 1))
+    fi
+done
+
+# 2. Our client driving each official agent: see client-scenario.sh (added with `acp-cli client`).
+if [ -x "$here/client-scenario.sh" ]; then
+    declare -A agent=(
+        [py]="$here/.venv/bin/python $here/python/agent.py"
+        [ts]="node $here/ts/agent.mjs"
+        [rust]="$here/rust/target/debug/peer-agent"
+    )
+    for a in "${order[@]}" ours; do
+        if [ "$a" = ours ]; then cmd="$ours --acp --stdio"; else cmd="${agent[$a]}"; fi
+        pair="acp-cli client -> $a agent"
+        # shellcheck disable=SC2086
+        out="$(timeout 90 "$here/client-scenario.sh" "$ours" $cmd 2>&1)"
+        rc=$?
+        echo "$out" | prefix "$pair"
+        if [ $rc -eq 0 ]; then
+            passed=$((passed + 1))
+        else
+            echo "[$pair] FAILED (exit $rc)"
+            failed=$((failed + 1))
+        fi
+    done
+fi
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
