@@ -372,3 +372,31 @@ fn a_full_outbox_pauses_input_and_refuses_commands_without_changing_state() {
     host.conn.prompt_text(Instant(0), "s2", &big).unwrap();
     assert_eq!(host.sent().len(), 1);
 }
+
+#[test]
+fn eof_completes_even_when_the_outbox_is_never_written_again() {
+    let mut config = client_support::config(Serves::NOTHING);
+    config.outbox_limit = 2048;
+    let mut host: Host = Host::with_config(config);
+    host.initialize("{}");
+    host.open("s1");
+    // Fill the outbox past the reply reserve and never write it (the agent's pipe broke).
+    host.conn
+        .prompt_text(Instant(0), "s1", &"x".repeat(1500))
+        .unwrap();
+    host.conn.handle_eof(Instant(1));
+    let events = host.events();
+    assert!(
+        matches!(
+            events.as_slice(),
+            [
+                ClientEvent::TurnEnded {
+                    outcome: TurnOutcome::Disconnected,
+                    ..
+                },
+                ClientEvent::Closed
+            ]
+        ),
+        "{events:?}"
+    );
+}

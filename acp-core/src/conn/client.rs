@@ -651,8 +651,10 @@ impl<S: ClientStorage> ClientConnection<S> {
     /// One processing step: a settlement, a received line, or a step of the EOF sequence.
     /// Returns whether anything was done.
     fn step(&mut self) -> bool {
-        if !self.transport.outbox_ref().has_room_for(REPLY_RESERVE) {
+        if self.core.eof == Eof::Open && !self.transport.outbox_ref().has_room_for(REPLY_RESERVE) {
             // Replies could not be written: wait until the application writes the outbox.
+            // After EOF the agent may be gone and the outbox unwritable, so the EOF sequence
+            // never waits for room (replies that do not fit are dropped).
             return false;
         }
         if self.core.step_settled(self.transport.outbox()) {
