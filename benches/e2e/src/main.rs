@@ -78,7 +78,9 @@ impl Options {
                 "--only" => match value()?.as_str() {
                     "throughput" => options.memory = false,
                     "memory" => options.throughput = false,
-                    other => return Err(format!("--only takes throughput or memory, not '{other}'")),
+                    other => {
+                        return Err(format!("--only takes throughput or memory, not '{other}'"));
+                    }
                 },
                 "-h" | "--help" => return Err(USAGE.into()),
                 other => return Err(format!("unknown argument '{other}'\n{USAGE}")),

@@ -32,7 +32,12 @@ impl Memory {
 pub fn load_average() -> String {
     fs::read_to_string("/proc/loadavg")
         .ok()
-        .map(|text| text.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .map(|text| {
+            text.split_whitespace()
+                .take(3)
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
         .unwrap_or_else(|| "unknown".into())
 }
 

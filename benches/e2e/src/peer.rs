@@ -48,7 +48,10 @@ impl fmt::Display for PeerError {
         match self {
             PeerError::Io(what, error) => write!(f, "{what}: {error}"),
             PeerError::Eof { awaiting } => {
-                write!(f, "the agent closed stdout before answering request {awaiting}")
+                write!(
+                    f,
+                    "the agent closed stdout before answering request {awaiting}"
+                )
             }
             PeerError::Unexpected(what) => f.write_str(what),
         }
@@ -143,8 +146,7 @@ impl Peer {
     pub fn send_prompt(&mut self, text: &str) -> Result<i64, PeerError> {
         let session = serde_json::to_string(&self.session_id)
             .map_err(|e| PeerError::Unexpected(e.to_string()))?;
-        let text =
-            serde_json::to_string(text).map_err(|e| PeerError::Unexpected(e.to_string()))?;
+        let text = serde_json::to_string(text).map_err(|e| PeerError::Unexpected(e.to_string()))?;
         self.send(
             "session/prompt",
             &format!(r#"{{"sessionId":{session},"prompt":[{{"type":"text","text":{text}}}]}}"#),

@@ -327,7 +327,9 @@ impl Turn {
             Some(w) => w.parse::<usize>().ok().filter(|&b| b <= FLOOD_MAX_BYTES),
         };
         let (Some(count), Some(bytes), None) = (count, bytes, words.next()) else {
-            self.say(format!("usage: /flood N [BYTES] (BYTES up to {FLOOD_MAX_BYTES})"));
+            self.say(format!(
+                "usage: /flood N [BYTES] (BYTES up to {FLOOD_MAX_BYTES})"
+            ));
             return Ok(());
         };
         let chunk: String = "abcdefghijklmnopqrstuvwxyz"
