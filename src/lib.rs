@@ -12,3 +12,8 @@
 
 pub mod corpus;
 pub mod vectors;
+
+/// The README's Rust examples, compiled and run as doctests so they cannot rot.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeExamples;

@@ -6,6 +6,7 @@
 //! backend) is what `acp-cli --acp --stdio` runs.
 
 pub mod agent;
+pub mod bench;
 pub mod client;
 pub mod demo;
 pub mod host;

@@ -381,7 +381,7 @@ fn unknown_commands_list_the_commands() {
         [
             message(
                 &sid,
-                "unknown command '/nope'. Commands: /echo TEXT, /think TEXT, /plan A | B | C, /tool KIND TITLE, /read PATH, /write PATH TEXT, /ask QUESTION, /sleep MS, /flood N [BYTES], /stop REASON, /error TEXT; any other text is echoed."
+                "unknown command '/nope'. Commands: /echo TEXT, /think TEXT, /plan A | B | C, /tool KIND TITLE, /read PATH, /write PATH TEXT, /ask QUESTION, /sleep MS, /flood N [BYTES], /stop REASON, /error TEXT, /history; any other text is echoed."
             ),
             stop(3, "end_turn"),
         ]

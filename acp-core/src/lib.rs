@@ -37,6 +37,7 @@ pub mod sanitize;
 pub mod schema;
 #[cfg(feature = "alloc")]
 pub mod supervisor;
+pub mod view;
 pub mod wire;
 
 pub use conn::agent::AgentConnection;

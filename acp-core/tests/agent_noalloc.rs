@@ -186,3 +186,35 @@ fn params_beyond_the_event_copy_are_refused_without_alloc() {
         );
     }
 }
+
+/// Input stops while the outbox cannot take another reply, and resumes (with nothing lost)
+/// once the caller writes out: memory stays bounded by the fixed storage.
+#[test]
+fn input_backpressure_holds_lines_until_the_outbox_is_written() {
+    let mut agent: AgentConnection<Fixed<256, 2048, 2, 4, 8>> =
+        AgentConnection::new(AgentConfig::new(AgentInfo::new("tiny", "Tiny", "1")));
+    let line = "{\"jsonrpc\":\"2.0\",\"id\":12345,\"method\":\"session/new\"}\n";
+    let input = line.repeat(40);
+    let mut rest = input.as_bytes();
+    let mut replies = Vec::new();
+    let mut stalls = 0;
+    // Bounded: each round writes the outbox out, which lets more input in.
+    for _ in 0..1000 {
+        let taken = agent.handle_bytes(Instant(0), rest);
+        rest = &rest[taken..];
+        while agent.poll_event().is_some() {}
+        if !rest.is_empty() || agent.is_input_held() {
+            stalls += 1;
+        }
+        let out = agent.poll_transmit().to_vec();
+        agent.transmitted(out.len());
+        replies.extend(String::from_utf8(out).unwrap().lines().map(String::from));
+        if rest.is_empty() && !agent.is_input_held() {
+            break;
+        }
+    }
+    assert!(stalls > 0, "a 2 KiB outbox cannot take 40 replies at once");
+    assert_eq!(replies.len(), 40, "every request answered once");
+    assert!(replies.iter().all(|r| r
+        == r#"{"jsonrpc":"2.0","id":12345,"error":{"code":-32002,"message":"session/new called before initialize handshake"}}"#));
+}

@@ -426,3 +426,29 @@ fn advertised_close_and_registered_extensions_reach_the_app() {
         [error_line("4", -32600, "session s1 is not active")]
     );
 }
+
+#[test]
+fn an_advertised_resume_opens_the_session_when_answered() {
+    let mut config = agent_support::config();
+    config.features.session_resume = true;
+    let mut h: Harness = Harness::with_config(config);
+    h.initialize("{}");
+    h.send(r#"{"jsonrpc":"2.0","id":1,"method":"session/resume","params":{"sessionId":"old","cwd":"/w","mcpServers":[]}}"#);
+    let ticket = match h.take_events().as_slice() {
+        [
+            AgentEvent::LoadSession {
+                ticket,
+                resume: true,
+                session,
+                ..
+            },
+        ] => {
+            assert_eq!(session.as_str(), "old");
+            *ticket
+        }
+        other => panic!("{other:?}"),
+    };
+    h.agent.respond(ticket, &serde_json::json!({})).unwrap();
+    assert_eq!(h.take_lines(), [r#"{"jsonrpc":"2.0","id":1,"result":{}}"#]);
+    h.prompt(2, "old");
+}

@@ -471,3 +471,72 @@ fn set_mode_and_config_options_pass_the_busy_gate() {
         Err(UsageError::UnknownSession)
     );
 }
+
+#[cfg(debug_assertions)]
+#[test]
+#[should_panic(expected = "drain poll_event() until None before the next handle_* call")]
+fn debug_builds_catch_an_input_while_events_are_queued() {
+    let mut host = Host::ready(Serves::NOTHING, "{}");
+    host.conn
+        .new_session(Instant(0), "/w", NO_MCP_SERVERS)
+        .unwrap();
+    // An id too long to track: one line, two events (the violation, then the failure).
+    host.agent(&format!(
+        r#"{{"jsonrpc":"2.0","id":1,"result":{{"sessionId":"{}"}}}}"#,
+        "x".repeat(200)
+    ));
+    assert_eq!(
+        host.conn.poll_event(),
+        Some(ClientEvent::Violation(
+            acp_core::conn::client::Violation::BadSessionId
+        ))
+    );
+    host.conn.handle_timeout(Instant(1));
+}
+
+#[test]
+fn a_session_id_too_long_to_track_fails_the_session_new() {
+    let mut host = Host::ready(Serves::NOTHING, "{}");
+    host.conn
+        .new_session(Instant(0), "/w", NO_MCP_SERVERS)
+        .unwrap();
+    host.sent();
+    host.agent(&format!(
+        r#"{{"jsonrpc":"2.0","id":1,"result":{{"sessionId":"{}"}}}}"#,
+        "x".repeat(200)
+    ));
+    assert_eq!(
+        host.events(),
+        [
+            ClientEvent::Violation(acp_core::conn::client::Violation::BadSessionId),
+            ClientEvent::Failed {
+                request: acp_core::machine::RequestId(1),
+                method: ClientMethod::NewSession,
+                failure: Failure::BadResult
+            }
+        ]
+    );
+    assert_eq!(host.conn.sessions().count(), 0);
+
+    // The agent names a second session with the id of an open one.
+    host.open("s1");
+    host.conn
+        .new_session(Instant(0), "/w", NO_MCP_SERVERS)
+        .unwrap();
+    host.agent(r#"{"jsonrpc":"2.0","id":3,"result":{"sessionId":"s1"}}"#);
+    let events = host.events();
+    assert!(
+        matches!(
+            events.as_slice(),
+            [
+                ClientEvent::Violation(acp_core::conn::client::Violation::BadSessionId),
+                ClientEvent::Failed {
+                    failure: Failure::BadResult,
+                    ..
+                }
+            ]
+        ),
+        "{events:?}"
+    );
+    assert_eq!(host.conn.sessions().count(), 1);
+}

@@ -16,6 +16,10 @@ use acp_core::wire::frame::Framer;
 
 use super::{DecodePath, Outcome};
 
+/// The per-message decoders of `acp-cli bench`, shared so both measure the same work.
+#[path = "../../acp-cli/src/bench/decode.rs"]
+pub mod decode;
+
 /// a1: count the lines and sum their lengths with `memchr_iter`. The framing floor every
 /// other path is divided by.
 pub const A1_MEMCHR: DecodePath = DecodePath {
@@ -51,6 +55,22 @@ pub const O2B_FRAMER_ENVELOPE_BYTES: DecodePath = DecodePath {
     id: "o2b",
     label: "acp-core Framer bytes + envelope::scan_bytes (UTF-8 in the scan)",
     run: o2b_envelope_bytes,
+};
+
+/// o3: acp-core's owned typed decode: framer, envelope scan, then the owned type picked by the
+/// method (responses by the method of the request they answer).
+pub const O3_OWNED: DecodePath = DecodePath {
+    id: "o3",
+    label: "acp-core owned types: Framer + envelope::scan + decode by method",
+    run: o3_owned,
+};
+
+/// o4: acp-core's borrowed views: framer, envelope scan, then the view picked by the method,
+/// reading the text each message carries.
+pub const O4_VIEWS: DecodePath = DecodePath {
+    id: "o4",
+    label: "acp-core borrowed views: Framer + envelope::scan + view by method",
+    run: o4_views,
 };
 
 /// Feeds the corpus in 64 KiB reads, as a pipe reader would, and hands every line to `each`,
@@ -114,6 +134,26 @@ fn o2b_envelope_bytes(corpus: &[u8]) -> Outcome {
     })
 }
 
+/// Frames and scans every line, then decodes each message with `decode`.
+fn with_decoder(
+    corpus: &[u8],
+    decode: fn(&Message<'_>, &mut decode::Pending) -> Result<u64, decode::Skip>,
+) -> Outcome {
+    let mut pending = decode::Pending::new();
+    with_framer(corpus, |line| {
+        let message = envelope::scan(line).ok()?;
+        decode(&message, &mut pending).ok()
+    })
+}
+
+fn o3_owned(corpus: &[u8]) -> Outcome {
+    with_decoder(corpus, decode::owned)
+}
+
+fn o4_views(corpus: &[u8]) -> Outcome {
+    with_decoder(corpus, decode::borrowed)
+}
+
 /// Like [`Envelope::fingerprint`]: the id, the method length and the raw payload length.
 fn fingerprint(message: &Message<'_>) -> u64 {
     let id = |id: &Id<'_>| match id {
@@ -145,6 +185,8 @@ pub fn decode_paths() -> Vec<DecodePath> {
         O2_FRAMER_ENVELOPE,
         O2B_FRAMER_ENVELOPE_BYTES,
         B2_SERDE_ENVELOPE,
+        O3_OWNED,
+        O4_VIEWS,
     ]
 }
 

@@ -11,7 +11,9 @@ use acp_core::wire::json::parse_value;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    let [chunk, limit, bytes @ ..] = data else { return };
+    let [chunk, limit, bytes @ ..] = data else {
+        return;
+    };
     let chunk = usize::from(*chunk).max(1);
     let mut framer = Framer::with_limit(usize::from(*limit).max(1) * 16);
     let mut check = |line: Result<&str, _>| {
@@ -37,8 +39,14 @@ fuzz_target!(|data: &[u8]| {
             }
             Err(rejection) => {
                 let mut out = Vec::new();
-                write_error(&mut out, rejection.id, rejection.code, &rejection, None::<&()>)
-                    .expect("a Vec sink cannot fail");
+                write_error(
+                    &mut out,
+                    rejection.id,
+                    rejection.code,
+                    &rejection,
+                    None::<&()>,
+                )
+                .expect("a Vec sink cannot fail");
                 assert_eq!(out.iter().filter(|&&b| b == b'\n').count(), 1);
                 assert_eq!(out.last(), Some(&b'\n'));
             }

@@ -49,6 +49,8 @@ pub struct Config {
     /// Feature switches for a connection layer (`{"features":{"mcp_http":false}}`), applied
     /// over the runner's defaults; empty for the wire layer.
     pub features: BTreeMap<String, bool>,
+    /// Client-connection options (`vectors/client/`): see [`client`].
+    pub client: Option<serde_json::Value>,
 }
 
 /// One step of a scenario.
@@ -72,6 +74,9 @@ pub enum Step {
     App(String),
     /// A note for the reader; runners skip it.
     Comment(String),
+    /// A command of the application to a client connection (`vectors/client/`): an action,
+    /// see [`client`].
+    Client(serde_json::Value),
 }
 
 /// Bytes a step feeds.
@@ -222,6 +227,9 @@ pub enum Event {
         /// The method, unescaped.
         method: String,
     },
+    /// An event of a client connection (`vectors/client/`), compared as a JSON value; see
+    /// [`client`].
+    Client(serde_json::Value),
     /// A response arrived.
     Response {
         /// The raw JSON text of the id.
@@ -278,7 +286,7 @@ impl Vector {
         let mut expected = Expectations::default();
         for step in self.steps.iter().skip(start) {
             match step {
-                Step::In(_) | Step::Eof | Step::At(_) | Step::App(_) => break,
+                Step::In(_) | Step::Eof | Step::At(_) | Step::App(_) | Step::Client(_) => break,
                 Step::Out(_) | Step::OutError(_) => expected.outputs.push(step),
                 Step::Event(event) => expected.events.push(event),
                 Step::Comment(_) => {}
@@ -308,6 +316,11 @@ pub trait Harness {
             "this layer takes no application commands: {command}"
         ))
     }
+    /// Runs one application command on a client connection (`{"client":…}` steps). Layers
+    /// that take no commands keep this default, which fails the vector.
+    fn client(&mut self, command: &serde_json::Value) -> Result<(), String> {
+        Err(format!("this layer takes no client commands: {command}"))
+    }
 }
 
 /// Replays `vector` against `harness`, feeding every input in pieces of at most `chunk`
@@ -329,6 +342,9 @@ pub fn replay<H: Harness + ?Sized>(
             Step::At(now) => harness.advance_to(*now),
             Step::App(command) => harness
                 .app(command)
+                .map_err(|error| format!("{}: {error}", vector.location(index)))?,
+            Step::Client(command) => harness
+                .client(command)
                 .map_err(|error| format!("{}: {error}", vector.location(index)))?,
             Step::Out(_) | Step::OutError(_) | Step::Event(_) | Step::Comment(_) => continue,
         }
@@ -562,10 +578,12 @@ fn parse_step(kind: &str, value: &RawValue) -> Result<Step, String> {
             }
             Step::App(value.get().to_owned())
         }
+        "client" => Step::Client(client::parse_command(value)?),
+        "client_event" => Step::Event(Event::Client(client::parse_event(value)?)),
         other => {
             return Err(format!(
                 "unknown step `{other}` (known: in, in_hex, in_repeat, eof, at, app, out, \
-                 out_error, event, comment; config on the first line)"
+                 out_error, event, comment, client, client_event; config on the first line)"
             ));
         }
     })
@@ -626,12 +644,18 @@ fn parse_config(value: &RawValue) -> Result<Config, String> {
         max_line: Option<usize>,
         #[serde(default)]
         features: BTreeMap<String, bool>,
+        client: Option<serde_json::Value>,
     }
-    let raw: Raw = serde_json::from_str(value.get())
-        .map_err(|error| format!("bad `config` (known options: max_line, features): {error}"))?;
+    let raw: Raw = serde_json::from_str(value.get()).map_err(|error| {
+        format!("bad `config` (known options: max_line, features, client): {error}")
+    })?;
+    if let Some(options) = &raw.client {
+        client::check_config(options)?;
+    }
     Ok(Config {
         max_line: raw.max_line,
         features: raw.features,
+        client: raw.client,
     })
 }
 
@@ -1060,5 +1084,6 @@ mod tests {
     }
 }
 
+pub mod client;
 #[cfg(test)]
 mod reference;

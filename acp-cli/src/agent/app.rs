@@ -13,6 +13,7 @@
 //! bounded by the outbox limit.
 
 use std::collections::HashMap;
+use std::path::PathBuf;
 
 use acp_core::Instant;
 use acp_core::conn::agent::{AgentConfig, AgentConnection, AgentEvent, AgentInfo, Growable};
@@ -22,13 +23,14 @@ use acp_core::machine::turn::StopReason;
 use acp_core::machine::{RequestId, Ticket, UsageError};
 use acp_core::schema::agentao::USER_UNAVAILABLE;
 use acp_core::schema::{
-    AskUserRequest, ClientRequest, ClientResponse, ReadTextFileRequest, SetModelResponse,
-    SetSessionConfigOptionResponse, WriteTextFileRequest,
+    AskUserRequest, ClientRequest, ClientResponse, ListSessionsRequest, ReadTextFileRequest,
+    SetModelResponse, SetSessionConfigOptionResponse, WriteTextFileRequest,
 };
 use acp_core::wire::ErrorCode;
 
 use super::backend::{Backend, ClientFs, FsVia, Reply, Step, TurnStart};
 use super::sessions::{CwdKind, SessionTable, check_cwd};
+use crate::store::{Deleted, Loaded, Saved, SessionHistory, SessionPage, StoreError};
 
 /// The file system as the application needs it; the driver implements it on the real one.
 pub trait Workspace {
@@ -38,6 +40,18 @@ pub trait Workspace {
     fn read(&self, cwd: &str, path: &str) -> Result<String, String>;
     /// Writes a text file that must resolve inside `cwd`.
     fn write(&self, cwd: &str, path: &str, content: &str) -> Result<(), String>;
+    /// Saves a session's finished turns under `<cwd>/.agentao/sessions/` (atomically).
+    fn save_session(&self, cwd: &str, history: &mut SessionHistory) -> Result<Saved, StoreError>;
+    /// The session stored under `cwd` with exactly this id, or the latest one (`None`).
+    fn load_session(&self, cwd: &str, id: Option<&str>) -> Result<Loaded, StoreError>;
+    /// One page of `session/list` over `request.cwd`, else over `known_cwds`.
+    fn list_sessions(
+        &self,
+        request: &ListSessionsRequest,
+        known_cwds: &[PathBuf],
+    ) -> Result<SessionPage, StoreError>;
+    /// Removes every file of the session stored under `cwd`.
+    fn delete_session(&self, cwd: &str, id: &str) -> Result<Deleted, StoreError>;
 }
 
 /// The most steps one session takes per [`AgentApp::pump`] pass before the others get a
@@ -49,9 +63,16 @@ pub fn agent_info() -> AgentInfo {
     AgentInfo::new("acp-cli", "acp-cli (demo agent)", env!("CARGO_PKG_VERSION"))
 }
 
-/// The connection configuration of `acp-cli --acp --stdio`.
+/// The connection configuration of `acp-cli --acp --stdio`: sessions survive the process,
+/// so `session/load` and every session method are served.
 pub fn agent_config() -> AgentConfig {
-    AgentConfig::new(agent_info())
+    let mut config = AgentConfig::new(agent_info());
+    config.features.load_session = true;
+    config.features.session_list = true;
+    config.features.session_resume = true;
+    config.features.session_close = true;
+    config.features.session_delete = true;
+    config
 }
 
 /// What a running turn is waiting for, as far as the pump cares.
@@ -104,6 +125,8 @@ pub struct AgentApp<B, W> {
     notices: Vec<Notice>,
     first_session_seen: bool,
     closed: bool,
+    /// What survives the process: histories, the `--resume` directive, loads in progress.
+    persist: persist::Persistence,
 }
 
 impl<B: Backend, W: Workspace> AgentApp<B, W> {
@@ -120,7 +143,14 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
             notices: Vec::new(),
             first_session_seen: false,
             closed: false,
+            persist: persist::Persistence::default(),
         }
+    }
+
+    /// `--resume [ID]`: the first `session/new` resumes the latest session of its cwd
+    /// (`""`) or the one with this id, and falls back to a fresh session.
+    pub fn resume_first_session(&mut self, selector: impl Into<String>) {
+        self.persist.resume = Some(selector.into());
     }
 
     /// Peer bytes. Returns how many were taken (fewer under backpressure: write out, then
@@ -151,6 +181,7 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
         self.drain_events(now);
         self.turns.clear();
         self.asked.clear();
+        self.persist.loads.clear();
     }
 
     /// The clock reached `now`: deadlines of requests and sleeps.
@@ -208,6 +239,7 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
         if self.conn.is_closed() {
             return;
         }
+        self.progress_loads();
         // Sleepers whose time has come.
         for wait in self.turns.values_mut() {
             if matches!(wait, TurnWait::Until(at) if *at <= now) {
@@ -241,8 +273,9 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
     fn step_once(&mut self, session: &str, now: Instant) -> bool {
         match self.backend.step(session, now) {
             Step::Update(update) => {
-                if let Err(error) = self.conn.send_update(session, &update) {
-                    tracing::warn!(session, %error, "update not sent");
+                match self.conn.send_update(session, &update) {
+                    Ok(()) => self.persist.record(session, &update),
+                    Err(error) => tracing::warn!(session, %error, "update not sent"),
                 }
                 true
             }
@@ -287,10 +320,17 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
             }
             Step::End(stop) => {
                 self.end_turn(session);
-                match self.conn.end_turn(session, stop) {
-                    Ok(sent) => tracing::info!(session, stop = %sent, "turn ended"),
-                    Err(error) => tracing::warn!(session, %error, "turn end not sent"),
-                }
+                let ended = match self.conn.end_turn(session, stop) {
+                    Ok(sent) => {
+                        tracing::info!(session, stop = %sent, "turn ended");
+                        sent
+                    }
+                    Err(error) => {
+                        tracing::warn!(session, %error, "turn end not sent");
+                        StopReason::Cancelled
+                    }
+                };
+                self.finish_and_save(session, ended);
                 false
             }
             Step::Fail(text) => {
@@ -300,6 +340,8 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
                     Ok(stop) => tracing::info!(session, stop = %stop, "turn ended"),
                     Err(error) => tracing::warn!(session, %error, "turn failure not sent"),
                 }
+                // What the client saw of a failed turn is kept like any other turn's.
+                self.finish_and_save(session, StopReason::EndTurn);
                 false
             }
         }
@@ -445,6 +487,7 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
                     return;
                 };
                 tracing::info!(session, blocks = prompt.len(), "prompt");
+                let history = self.persist.start_turn(session, &state.model, &prompt);
                 self.backend.start_turn(
                     TurnStart {
                         session,
@@ -452,6 +495,7 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
                         posture: state.posture,
                         client_fs: self.client_fs,
                         prompt: &prompt,
+                        history,
                     },
                     now,
                 );
@@ -507,34 +551,43 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
                 session,
                 request,
                 ..
-            } => self.request(
-                ticket,
-                &method,
-                session.as_ref().map(|s| s.as_str()),
-                request,
-            ),
+            } => match request {
+                Some(ClientRequest::ListSessions(request)) => self.list_sessions(ticket, &request),
+                Some(ClientRequest::CloseSession(request)) => {
+                    self.close_session(ticket, &request.session_id)
+                }
+                Some(ClientRequest::DeleteSession(request)) => {
+                    self.delete_session(ticket, &request.session_id)
+                }
+                request => self.request(
+                    ticket,
+                    &method,
+                    session.as_ref().map(|s| s.as_str()),
+                    request,
+                ),
+            },
             AgentEvent::RequestCancelled { ticket } => {
                 tracing::debug!(?ticket, "request cancelled by the client");
+                self.persist.loads.retain(|load| load.ticket != ticket);
             }
             AgentEvent::PeerViolation(violation) => {
                 tracing::debug!(?violation, "peer violation");
             }
             AgentEvent::SaveSession { session } => {
-                // Persistence comes with its own issue; nothing is saved yet.
-                tracing::info!(session = session.as_str(), "session closed (not persisted)");
+                // EOF: a running turn was answered `cancelled`; it is kept as such.
+                self.finish_and_save(session.as_str(), StopReason::Cancelled);
                 self.backend.forget_session(session.as_str());
             }
             AgentEvent::Closed => {
                 tracing::info!("connection closed");
                 self.closed = true;
             }
-            AgentEvent::LoadSession { ticket, .. } => {
-                // Not advertised (`loadSession: false`); answered all the same so nothing
-                // stays owed. Its params are not logged: MCP `env` may hold secrets.
-                let _ = self
-                    .conn
-                    .reject(ticket, ErrorCode::METHOD_NOT_FOUND, "Method not found");
-            }
+            AgentEvent::LoadSession {
+                ticket,
+                session,
+                resume,
+                params,
+            } => self.load_session(ticket, session.as_str(), resume, &params),
             // Events of later versions: only noted, never printed (they may carry params).
             _ => tracing::debug!("event ignored"),
         }
@@ -546,21 +599,34 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
             let _ = self.conn.reject(ticket, refusal.code, &refusal.message);
             return;
         }
+        if let Some(selector) = self.persist.resume.take()
+            && self.resume_session(ticket, cwd, &selector)
+        {
+            return;
+        }
         let (id, answer) = self.sessions.open(cwd);
         match self.conn.accept_new_session(ticket, &answer) {
             Ok(()) => {
                 tracing::info!(session = id.as_str(), cwd, "session opened");
-                if !self.first_session_seen {
-                    self.first_session_seen = true;
-                    self.notices.push(Notice::FirstSession {
-                        cwd: cwd.to_owned(),
-                    });
-                }
+                let model = self.sessions.get(&id).map(|s| s.model.clone());
+                self.persist
+                    .opened(SessionHistory::new(id, model.unwrap_or_default()), cwd);
+                self.first_session(cwd);
             }
             Err(error) => {
                 tracing::warn!(%error, "session/new answer not sent");
                 self.sessions.remove(&id);
             }
+        }
+    }
+
+    /// Logging follows the first session's cwd.
+    fn first_session(&mut self, cwd: &str) {
+        if !self.first_session_seen {
+            self.first_session_seen = true;
+            self.notices.push(Notice::FirstSession {
+                cwd: cwd.to_owned(),
+            });
         }
     }
 
@@ -616,6 +682,7 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
     }
 }
 
+mod persist;
 #[cfg(test)]
 mod tests;
 

@@ -13,6 +13,7 @@ use acp_core::machine::turn::StopReason;
 use acp_core::schema::{ContentBlock, SessionUpdate, ToolCallUpdate};
 
 use super::modes::Posture;
+use crate::store::SessionHistory;
 
 /// What the client said it can do for the agent's files (`clientCapabilities.fs`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -45,6 +46,8 @@ pub struct TurnStart<'a> {
     pub client_fs: ClientFs,
     /// The prompt's content blocks.
     pub prompt: &'a [ContentBlock],
+    /// The session's history so far: its finished turns (saved or loaded), then this one.
+    pub history: &'a SessionHistory,
 }
 
 /// What the turn wants done next.

@@ -13,6 +13,9 @@
 //! `cancelled`, pending requests settled, the last bytes written and the process exits 0.
 
 use std::io;
+use std::path::PathBuf;
+
+use acp_core::schema::ListSessionsRequest;
 
 use smol::future::FutureExt;
 use smol::io::{AsyncReadExt, AsyncWriteExt};
@@ -24,6 +27,10 @@ use super::logging::LogSink;
 use super::sessions::{CwdKind, SessionTable};
 use crate::demo::DemoBackend;
 use crate::host::clock::HostClock;
+use crate::store::{
+    DEFAULT_PAGE_SIZE, Deleted, Loaded, Saved, SessionHistory, SessionPage, SessionStore,
+    StoreConfig, StoreError, Timestamp, list_sessions,
+};
 
 /// Bytes read from stdin at once.
 const READ_CHUNK: usize = 64 * 1024;
@@ -59,26 +66,43 @@ impl Workspace for RealWorkspace {
     fn write(&self, cwd: &str, path: &str, content: &str) -> Result<(), String> {
         local_fs::write_inside(cwd, path, content)
     }
+
+    fn save_session(&self, cwd: &str, history: &mut SessionHistory) -> Result<Saved, StoreError> {
+        SessionStore::new(cwd, StoreConfig::default()).save(history, Timestamp::now())
+    }
+
+    fn load_session(&self, cwd: &str, id: Option<&str>) -> Result<Loaded, StoreError> {
+        let store = SessionStore::new(cwd, StoreConfig::default());
+        match id {
+            Some(id) => store.load(id),
+            None => store.load_latest(),
+        }
+    }
+
+    fn list_sessions(
+        &self,
+        request: &ListSessionsRequest,
+        known_cwds: &[PathBuf],
+    ) -> Result<SessionPage, StoreError> {
+        list_sessions(request, known_cwds, DEFAULT_PAGE_SIZE)
+    }
+
+    fn delete_session(&self, cwd: &str, id: &str) -> Result<Deleted, StoreError> {
+        SessionStore::new(cwd, StoreConfig::default()).delete(id)
+    }
 }
 
 /// Runs the agent on stdin/stdout until the client goes away or a signal ends it.
 pub fn run(options: &AgentOptions, log: &LogSink) -> io::Result<()> {
-    if let Some(selector) = &options.resume {
-        let which = if selector.is_empty() {
-            "the latest session".to_owned()
-        } else {
-            format!("session '{selector}'")
-        };
-        tracing::warn!(
-            "--resume is not implemented yet: {which} will not be resumed; the first session/new starts a fresh session"
-        );
-    }
-    let app = AgentApp::new(
+    let mut app = AgentApp::new(
         agent_config(),
         DemoBackend::new(),
         RealWorkspace,
         SessionTable::default(),
     );
+    if let Some(selector) = &options.resume {
+        app.resume_first_session(selector.clone());
+    }
     smol::block_on(serve(app, log))
 }
 

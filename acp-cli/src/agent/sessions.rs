@@ -13,7 +13,7 @@ use std::fmt;
 use std::hash::{BuildHasher, Hasher};
 
 use acp_core::schema::{
-    NewSessionResponse, SessionConfigOption, SessionConfigOptionCategory,
+    LoadSessionResponse, NewSessionResponse, SessionConfigOption, SessionConfigOptionCategory,
     SessionConfigSelectOption, SessionConfigValue,
 };
 use acp_core::wire::ErrorCode;
@@ -234,6 +234,30 @@ impl SessionTable {
         answer.config_options = Some(session.config_options());
         self.sessions.insert(id.clone(), session);
         (id, answer)
+    }
+
+    /// Opens a session under a stored id (`session/load`, `session/resume`, `--resume`) with
+    /// the mode and model it was saved with; a session of that id already open is replaced.
+    /// Returns the `{configOptions, modes}` answer.
+    pub fn open_stored(
+        &mut self,
+        id: &str,
+        cwd: &str,
+        mode: Option<&str>,
+        model: &str,
+    ) -> LoadSessionResponse {
+        let mut session = AgentSession::new(cwd);
+        if let Some(mode) = mode.filter(|m| !m.is_empty()) {
+            session.set_mode(mode);
+        }
+        if !model.trim().is_empty() {
+            session.model = model.trim().to_owned();
+        }
+        let mut answer = LoadSessionResponse::default();
+        answer.modes = Some(mode_state(&session.mode_id));
+        answer.config_options = Some(session.config_options());
+        self.sessions.insert(id.to_owned(), session);
+        answer
     }
 
     /// The session with this id.

@@ -48,6 +48,8 @@ impl DemoBackend {
 impl Backend for DemoBackend {
     fn start_turn(&mut self, turn: TurnStart<'_>, _now: Instant) {
         let script = script::parse(turn.prompt);
+        let used = turn::last_tool_number(turn.history);
+        self.shared.last_tool = self.shared.last_tool.max(used);
         self.turns
             .insert(turn.session.to_owned(), DemoTurn::new(&turn, script));
     }

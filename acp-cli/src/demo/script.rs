@@ -24,6 +24,7 @@ pub const COMMANDS: &[&str] = &[
     "/flood N [BYTES]",
     "/stop REASON",
     "/error TEXT",
+    "/history",
 ];
 
 /// The default size of one `/flood` chunk, in bytes.
@@ -96,6 +97,8 @@ pub enum Command {
     Stop(StopReason),
     /// `/error TEXT`.
     Error(String),
+    /// `/history`: how many turns the session has finished (loaded ones included).
+    History,
     /// A command with bad arguments: the message to answer with.
     Usage(String),
     /// An unknown command (its name, slash included).
@@ -208,6 +211,7 @@ pub fn parse_command(line: &str) -> Command {
         },
         "/error" if arg.is_empty() => usage("/error TEXT", "/error needs a text"),
         "/error" => Command::Error(arg.to_owned()),
+        "/history" => Command::History,
         _ => Command::Unknown(name.to_owned()),
     }
 }
@@ -430,7 +434,7 @@ mod tests {
             unknown_command_message("/dance"),
             "unknown command '/dance'. Commands: /echo TEXT, /think TEXT, /plan A | B | C, \
              /tool KIND TITLE, /read PATH, /write PATH TEXT, /ask QUESTION, /sleep MS, \
-             /flood N [BYTES], /stop REASON, /error TEXT; any other text is echoed."
+             /flood N [BYTES], /stop REASON, /error TEXT, /history; any other text is echoed."
         );
     }
 }

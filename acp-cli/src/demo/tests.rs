@@ -17,6 +17,7 @@ const S: &str = "sess-1";
 
 fn start(backend: &mut DemoBackend, session: &str, text: &str, posture: Posture, fs: ClientFs) {
     let prompt = [ContentBlock::text(text)];
+    let history = crate::store::SessionHistory::new(session, "demo");
     backend.start_turn(
         TurnStart {
             session,
@@ -24,6 +25,7 @@ fn start(backend: &mut DemoBackend, session: &str, text: &str, posture: Posture,
             posture,
             client_fs: fs,
             prompt: &prompt,
+            history: &history,
         },
         Instant(1000),
     );
@@ -790,7 +792,7 @@ fn unknown_commands_and_bad_arguments_answer_with_a_message_and_go_on() {
     assert_eq!(
         turn("/dance\n/sleep soon\n/echo still here"),
         [
-            "message: unknown command '/dance'. Commands: /echo TEXT, /think TEXT, /plan A | B | C, /tool KIND TITLE, /read PATH, /write PATH TEXT, /ask QUESTION, /sleep MS, /flood N [BYTES], /stop REASON, /error TEXT; any other text is echoed.",
+            "message: unknown command '/dance'. Commands: /echo TEXT, /think TEXT, /plan A | B | C, /tool KIND TITLE, /read PATH, /write PATH TEXT, /ask QUESTION, /sleep MS, /flood N [BYTES], /stop REASON, /error TEXT, /history; any other text is echoed.",
             "message: /sleep needs a whole number of milliseconds, got 'soon'; usage: /sleep MS",
             "message: still here",
             "end end_turn",
@@ -839,4 +841,40 @@ fn a_reply_nobody_waits_for_is_dropped() {
     assert_eq!(run(&mut b, S, 0), ["waiting"]);
     b.resume(S, Reply::Answer("yes".into()));
     assert_eq!(run(&mut b, S, 0), ["message: yes", "end end_turn"]);
+}
+
+#[test]
+fn history_counts_the_finished_turns_and_new_tools_are_numbered_after_the_stored_ones() {
+    let mut history = crate::store::SessionHistory::new(S, "demo");
+    for (n, stored_tool) in [(0, "tool-7"), (1, "call_abc")] {
+        history.record_user_prompt(&[ContentBlock::text(format!("turn {n}"))]);
+        let call = ToolCall::new(stored_tool, "Stored");
+        history.record_update(&SessionUpdate::ToolCall(call));
+        history.end_turn(acp_core::schema::StopReason::EndTurn);
+    }
+    // The running turn is recorded before the backend starts it; it does not count.
+    let prompt = [ContentBlock::text("/history\n/tool read Look")];
+    history.record_user_prompt(&prompt);
+    let mut backend = DemoBackend::new();
+    backend.start_turn(
+        TurnStart {
+            session: S,
+            cwd: CWD,
+            posture: Posture::WorkspaceWrite,
+            client_fs: ClientFs::default(),
+            prompt: &prompt,
+            history: &history,
+        },
+        Instant(1000),
+    );
+    let steps = run(&mut backend, S, 1000);
+    assert_eq!(steps[0], "message: this session has 2 completed turns");
+    assert_eq!(steps[1], "tool_call tool-8 pending read 'Look' at [] []");
+    assert_eq!(
+        turn("/history"),
+        [
+            "message: this session has 0 completed turns",
+            "end end_turn"
+        ]
+    );
 }

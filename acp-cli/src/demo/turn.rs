@@ -24,6 +24,7 @@ use super::paths::resolve_inside;
 use super::script::{Command, unknown_command_message};
 use crate::agent::backend::{ClientFs, FsVia, Reply, Step, TurnStart};
 use crate::agent::modes::Posture;
+use crate::store::{SessionHistory, TurnItem};
 
 /// What the turns of one connection share: the `*_always` memory and the tool call counter.
 #[derive(Debug)]
@@ -116,6 +117,8 @@ pub struct DemoTurn {
     posture: Posture,
     client_fs: ClientFs,
     script: VecDeque<Command>,
+    /// Turns the session finished before this one (what `/history` reports).
+    finished_turns: usize,
     ready: VecDeque<Step>,
     wait: Wait,
     cancelled: bool,
@@ -131,6 +134,7 @@ impl DemoTurn {
             posture: start.posture,
             client_fs: start.client_fs,
             script: script.into(),
+            finished_turns: start.history.turn_count(),
             ready: VecDeque::new(),
             wait: Wait::Nothing,
             cancelled: false,
@@ -278,6 +282,7 @@ impl DemoTurn {
                 self.script.clear();
                 self.ready.push_back(Step::Fail(text));
             }
+            Command::History => self.update(message(history_text(self.finished_turns))),
             Command::Usage(text) => self.update(message(text)),
             Command::Unknown(name) => self.update(message(unknown_command_message(&name))),
         }
@@ -478,6 +483,29 @@ impl DemoTurn {
 /// An `agent_message_chunk` with this text.
 fn message(text: String) -> SessionUpdate {
     SessionUpdate::AgentMessageChunk(ContentChunk::new(ContentBlock::text(text)))
+}
+
+/// The answer to `/history`.
+pub fn history_text(finished_turns: usize) -> String {
+    match finished_turns {
+        1 => "this session has 1 completed turn".to_owned(),
+        n => format!("this session has {n} completed turns"),
+    }
+}
+
+/// The highest `N` of the `tool-N` ids in a history: a loaded session's new tool calls
+/// are numbered after it, so no id the client has seen in the replay is used again.
+pub fn last_tool_number(history: &SessionHistory) -> u64 {
+    history
+        .turns()
+        .iter()
+        .flat_map(|turn| &turn.items)
+        .filter_map(|item| match item {
+            TurnItem::ToolCall(call) => call.tool_call_id.strip_prefix("tool-")?.parse().ok(),
+            _ => None,
+        })
+        .max()
+        .unwrap_or(0)
 }
 
 /// `bytes` bytes of printable text: the alphabet, repeated.

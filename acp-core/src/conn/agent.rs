@@ -488,6 +488,16 @@ impl<B: Buffers> AgentConnection<B> {
     ) -> Result<(), UsageError> {
         let core = &mut self.core;
         core.live()?;
+        // A `session/resume` opens its session when answered: that is `accept_load`.
+        let opening = core.owing.get(ticket).and_then(|o| o.session.clone());
+        if let Some(session) = opening
+            && matches!(
+                core.sessions.get(session.as_str()),
+                Some(SessionState::Creating { req, .. }) if req == ReqRef::Peer(ticket)
+            )
+        {
+            return self.accept_load(ticket, result);
+        }
         let id = core.owed_of(ticket, |k| {
             !matches!(
                 k,

@@ -16,7 +16,8 @@
 //! - Every request the agent sends is answered exactly once: by the application through a
 //!   `respond_*` command, at once with `-32601` when the application does not serve the
 //!   method (never silence: Agentao's bug 16), `cancelled` when its session is cancelled,
-//!   `-32800` after `$/cancel_request`. After EOF nothing more is written.
+//!   `-32800` after `$/cancel_request`. At EOF the requests still owed are settled without
+//!   an answer, and once [`ClientEvent::Closed`] is reported nothing more is written.
 //! - [`ClientConnection::cancel`] sends `session/cancel` (a notification) and answers every
 //!   open `session/request_permission` of the session with
 //!   `{"outcome":{"outcome":"cancelled"}}` and every `_agentao.cn/ask_user` with
@@ -34,7 +35,8 @@
 //! After every `handle_*` call and every command:
 //!
 //! 1. drain [`ClientConnection::poll_event`] until `None` (lines are processed as events are
-//!    polled, so nothing happens until you poll);
+//!    polled, so nothing happens until you poll; debug builds panic when an input arrives
+//!    while events are still queued);
 //! 2. write [`Outbox::pending`] to the agent's stdin and report it with [`Outbox::consume`];
 //!    if anything was pending, go back to 1 (a full outbox pauses processing);
 //! 3. wait for input, a command, or [`ClientConnection::poll_timeout`], then call
@@ -213,6 +215,7 @@ impl<S: ClientStorage> ClientConnection<S> {
     /// line buffer is full of lines not yet processed (poll events) or the outbox cannot take
     /// a reply (write it out); feed the rest after that. After EOF bytes are discarded.
     pub fn handle_bytes(&mut self, now: Instant, bytes: &[u8]) -> usize {
+        self.check_drained();
         self.core.clock.observe(now);
         if self.core.eof != Eof::Open {
             return bytes.len();
@@ -220,12 +223,15 @@ impl<S: ClientStorage> ClientConnection<S> {
         self.transport.feed(bytes)
     }
 
-    /// The agent's stdout ended (it exited or closed it). A last line without newline is
-    /// still processed; then every pending request fails at once
+    /// The agent's stdout ended (it exited or closed it). Lines already received, and a
+    /// last line without newline, are still processed as usual (garbage among them still
+    /// gets its wire-level error reply); then every pending request fails at once
     /// ([`Failure::Disconnected`], [`TurnOutcome::Disconnected`]), every request of the
-    /// agent is settled without an answer, and [`ClientEvent::Closed`] comes last. Nothing
-    /// is written after this.
+    /// agent still owed is settled without an answer ([`Settle::ConnectionClosed`]: nobody
+    /// reads it), and [`ClientEvent::Closed`] comes last. After that nothing is written,
+    /// input is discarded and every command returns [`UsageError::Closed`].
     pub fn handle_eof(&mut self, now: Instant) {
+        self.check_drained();
         self.core.clock.observe(now);
         if self.core.eof == Eof::Open {
             self.transport.finish();
@@ -236,6 +242,7 @@ impl<S: ClientStorage> ClientConnection<S> {
     /// The clock reached `now`: requests past their deadline are settled as timed out, and a
     /// timed-out prompt is cancelled. Spurious calls do nothing.
     pub fn handle_timeout(&mut self, now: Instant) {
+        self.check_drained();
         let now = self.core.clock.observe(now);
         if self.core.eof == Eof::Open {
             self.core.pending.handle_timeout(now);
@@ -632,11 +639,22 @@ impl<S: ClientStorage> ClientConnection<S> {
 
     // ---- processing ---------------------------------------------------------------------
 
+    /// The call order (module docs, step 1): events are drained to `None` before the next
+    /// input. Checked in debug builds only; release builds simply queue behind them.
+    fn check_drained(&self) {
+        debug_assert!(
+            self.core.events.is_empty(),
+            "ClientConnection: drain poll_event() until None before the next handle_* call"
+        );
+    }
+
     /// One processing step: a settlement, a received line, or a step of the EOF sequence.
     /// Returns whether anything was done.
     fn step(&mut self) -> bool {
-        if !self.transport.outbox_ref().has_room_for(REPLY_RESERVE) {
+        if self.core.eof == Eof::Open && !self.transport.outbox_ref().has_room_for(REPLY_RESERVE) {
             // Replies could not be written: wait until the application writes the outbox.
+            // After EOF the agent may be gone and the outbox unwritable, so the EOF sequence
+            // never waits for room (replies that do not fit are dropped).
             return false;
         }
         if self.core.step_settled(self.transport.outbox()) {
@@ -798,6 +816,18 @@ struct MethodNotFound<'a>(&'a str);
 impl fmt::Display for MethodNotFound<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "Method not found: {}", self.0)
+    }
+}
+
+/// `-32602` with the decoder's message, e.g. `Invalid params: fs/read_text_file.path is
+/// required` (the prefix of DESIGN.md §4's `-32602` texts).
+#[cfg(feature = "alloc")]
+struct InvalidParams<'a>(&'a str);
+
+#[cfg(feature = "alloc")]
+impl fmt::Display for InvalidParams<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Invalid params: {}", self.0)
     }
 }
 
@@ -1286,7 +1316,7 @@ impl<S: ClientStorage> Core<S> {
             ) {
                 Ok(decoded) => Some(decoded),
                 Err(error) => {
-                    refuse(self, outbox, error.code(), &error.message());
+                    refuse(self, outbox, error.code(), &InvalidParams(error.message()));
                     return;
                 }
             },
@@ -1320,8 +1350,14 @@ impl<S: ClientStorage> Core<S> {
             .and_then(|s| self.sessions.get(s.as_str()))
             .and_then(|state| state.turn())
             .is_some_and(|turn| turn.is_cancelling());
+        let id = self
+            .owing
+            .get(ticket)
+            .map(|row| row.id.clone())
+            .expect("a ticket just handed out is owed");
         self.push(ClientEvent::Request(IncomingRequest {
             ticket,
+            id,
             method,
             name,
             session: session.clone(),

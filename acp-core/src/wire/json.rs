@@ -723,7 +723,7 @@ pub enum ValueKind {
 
 /// The position just past the closing quote of a string whose contents start at `pos`,
 /// without validation.
-fn skip_string_unchecked(bytes: &[u8], mut pos: usize) -> (usize, bool) {
+pub(crate) fn skip_string_unchecked(bytes: &[u8], mut pos: usize) -> (usize, bool) {
     let mut escaped = false;
     loop {
         pos = skip_plain::<false>(bytes, pos);
@@ -740,7 +740,7 @@ fn skip_string_unchecked(bytes: &[u8], mut pos: usize) -> (usize, bool) {
 }
 
 /// The position just past the value starting at `pos`, without validation.
-fn skip_value_unchecked(bytes: &[u8], mut pos: usize) -> usize {
+pub(crate) fn skip_value_unchecked(bytes: &[u8], mut pos: usize) -> usize {
     match bytes.get(pos) {
         Some(b'"') => skip_string_unchecked(bytes, pos + 1).0,
         Some(b'{' | b'[') => {
@@ -777,7 +777,7 @@ fn skip_value_unchecked(bytes: &[u8], mut pos: usize) -> usize {
     }
 }
 
-fn skip_ws_unchecked(bytes: &[u8], mut pos: usize) -> usize {
+pub(crate) fn skip_ws_unchecked(bytes: &[u8], mut pos: usize) -> usize {
     while let Some(b' ' | b'\n' | b'\r' | b'\t') = bytes.get(pos) {
         pos += 1;
     }

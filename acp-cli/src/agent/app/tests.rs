@@ -11,6 +11,8 @@ use acp_core::conn::agent::Limits;
 use super::{AgentApp, Notice, Workspace, agent_config};
 use crate::agent::sessions::{CwdKind, SessionTable};
 use crate::demo::DemoBackend;
+use crate::store::{Deleted, Loaded, Saved, SessionHistory, SessionPage, StoreError};
+use acp_core::schema::ListSessionsRequest;
 
 /// Directories that exist, files by path, and every write.
 #[derive(Default)]
@@ -18,6 +20,8 @@ struct FakeWorkspace {
     dirs: Vec<&'static str>,
     files: HashMap<String, String>,
     writes: RefCell<Vec<(String, String)>>,
+    /// Saved sessions by (cwd, id).
+    saved: RefCell<HashMap<(String, String), SessionHistory>>,
 }
 
 impl Workspace for FakeWorkspace {
@@ -43,6 +47,59 @@ impl Workspace for FakeWorkspace {
             .borrow_mut()
             .push((path.to_owned(), content.to_owned()));
         Ok(())
+    }
+
+    fn save_session(&self, cwd: &str, history: &mut SessionHistory) -> Result<Saved, StoreError> {
+        self.saved.borrow_mut().insert(
+            (cwd.to_owned(), history.session_id().to_owned()),
+            history.clone(),
+        );
+        Ok(Saved::default())
+    }
+
+    fn load_session(&self, cwd: &str, id: Option<&str>) -> Result<Loaded, StoreError> {
+        let saved = self.saved.borrow();
+        let found = saved
+            .iter()
+            .find(|((c, s), _)| c == cwd && id.is_none_or(|id| id == s))
+            .map(|(_, history)| history.clone());
+        match found {
+            Some(history) => Ok(Loaded {
+                history,
+                path: "/memory".into(),
+                warnings: Vec::new(),
+            }),
+            None => Err(StoreError::NotFound {
+                session_id: id.unwrap_or_default().to_owned(),
+            }),
+        }
+    }
+
+    fn list_sessions(
+        &self,
+        _request: &ListSessionsRequest,
+        _known_cwds: &[std::path::PathBuf],
+    ) -> Result<SessionPage, StoreError> {
+        Ok(SessionPage {
+            response: Default::default(),
+            warnings: Vec::new(),
+        })
+    }
+
+    fn delete_session(&self, cwd: &str, id: &str) -> Result<Deleted, StoreError> {
+        match self
+            .saved
+            .borrow_mut()
+            .remove(&(cwd.to_owned(), id.to_owned()))
+        {
+            Some(_) => Ok(Deleted {
+                removed: vec!["/memory".into()],
+                warnings: Vec::new(),
+            }),
+            None => Err(StoreError::NotFound {
+                session_id: id.to_owned(),
+            }),
+        }
     }
 }
 
@@ -268,4 +325,57 @@ fn a_late_file_answer_from_a_cancelled_turn_never_reaches_the_next_turn() {
     assert!(
         out.ends_with("{\"jsonrpc\":\"2.0\",\"id\":4,\"result\":{\"stopReason\":\"end_turn\"}}\n")
     );
+}
+
+#[test]
+fn a_long_replay_waits_for_the_client_to_read_and_the_answer_comes_last() {
+    let limits = Limits {
+        outbox_limit: 64 * 1024,
+        outbox_high_water: 16 * 1024,
+        ..Limits::default()
+    };
+    let workspace = workspace();
+    let mut history = SessionHistory::new("sess_stored", "demo");
+    for n in 0..2000 {
+        history.record_user_prompt(&[acp_core::schema::ContentBlock::text(format!("turn {n}"))]);
+        history.end_turn(acp_core::schema::StopReason::EndTurn);
+    }
+    workspace
+        .saved
+        .borrow_mut()
+        .insert(("/p".into(), "sess_stored".into()), history);
+    let mut app = app_with(limits, workspace);
+    let load = concat!(
+        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}"#,
+        "\n",
+        r#"{"jsonrpc":"2.0","id":2,"method":"session/load","params":{"sessionId":"sess_stored","cwd":"/p","mcpServers":[]}}"#,
+        "\n",
+    );
+    app.handle_bytes(Instant(0), load.as_bytes());
+    for _ in 0..10 {
+        app.pump(Instant(0));
+    }
+    let pending = app.poll_transmit().len();
+    assert!(pending <= 16 * 1024 + 2048, "pending {pending} bytes");
+
+    let mut replayed = 0;
+    let mut answer = String::new();
+    for _ in 0..10_000 {
+        let out = take_output(&mut app);
+        for line in out.lines() {
+            if line.contains("user_message_chunk") {
+                assert!(answer.is_empty(), "an update after the answer: {line}");
+                replayed += 1;
+            } else if line.contains("\"id\":2") {
+                answer = line.to_owned();
+            }
+        }
+        if !answer.is_empty() {
+            break;
+        }
+        app.pump(Instant(0));
+    }
+    assert_eq!(replayed, 2000);
+    assert!(answer.contains("\"configOptions\""), "{answer}");
+    assert!(answer.contains("\"modes\""), "{answer}");
 }

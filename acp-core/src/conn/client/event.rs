@@ -5,7 +5,7 @@ use core::fmt;
 use crate::machine::handshake::Capabilities;
 use crate::machine::pending::{MethodKind, Settle};
 use crate::machine::turn::StopReason;
-use crate::machine::{RequestId, SessionId, Ticket};
+use crate::machine::{PeerRequestId, RequestId, SessionId, Ticket};
 use crate::wire::ErrorCode;
 
 use super::text::{Payload, Text};
@@ -278,6 +278,8 @@ impl UpdateContext {
 pub struct IncomingRequest {
     /// The handle to answer it with.
     pub ticket: Ticket,
+    /// Its JSON-RPC id as raw JSON text (for logs; answers echo it exactly).
+    pub id: PeerRequestId,
     /// Its method.
     pub method: AgentMethod,
     /// The method name as received (useful for [`AgentMethod::Other`]).
@@ -288,6 +290,7 @@ pub struct IncomingRequest {
     pub params: Payload,
     /// The params decoded by method (`None` for [`AgentMethod::Other`]). A request whose
     /// params do not decode never gets here: it is answered `-32602` automatically.
+    /// Without `alloc` only `sessionId` is checked; the application reads [`Self::params`].
     #[cfg(feature = "alloc")]
     pub decoded: Option<crate::schema::AgentRequest>,
 }

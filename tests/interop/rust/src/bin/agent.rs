@@ -11,6 +11,8 @@
 //!                     local read; reports the byte count
 //! /ask QUESTION       `_agentao.cn/ask_user`; echoes the answer
 //! /sleep MS           waits; session/cancel ends the wait -> stopReason cancelled
+//! /flood N [BYTES]    N agent_message_chunks of BYTES bytes each (default 32), yielding
+//!                     every 64 sends as a streaming agent would (the e2e benchmark)
 //! ```
 //!
 //! Run: `peer-agent` (speaks ACP over stdin/stdout).
@@ -37,8 +39,15 @@ use tokio::sync::watch;
 
 const ASK_USER: &str = "_agentao.cn/ask_user";
 const USER_UNAVAILABLE: &str = "(user unavailable)";
-const COMMANDS: &str = "/echo TEXT, /tool KIND TITLE, /read PATH, /ask QUESTION, /sleep MS";
+const COMMANDS: &str =
+    "/echo TEXT, /tool KIND TITLE, /read PATH, /ask QUESTION, /sleep MS, /flood N [BYTES]";
 const MAX_SLEEP_MS: u64 = 600_000;
+/// The default `/flood` chunk size, as in our demo backend.
+const FLOOD_DEFAULT_BYTES: usize = 32;
+/// The largest `/flood` chunk, as in our demo backend.
+const FLOOD_MAX_BYTES: usize = 1 << 20;
+/// `/flood` yields to the runtime after this many sends, as a streaming agent would.
+const FLOOD_YIELD_EVERY: u64 = 64;
 
 /// `_agentao.cn/ask_user`, the Agentao extension request we send the client.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonRpcRequest)]
@@ -180,6 +189,7 @@ impl Turn {
             "/read" => self.read(rest.trim()).await,
             "/ask" => self.ask(rest).await,
             "/sleep" => return self.sleep(rest.trim()).await,
+            "/flood" => return self.flood(rest).await,
             _ => self.say(format!("unknown command {command}; commands: {COMMANDS}")),
         }
         Ok(())
@@ -304,6 +314,39 @@ impl Turn {
             _ => USER_UNAVAILABLE.to_owned(),
         };
         self.say(text);
+    }
+
+    /// The same output as our demo backend's `/flood`: `count` chunks of the alphabet,
+    /// repeated to `bytes` bytes. The SDK queues notifications without bound, so this goes as
+    /// fast as the agent can produce, not as fast as the client reads.
+    async fn flood(&self, arg: &str) -> Result<(), Cancelled> {
+        let mut words = arg.split_whitespace();
+        let count = words.next().and_then(|w| w.parse::<u64>().ok());
+        let bytes = match words.next() {
+            None => Some(FLOOD_DEFAULT_BYTES),
+            Some(w) => w.parse::<usize>().ok().filter(|&b| b <= FLOOD_MAX_BYTES),
+        };
+        let (Some(count), Some(bytes), None) = (count, bytes, words.next()) else {
+            self.say(format!(
+                "usage: /flood N [BYTES] (BYTES up to {FLOOD_MAX_BYTES})"
+            ));
+            return Ok(());
+        };
+        let chunk: String = "abcdefghijklmnopqrstuvwxyz"
+            .chars()
+            .cycle()
+            .take(bytes)
+            .collect();
+        for sent in 1..=count {
+            self.say(chunk.clone());
+            if sent % FLOOD_YIELD_EVERY == 0 {
+                tokio::task::yield_now().await;
+                if self.is_cancelled() {
+                    return Err(Cancelled);
+                }
+            }
+        }
+        Ok(())
     }
 
     async fn sleep(&self, arg: &str) -> Result<(), Cancelled> {

@@ -1,0 +1,396 @@
+//! Sessions that survive the process: the application's side of `crate::store`.
+//!
+//! Each session's [`SessionHistory`] is fed exactly what goes on the wire (the prompt, every
+//! update sent, the stop reason) and saved after every finished turn, after `session/close`
+//! and at EOF, so a `kill -9` loses at most the running turn. `session/load` replays a stored
+//! history before its answer; `session/resume` and `--resume` answer without a replay
+//! (the connection never sends a session's updates before its `session/new` answer, so a
+//! resumed session's history is there for the next prompt, not on the client's screen).
+//! `session/list`, `session/close` and `session/delete` are answered here too.
+//!
+//! A replay goes out only as fast as the outbox drains: its updates wait in a [`Load`] and
+//! [`AgentApp::pump`] sends them while there is room, then the answer.
+
+use std::collections::{HashMap, VecDeque};
+use std::path::PathBuf;
+
+use acp_core::machine::Ticket;
+use acp_core::machine::turn::StopReason;
+use acp_core::schema::{
+    CloseSessionResponse, ContentBlock, DeleteSessionResponse, ListSessionsRequest,
+    LoadSessionResponse, NewSessionResponse, SessionUpdate,
+};
+use acp_core::wire::ErrorCode;
+use serde::Deserialize;
+
+use super::{AgentApp, Workspace};
+use crate::agent::backend::Backend;
+use crate::agent::sessions::check_cwd;
+use crate::store::{SessionHistory, StoreError, StoreWarning, replay};
+
+/// Most working directories remembered for `session/list` and `session/delete` without a
+/// cwd; past it the oldest is forgotten.
+pub(super) const MAX_KNOWN_CWDS: usize = 256;
+
+/// The application's persistence state.
+#[derive(Debug, Default)]
+pub(super) struct Persistence {
+    /// Every open session's history, the running turn included.
+    histories: HashMap<String, SessionHistory>,
+    /// `--resume [ID]`, used up by the first `session/new`.
+    pub(super) resume: Option<String>,
+    /// The working directories of the sessions served, oldest first.
+    known_cwds: Vec<PathBuf>,
+    /// `session/load`s whose replay is being sent.
+    pub(super) loads: Vec<Load>,
+}
+
+/// A `session/load` in progress: the replay still to send, then the answer.
+#[derive(Debug)]
+pub(super) struct Load {
+    pub(super) ticket: Ticket,
+    session: String,
+    cwd: String,
+    updates: VecDeque<SessionUpdate>,
+    history: SessionHistory,
+}
+
+/// The part of `session/load` and `session/resume` params this side needs (the connection
+/// has validated the rest).
+#[derive(Deserialize)]
+struct CwdParam {
+    cwd: String,
+}
+
+impl Persistence {
+    /// A session is open (new, loaded or resumed) with this history.
+    pub(super) fn opened(&mut self, history: SessionHistory, cwd: &str) {
+        self.remember_cwd(cwd);
+        self.histories
+            .insert(history.session_id().to_owned(), history);
+    }
+
+    /// A prompt starts a turn: the history it continues, with the prompt recorded.
+    pub(super) fn start_turn(
+        &mut self,
+        session: &str,
+        model: &str,
+        prompt: &[ContentBlock],
+    ) -> &SessionHistory {
+        let history = self
+            .histories
+            .entry(session.to_owned())
+            .or_insert_with(|| SessionHistory::new(session, model));
+        history.record_user_prompt(prompt);
+        history
+    }
+
+    /// An update was sent for `session`.
+    pub(super) fn record(&mut self, session: &str, update: &SessionUpdate) {
+        if let Some(history) = self.histories.get_mut(session) {
+            history.record_update(update);
+        }
+    }
+
+    fn remember_cwd(&mut self, cwd: &str) {
+        let cwd = PathBuf::from(cwd);
+        self.known_cwds.retain(|known| *known != cwd);
+        if self.known_cwds.len() >= MAX_KNOWN_CWDS {
+            self.known_cwds.remove(0);
+        }
+        self.known_cwds.push(cwd);
+    }
+}
+
+/// The history's stop reason for the connection's.
+fn stored_stop(stop: StopReason) -> acp_core::schema::StopReason {
+    use acp_core::schema::StopReason as Stored;
+    match stop {
+        StopReason::EndTurn => Stored::EndTurn,
+        StopReason::MaxTokens => Stored::MaxTokens,
+        StopReason::MaxTurnRequests => Stored::MaxTurnRequests,
+        StopReason::Refusal => Stored::Refusal,
+        StopReason::Cancelled => Stored::Cancelled,
+    }
+}
+
+fn log_warnings(warnings: &[StoreWarning]) {
+    for warning in warnings {
+        tracing::warn!(path = %warning.path.display(), reason = warning.reason.as_str(), "session file");
+    }
+}
+
+impl<B: Backend, W: Workspace> AgentApp<B, W> {
+    /// Ends the session's running turn in its history (if one runs) and saves it.
+    pub(super) fn finish_and_save(&mut self, session: &str, stop: StopReason) {
+        let Some(state) = self.sessions.get(session) else {
+            return;
+        };
+        let Some(history) = self.persist.histories.get_mut(session) else {
+            return;
+        };
+        history.end_turn(stored_stop(stop));
+        history.model.clone_from(&state.model);
+        history.mode = Some(state.mode_id.clone());
+        match self.workspace.save_session(&state.cwd, history) {
+            Ok(saved) => {
+                log_warnings(&saved.warnings);
+                if let Some(path) = saved.path {
+                    tracing::info!(session, path = %path.display(), "session saved");
+                }
+            }
+            Err(error) => tracing::warn!(session, %error, "session not saved"),
+        }
+    }
+
+    /// `--resume`: answers the first `session/new` with the stored session. Returns whether
+    /// it did; `false` means: open a fresh session (the reason is logged).
+    pub(super) fn resume_session(&mut self, ticket: Ticket, cwd: &str, selector: &str) -> bool {
+        let wanted = (!selector.is_empty()).then_some(selector);
+        let loaded = match self.workspace.load_session(cwd, wanted) {
+            Ok(loaded) => loaded,
+            Err(error) => {
+                tracing::warn!(
+                    "--resume: {error}; the first session/new starts a fresh session instead"
+                );
+                return false;
+            }
+        };
+        log_warnings(&loaded.warnings);
+        let history = loaded.history;
+        let id = history.session_id().to_owned();
+        if self.sessions.get(&id).is_some() || self.conn.session(&id).is_some() {
+            tracing::warn!(
+                session = id.as_str(),
+                "--resume: the session is already open; the first session/new starts a fresh session instead"
+            );
+            return false;
+        }
+        let stored = self
+            .sessions
+            .open_stored(&id, cwd, history.mode.as_deref(), &history.model);
+        let mut answer = NewSessionResponse::default();
+        answer.session_id = id.clone();
+        answer.modes = stored.modes;
+        answer.config_options = stored.config_options;
+        if let Err(error) = self.conn.accept_new_session(ticket, &answer) {
+            tracing::warn!(%error, "session/new answer not sent");
+            self.sessions.remove(&id);
+            return false;
+        }
+        tracing::info!(
+            session = id.as_str(),
+            cwd,
+            turns = history.turn_count(),
+            "session resumed (--resume)"
+        );
+        self.persist.opened(history, cwd);
+        self.first_session(cwd);
+        true
+    }
+
+    /// `session/load` (replay, then the answer) or `session/resume` (the answer only).
+    pub(super) fn load_session(
+        &mut self,
+        ticket: Ticket,
+        session: &str,
+        resume: bool,
+        params: &str,
+    ) {
+        let method = if resume {
+            "session/resume"
+        } else {
+            "session/load"
+        };
+        let cwd = match serde_json::from_str::<CwdParam>(params) {
+            Ok(param) => param.cwd,
+            Err(error) => {
+                let message = format!("Invalid params: {method}.cwd: {error}");
+                let _ = self
+                    .conn
+                    .reject(ticket, ErrorCode::INVALID_PARAMS, &message);
+                return;
+            }
+        };
+        if let Err(refusal) = check_cwd(&cwd, self.workspace.cwd_kind(&cwd)) {
+            tracing::info!(code = refusal.code.0, method, "refused");
+            let _ = self.conn.reject(ticket, refusal.code, &refusal.message);
+            return;
+        }
+        let loaded = match self.workspace.load_session(&cwd, Some(session)) {
+            Ok(loaded) => loaded,
+            Err(error) => {
+                tracing::info!(session, method, %error, "refused");
+                let _ = self
+                    .conn
+                    .reject(ticket, error.code(), &error.rpc_message(method));
+                return;
+            }
+        };
+        log_warnings(&loaded.warnings);
+        let updates = if resume {
+            VecDeque::new()
+        } else {
+            replay(&loaded.history).into()
+        };
+        tracing::info!(
+            session,
+            method,
+            turns = loaded.history.turn_count(),
+            replayed = updates.len(),
+            "loading"
+        );
+        self.persist.loads.push(Load {
+            ticket,
+            session: session.to_owned(),
+            cwd,
+            updates,
+            history: loaded.history,
+        });
+        self.progress_loads();
+    }
+
+    /// Sends what the outbox takes of each replay, and answers the loads whose replay is
+    /// out. Bounded by the updates queued.
+    pub(super) fn progress_loads(&mut self) {
+        // Bounded: each pass sends an update, or answers or drops a load, or returns.
+        while let Some(load) = self.persist.loads.first_mut() {
+            if let Some(update) = load.updates.front() {
+                if !self.conn.has_room_for_updates() {
+                    return;
+                }
+                match self.conn.send_update(&load.session, update) {
+                    Ok(()) => {
+                        load.updates.pop_front();
+                    }
+                    Err(acp_core::machine::UsageError::WouldBlock) => return,
+                    Err(error) => {
+                        tracing::warn!(session = load.session.as_str(), %error, "replay stopped");
+                        self.persist.loads.remove(0);
+                    }
+                }
+                continue;
+            }
+            let load = self.persist.loads.remove(0);
+            self.answer_load(load);
+        }
+    }
+
+    /// The replay is out: the session opens with its stored mode and model.
+    fn answer_load(&mut self, load: Load) {
+        let Load {
+            ticket,
+            session,
+            cwd,
+            history,
+            ..
+        } = load;
+        // A reloaded session starts over: no turn, no remembered permission answers.
+        self.backend.forget_session(&session);
+        let answer: LoadSessionResponse =
+            self.sessions
+                .open_stored(&session, &cwd, history.mode.as_deref(), &history.model);
+        match self.conn.accept_load(ticket, &answer) {
+            Ok(()) => {
+                tracing::info!(
+                    session = session.as_str(),
+                    cwd = cwd.as_str(),
+                    "session loaded"
+                );
+                self.persist.opened(history, &cwd);
+                self.first_session(&cwd);
+            }
+            Err(error) => {
+                tracing::warn!(session = session.as_str(), %error, "load answer not sent");
+                self.sessions.remove(&session);
+                self.persist.histories.remove(&session);
+            }
+        }
+    }
+
+    /// `session/list`: the stored sessions of `cwd`, else of every cwd served.
+    pub(super) fn list_sessions(&mut self, ticket: Ticket, request: &ListSessionsRequest) {
+        // A listed cwd is one the client works in: `session/delete` looks there too.
+        if let Some(cwd) = request.cwd.as_deref().filter(|c| c.starts_with('/')) {
+            self.persist.remember_cwd(cwd);
+        }
+        let answered = match self
+            .workspace
+            .list_sessions(request, &self.persist.known_cwds)
+        {
+            Ok(page) => {
+                log_warnings(&page.warnings);
+                self.conn.respond(ticket, &page.response)
+            }
+            Err(error) => {
+                self.conn
+                    .reject(ticket, error.code(), &error.rpc_message("session/list"))
+            }
+        };
+        if let Err(error) = answered {
+            tracing::warn!(%error, "session/list answer not sent");
+        }
+    }
+
+    /// `session/close`: the connection has closed the session and answered its turn
+    /// `cancelled`; the turn stops here, the session is saved and forgotten.
+    pub(super) fn close_session(&mut self, ticket: Ticket, session: &str) {
+        if self.turns.contains_key(session) {
+            self.backend.cancel(session);
+        }
+        self.end_turn(session);
+        self.finish_and_save(session, StopReason::Cancelled);
+        self.backend.forget_session(session);
+        self.sessions.remove(session);
+        self.persist.histories.remove(session);
+        tracing::info!(session, "session closed");
+        if let Err(error) = self.conn.respond(ticket, &CloseSessionResponse::default()) {
+            tracing::warn!(%error, "session/close answer not sent");
+        }
+    }
+
+    /// `session/delete`: removes the stored session from whichever cwd served or listed holds
+    /// it (the newest first). An
+    /// open session is refused: its next save would bring it back.
+    pub(super) fn delete_session(&mut self, ticket: Ticket, session: &str) {
+        if self.sessions.get(session).is_some() {
+            let message = format!("session/delete: session '{session}' is open; close it first");
+            let _ = self
+                .conn
+                .reject(ticket, ErrorCode::INVALID_REQUEST, &message);
+            return;
+        }
+        for cwd in self.persist.known_cwds.iter().rev() {
+            let Some(cwd) = cwd.to_str() else { continue };
+            match self.workspace.delete_session(cwd, session) {
+                Ok(deleted) => {
+                    log_warnings(&deleted.warnings);
+                    tracing::info!(session, files = deleted.removed.len(), "session deleted");
+                    let _ = self.conn.respond(ticket, &DeleteSessionResponse::default());
+                    return;
+                }
+                Err(
+                    StoreError::NotFound { .. }
+                    | StoreError::NoSavedSessions
+                    | StoreError::NoSessionsDirectory,
+                ) => {}
+                Err(error) => {
+                    let _ = self.conn.reject(
+                        ticket,
+                        error.code(),
+                        &error.rpc_message("session/delete"),
+                    );
+                    return;
+                }
+            }
+        }
+        let missing = StoreError::NotFound {
+            session_id: session.to_owned(),
+        };
+        let _ = self.conn.reject(
+            ticket,
+            missing.code(),
+            &missing.rpc_message("session/delete"),
+        );
+    }
+}

@@ -1,0 +1,301 @@
+//! Field readers shared by every view: one pass over an object's members, then a reader per
+//! field that applies the owned types' rule for it (strict for required fields, lenient for the
+//! ones the schema marks default-on-error).
+
+use crate::wire::json::{
+    ValueKind, skip_string_unchecked, skip_value_unchecked, skip_ws_unchecked,
+};
+use crate::wire::{JsonStr, RawValue};
+
+use super::error::{Detail, Fault};
+
+pub(crate) type Read<'a, T> = Result<T, Fault<'a>>;
+
+/// `{}`: what absent or `null` params read as.
+pub(crate) const EMPTY_OBJECT: RawValue<'static> = RawValue::new_unchecked("{}");
+
+/// The values of the members named `keys`, in one pass over `object` (which must be an
+/// object). Unknown members are ignored; a known member sent twice is refused, as the owned
+/// types' derived decoders refuse it.
+#[inline]
+pub(crate) fn members<'a, const N: usize>(
+    object: RawValue<'a>,
+    keys: [&'static str; N],
+) -> Read<'a, [Option<RawValue<'a>>; N]> {
+    let mut slots = [None; N];
+    // Bounded by the text: every step consumes one member.
+    for (key, value) in object.fields() {
+        let found = match key.as_plain() {
+            Some(plain) => keys.iter().position(|k| *k == plain),
+            None => keys.iter().position(|k| key.eq_str(k)),
+        };
+        if let Some(index) = found {
+            if slots[index].is_some() {
+                return Err(Fault::field(keys[index], Detail::Duplicate));
+            }
+            slots[index] = Some(value);
+        }
+    }
+    Ok(slots)
+}
+
+/// Checks that a value is an object.
+#[inline]
+pub(crate) fn object(value: RawValue<'_>) -> Read<'_, RawValue<'_>> {
+    if value.kind() == ValueKind::Object {
+        Ok(value)
+    } else {
+        Err(Fault::here(Detail::MustBe("a JSON object")))
+    }
+}
+
+/// A required member that must be an object.
+#[inline]
+pub(crate) fn required_object<'a>(
+    value: Option<RawValue<'a>>,
+    key: &'static str,
+) -> Read<'a, RawValue<'a>> {
+    let value = value.ok_or_else(|| Fault::field(key, Detail::Required))?;
+    object(value).map_err(|fault| fault.at(key))
+}
+
+/// A required string member.
+#[inline]
+pub(crate) fn required_str<'a>(
+    value: Option<RawValue<'a>>,
+    key: &'static str,
+) -> Read<'a, JsonStr<'a>> {
+    value
+        .ok_or_else(|| Fault::field(key, Detail::Required))?
+        .as_str()
+        .ok_or_else(|| Fault::field(key, Detail::MustBe("a string")))
+}
+
+/// An optional string with no leniency (`Option<String>` without a default-on-error mark):
+/// absent and `null` are `None`, other non-strings are refused.
+#[inline]
+pub(crate) fn strict_opt_str<'a>(
+    value: Option<RawValue<'a>>,
+    key: &'static str,
+) -> Read<'a, Option<JsonStr<'a>>> {
+    match value {
+        None => Ok(None),
+        Some(v) if v.is_null() => Ok(None),
+        Some(v) => v
+            .as_str()
+            .map(Some)
+            .ok_or_else(|| Fault::field(key, Detail::MustBe("a string"))),
+    }
+}
+
+/// A default-on-error optional string: anything but a string reads as absent.
+#[inline]
+pub(crate) fn lenient_str(value: Option<RawValue<'_>>) -> Option<JsonStr<'_>> {
+    value?.as_str()
+}
+
+/// `_meta` and other free-form objects: kept when an object, dropped otherwise.
+#[inline]
+pub(crate) fn lenient_object(value: Option<RawValue<'_>>) -> Option<RawValue<'_>> {
+    value.filter(|v| v.kind() == ValueKind::Object)
+}
+
+/// A default-on-error flag: only `true` is true.
+#[inline]
+pub(crate) fn flag(value: Option<RawValue<'_>>) -> bool {
+    value.and_then(|v| v.as_bool()).unwrap_or(false)
+}
+
+/// Any JSON value where `null` means absent (`Option<serde_json::Value>`).
+#[inline]
+pub(crate) fn any_value(value: Option<RawValue<'_>>) -> Option<RawValue<'_>> {
+    value.filter(|v| !v.is_null())
+}
+
+/// An integer as serde_json hands it to a visitor: `u64` when it fits, else `i64`; `None` for
+/// floats and integers beyond both (serde_json reads those as floats).
+pub(crate) fn integer(value: RawValue<'_>) -> Option<i128> {
+    value
+        .as_u64()
+        .map(i128::from)
+        .or_else(|| value.as_i64().map(i128::from))
+}
+
+/// The elements of a required array, or the owned types' error for a non-array.
+#[inline]
+pub(crate) fn required_array<'a>(
+    value: Option<RawValue<'a>>,
+    key: &'static str,
+    noun: &'static str,
+) -> Read<'a, RawValue<'a>> {
+    let value = value.ok_or_else(|| Fault::field(key, Detail::Required))?;
+    if value.kind() == ValueKind::Array {
+        Ok(value)
+    } else {
+        Err(Fault::field(key, Detail::MustBe(noun)))
+    }
+}
+
+/// An array marked skip-invalid-items: the array when it is one.
+#[inline]
+pub(crate) fn lenient_array(value: Option<RawValue<'_>>) -> Option<RawValue<'_>> {
+    value.filter(|v| v.kind() == ValueKind::Array)
+}
+
+/// A required member of any kind.
+#[inline]
+pub(crate) fn required<'a>(
+    value: Option<RawValue<'a>>,
+    key: &'static str,
+) -> Read<'a, RawValue<'a>> {
+    value.ok_or_else(|| Fault::field(key, Detail::Required))
+}
+
+/// Walks the members of the object whose `{` is at `text[open]` (validated text), handing each
+/// key and the offset where its value starts to `member`, which returns the offset just past
+/// the value: by skipping it ([`skip`]) or by reading it in place (a descent), so a nested
+/// object is walked once instead of skipped and then walked again. Returns the offset just past
+/// the closing `}`.
+#[inline]
+pub(crate) fn walk<'a>(
+    text: &'a str,
+    open: usize,
+    mut member: impl FnMut(JsonStr<'a>, usize) -> Read<'a, usize>,
+) -> Read<'a, usize> {
+    let bytes = text.as_bytes();
+    let mut pos = skip_ws_unchecked(bytes, open + 1);
+    // Bounded by the text: every step moves past one member (the callbacks return offsets
+    // past their value, and a non-advancing one is forced forward).
+    loop {
+        match bytes.get(pos) {
+            Some(b'"') => {}
+            Some(b'}') => return Ok(pos + 1),
+            _ => return Ok(bytes.len()),
+        }
+        let (key_end, escaped) = skip_string_unchecked(bytes, pos + 1);
+        let key = text
+            .get(pos + 1..key_end.saturating_sub(1))
+            .unwrap_or_default();
+        let colon = skip_ws_unchecked(bytes, key_end);
+        let value = skip_ws_unchecked(bytes, colon + 1);
+        let end = member(JsonStr::new_unchecked(key, escaped), value)?;
+        pos = skip_ws_unchecked(bytes, end.max(value + 1));
+        if bytes.get(pos) == Some(&b',') {
+            pos = skip_ws_unchecked(bytes, pos + 1);
+        }
+    }
+}
+
+/// Skips the value starting at `text[start]`; returns the offset just past it.
+#[inline]
+pub(crate) fn skip(text: &str, start: usize) -> usize {
+    skip_value_unchecked(text.as_bytes(), start)
+}
+
+/// The value spanning `text[start..end]`.
+#[inline]
+pub(crate) fn span(text: &str, start: usize, end: usize) -> RawValue<'_> {
+    RawValue::new_unchecked(text.get(start..end).unwrap_or_default())
+}
+
+/// Stores a member's value in its slot, refusing a second occurrence.
+#[inline]
+pub(crate) fn fill<'a>(
+    slot: &mut Option<RawValue<'a>>,
+    key: &'static str,
+    value: RawValue<'a>,
+) -> Read<'a, ()> {
+    if slot.replace(value).is_some() {
+        return Err(Fault::field(key, Detail::Duplicate));
+    }
+    Ok(())
+}
+
+/// Whether `key` (as sent) is `name`.
+#[inline]
+pub(crate) fn is(key: JsonStr<'_>, name: &str) -> bool {
+    match key.as_plain() {
+        Some(plain) => plain == name,
+        None => key.eq_str(name),
+    }
+}
+
+/// The first member of the object at `text[open]` when it is `tag` with a plain string value:
+/// the tag, for readers that dispatch before walking.
+pub(crate) fn leading_tag<'a>(text: &'a str, open: usize, tag: &str) -> Option<&'a str> {
+    let bytes = text.as_bytes();
+    let key_start = skip_ws_unchecked(bytes, open + 1);
+    if bytes.get(key_start) != Some(&b'"') {
+        return None;
+    }
+    let (key_end, _) = skip_string_unchecked(bytes, key_start + 1);
+    if text.get(key_start + 1..key_end.saturating_sub(1)) != Some(tag) {
+        return None;
+    }
+    let value = skip_ws_unchecked(bytes, skip_ws_unchecked(bytes, key_end) + 1);
+    if bytes.get(value) != Some(&b'"') {
+        return None;
+    }
+    let (value_end, escaped) = skip_string_unchecked(bytes, value + 1);
+    if escaped {
+        return None;
+    }
+    text.get(value + 1..value_end.saturating_sub(1))
+}
+
+/// [`members`] of the object at `text[open]`, also returning the offset just past it, in the
+/// same single walk.
+#[inline]
+pub(crate) fn members_at<'a, const N: usize>(
+    text: &'a str,
+    open: usize,
+    keys: [&'static str; N],
+) -> Read<'a, ([Option<RawValue<'a>>; N], usize)> {
+    let mut slots = [None; N];
+    let end = walk(text, open, |key, at| {
+        let end = skip(text, at);
+        if let Some(index) = keys.iter().position(|k| is(key, k)) {
+            fill(&mut slots[index], keys[index], span(text, at, end))?;
+        }
+        Ok(end)
+    })?;
+    Ok((slots, end))
+}
+
+/// The string value at `text[start]` (when it is one) and the offset past it, in one scan.
+#[inline]
+pub(crate) fn read_string(text: &str, start: usize) -> Option<(JsonStr<'_>, usize)> {
+    if text.as_bytes().get(start) != Some(&b'"') {
+        return None;
+    }
+    let (end, escaped) = skip_string_unchecked(text.as_bytes(), start + 1);
+    let inner = text.get(start + 1..end.saturating_sub(1))?;
+    Some((JsonStr::new_unchecked(inner, escaped), end))
+}
+
+/// Walks the elements of the array whose `[` is at `text[open]`, handing each index and the
+/// offset where the element starts to `element`, which returns the offset just past it.
+/// Returns the offset just past the closing `]`.
+#[inline]
+pub(crate) fn walk_array<'a>(
+    text: &'a str,
+    open: usize,
+    mut element: impl FnMut(usize, usize) -> Read<'a, usize>,
+) -> Read<'a, usize> {
+    let bytes = text.as_bytes();
+    let mut pos = skip_ws_unchecked(bytes, open + 1);
+    let mut index = 0;
+    loop {
+        match bytes.get(pos) {
+            None => return Ok(bytes.len()),
+            Some(b']') => return Ok(pos + 1),
+            Some(_) => {}
+        }
+        let end = element(index, pos)?;
+        index += 1;
+        pos = skip_ws_unchecked(bytes, end.max(pos + 1));
+        if bytes.get(pos) == Some(&b',') {
+            pos = skip_ws_unchecked(bytes, pos + 1);
+        }
+    }
+}

@@ -1,0 +1,608 @@
+//! `session/update`, borrowed: message and thought chunks, tool calls, tool call updates and
+//! plans. Other kinds are passed through raw.
+
+use crate::wire::{JsonStr, RawValue};
+
+use super::content::ContentBlockView;
+use super::enums::{PlanEntryPriority, PlanEntryStatus, ToolCallStatus, ToolKind};
+use super::error::{Detail, Fault};
+use super::read::{
+    Read, any_value, fill, is, leading_tag, lenient_array, lenient_object, lenient_str, members,
+    members_at, object, required, required_array, required_str, skip, span, walk,
+};
+
+/// `session/update` params.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct SessionNotificationView<'a> {
+    /// The session the update belongs to.
+    pub session_id: JsonStr<'a>,
+    /// What happened.
+    pub update: SessionUpdateView<'a>,
+    /// Extension data, when an object.
+    pub meta: Option<RawValue<'a>>,
+    /// The update object as sent.
+    pub(crate) update_raw: RawValue<'a>,
+}
+
+impl<'a> SessionNotificationView<'a> {
+    /// Reads the params in one walk, descending into `update` in place.
+    pub(crate) fn read(params: RawValue<'a>) -> Read<'a, Self> {
+        let text = params.get();
+        let (mut session_id, mut meta, mut update_raw) = (None, None, None);
+        let mut update = None;
+        walk(text, 0, |key, start| {
+            if is(key, "update") {
+                // A fault inside `update` is reported after `sessionId`'s, as before.
+                let (result, end) = match SessionUpdateView::read_at(text, start) {
+                    Ok((view, end)) => (Ok(view), end),
+                    Err(fault) => (Err(fault), skip(text, start)),
+                };
+                fill(&mut update_raw, "update", span(text, start, end))?;
+                update = Some(result);
+                return Ok(end);
+            }
+            let end = skip(text, start);
+            if is(key, "sessionId") {
+                fill(&mut session_id, "sessionId", span(text, start, end))?;
+            } else if is(key, "_meta") {
+                fill(&mut meta, "_meta", span(text, start, end))?;
+            }
+            Ok(end)
+        })?;
+        let session_id = required_str(session_id, "sessionId")?;
+        let update = update
+            .ok_or_else(|| Fault::field("update", Detail::Required))?
+            .map_err(|fault| fault.at("update"))?;
+        Ok(Self {
+            session_id,
+            update,
+            meta: lenient_object(meta),
+            update_raw: update_raw.unwrap_or(super::read::EMPTY_OBJECT),
+        })
+    }
+}
+
+/// One update, discriminated by `sessionUpdate`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum SessionUpdateView<'a> {
+    /// A chunk of the user's message (history replay).
+    UserMessageChunk(ContentChunkView<'a>),
+    /// A chunk of the agent's answer.
+    AgentMessageChunk(ContentChunkView<'a>),
+    /// A chunk of the agent's reasoning.
+    AgentThoughtChunk(ContentChunkView<'a>),
+    /// A new tool call.
+    ToolCall(ToolCallView<'a>),
+    /// A change to a tool call.
+    ToolCallUpdate(ToolCallUpdateView<'a>),
+    /// The whole current plan.
+    Plan(PlanView<'a>),
+    /// A kind the owned types know but the views do not look into (`available_commands_update`,
+    /// `current_mode_update`, `usage_update`, …): its name and the whole object, unchecked.
+    Other {
+        /// The `sessionUpdate` value.
+        kind: &'static str,
+        /// The whole update object.
+        raw: RawValue<'a>,
+    },
+    /// A kind this version does not know: the whole object, tag included.
+    Unknown(RawValue<'a>),
+}
+
+/// The kinds the owned types decode that the views pass through as [`SessionUpdateView::Other`].
+const OTHER_KINDS: [&str; 8] = [
+    "available_commands_update",
+    "current_mode_update",
+    "config_option_update",
+    "session_info_update",
+    "usage_update",
+    "notice",
+    "compaction_update",
+    "compaction_summary_chunk",
+];
+
+impl<'a> SessionUpdateView<'a> {
+    /// Every `sessionUpdate` value that is not [`SessionUpdateView::Unknown`].
+    pub const KNOWN: [&'static str; 14] = [
+        "user_message_chunk",
+        "agent_message_chunk",
+        "agent_thought_chunk",
+        "tool_call",
+        "tool_call_update",
+        "plan",
+        OTHER_KINDS[0],
+        OTHER_KINDS[1],
+        OTHER_KINDS[2],
+        OTHER_KINDS[3],
+        OTHER_KINDS[4],
+        OTHER_KINDS[5],
+        OTHER_KINDS[6],
+        OTHER_KINDS[7],
+    ];
+
+    /// Reads the update starting at `text[start]`, in place when its tag comes first (the
+    /// usual wire order) and names a chunk; returns it and the offset just past it.
+    fn read_at(text: &'a str, start: usize) -> Read<'a, (Self, usize)> {
+        if text.as_bytes().get(start) != Some(&b'{') {
+            return Err(Fault::here(Detail::MustBe("a JSON object")));
+        }
+        let chunk = |wrap: fn(ContentChunkView<'a>) -> Self| {
+            ContentChunkView::read_at(text, start).map(|(chunk, end)| (wrap(chunk), end))
+        };
+        match leading_tag(text, start, "sessionUpdate") {
+            Some("agent_message_chunk") => chunk(Self::AgentMessageChunk),
+            Some("agent_thought_chunk") => chunk(Self::AgentThoughtChunk),
+            Some("user_message_chunk") => chunk(Self::UserMessageChunk),
+            Some("tool_call") => {
+                ToolCallView::read_at(text, start).map(|(call, end)| (Self::ToolCall(call), end))
+            }
+            Some("tool_call_update") => ToolCallUpdateView::read_at(text, start)
+                .map(|(update, end)| (Self::ToolCallUpdate(update), end)),
+            _ => {
+                let end = skip(text, start);
+                Ok((Self::read(span(text, start, end))?, end))
+            }
+        }
+    }
+
+    pub(crate) fn read(update: RawValue<'a>) -> Read<'a, Self> {
+        let tag = required_str(update.get_field("sessionUpdate"), "sessionUpdate")?;
+        let kind = match tag.as_plain() {
+            Some(plain) => plain,
+            None => match Self::KNOWN.iter().find(|known| tag.eq_str(known)) {
+                Some(known) => known,
+                None => return Ok(Self::Unknown(update)),
+            },
+        };
+        Ok(match kind {
+            "agent_message_chunk" => Self::AgentMessageChunk(ContentChunkView::read(update)?),
+            "agent_thought_chunk" => Self::AgentThoughtChunk(ContentChunkView::read(update)?),
+            "user_message_chunk" => Self::UserMessageChunk(ContentChunkView::read(update)?),
+            "tool_call" => Self::ToolCall(ToolCallView::read(update)?),
+            "tool_call_update" => Self::ToolCallUpdate(ToolCallUpdateView::read(update)?),
+            "plan" => Self::Plan(PlanView::read(update)?),
+            other => match OTHER_KINDS.iter().find(|known| **known == other) {
+                Some(kind) => Self::Other { kind, raw: update },
+                None => Self::Unknown(update),
+            },
+        })
+    }
+
+    /// The `sessionUpdate` value (still escaped for unknown kinds).
+    pub fn kind(&self) -> &'a str {
+        match self {
+            Self::UserMessageChunk(_) => "user_message_chunk",
+            Self::AgentMessageChunk(_) => "agent_message_chunk",
+            Self::AgentThoughtChunk(_) => "agent_thought_chunk",
+            Self::ToolCall(_) => "tool_call",
+            Self::ToolCallUpdate(_) => "tool_call_update",
+            Self::Plan(_) => "plan",
+            Self::Other { kind, .. } => kind,
+            Self::Unknown(raw) => raw
+                .get_field("sessionUpdate")
+                .and_then(|t| t.as_str())
+                .map_or("", |t| t.raw()),
+        }
+    }
+}
+
+/// A streamed chunk of a message.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ContentChunkView<'a> {
+    /// The chunk.
+    pub content: ContentBlockView<'a>,
+    /// Groups the chunks of one message.
+    pub message_id: Option<JsonStr<'a>>,
+    /// Extension data, when an object.
+    pub meta: Option<RawValue<'a>>,
+    /// The content object as sent.
+    pub(crate) content_raw: RawValue<'a>,
+}
+
+impl<'a> ContentChunkView<'a> {
+    fn read(update: RawValue<'a>) -> Read<'a, Self> {
+        Self::read_at(update.get(), 0).map(|(chunk, _)| chunk)
+    }
+
+    /// Reads the chunk object at `text[start]` in one walk, descending into `content`.
+    fn read_at(text: &'a str, start: usize) -> Read<'a, (Self, usize)> {
+        let (mut message_id, mut meta, mut content_raw) = (None, None, None);
+        let mut content = None;
+        let end = walk(text, start, |key, at| {
+            if is(key, "content") {
+                let (block, end) =
+                    ContentBlockView::read_at(text, at).map_err(|fault| fault.at("content"))?;
+                fill(&mut content_raw, "content", span(text, at, end))?;
+                content = Some(block);
+                return Ok(end);
+            }
+            let end = skip(text, at);
+            if is(key, "messageId") {
+                fill(&mut message_id, "messageId", span(text, at, end))?;
+            } else if is(key, "_meta") {
+                fill(&mut meta, "_meta", span(text, at, end))?;
+            }
+            Ok(end)
+        })?;
+        let (Some(content), Some(content_raw)) = (content, content_raw) else {
+            return Err(Fault::field("content", Detail::Required));
+        };
+        Ok((
+            Self {
+                content,
+                message_id: lenient_str(message_id),
+                meta: lenient_object(meta),
+                content_raw,
+            },
+            end,
+        ))
+    }
+}
+
+/// `tool_call`: a new tool call.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ToolCallView<'a> {
+    /// Unique within the session.
+    pub tool_call_id: JsonStr<'a>,
+    /// A human title.
+    pub title: JsonStr<'a>,
+    /// The kind as sent; absent means `other` (see [`ToolCallView::kind`]).
+    pub kind: Option<ToolKind<'a>>,
+    /// The status as sent; absent means `pending` (see [`ToolCallView::status`]).
+    pub status: Option<ToolCallStatus>,
+    /// Content produced so far.
+    pub content: ToolCallContents<'a>,
+    /// Files the call touches.
+    pub locations: Locations<'a>,
+    /// The raw input sent to the tool (any JSON but `null`).
+    pub raw_input: Option<RawValue<'a>>,
+    /// The raw output of the tool (any JSON but `null`).
+    pub raw_output: Option<RawValue<'a>>,
+    /// Extension data, when an object.
+    pub meta: Option<RawValue<'a>>,
+}
+
+const TOOL_CALL_KEYS: [&str; 9] = [
+    "toolCallId",
+    "title",
+    "kind",
+    "status",
+    "content",
+    "locations",
+    "rawInput",
+    "rawOutput",
+    "_meta",
+];
+
+impl<'a> ToolCallView<'a> {
+    fn read(update: RawValue<'a>) -> Read<'a, Self> {
+        Self::read_at(update.get(), 0).map(|(view, _)| view)
+    }
+
+    /// Reads the update at `text[start]` in one walk; returns it and the offset past it.
+    fn read_at(text: &'a str, start: usize) -> Read<'a, (Self, usize)> {
+        let (slots, end) = members_at(text, start, TOOL_CALL_KEYS)?;
+        Ok((Self::from_members(slots)?, end))
+    }
+
+    fn from_members(slots: [Option<RawValue<'a>>; 9]) -> Read<'a, Self> {
+        let [
+            id,
+            title,
+            kind,
+            status,
+            content,
+            locations,
+            raw_input,
+            raw_output,
+            meta,
+        ] = slots;
+        Ok(Self {
+            tool_call_id: required_str(id, "toolCallId")?,
+            title: required_str(title, "title")?,
+            kind: ToolKind::lenient(kind),
+            status: ToolCallStatus::lenient(status),
+            content: ToolCallContents(lenient_array(content)),
+            locations: Locations(lenient_array(locations)),
+            raw_input: any_value(raw_input),
+            raw_output: any_value(raw_output),
+            meta: lenient_object(meta),
+        })
+    }
+
+    /// The kind, `other` when absent.
+    pub fn kind(&self) -> ToolKind<'a> {
+        self.kind.unwrap_or_default()
+    }
+
+    /// The status, `pending` when absent.
+    pub fn status(&self) -> ToolCallStatus {
+        self.status.unwrap_or(ToolCallStatus::Pending)
+    }
+}
+
+/// `tool_call_update` (and the `toolCall` of a permission request): only the fields present
+/// change.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ToolCallUpdateView<'a> {
+    /// The call being updated.
+    pub tool_call_id: JsonStr<'a>,
+    /// New kind.
+    pub kind: Option<ToolKind<'a>>,
+    /// New status.
+    pub status: Option<ToolCallStatus>,
+    /// New title.
+    pub title: Option<JsonStr<'a>>,
+    /// Replaces the content, when an array.
+    pub content: Option<ToolCallContents<'a>>,
+    /// Replaces the locations, when an array.
+    pub locations: Option<Locations<'a>>,
+    /// New raw input (any JSON but `null`).
+    pub raw_input: Option<RawValue<'a>>,
+    /// New raw output (any JSON but `null`).
+    pub raw_output: Option<RawValue<'a>>,
+    /// Extension data, when an object.
+    pub meta: Option<RawValue<'a>>,
+}
+
+impl<'a> ToolCallUpdateView<'a> {
+    pub(crate) fn read(update: RawValue<'a>) -> Read<'a, Self> {
+        Self::read_at(update.get(), 0).map(|(view, _)| view)
+    }
+
+    /// Reads the update at `text[start]` in one walk; returns it and the offset past it.
+    fn read_at(text: &'a str, start: usize) -> Read<'a, (Self, usize)> {
+        let (slots, end) = members_at(text, start, TOOL_CALL_KEYS)?;
+        Ok((Self::from_members(slots)?, end))
+    }
+
+    fn from_members(slots: [Option<RawValue<'a>>; 9]) -> Read<'a, Self> {
+        let [
+            id,
+            title,
+            kind,
+            status,
+            content,
+            locations,
+            raw_input,
+            raw_output,
+            meta,
+        ] = slots;
+        Ok(Self {
+            tool_call_id: required_str(id, "toolCallId")?,
+            kind: ToolKind::lenient(kind),
+            status: ToolCallStatus::lenient(status),
+            title: lenient_str(title),
+            content: lenient_array(content).map(|c| ToolCallContents(Some(c))),
+            locations: lenient_array(locations).map(|l| Locations(Some(l))),
+            raw_input: any_value(raw_input),
+            raw_output: any_value(raw_output),
+            meta: lenient_object(meta),
+        })
+    }
+}
+
+/// Content a tool call produced, discriminated by `type`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ToolCallContentView<'a> {
+    /// `type: "content"`: a content block.
+    Content {
+        /// The block.
+        content: ContentBlockView<'a>,
+        /// Extension data, when an object.
+        meta: Option<RawValue<'a>>,
+    },
+    /// `type: "diff"`: a change to one file.
+    Diff {
+        /// Absolute path of the file.
+        path: JsonStr<'a>,
+        /// The old text; `None` for a new file.
+        old_text: Option<JsonStr<'a>>,
+        /// The new text.
+        new_text: JsonStr<'a>,
+        /// Extension data, when an object.
+        meta: Option<RawValue<'a>>,
+    },
+    /// `type: "terminal"`: a live terminal.
+    Terminal {
+        /// The terminal's id.
+        terminal_id: JsonStr<'a>,
+        /// Extension data, when an object.
+        meta: Option<RawValue<'a>>,
+    },
+}
+
+impl<'a> ToolCallContentView<'a> {
+    /// Reads one item with the owned `ToolCallContent`'s rules (a closed union).
+    pub(crate) fn read(value: RawValue<'a>) -> Read<'a, Self> {
+        let value = object(value)?;
+        if leading_tag(value.get(), 0, "type") == Some("content") {
+            return Self::read_content(value.get());
+        }
+        let tag = required_str(value.get_field("type"), "type")?;
+        if tag.eq_str("content") {
+            let [content, meta] = members(value, ["content", "_meta"])?;
+            let content = required(content, "content")?;
+            Ok(Self::Content {
+                content: ContentBlockView::read(content).map_err(|fault| fault.at("content"))?,
+                meta: lenient_object(meta),
+            })
+        } else if tag.eq_str("diff") {
+            let [path, old_text, new_text, meta] =
+                members(value, ["path", "oldText", "newText", "_meta"])?;
+            Ok(Self::Diff {
+                path: required_str(path, "path")?,
+                old_text: lenient_str(old_text),
+                new_text: required_str(new_text, "newText")?,
+                meta: lenient_object(meta),
+            })
+        } else if tag.eq_str("terminal") {
+            let [terminal_id, meta] = members(value, ["terminalId", "_meta"])?;
+            Ok(Self::Terminal {
+                terminal_id: required_str(terminal_id, "terminalId")?,
+                meta: lenient_object(meta),
+            })
+        } else {
+            // Closed union: the owned types name the object, not its tag.
+            Err(Fault::here(Detail::OneOf {
+                expected: &["content", "diff", "terminal"],
+                got: tag,
+            }))
+        }
+    }
+}
+
+impl<'a> ToolCallContentView<'a> {
+    /// A `type: "content"` item (tag first) in one walk, descending into its block.
+    fn read_content(text: &'a str) -> Read<'a, Self> {
+        let (mut content, mut content_seen, mut meta) = (None, None, None);
+        walk(text, 0, |key, at| {
+            if is(key, "content") {
+                let (block, end) =
+                    ContentBlockView::read_at(text, at).map_err(|fault| fault.at("content"))?;
+                fill(&mut content_seen, "content", span(text, at, end))?;
+                content = Some(block);
+                return Ok(end);
+            }
+            let end = skip(text, at);
+            if is(key, "_meta") {
+                fill(&mut meta, "_meta", span(text, at, end))?;
+            }
+            Ok(end)
+        })?;
+        Ok(Self::Content {
+            content: content.ok_or_else(|| Fault::field("content", Detail::Required))?,
+            meta: lenient_object(meta),
+        })
+    }
+}
+
+/// The `content` list of a tool call: the items that decode, in order (malformed items are
+/// skipped, as the schema's skip-invalid-items mark says).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ToolCallContents<'a>(Option<RawValue<'a>>);
+
+impl<'a> ToolCallContents<'a> {
+    /// The valid items.
+    pub fn iter(&self) -> impl Iterator<Item = ToolCallContentView<'a>> + 'a {
+        let items = self.0.map(|array| array.elements());
+        items
+            .into_iter()
+            .flatten()
+            .filter_map(|item| ToolCallContentView::read(item).ok())
+    }
+
+    /// The array as sent (`None` when absent or not an array).
+    pub fn raw(&self) -> Option<RawValue<'a>> {
+        self.0
+    }
+}
+
+/// A file location a tool call touches.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct LocationView<'a> {
+    /// Absolute path.
+    pub path: JsonStr<'a>,
+    /// 1-based line.
+    pub line: Option<u32>,
+    /// Extension data, when an object.
+    pub meta: Option<RawValue<'a>>,
+}
+
+impl<'a> LocationView<'a> {
+    pub(crate) fn read(value: RawValue<'a>) -> Read<'a, Self> {
+        let [path, line, meta] = members(object(value)?, ["path", "line", "_meta"])?;
+        Ok(Self {
+            path: required_str(path, "path")?,
+            line: line
+                .and_then(super::read::integer)
+                .and_then(|n| u32::try_from(n).ok()),
+            meta: lenient_object(meta),
+        })
+    }
+}
+
+/// The `locations` list of a tool call: the items that decode, in order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Locations<'a>(Option<RawValue<'a>>);
+
+impl<'a> Locations<'a> {
+    /// The valid items.
+    pub fn iter(&self) -> impl Iterator<Item = LocationView<'a>> + 'a {
+        let items = self.0.map(|array| array.elements());
+        items
+            .into_iter()
+            .flatten()
+            .filter_map(|item| LocationView::read(item).ok())
+    }
+
+    /// The array as sent (`None` when absent or not an array).
+    pub fn raw(&self) -> Option<RawValue<'a>> {
+        self.0
+    }
+}
+
+/// `plan`: the whole plan, replacing the previous one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct PlanView<'a> {
+    entries: RawValue<'a>,
+    /// Extension data, when an object.
+    pub meta: Option<RawValue<'a>>,
+}
+
+impl<'a> PlanView<'a> {
+    fn read(update: RawValue<'a>) -> Read<'a, Self> {
+        let [entries, meta] = members(update, ["entries", "_meta"])?;
+        Ok(Self {
+            entries: required_array(entries, "entries", "a JSON array")?,
+            meta: lenient_object(meta),
+        })
+    }
+
+    /// The entries array as sent.
+    pub fn raw_entries(&self) -> RawValue<'a> {
+        self.entries
+    }
+
+    /// The entries that decode, in order (malformed entries are skipped).
+    pub fn entries(&self) -> impl Iterator<Item = PlanEntryView<'a>> + 'a {
+        self.entries
+            .elements()
+            .filter_map(|item| PlanEntryView::read(item).ok())
+    }
+}
+
+/// One task of a plan.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct PlanEntryView<'a> {
+    /// What the task is.
+    pub content: JsonStr<'a>,
+    /// How important it is.
+    pub priority: PlanEntryPriority,
+    /// Where it stands.
+    pub status: PlanEntryStatus,
+    /// Extension data, when an object.
+    pub meta: Option<RawValue<'a>>,
+}
+
+impl<'a> PlanEntryView<'a> {
+    pub(crate) fn read(value: RawValue<'a>) -> Read<'a, Self> {
+        let [content, priority, status, meta] =
+            members(object(value)?, ["content", "priority", "status", "_meta"])?;
+        Ok(Self {
+            content: required_str(content, "content")?,
+            priority: PlanEntryPriority::required(priority, "priority")?,
+            status: PlanEntryStatus::required(status, "status")?,
+            meta: lenient_object(meta),
+        })
+    }
+}
