@@ -8,13 +8,28 @@
 //! # Layers
 //!
 //! - [`wire`]: NDJSON framing, the JSON-RPC envelope scanner and the encoder. No allocation.
+//! - [`view`]: borrowed, allocation-free views of the messages a constrained peer needs;
+//!   `schema` (with `alloc`): the owned, fully typed ACP v1 surface. Both decode by method.
+//! - [`machine`]: the pure state machines (handshake, sessions, turns, pending requests,
+//!   permission, ask_user). No JSON in there.
+//! - [`conn`]: [`AgentConnection`] and [`ClientConnection`], the machines glued to the wire
+//!   behind one `handle_*` / `poll_*` API each; their type docs give the call order.
+//! - `supervisor` (with `alloc`): the agent processes a host runs (`.agentao/acp.json`),
+//!   and delegation routing. [`sanitize`]: agent text made safe for a terminal.
 //!
 //! # Features
 //!
 //! - `alloc`: growable buffers (up to the configured limit) and owned, fully typed messages.
 //! - `std` (default): implies `alloc`; nothing in the core needs more than that.
 //!
-//! With no features the crate still builds the wire layer over caller-provided storage.
+//! With no features the crate still builds the wire layer, the views, the machines and both
+//! connections over fixed, caller-chosen capacities.
+//!
+//! # Unsafe code
+//!
+//! Two measured wins, each behind a SAFETY comment: SSE2 compares in the string and newline
+//! scans (`wire::json::stops`; SWAR elsewhere), and `from_utf8_unchecked` on a line whose
+//! UTF-8 the scanner has just validated. Everything else is checked by `deny(unsafe_code)`.
 //!
 //! # Panic policy
 //!
