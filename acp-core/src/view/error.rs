@@ -180,7 +180,7 @@ pub enum Detail<'a> {
         /// What was sent.
         got: JsonStr<'a>,
     },
-    /// `must be <what>, got integer `<n>``: an integer outside its range.
+    /// ``must be <what>, got integer <n>``: an integer outside its range.
     OutOfRange {
         /// The range, e.g. `an integer from 0 to 65535`.
         expected: &'static str,

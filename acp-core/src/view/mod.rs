@@ -1,6 +1,6 @@
 //! Borrowed, allocation-free views of the ACP messages a constrained agent or client needs.
 //!
-//! A view is a `Copy` struct of [`JsonStr`]s, small numbers and enums, and [`RawValue`]s for
+//! A view is a `Copy` struct of [`JsonStr`](crate::wire::JsonStr)s, small numbers and enums, and [`RawValue`]s for
 //! what it does not look into, all borrowed from the line. Nothing allocates, so this module
 //! builds without `alloc`. Views read the spans the envelope scanner already validated, through
 //! the accessors of [`crate::wire::json`].
@@ -28,9 +28,9 @@
 //! the capability objects are handed over raw (capabilities with accessors that apply their
 //! defaults).
 //!
-//! Strings stay escaped as on the wire: most carry no escapes and [`JsonStr::as_plain`] gives
-//! them without copying; the others decode with [`JsonStr::unescape_into`] into a caller's
-//! buffer, or piece by piece with [`JsonStr::fragments`].
+//! Strings stay escaped as on the wire: most carry no escapes and [`JsonStr::as_plain`](crate::wire::JsonStr::as_plain) gives
+//! them without copying; the others decode with [`JsonStr::unescape_into`](crate::wire::JsonStr::unescape_into) into a caller's
+//! buffer, or piece by piece with [`JsonStr::fragments`](crate::wire::JsonStr::fragments).
 //!
 //! ```
 //! use acp_core::view::{AgentNotificationView, ContentBlockView, SessionUpdateView};
