@@ -2,7 +2,8 @@
 //! envelope scanner and the encoder, glued the way a connection glues them.
 //!
 //! Each vector is replayed whole, in 7-byte pieces and one byte at a time (the 20 MiB ones in
-//! 64 KiB reads only): the outcome must not depend on how the bytes arrive.
+//! 64 KiB reads only), on both read paths (text, and the fused UTF-8-in-the-scan path the
+//! connections use): the outcome must depend neither on how the bytes arrive nor on the path.
 
 use acp_core::wire::Id;
 use acp_core::wire::encode::write_error;
@@ -10,43 +11,66 @@ use acp_core::wire::envelope::{self, Message, Outcome, Rejection};
 use acp_core::wire::frame::{DEFAULT_MAX_LINE, Framer};
 use acp_testkit::vectors::{Event, Harness, ResponseOutcome, Step, Vector, load_dir, replay};
 
+/// Which read path a replay exercises: both must give the same replies and events.
+#[derive(Clone, Copy, Debug)]
+enum Path {
+    /// `Framer::next_line` (UTF-8 checked by the framer) then `envelope::scan`.
+    Text,
+    /// `Framer::next_line_bytes` then `envelope::scan_bytes` (UTF-8 checked inside the scan):
+    /// what `conn::transport` uses.
+    Fused,
+}
+
 /// The wire layer under test: lines out of the framer, each scanned, each rejection answered.
 struct Wire {
     framer: Framer<Vec<u8>>,
+    path: Path,
     outputs: Vec<Vec<u8>>,
     events: Vec<Event>,
 }
 
 impl Wire {
-    fn new(vector: &Vector) -> Self {
+    fn new(vector: &Vector, path: Path) -> Self {
         Self {
             framer: Framer::with_limit(vector.config.max_line.unwrap_or(DEFAULT_MAX_LINE)),
+            path,
             outputs: Vec::new(),
             events: Vec::new(),
         }
     }
 
-    fn drain(&mut self) {
-        while let Some(line) = self.framer.next_line() {
-            let verdict = match line {
+    /// The next line's event, or the exact reply line its rejection gets (no newline).
+    fn next_verdict(&mut self) -> Option<Result<Event, Vec<u8>>> {
+        let verdict = match self.path {
+            Path::Text => match self.framer.next_line()? {
                 Ok(line) => envelope::scan(line).map(event),
                 Err(error) => Err(Rejection::from_frame_error(error)),
-            };
+            },
+            Path::Fused => match self.framer.next_line_bytes()? {
+                Ok(line) => envelope::scan_bytes(line).map(event),
+                Err(error) => Err(Rejection::from_frame_error(error)),
+            },
+        };
+        Some(verdict.map_err(|rejection| {
+            let mut reply = Vec::new();
+            write_error(
+                &mut reply,
+                rejection.id,
+                rejection.code,
+                &rejection,
+                None::<&()>,
+            )
+            .expect("a Vec sink cannot fail");
+            assert_eq!(reply.pop(), Some(b'\n'), "every line ends in a newline");
+            reply
+        }))
+    }
+
+    fn drain(&mut self) {
+        while let Some(verdict) = self.next_verdict() {
             match verdict {
                 Ok(event) => self.events.push(event),
-                Err(rejection) => {
-                    let mut reply = Vec::new();
-                    write_error(
-                        &mut reply,
-                        rejection.id,
-                        rejection.code,
-                        &rejection,
-                        None::<&()>,
-                    )
-                    .expect("a Vec sink cannot fail");
-                    assert_eq!(reply.pop(), Some(b'\n'), "every line ends in a newline");
-                    self.outputs.push(reply);
-                }
+                Err(reply) => self.outputs.push(reply),
             }
         }
     }
@@ -109,7 +133,7 @@ impl Harness for Wire {
 }
 
 #[test]
-fn every_wire_vector_replays_against_acp_core_however_the_bytes_are_chunked() {
+fn every_wire_vector_replays_on_both_read_paths_however_the_bytes_are_chunked() {
     let dir = acp_testkit::vectors::vectors_dir().join("wire");
     let vectors = load_dir(&dir).unwrap_or_else(|error| panic!("{error}"));
     assert!(
@@ -124,9 +148,11 @@ fn every_wire_vector_replays_against_acp_core_however_the_bytes_are_chunked() {
             .iter()
             .any(|step| matches!(step, Step::In(input) if input.len() > 1 << 20));
         let chunkings: &[usize] = if big { &[1 << 16] } else { &[usize::MAX, 7, 1] };
-        for &chunk in chunkings {
-            if let Err(failure) = replay(vector, &mut Wire::new(vector), chunk) {
-                failures.push(format!("[chunk {chunk}] {failure}"));
+        for path in [Path::Text, Path::Fused] {
+            for &chunk in chunkings {
+                if let Err(failure) = replay(vector, &mut Wire::new(vector, path), chunk) {
+                    failures.push(format!("[{path:?}, chunk {chunk}] {failure}"));
+                }
             }
         }
     }
