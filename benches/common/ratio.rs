@@ -9,7 +9,7 @@
 //!
 //! Schedule: one warm-up round, which also calibrates how many calls make one measurement last
 //! at least `ACP_BENCH_MIN_MS` (default 150 ms); then `ACP_BENCH_ROUNDS` measured rounds
-//! (default 7).
+//! (default 7). `ACP_BENCH_ONLY=o2b,o4` keeps the baseline and the named paths, for profiling.
 
 use std::time::{Duration, Instant};
 
@@ -47,6 +47,21 @@ pub struct Row {
     pub ratios: Vec<f64>,
 }
 
+/// The baseline and the paths named in `ACP_BENCH_ONLY` (ids, comma-separated: `o2b,o4`), or
+/// every path when it is unset: for profiling one path without the others.
+fn only_paths(paths: &[DecodePath]) -> Vec<DecodePath> {
+    let Ok(only) = std::env::var("ACP_BENCH_ONLY") else {
+        return paths.to_vec();
+    };
+    let wanted: Vec<&str> = only.split(',').map(str::trim).collect();
+    paths
+        .iter()
+        .enumerate()
+        .filter(|(index, path)| *index == 0 || wanted.contains(&path.id))
+        .map(|(_, path)| *path)
+        .collect()
+}
+
 /// Measures `paths` on `corpus` round-robin and returns one row per path. `paths[0]` is the
 /// baseline the ratios divide by.
 pub fn measure(corpus: &Corpus, paths: &[DecodePath], schedule: Schedule) -> Vec<Row> {
@@ -54,6 +69,8 @@ pub fn measure(corpus: &Corpus, paths: &[DecodePath], schedule: Schedule) -> Vec
         !paths.is_empty(),
         "the ratio table needs at least the baseline"
     );
+    let only = only_paths(paths);
+    let paths = &only[..];
 
     // Warm-up and calibration: caches, branch predictors, allocator pools, page faults.
     let repeats: Vec<u32> = paths
