@@ -4,24 +4,28 @@
 //!
 //! The result is the same value the serde path gives, or nothing: any shape the fast path is not
 //! sure to read exactly as serde does (a tag that is not the object's first member, a block
-//! other than text, a list item that does not decode, any error) falls back to
-//! [`AgentNotification::decode`], so errors keep their exact messages. `_meta`, annotations and
-//! raw tool input/output are still read by serde_json, from their own spans.
+//! of a type this version does not know, a list item that does not decode, a number serde_json
+//! cannot hold, any error) falls back to the serde path ([`AgentNotification::decode`] and its
+//! siblings), so errors keep their exact messages. `_meta`, annotations and raw tool
+//! input/output are still read by serde_json, from their own spans.
 
 use alloc::string::String;
 use alloc::vec::Vec;
 
 use crate::schema::lenient::LeafKind;
 use crate::schema::{
-    AgentNotification, Annotations, ContentBlock, ContentChunk, DecodeError, Diff, Meta, Plan,
-    PlanEntry, PlanEntryPriority, PlanEntryStatus, SessionNotification, SessionUpdate,
-    TerminalContent, TextContent, ToolCall, ToolCallContent, ToolCallLocation, ToolCallStatus,
-    ToolCallUpdate, ToolContent, ToolKind,
+    AgentNotification, Annotations, AudioContent, BlobResourceContents, ContentBlock, ContentChunk,
+    DecodeError, Diff, EmbeddedResource, EmbeddedResourceResource, ImageContent, Meta, Plan,
+    PlanEntry, PlanEntryPriority, PlanEntryStatus, ResourceLink, SessionNotification,
+    SessionUpdate, TerminalContent, TextContent, TextResourceContents, ToolCall, ToolCallContent,
+    ToolCallLocation, ToolCallStatus, ToolCallUpdate, ToolContent, ToolKind,
 };
+use crate::wire::json::skip_ws_unchecked;
 use crate::wire::{JsonStr, RawValue};
 
-use super::content::ContentBlockView;
+use super::content::{ContentBlockView, ResourceContents};
 use super::enums;
+use super::read::lenient_object;
 use super::update::{
     ContentChunkView, LocationView, PlanEntryView, SessionNotificationView, SessionUpdateView,
     ToolCallContentView, ToolCallUpdateView, ToolCallView,
@@ -96,6 +100,9 @@ fn tag_first(object: RawValue<'_>, tag: &str) -> bool {
 }
 
 fn session_notification(params: RawValue<'_>) -> Option<SessionNotification> {
+    if !numbers_fit(params.get()) {
+        return None;
+    }
     let view = SessionNotificationView::read(params).ok()?;
     if !tag_first(view.update_raw, "sessionUpdate") {
         return None;
@@ -139,24 +146,114 @@ fn content_chunk(chunk: ContentChunkView<'_>) -> Option<ContentChunk> {
     })
 }
 
-/// Text blocks only; the others are rare in updates and left to serde.
+/// A block of a known type whose tag comes first (then serde streams it, reading each member
+/// once, as the views do); blocks of unknown types are left to serde.
 fn block(view: ContentBlockView<'_>, raw: RawValue<'_>) -> Option<ContentBlock> {
-    let ContentBlockView::Text(text) = view else {
-        return None;
-    };
     if !tag_first(raw, "type") {
         return None;
     }
-    let annotations = match text.annotations {
-        None => None,
-        // Default-on-error: an object that does not decode reads as absent.
-        Some(raw) => serde_json::from_str::<Annotations>(raw.get()).ok(),
-    };
-    Some(ContentBlock::Text(TextContent {
-        text: owned(text.text),
-        annotations,
-        meta: meta(text.meta)?,
-    }))
+    Some(match view {
+        ContentBlockView::Text(text) => ContentBlock::Text(TextContent {
+            text: owned(text.text),
+            annotations: annotations(text.annotations),
+            meta: meta(text.meta)?,
+        }),
+        ContentBlockView::Image(image) => ContentBlock::Image(ImageContent {
+            data: owned(image.data),
+            mime_type: owned(image.mime_type),
+            uri: image.uri.map(owned),
+            annotations: annotations(image.annotations),
+            meta: meta(image.meta)?,
+        }),
+        ContentBlockView::Audio(audio) => ContentBlock::Audio(AudioContent {
+            data: owned(audio.data),
+            mime_type: owned(audio.mime_type),
+            annotations: annotations(audio.annotations),
+            meta: meta(audio.meta)?,
+        }),
+        ContentBlockView::ResourceLink(link) => ContentBlock::ResourceLink(ResourceLink {
+            uri: owned(link.uri),
+            name: owned(link.name),
+            title: link.title.map(owned),
+            description: link.description.map(owned),
+            mime_type: link.mime_type.map(owned),
+            size: match link.size {
+                // serde_json reads `-0` as a float, which is no `i64`.
+                Some(0) if !zero_is_plain(raw.get_field("size")) => return None,
+                size => size,
+            },
+            annotations: annotations(link.annotations),
+            meta: meta(link.meta)?,
+        }),
+        ContentBlockView::Resource(resource) => {
+            // The view hands over the block's `_meta`; the contents' own is read here.
+            let contents_meta = meta(lenient_object(
+                raw.get_field("resource")?.get_field("_meta"),
+            ))?;
+            let uri = owned(resource.uri);
+            let mime_type = resource.mime_type.map(owned);
+            ContentBlock::Resource(EmbeddedResource {
+                resource: match resource.contents {
+                    ResourceContents::Text(text) => {
+                        EmbeddedResourceResource::Text(TextResourceContents {
+                            uri,
+                            text: owned(text),
+                            mime_type,
+                            meta: contents_meta,
+                        })
+                    }
+                    ResourceContents::Blob(blob) => {
+                        EmbeddedResourceResource::Blob(BlobResourceContents {
+                            uri,
+                            blob: owned(blob),
+                            mime_type,
+                            meta: contents_meta,
+                        })
+                    }
+                },
+                annotations: annotations(resource.annotations),
+                meta: meta(resource.meta)?,
+            })
+        }
+        _ => return None,
+    })
+}
+
+/// Default-on-error display hints: an object that does not decode reads as absent.
+fn annotations(raw: Option<RawValue<'_>>) -> Option<Annotations> {
+    serde_json::from_str(raw?.get()).ok()
+}
+
+/// Whether a number the view read as 0 was sent as `0`: serde_json reads `-0` as a float.
+fn zero_is_plain(raw: Option<RawValue<'_>>) -> bool {
+    raw.is_some_and(|raw| raw.get() == "0")
+}
+
+/// Whether every number sent as a member's value (after a `:`) is one serde_json reads without
+/// failing. serde_json refuses numbers beyond `f64` (`1e400`) even in the lenient fields the
+/// views read as absent, so messages that may hold one are left to serde. Conservative: any
+/// exponent or very long number, and any `:` inside a string followed by one, declines.
+fn numbers_fit(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    let mut from = 0;
+    // Bounded by the text: every step moves past one `:`.
+    while let Some(at) = text.get(from..).and_then(|rest| rest.find(':')) {
+        let start = skip_ws_unchecked(bytes, from + at + 1);
+        let mut end = start;
+        while let Some(&byte) = bytes.get(end) {
+            match byte {
+                b'0'..=b'9' | b'-' | b'.' => end += 1,
+                b'e' | b'E' if end > start => return false,
+                _ => break,
+            }
+        }
+        // Far below the length of any number that overflows an `f64` without an exponent.
+        if end - start > 300 {
+            return false;
+        }
+        from = end.max(from + at + 1);
+    }
+    true
 }
 
 fn tool_kind(kind: enums::ToolKind<'_>) -> Option<ToolKind> {
@@ -214,6 +311,9 @@ fn tool_content(item: RawValue<'_>) -> Option<ToolCallContent> {
 
 fn location(item: RawValue<'_>) -> Option<ToolCallLocation> {
     let view: LocationView<'_> = LocationView::read(item).ok()?;
+    if view.line == Some(0) && !zero_is_plain(item.get_field("line")) {
+        return None;
+    }
     Some(ToolCallLocation {
         path: owned(view.path),
         line: view.line,
