@@ -1,6 +1,7 @@
 //! The owned decode's fast path: the hot `session/update` kinds (message and thought chunks,
-//! tool calls, tool call updates, plans) built from the borrowed view of the span the envelope
-//! scanner already validated, instead of parsing it again with serde_json.
+//! tool calls, tool call updates, plans), and in [`turn`] the prompt and permission requests
+//! and their results, built from the borrowed view of the span the envelope scanner already
+//! validated, instead of parsing it again with serde_json.
 //!
 //! The result is the same value the serde path gives, or nothing: any shape the fast path is not
 //! sure to read exactly as serde does (a tag that is not the object's first member, a block
@@ -30,6 +31,8 @@ use super::update::{
     ContentChunkView, LocationView, PlanEntryView, SessionNotificationView, SessionUpdateView,
     ToolCallContentView, ToolCallUpdateView, ToolCallView,
 };
+
+mod turn;
 
 impl AgentNotification {
     /// [`AgentNotification::decode`] from params the envelope scanner has validated (a
