@@ -236,27 +236,52 @@ fn zero_is_plain(raw: Option<RawValue<'_>>) -> bool {
 /// failing. serde_json refuses numbers beyond `f64` (`1e400`) even in the lenient fields the
 /// views read as absent, so messages that may hold one are left to serde. Conservative: any
 /// exponent or very long number, and any `:` inside a string followed by one, declines.
+///
+/// Most lines hold a few `:`s among hundreds of bytes of text, so the text is checked 32 bytes
+/// at a time, without branches (the compiler makes it a few vector compares), for a `:`
+/// followed by what may start a number; only such blocks are looked at closely.
 fn numbers_fit(text: &str) -> bool {
+    const BLOCK: usize = 32;
     let bytes = text.as_bytes();
-    let mut from = 0;
-    // Bounded by the text: every step moves past one `:`.
-    while let Some(at) = text.get(from..).and_then(|rest| rest.find(':')) {
-        let start = skip_ws_unchecked(bytes, from + at + 1);
-        let mut end = start;
-        while let Some(&byte) = bytes.get(end) {
-            match byte {
-                b'0'..=b'9' | b'-' | b'.' => end += 1,
-                b'e' | b'E' if end > start => return false,
-                _ => break,
-            }
+    let mut at = 0;
+    // Bounded by the text: every step moves one block on.
+    while let Some(window) = bytes
+        .get(at..at + BLOCK + 1)
+        .and_then(|window| <&[u8; BLOCK + 1]>::try_from(window).ok())
+    {
+        let mut suspect = false;
+        for i in 0..BLOCK {
+            // Digits, `-` and whitespace are the bytes below `:` other than `"`.
+            let next = window[i + 1];
+            suspect |= (window[i] == b':') & (next < b':') & (next != b'"');
         }
-        // Far below the length of any number that overflows an `f64` without an exponent.
-        if end - start > 300 {
+        if suspect && !(at..at + BLOCK).all(|colon| number_after(bytes, colon)) {
             return false;
         }
-        from = end.max(from + at + 1);
+        at += BLOCK;
     }
-    true
+    (at..bytes.len()).all(|colon| number_after(bytes, colon))
+}
+
+/// Unless `bytes[colon]` is a `:`, true; else [`number_fits`] for the value after it.
+fn number_after(bytes: &[u8], colon: usize) -> bool {
+    bytes.get(colon) != Some(&b':') || number_fits(bytes, colon + 1)
+}
+
+/// Whether the value starting after a `:` (past whitespace), if a number, is one serde_json
+/// reads: no exponent, and far below the length of one that overflows an `f64` without one.
+fn number_fits(bytes: &[u8], after: usize) -> bool {
+    let start = skip_ws_unchecked(bytes, after);
+    let mut end = start;
+    // Bounded by the text.
+    while let Some(&byte) = bytes.get(end) {
+        match byte {
+            b'0'..=b'9' | b'-' | b'.' => end += 1,
+            b'e' | b'E' if end > start => return false,
+            _ => break,
+        }
+    }
+    end - start <= 300
 }
 
 fn tool_kind(kind: enums::ToolKind<'_>) -> Option<ToolKind> {
@@ -385,4 +410,34 @@ fn plan_entry(entry: PlanEntryView<'_>) -> Option<PlanEntry> {
         status: <PlanEntryStatus as LeafKind>::from_str(entry.status.as_str())?,
         meta: meta(entry.meta)?,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::numbers_fit;
+    use alloc::format;
+
+    #[test]
+    fn numbers_past_f64_are_found_at_every_offset() {
+        for pad in 0..70 {
+            let pad = "x".repeat(pad);
+            for (value, fits) in [
+                ("1", true),
+                ("-12.5", true),
+                ("\"1e400\"", true),
+                ("1e400", false),
+                ("-2E+999", false),
+                ("0.5e-3", false),
+                (" \n1e5", false),
+            ] {
+                let text = format!(r#"{{"{pad}":{value}}}"#);
+                assert_eq!(numbers_fit(&text), fits, "{text}");
+            }
+            let long = "9".repeat(301);
+            assert!(!numbers_fit(&format!(r#"{{"{pad}":{long}}}"#)));
+            assert!(numbers_fit(&format!(r#"{{"{pad}":{}}}"#, &long[1..])));
+            // Inside a string too: conservative.
+            assert!(!numbers_fit(&format!(r#"{{"k":"{pad}:1e5"}}"#)));
+        }
+    }
 }
