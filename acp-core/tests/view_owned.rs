@@ -73,6 +73,14 @@ fn edge_cases_agree() {
         r#"{"sessionUpdate":"tool_call_update","toolCallId":"c","rawInput":{"n":1e400}}"#,
         r#"{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"a:1e5","_meta":1e400}}"#,
         r#"{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"a:1e5 b:2"}}"#,
+        // Also in arrays, where `_meta` (any JSON to serde) holds one.
+        r#"{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"x","_meta":[1e400]},"_meta":[1,2]}"#,
+        r#"{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"x"},"messageId":[1E999]}"#,
+        r#"{"sessionUpdate":"tool_call_update","toolCallId":"c","_meta":[0,[-1e400]]}"#,
+        r#"{"sessionUpdate":"tool_call_update","toolCallId":"c","_meta":[0,[-1e300]]}"#,
+        r#"{"sessionUpdate":"tool_call_update","toolCallId":"c","locations":[{"path":"/a","_meta":[1e400]}]}"#,
+        r#"{"sessionUpdate":"tool_call","toolCallId":"c","title":"t","content":[{"type":"diff","path":"/a","newText":"n","_meta":[1e400]}]}"#,
+        r#"{"sessionUpdate":"plan","entries":[{"content":"a","priority":"high","status":"pending","_meta":[1e400]}]}"#,
         // `-0` is a float to serde_json, so no line number.
         r#"{"sessionUpdate":"tool_call_update","toolCallId":"c","locations":[{"path":"/a","line":-0},{"path":"/b","line":0}]}"#,
         r#"{"sessionUpdate":"tool_call_update","toolCallId":"c","locations":[{"path":"/b","line":0}]}"#,
@@ -138,7 +146,7 @@ impl Arbitrary for Update {
                 members.extend([("content", block(g)), ("messageId", message_id)]);
             }
         }
-        let meta = pick(g, &["{}", "3", r#"{"x":"y"}"#, "-1.5E+400"]).to_owned();
+        let meta = pick(g, &["{}", "3", r#"{"x":"y"}"#, "-1.5E+400", "[2,1e400]"]).to_owned();
         members.push(("_meta", meta));
         let update = object(members, g);
         Update(format!(

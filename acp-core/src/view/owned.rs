@@ -1,14 +1,16 @@
 //! The owned decode's fast path: the hot `session/update` kinds (message and thought chunks,
 //! tool calls, tool call updates, plans), and in [`turn`] the prompt and permission requests
-//! and their results, built from the borrowed view of the span the envelope scanner already
-//! validated, instead of parsing it again with serde_json.
+//! and their results, built from the borrowed views of the span the envelope scanner already
+//! validated, and from their readers (tool calls, read in one walk by [`tool_call`]), instead
+//! of parsing it again with serde_json.
 //!
 //! The result is the same value the serde path gives, or nothing: any shape the fast path is not
 //! sure to read exactly as serde does (a tag that is not the object's first member, a block
 //! of a type this version does not know, a list item that does not decode, a number serde_json
-//! cannot hold, any error) falls back to the serde path ([`AgentNotification::decode`] and its
-//! siblings), so errors keep their exact messages. `_meta`, annotations and raw tool
-//! input/output are still read by serde_json, from their own spans.
+//! cannot hold (see [`numbers`]), any error) falls back to the serde path
+//! ([`AgentNotification::decode`] and its siblings), so errors keep their exact messages.
+//! `_meta`, annotations and raw tool input/output are still read by serde_json, from their own
+//! spans.
 
 use alloc::string::String;
 use alloc::vec::Vec;
@@ -16,22 +18,23 @@ use alloc::vec::Vec;
 use crate::schema::lenient::LeafKind;
 use crate::schema::{
     AgentNotification, Annotations, AudioContent, BlobResourceContents, ContentBlock, ContentChunk,
-    DecodeError, Diff, EmbeddedResource, EmbeddedResourceResource, ImageContent, Meta, Plan,
-    PlanEntry, PlanEntryPriority, PlanEntryStatus, ResourceLink, SessionNotification,
-    SessionUpdate, TerminalContent, TextContent, TextResourceContents, ToolCall, ToolCallContent,
-    ToolCallLocation, ToolCallStatus, ToolCallUpdate, ToolContent, ToolKind,
+    DecodeError, EmbeddedResource, EmbeddedResourceResource, ImageContent, Meta, Plan, PlanEntry,
+    PlanEntryPriority, PlanEntryStatus, ResourceLink, SessionNotification, SessionUpdate,
+    TextContent, TextResourceContents, ToolCallLocation, ToolCallStatus, ToolKind,
 };
-use crate::wire::json::skip_ws_unchecked;
+use crate::wire::json::ValueKind;
 use crate::wire::{JsonStr, RawValue};
 
 use super::content::{ContentBlockView, ResourceContents};
 use super::enums;
+use super::error::{Detail, Fault};
 use super::read::lenient_object;
 use super::update::{
     ContentChunkView, LocationView, PlanEntryView, SessionNotificationView, SessionUpdateView,
-    ToolCallContentView, ToolCallUpdateView, ToolCallView,
 };
 
+mod numbers;
+mod tool_call;
 mod turn;
 
 impl AgentNotification {
@@ -85,11 +88,28 @@ fn unescape(mut rest: &str) -> String {
     out
 }
 
+/// What a fast-path walk returns to stop: the message is left to serde.
+const DECLINE: Fault<'static> = Fault::here(Detail::MustBe("read by serde"));
+
 /// `Some(None)` when absent, `Some(Some(map))` for an object serde reads, `None` to fall back.
 fn meta(raw: Option<RawValue<'_>>) -> Option<Option<Meta>> {
     match raw {
         None => Some(None),
         Some(raw) => serde_json::from_str(raw.get()).ok().map(Some),
+    }
+}
+
+/// [`meta`] for a `_meta` member as sent, whatever it holds: serde_json reads any value, keeps
+/// an object, and fails (`None`, fall back) on what it cannot read.
+fn meta_any(raw: Option<RawValue<'_>>) -> Option<Option<Meta>> {
+    match raw.map(|raw| raw.kind()) {
+        None | Some(ValueKind::String | ValueKind::Bool | ValueKind::Null) => Some(None),
+        Some(ValueKind::Object) => meta(raw),
+        Some(ValueKind::Array | ValueKind::Number) => {
+            serde_json::from_str::<serde_json::Value>(raw?.get())
+                .ok()
+                .map(|_| None)
+        }
     }
 }
 
@@ -103,11 +123,25 @@ fn tag_first(object: RawValue<'_>, tag: &str) -> bool {
 }
 
 fn session_notification(params: RawValue<'_>) -> Option<SessionNotification> {
-    if !numbers_fit(params.get()) {
-        return None;
-    }
     let view = SessionNotificationView::read(params).ok()?;
     if !tag_first(view.update_raw, "sessionUpdate") {
+        return None;
+    }
+    // Numbers in what the views read leniently: everywhere but the long text of a chunk, and
+    // around the update of a tool call, whose reader checks its own members.
+    let fit = match view.update {
+        SessionUpdateView::AgentMessageChunk(chunk)
+        | SessionUpdateView::AgentThoughtChunk(chunk)
+        | SessionUpdateView::UserMessageChunk(chunk) => match long_string(&chunk.content) {
+            Some(long) => numbers::fit_around(params.get(), long.raw()),
+            None => numbers::fit(params.get()),
+        },
+        SessionUpdateView::ToolCall(_) | SessionUpdateView::ToolCallUpdate(_) => {
+            numbers::fit_around(params.get(), view.update_raw.get())
+        }
+        _ => numbers::fit(params.get()),
+    };
+    if !fit {
         return None;
     }
     let update = match view.update {
@@ -120,10 +154,12 @@ fn session_notification(params: RawValue<'_>) -> Option<SessionNotification> {
         SessionUpdateView::UserMessageChunk(chunk) => {
             SessionUpdate::UserMessageChunk(content_chunk(chunk)?)
         }
-        SessionUpdateView::ToolCall(call) => SessionUpdate::ToolCall(tool_call(call)?),
-        SessionUpdateView::ToolCallUpdate(update) => {
-            SessionUpdate::ToolCallUpdate(tool_call_update(update)?)
+        SessionUpdateView::ToolCall(_) => {
+            SessionUpdate::ToolCall(tool_call::tool_call_at(view.update_raw.get(), 0)?.0)
         }
+        SessionUpdateView::ToolCallUpdate(_) => SessionUpdate::ToolCallUpdate(
+            tool_call::tool_call_update_at(view.update_raw.get(), 0)?.0,
+        ),
         SessionUpdateView::Plan(plan) => SessionUpdate::Plan(Plan {
             entries: plan
                 .raw_entries()
@@ -222,6 +258,28 @@ fn block(view: ContentBlockView<'_>, raw: RawValue<'_>) -> Option<ContentBlock> 
     })
 }
 
+/// The long string of a block, where no number can be: its text, data or contents.
+fn long_string<'a>(view: &ContentBlockView<'a>) -> Option<JsonStr<'a>> {
+    match view {
+        ContentBlockView::Text(text) => Some(text.text),
+        ContentBlockView::Image(media) | ContentBlockView::Audio(media) => Some(media.data),
+        ContentBlockView::Resource(resource) => match resource.contents {
+            ResourceContents::Text(contents) | ResourceContents::Blob(contents) => Some(contents),
+        },
+        _ => None,
+    }
+}
+
+/// [`block`] for a block read on its own: its numbers are checked first (see [`numbers`]),
+/// around its long string.
+fn guarded_block(view: ContentBlockView<'_>, raw: RawValue<'_>) -> Option<ContentBlock> {
+    let fit = match long_string(&view) {
+        Some(long) => numbers::fit_around(raw.get(), long.raw()),
+        None => numbers::fit(raw.get()),
+    };
+    if fit { block(view, raw) } else { None }
+}
+
 /// Default-on-error display hints: an object that does not decode reads as absent.
 fn annotations(raw: Option<RawValue<'_>>) -> Option<Annotations> {
     serde_json::from_str(raw?.get()).ok()
@@ -230,58 +288,6 @@ fn annotations(raw: Option<RawValue<'_>>) -> Option<Annotations> {
 /// Whether a number the view read as 0 was sent as `0`: serde_json reads `-0` as a float.
 fn zero_is_plain(raw: Option<RawValue<'_>>) -> bool {
     raw.is_some_and(|raw| raw.get() == "0")
-}
-
-/// Whether every number sent as a member's value (after a `:`) is one serde_json reads without
-/// failing. serde_json refuses numbers beyond `f64` (`1e400`) even in the lenient fields the
-/// views read as absent, so messages that may hold one are left to serde. Conservative: any
-/// exponent or very long number, and any `:` inside a string followed by one, declines.
-///
-/// Most lines hold a few `:`s among hundreds of bytes of text, so the text is checked 32 bytes
-/// at a time, without branches (the compiler makes it a few vector compares), for a `:`
-/// followed by what may start a number; only such blocks are looked at closely.
-fn numbers_fit(text: &str) -> bool {
-    const BLOCK: usize = 32;
-    let bytes = text.as_bytes();
-    let mut at = 0;
-    // Bounded by the text: every step moves one block on.
-    while let Some(window) = bytes
-        .get(at..at + BLOCK + 1)
-        .and_then(|window| <&[u8; BLOCK + 1]>::try_from(window).ok())
-    {
-        let mut suspect = false;
-        for i in 0..BLOCK {
-            // Digits, `-` and whitespace are the bytes below `:` other than `"`.
-            let next = window[i + 1];
-            suspect |= (window[i] == b':') & (next < b':') & (next != b'"');
-        }
-        if suspect && !(at..at + BLOCK).all(|colon| number_after(bytes, colon)) {
-            return false;
-        }
-        at += BLOCK;
-    }
-    (at..bytes.len()).all(|colon| number_after(bytes, colon))
-}
-
-/// Unless `bytes[colon]` is a `:`, true; else [`number_fits`] for the value after it.
-fn number_after(bytes: &[u8], colon: usize) -> bool {
-    bytes.get(colon) != Some(&b':') || number_fits(bytes, colon + 1)
-}
-
-/// Whether the value starting after a `:` (past whitespace), if a number, is one serde_json
-/// reads: no exponent, and far below the length of one that overflows an `f64` without one.
-fn number_fits(bytes: &[u8], after: usize) -> bool {
-    let start = skip_ws_unchecked(bytes, after);
-    let mut end = start;
-    // Bounded by the text.
-    while let Some(&byte) = bytes.get(end) {
-        match byte {
-            b'0'..=b'9' | b'-' | b'.' => end += 1,
-            b'e' | b'E' if end > start => return false,
-            _ => break,
-        }
-    }
-    end - start <= 300
 }
 
 fn tool_kind(kind: enums::ToolKind<'_>) -> Option<ToolKind> {
@@ -293,48 +299,6 @@ fn tool_kind(kind: enums::ToolKind<'_>) -> Option<ToolKind> {
 
 fn status(status: enums::ToolCallStatus) -> Option<ToolCallStatus> {
     <ToolCallStatus as LeafKind>::from_str(status.as_str())
-}
-
-/// Every item of a skip-invalid list, or `None` (fall back) when one does not convert.
-fn all<'a, T>(
-    list: Option<RawValue<'a>>,
-    convert: impl Fn(RawValue<'a>) -> Option<T>,
-) -> Option<Vec<T>> {
-    list.map_or(Some(Vec::new()), |list| {
-        list.elements().map(convert).collect()
-    })
-}
-
-fn tool_content(item: RawValue<'_>) -> Option<ToolCallContent> {
-    if !tag_first(item, "type") {
-        return None;
-    }
-    Some(match ToolCallContentView::read(item).ok()? {
-        ToolCallContentView::Content { content, meta: m } => {
-            ToolCallContent::Content(ToolContent {
-                content: block(content, item.get_field("content")?)?,
-                meta: meta(m)?,
-            })
-        }
-        ToolCallContentView::Diff {
-            path,
-            old_text,
-            new_text,
-            meta: m,
-        } => ToolCallContent::Diff(Diff {
-            path: owned(path),
-            old_text: old_text.map(owned),
-            new_text: owned(new_text),
-            meta: meta(m)?,
-        }),
-        ToolCallContentView::Terminal {
-            terminal_id,
-            meta: m,
-        } => ToolCallContent::Terminal(TerminalContent {
-            terminal_id: owned(terminal_id),
-            meta: meta(m)?,
-        }),
-    })
 }
 
 fn location(item: RawValue<'_>) -> Option<ToolCallLocation> {
@@ -357,52 +321,6 @@ fn raw_json(raw: Option<RawValue<'_>>) -> Option<Option<serde_json::Value>> {
     }
 }
 
-fn tool_call(call: ToolCallView<'_>) -> Option<ToolCall> {
-    Some(ToolCall {
-        tool_call_id: owned(call.tool_call_id),
-        title: owned(call.title),
-        kind: match call.kind {
-            None => None,
-            Some(kind) => Some(tool_kind(kind)?),
-        },
-        status: match call.status {
-            None => None,
-            Some(s) => Some(status(s)?),
-        },
-        content: all(call.content.raw(), tool_content)?,
-        locations: all(call.locations.raw(), location)?,
-        raw_input: raw_json(call.raw_input)?,
-        raw_output: raw_json(call.raw_output)?,
-        meta: meta(call.meta)?,
-    })
-}
-
-fn tool_call_update(update: ToolCallUpdateView<'_>) -> Option<ToolCallUpdate> {
-    Some(ToolCallUpdate {
-        tool_call_id: owned(update.tool_call_id),
-        kind: match update.kind {
-            None => None,
-            Some(kind) => Some(tool_kind(kind)?),
-        },
-        status: match update.status {
-            None => None,
-            Some(s) => Some(status(s)?),
-        },
-        title: update.title.map(owned),
-        content: match update.content {
-            None => None,
-            Some(content) => Some(all(content.raw(), tool_content)?),
-        },
-        locations: match update.locations {
-            None => None,
-            Some(locations) => Some(all(locations.raw(), location)?),
-        },
-        raw_input: raw_json(update.raw_input)?,
-        raw_output: raw_json(update.raw_output)?,
-        meta: meta(update.meta)?,
-    })
-}
-
 fn plan_entry(entry: PlanEntryView<'_>) -> Option<PlanEntry> {
     Some(PlanEntry {
         content: owned(entry.content),
@@ -410,34 +328,4 @@ fn plan_entry(entry: PlanEntryView<'_>) -> Option<PlanEntry> {
         status: <PlanEntryStatus as LeafKind>::from_str(entry.status.as_str())?,
         meta: meta(entry.meta)?,
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::numbers_fit;
-    use alloc::format;
-
-    #[test]
-    fn numbers_past_f64_are_found_at_every_offset() {
-        for pad in 0..70 {
-            let pad = "x".repeat(pad);
-            for (value, fits) in [
-                ("1", true),
-                ("-12.5", true),
-                ("\"1e400\"", true),
-                ("1e400", false),
-                ("-2E+999", false),
-                ("0.5e-3", false),
-                (" \n1e5", false),
-            ] {
-                let text = format!(r#"{{"{pad}":{value}}}"#);
-                assert_eq!(numbers_fit(&text), fits, "{text}");
-            }
-            let long = "9".repeat(301);
-            assert!(!numbers_fit(&format!(r#"{{"{pad}":{long}}}"#)));
-            assert!(numbers_fit(&format!(r#"{{"{pad}":{}}}"#, &long[1..])));
-            // Inside a string too: conservative.
-            assert!(!numbers_fit(&format!(r#"{{"k":"{pad}:1e5"}}"#)));
-        }
-    }
 }

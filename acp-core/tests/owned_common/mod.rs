@@ -85,7 +85,7 @@ pub fn block(g: &mut Gen) -> String {
         ],
     )
     .to_owned();
-    let meta = pick(g, &["{}", r#"{"a":[1]}"#, "7", "1e400"]).to_owned();
+    let meta = pick(g, &["{}", r#"{"a":[1]}"#, "7", "1e400", "[1e400]"]).to_owned();
     let annotations = pick(g, &[r#"{"priority":1}"#, "[]", r#"{"audience":["user"]}"#]).to_owned();
     let mut members = vec![("type", kind.clone())];
     match kind.as_str() {
@@ -167,8 +167,16 @@ pub fn list(g: &mut Gen, item: fn(&mut Gen) -> String) -> String {
 }
 
 pub fn location(g: &mut Gen) -> String {
-    let line = pick(g, &["1", "0", "-0", "-1", "1.5", "4294967296", r#""3""#]).to_owned();
-    object(vec![("path", text_value(g)), ("line", line)], g)
+    let line = pick(
+        g,
+        &["1", "0", "-0", "-1", "1.5", "4294967296", r#""3""#, "1e400"],
+    )
+    .to_owned();
+    let meta = pick(g, &["{}", "[1e400]", "[1]"]).to_owned();
+    object(
+        vec![("path", text_value(g)), ("line", line), ("_meta", meta)],
+        g,
+    )
 }
 
 /// The members of a `tool_call`, a `tool_call_update` or a permission request's `toolCall`.

@@ -20,11 +20,12 @@ use crate::wire::json::ValueKind;
 
 use super::super::content::ContentBlockView;
 use super::super::permission::{
-    PermissionOutcomeView, RequestPermissionResponseView, RequestPermissionView,
+    PermissionOptionView, PermissionOutcomeView, RequestPermissionResponseView,
 };
-use super::super::read::{lenient_object, span, walk_array};
-use super::super::session::{PromptRequestView, PromptResponseView};
-use super::{block, meta, numbers_fit, owned, tag_first, tool_call_update};
+use super::super::read::{fill, is, lenient_object, required_str, skip, span, walk, walk_array};
+use super::super::session::PromptResponseView;
+use super::tool_call::tool_call_update_at;
+use super::{DECLINE, guarded_block, meta, meta_any, numbers, owned, tag_first};
 
 impl ClientRequest {
     /// [`ClientRequest::decode`] from params the envelope scanner has validated (a
@@ -78,63 +79,105 @@ impl ClientResponse {
     }
 }
 
-/// An object serde reads the way the views do (see [`numbers_fit`]); anything else (absent or
-/// `null` params among them) is left to serde.
+/// A result serde reads the way the views do (a small object, its numbers checked whole, see
+/// [`numbers`]); anything else is left to serde.
 fn object(value: RawValue<'_>) -> Option<RawValue<'_>> {
-    (value.kind() == ValueKind::Object && numbers_fit(value.get())).then_some(value)
+    (value.kind() == ValueKind::Object && numbers::fit(value.get())).then_some(value)
 }
 
+/// The params, in one walk: the blocks are read in place, each number checked around the
+/// block's long text (see [`numbers`]).
 fn prompt_request(params: RawValue<'_>) -> Option<PromptRequest> {
-    let view = PromptRequestView::read(object(params)?).ok()?;
-    if view.session_id.raw().is_empty() || view.prompt.is_empty() {
+    if params.kind() != ValueKind::Object {
         return None;
     }
-    // Every block decoded when the view was made; each is walked once more, in place.
-    let array = view.prompt.raw();
-    let text = array.get();
-    let mut blocks = Vec::with_capacity(view.prompt.len());
-    let mut complete = true;
-    let walked = walk_array(text, 0, |_, start| {
-        let (view, end) = ContentBlockView::read_at(text, start)?;
-        match block(view, span(text, start, end)) {
-            Some(block) => blocks.push(block),
-            None => complete = false,
+    let text = params.get();
+    let (mut session_id, mut prompt, mut meta) = (None, None, None);
+    walk(text, 0, |key, at| {
+        if is(key, "prompt") {
+            if prompt.is_some() || text.as_bytes().get(at) != Some(&b'[') {
+                return Err(DECLINE);
+            }
+            let mut blocks = Vec::new();
+            let end = walk_array(text, at, |_, start| {
+                let (view, end) = ContentBlockView::read_at(text, start)?;
+                blocks.push(guarded_block(view, span(text, start, end)).ok_or(DECLINE)?);
+                Ok(end)
+            })?;
+            prompt = Some(blocks);
+            return Ok(end);
+        }
+        let end = skip(text, at);
+        if is(key, "sessionId") {
+            fill(&mut session_id, "sessionId", span(text, at, end))?;
+        } else if is(key, "_meta") {
+            fill(&mut meta, "_meta", span(text, at, end))?;
         }
         Ok(end)
-    });
-    if walked.is_err() || !complete {
+    })
+    .ok()?;
+    let session_id = required_str(session_id, "sessionId").ok()?;
+    let prompt = prompt?;
+    // Agentao's value rules: the serde path words their errors.
+    if session_id.raw().is_empty() || prompt.is_empty() {
         return None;
     }
     Some(PromptRequest {
-        session_id: owned(view.session_id),
-        prompt: blocks,
-        meta: meta(view.meta)?,
+        session_id: owned(session_id),
+        prompt,
+        meta: meta_any(meta)?,
     })
 }
 
+/// The params, in one walk: the tool call is read in place (see [`tool_call`]).
 fn permission_request(params: RawValue<'_>) -> Option<RequestPermissionRequest> {
-    let view = RequestPermissionView::read(object(params)?).ok()?;
-    let options = view
-        .options
-        .iter()
-        .map(|option| {
-            Some(PermissionOption {
-                option_id: owned(option.option_id),
-                name: owned(option.name),
-                kind: <PermissionOptionKind as LeafKind>::from_str(option.kind.as_str())?,
-                meta: meta(option.meta)?,
-            })
-        })
-        .collect::<Option<Vec<_>>>()?;
-    // The view checked every option; one it skipped here would change the list.
-    if options.len() != view.options.len() {
+    if params.kind() != ValueKind::Object {
         return None;
     }
+    let text = params.get();
+    let (mut session_id, mut tool_call, mut options, mut meta) = (None, None, None, None);
+    walk(text, 0, |key, at| {
+        if is(key, "toolCall") {
+            if tool_call.is_some() {
+                return Err(DECLINE);
+            }
+            let (update, end) = tool_call_update_at(text, at).ok_or(DECLINE)?;
+            tool_call = Some(update);
+            return Ok(end);
+        }
+        let end = skip(text, at);
+        if is(key, "sessionId") {
+            fill(&mut session_id, "sessionId", span(text, at, end))?;
+        } else if is(key, "options") {
+            fill(&mut options, "options", span(text, at, end))?;
+        } else if is(key, "_meta") {
+            fill(&mut meta, "_meta", span(text, at, end))?;
+        }
+        Ok(end)
+    })
+    .ok()?;
+    let options = options.filter(|o| o.kind() == ValueKind::Array)?;
     Some(RequestPermissionRequest {
-        session_id: owned(view.session_id),
-        tool_call: tool_call_update(view.tool_call)?,
-        options,
-        meta: meta(view.meta)?,
+        session_id: owned(required_str(session_id, "sessionId").ok()?),
+        tool_call: tool_call?,
+        options: options
+            .elements()
+            .map(permission_option)
+            .collect::<Option<Vec<_>>>()?,
+        meta: meta_any(meta)?,
+    })
+}
+
+fn permission_option(option: RawValue<'_>) -> Option<PermissionOption> {
+    if !numbers::fit(option.get()) {
+        return None;
+    }
+    let option = PermissionOptionView::read(option).ok()?;
+    Some(PermissionOption {
+        option_id: owned(option.option_id),
+        name: owned(option.name),
+        kind: <PermissionOptionKind as LeafKind>::from_str(option.kind.as_str())?,
+        meta: meta(option.meta)?,
     })
 }
 
