@@ -191,12 +191,20 @@ fn block(view: ContentBlockView<'_>, raw: RawValue<'_>) -> Option<ContentBlock> 
     if !tag_first(raw, "type") {
         return None;
     }
-    Some(match view {
-        ContentBlockView::Text(text) => ContentBlock::Text(TextContent {
+    match view {
+        ContentBlockView::Text(text) => Some(ContentBlock::Text(TextContent {
             text: owned(text.text),
             annotations: annotations(text.annotations),
             meta: meta(text.meta)?,
-        }),
+        })),
+        other => other_block(other, raw),
+    }
+}
+
+/// The blocks other than text: rarer, kept out of the text block's way.
+#[inline(never)]
+fn other_block(view: ContentBlockView<'_>, raw: RawValue<'_>) -> Option<ContentBlock> {
+    Some(match view {
         ContentBlockView::Image(image) => ContentBlock::Image(ImageContent {
             data: owned(image.data),
             mime_type: owned(image.mime_type),
