@@ -727,7 +727,23 @@ pub enum ValueKind {
 /// Escapes are no stop here: the closing quote is the first quote not escaped, that is not
 /// after an odd run of backslashes, so text and code full of `\n` and `\"` go by sixteen
 /// bytes a step.
+#[inline]
 pub(crate) fn skip_string_unchecked(bytes: &[u8], start: usize) -> (usize, bool) {
+    // Keys and most values: a quote in the first block with no backslash before it.
+    if let Some(block) = bytes
+        .get(start..start + BLOCK)
+        .and_then(|block| <&[u8; BLOCK]>::try_from(block).ok())
+    {
+        let (quotes, backslashes) = quotes_and_backslashes(block);
+        if quotes.any() && !backslashes.before(quotes.first()).any() {
+            return (start + quotes.first() + 1, false);
+        }
+    }
+    skip_long_string(bytes, start)
+}
+
+/// [`skip_string_unchecked`] past the first block, or with escapes in it.
+fn skip_long_string(bytes: &[u8], start: usize) -> (usize, bool) {
     let mut pos = start;
     let mut escaped = false;
     // Bounded by the text: every step moves `pos` forward a block.
@@ -760,6 +776,9 @@ pub(crate) fn skip_string_unchecked(bytes: &[u8], start: usize) -> (usize, bool)
 /// start at `start`), so an escape holds it.
 #[inline]
 fn is_escaped(bytes: &[u8], start: usize, at: usize) -> bool {
+    if at == start || bytes.get(at - 1) != Some(&b'\\') {
+        return false;
+    }
     let contents = bytes.get(start..at).unwrap_or_default();
     let run = contents.iter().rev().take_while(|&&b| b == b'\\').count();
     run % 2 == 1
