@@ -85,10 +85,13 @@ pub fn owned(message: &Message<'_>, pending: &mut Pending) -> Result<u64, Skip> 
         Message::Request(request) => {
             let method = method_of(request.method)?;
             let name = method.name();
-            let text = params_text(request.params);
             let ok = match method.direction() {
-                Direction::ClientToAgent => black_box(ClientRequest::decode(name, text)).is_ok(),
-                Direction::AgentToClient => black_box(AgentRequest::decode(name, text)).is_ok(),
+                Direction::ClientToAgent => {
+                    black_box(ClientRequest::decode_raw(name, request.params)).is_ok()
+                }
+                Direction::AgentToClient => {
+                    black_box(AgentRequest::decode_raw(name, request.params)).is_ok()
+                }
                 Direction::Both => false,
             };
             if !ok {

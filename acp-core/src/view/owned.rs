@@ -1,32 +1,41 @@
 //! The owned decode's fast path: the hot `session/update` kinds (message and thought chunks,
-//! tool calls, tool call updates, plans) built from the borrowed view of the span the envelope
-//! scanner already validated, instead of parsing it again with serde_json.
+//! tool calls, tool call updates, plans), and in [`turn`] the prompt and permission requests
+//! and their results, built from the borrowed views of the span the envelope scanner already
+//! validated, and from their readers (tool calls, read in one walk by [`tool_call`]), instead
+//! of parsing it again with serde_json.
 //!
 //! The result is the same value the serde path gives, or nothing: any shape the fast path is not
 //! sure to read exactly as serde does (a tag that is not the object's first member, a block
-//! other than text, a list item that does not decode, any error) falls back to
-//! [`AgentNotification::decode`], so errors keep their exact messages. `_meta`, annotations and
-//! raw tool input/output are still read by serde_json, from their own spans.
+//! of a type this version does not know, a list item that does not decode, a number serde_json
+//! cannot hold (see [`numbers`]), any error) falls back to the serde path
+//! ([`AgentNotification::decode`] and its siblings), so errors keep their exact messages.
+//! `_meta`, annotations and raw tool input/output are still read by serde_json, from their own
+//! spans.
 
 use alloc::string::String;
 use alloc::vec::Vec;
 
 use crate::schema::lenient::LeafKind;
 use crate::schema::{
-    AgentNotification, Annotations, ContentBlock, ContentChunk, DecodeError, Diff, Meta, Plan,
-    PlanEntry, PlanEntryPriority, PlanEntryStatus, SessionNotification, SessionUpdate,
-    TerminalContent, TextContent, ToolCall, ToolCallContent, ToolCallLocation, ToolCallStatus,
-    ToolCallUpdate, ToolContent, ToolKind,
+    AgentNotification, Annotations, AudioContent, BlobResourceContents, ContentBlock, ContentChunk,
+    DecodeError, EmbeddedResource, EmbeddedResourceResource, ImageContent, Meta, Plan, PlanEntry,
+    PlanEntryPriority, PlanEntryStatus, ResourceLink, SessionNotification, SessionUpdate,
+    TextContent, TextResourceContents, ToolCallLocation, ToolCallStatus, ToolKind,
 };
-use crate::wire::json::Fragment;
+use crate::wire::json::ValueKind;
 use crate::wire::{JsonStr, RawValue};
 
-use super::content::ContentBlockView;
+use super::content::{ContentBlockView, ResourceContents};
 use super::enums;
+use super::error::{Detail, Fault};
+use super::read::lenient_object;
 use super::update::{
     ContentChunkView, LocationView, PlanEntryView, SessionNotificationView, SessionUpdateView,
-    ToolCallContentView, ToolCallUpdateView, ToolCallView,
 };
+
+mod numbers;
+mod tool_call;
+mod turn;
 
 impl AgentNotification {
     /// [`AgentNotification::decode`] from params the envelope scanner has validated (a
@@ -41,31 +50,34 @@ impl AgentNotification {
     }
 }
 
-/// The decoded text of a wire string. Runs between escapes are found sixteen bytes a step
-/// ([`JsonStr::fragments`]) and copied whole; each escape is decoded by the wire layer.
+/// The decoded text of a wire string: copied whole when it has no escapes, else unescaped
+/// run by run ([`JsonStr::to_cow`]).
 fn owned(text: JsonStr<'_>) -> String {
-    let Some(plain) = text.as_plain() else {
-        return unescape(text.raw());
-    };
-    String::from(plain)
+    text.to_cow().into_owned()
 }
 
-fn unescape(raw: &str) -> String {
-    let mut out = String::with_capacity(raw.len());
-    for fragment in JsonStr::new_unchecked(raw, true).fragments() {
-        match fragment {
-            Fragment::Text(text) => out.push_str(text),
-            Fragment::Char(ch) => out.push(ch),
-        }
-    }
-    out
-}
+/// What a fast-path walk returns to stop: the message is left to serde.
+const DECLINE: Fault<'static> = Fault::here(Detail::MustBe("read by serde"));
 
 /// `Some(None)` when absent, `Some(Some(map))` for an object serde reads, `None` to fall back.
 fn meta(raw: Option<RawValue<'_>>) -> Option<Option<Meta>> {
     match raw {
         None => Some(None),
         Some(raw) => serde_json::from_str(raw.get()).ok().map(Some),
+    }
+}
+
+/// [`meta`] for a `_meta` member as sent, whatever it holds: serde_json reads any value, keeps
+/// an object, and fails (`None`, fall back) on what it cannot read.
+fn meta_any(raw: Option<RawValue<'_>>) -> Option<Option<Meta>> {
+    match raw.map(|raw| raw.kind()) {
+        None | Some(ValueKind::String | ValueKind::Bool | ValueKind::Null) => Some(None),
+        Some(ValueKind::Object) => meta(raw),
+        Some(ValueKind::Array | ValueKind::Number) => {
+            serde_json::from_str::<serde_json::Value>(raw?.get())
+                .ok()
+                .map(|_| None)
+        }
     }
 }
 
@@ -83,6 +95,23 @@ fn session_notification(params: RawValue<'_>) -> Option<SessionNotification> {
     if !tag_first(view.update_raw, "sessionUpdate") {
         return None;
     }
+    // Numbers in what the views read leniently: everywhere but the long text of a chunk, and
+    // around the update of a tool call, whose reader checks its own members.
+    let fit = match view.update {
+        SessionUpdateView::AgentMessageChunk(chunk)
+        | SessionUpdateView::AgentThoughtChunk(chunk)
+        | SessionUpdateView::UserMessageChunk(chunk) => match long_string(&chunk.content) {
+            Some(long) => numbers::fit_around(params.get(), long.raw()),
+            None => numbers::fit(params.get()),
+        },
+        SessionUpdateView::ToolCall(_) | SessionUpdateView::ToolCallUpdate(_) => {
+            numbers::fit_around(params.get(), view.update_raw.get())
+        }
+        _ => numbers::fit(params.get()),
+    };
+    if !fit {
+        return None;
+    }
     let update = match view.update {
         SessionUpdateView::AgentMessageChunk(chunk) => {
             SessionUpdate::AgentMessageChunk(content_chunk(chunk)?)
@@ -93,10 +122,12 @@ fn session_notification(params: RawValue<'_>) -> Option<SessionNotification> {
         SessionUpdateView::UserMessageChunk(chunk) => {
             SessionUpdate::UserMessageChunk(content_chunk(chunk)?)
         }
-        SessionUpdateView::ToolCall(call) => SessionUpdate::ToolCall(tool_call(call)?),
-        SessionUpdateView::ToolCallUpdate(update) => {
-            SessionUpdate::ToolCallUpdate(tool_call_update(update)?)
+        SessionUpdateView::ToolCall(_) => {
+            SessionUpdate::ToolCall(tool_call::tool_call_at(view.update_raw.get(), 0)?.0)
         }
+        SessionUpdateView::ToolCallUpdate(_) => SessionUpdate::ToolCallUpdate(
+            tool_call::tool_call_update_at(view.update_raw.get(), 0)?.0,
+        ),
         SessionUpdateView::Plan(plan) => SessionUpdate::Plan(Plan {
             entries: plan
                 .raw_entries()
@@ -122,24 +153,109 @@ fn content_chunk(chunk: ContentChunkView<'_>) -> Option<ContentChunk> {
     })
 }
 
-/// Text blocks only; the others are rare in updates and left to serde.
+/// A block of a known type whose tag comes first (then serde streams it, reading each member
+/// once, as the views do); blocks of unknown types are left to serde.
 fn block(view: ContentBlockView<'_>, raw: RawValue<'_>) -> Option<ContentBlock> {
-    let ContentBlockView::Text(text) = view else {
-        return None;
-    };
     if !tag_first(raw, "type") {
         return None;
     }
-    let annotations = match text.annotations {
-        None => None,
-        // Default-on-error: an object that does not decode reads as absent.
-        Some(raw) => serde_json::from_str::<Annotations>(raw.get()).ok(),
+    Some(match view {
+        ContentBlockView::Text(text) => ContentBlock::Text(TextContent {
+            text: owned(text.text),
+            annotations: annotations(text.annotations),
+            meta: meta(text.meta)?,
+        }),
+        ContentBlockView::Image(image) => ContentBlock::Image(ImageContent {
+            data: owned(image.data),
+            mime_type: owned(image.mime_type),
+            uri: image.uri.map(owned),
+            annotations: annotations(image.annotations),
+            meta: meta(image.meta)?,
+        }),
+        ContentBlockView::Audio(audio) => ContentBlock::Audio(AudioContent {
+            data: owned(audio.data),
+            mime_type: owned(audio.mime_type),
+            annotations: annotations(audio.annotations),
+            meta: meta(audio.meta)?,
+        }),
+        ContentBlockView::ResourceLink(link) => ContentBlock::ResourceLink(ResourceLink {
+            uri: owned(link.uri),
+            name: owned(link.name),
+            title: link.title.map(owned),
+            description: link.description.map(owned),
+            mime_type: link.mime_type.map(owned),
+            size: match link.size {
+                // serde_json reads `-0` as a float, which is no `i64`.
+                Some(0) if !zero_is_plain(raw.get_field("size")) => return None,
+                size => size,
+            },
+            annotations: annotations(link.annotations),
+            meta: meta(link.meta)?,
+        }),
+        ContentBlockView::Resource(resource) => {
+            // The view hands over the block's `_meta`; the contents' own is read here.
+            let contents_meta = meta(lenient_object(
+                raw.get_field("resource")?.get_field("_meta"),
+            ))?;
+            let uri = owned(resource.uri);
+            let mime_type = resource.mime_type.map(owned);
+            ContentBlock::Resource(EmbeddedResource {
+                resource: match resource.contents {
+                    ResourceContents::Text(text) => {
+                        EmbeddedResourceResource::Text(TextResourceContents {
+                            uri,
+                            text: owned(text),
+                            mime_type,
+                            meta: contents_meta,
+                        })
+                    }
+                    ResourceContents::Blob(blob) => {
+                        EmbeddedResourceResource::Blob(BlobResourceContents {
+                            uri,
+                            blob: owned(blob),
+                            mime_type,
+                            meta: contents_meta,
+                        })
+                    }
+                },
+                annotations: annotations(resource.annotations),
+                meta: meta(resource.meta)?,
+            })
+        }
+        _ => return None,
+    })
+}
+
+/// The long string of a block, where no number can be: its text, data or contents.
+fn long_string<'a>(view: &ContentBlockView<'a>) -> Option<JsonStr<'a>> {
+    match view {
+        ContentBlockView::Text(text) => Some(text.text),
+        ContentBlockView::Image(media) | ContentBlockView::Audio(media) => Some(media.data),
+        ContentBlockView::Resource(resource) => match resource.contents {
+            ResourceContents::Text(contents) | ResourceContents::Blob(contents) => Some(contents),
+        },
+        _ => None,
+    }
+}
+
+/// [`block`] for a block read on its own: its numbers are checked first (see [`numbers`]),
+/// around its long string.
+fn guarded_block(view: ContentBlockView<'_>, raw: RawValue<'_>) -> Option<ContentBlock> {
+    let fit = match long_string(&view) {
+        Some(long) => numbers::fit_around(raw.get(), long.raw()),
+        None => numbers::fit(raw.get()),
     };
-    Some(ContentBlock::Text(TextContent {
-        text: owned(text.text),
-        annotations,
-        meta: meta(text.meta)?,
-    }))
+    if fit { block(view, raw) } else { None }
+}
+
+/// Default-on-error display hints: an object that does not decode reads as absent.
+fn annotations(raw: Option<RawValue<'_>>) -> Option<Annotations> {
+    serde_json::from_str(raw?.get()).ok()
+}
+
+/// Whether a number the view read as 0 was sent as `0`: serde_json reads `-0` as a float.
+fn zero_is_plain(raw: Option<RawValue<'_>>) -> bool {
+    raw.is_some_and(|raw| raw.get() == "0")
 }
 
 fn tool_kind(kind: enums::ToolKind<'_>) -> Option<ToolKind> {
@@ -153,50 +269,11 @@ fn status(status: enums::ToolCallStatus) -> Option<ToolCallStatus> {
     <ToolCallStatus as LeafKind>::from_str(status.as_str())
 }
 
-/// Every item of a skip-invalid list, or `None` (fall back) when one does not convert.
-fn all<'a, T>(
-    list: Option<RawValue<'a>>,
-    convert: impl Fn(RawValue<'a>) -> Option<T>,
-) -> Option<Vec<T>> {
-    list.map_or(Some(Vec::new()), |list| {
-        list.elements().map(convert).collect()
-    })
-}
-
-fn tool_content(item: RawValue<'_>) -> Option<ToolCallContent> {
-    if !tag_first(item, "type") {
-        return None;
-    }
-    Some(match ToolCallContentView::read(item).ok()? {
-        ToolCallContentView::Content { content, meta: m } => {
-            ToolCallContent::Content(ToolContent {
-                content: block(content, item.get_field("content")?)?,
-                meta: meta(m)?,
-            })
-        }
-        ToolCallContentView::Diff {
-            path,
-            old_text,
-            new_text,
-            meta: m,
-        } => ToolCallContent::Diff(Diff {
-            path: owned(path),
-            old_text: old_text.map(owned),
-            new_text: owned(new_text),
-            meta: meta(m)?,
-        }),
-        ToolCallContentView::Terminal {
-            terminal_id,
-            meta: m,
-        } => ToolCallContent::Terminal(TerminalContent {
-            terminal_id: owned(terminal_id),
-            meta: meta(m)?,
-        }),
-    })
-}
-
 fn location(item: RawValue<'_>) -> Option<ToolCallLocation> {
     let view: LocationView<'_> = LocationView::read(item).ok()?;
+    if view.line == Some(0) && !zero_is_plain(item.get_field("line")) {
+        return None;
+    }
     Some(ToolCallLocation {
         path: owned(view.path),
         line: view.line,
@@ -210,52 +287,6 @@ fn raw_json(raw: Option<RawValue<'_>>) -> Option<Option<serde_json::Value>> {
         None => Some(None),
         Some(raw) => serde_json::from_str(raw.get()).ok().map(Some),
     }
-}
-
-fn tool_call(call: ToolCallView<'_>) -> Option<ToolCall> {
-    Some(ToolCall {
-        tool_call_id: owned(call.tool_call_id),
-        title: owned(call.title),
-        kind: match call.kind {
-            None => None,
-            Some(kind) => Some(tool_kind(kind)?),
-        },
-        status: match call.status {
-            None => None,
-            Some(s) => Some(status(s)?),
-        },
-        content: all(call.content.raw(), tool_content)?,
-        locations: all(call.locations.raw(), location)?,
-        raw_input: raw_json(call.raw_input)?,
-        raw_output: raw_json(call.raw_output)?,
-        meta: meta(call.meta)?,
-    })
-}
-
-fn tool_call_update(update: ToolCallUpdateView<'_>) -> Option<ToolCallUpdate> {
-    Some(ToolCallUpdate {
-        tool_call_id: owned(update.tool_call_id),
-        kind: match update.kind {
-            None => None,
-            Some(kind) => Some(tool_kind(kind)?),
-        },
-        status: match update.status {
-            None => None,
-            Some(s) => Some(status(s)?),
-        },
-        title: update.title.map(owned),
-        content: match update.content {
-            None => None,
-            Some(content) => Some(all(content.raw(), tool_content)?),
-        },
-        locations: match update.locations {
-            None => None,
-            Some(locations) => Some(all(locations.raw(), location)?),
-        },
-        raw_input: raw_json(update.raw_input)?,
-        raw_output: raw_json(update.raw_output)?,
-        meta: meta(update.meta)?,
-    })
 }
 
 fn plan_entry(entry: PlanEntryView<'_>) -> Option<PlanEntry> {

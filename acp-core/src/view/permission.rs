@@ -100,7 +100,7 @@ pub struct PermissionOptionView<'a> {
 }
 
 impl<'a> PermissionOptionView<'a> {
-    fn read(value: RawValue<'a>) -> Read<'a, Self> {
+    pub(crate) fn read(value: RawValue<'a>) -> Read<'a, Self> {
         let [option_id, name, kind, meta] =
             members(object(value)?, ["optionId", "name", "kind", "_meta"])?;
         Ok(Self {
