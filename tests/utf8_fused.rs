@@ -123,7 +123,7 @@ fn the_rejection_text_is_the_framers() {
 }
 
 /// `next_line_bytes` hands out the lines `next_line` does, the invalid ones as bytes, and
-/// reports oversized lines the same way.
+/// reports oversized lines the same way; so does `next_line_bytes_from` over the same reads.
 #[test]
 fn the_framer_hands_out_the_same_lines_as_bytes() {
     let mut input = corpus::mixed(1 << 20);
@@ -163,6 +163,19 @@ fn the_framer_hands_out_the_same_lines_as_bytes() {
     };
     let (lines, byte_lines) = (collect(false), collect(true));
     assert_eq!(lines, byte_lines);
+    let mut framer = Framer::with_limit(4096);
+    let mut from_reads = Vec::new();
+    let mut take = |framer: &mut Framer<Vec<u8>>, mut read: &[u8]| {
+        while let Some(line) = framer.next_line_bytes_from(&mut read) {
+            from_reads.push(line.map(<[u8]>::to_vec).map_err(|e| e.to_string()));
+        }
+    };
+    for read in input.chunks(777) {
+        take(&mut framer, read);
+    }
+    framer.finish();
+    take(&mut framer, &[]);
+    assert_eq!(from_reads, byte_lines);
     assert!(lines.len() > 100);
     assert_eq!(
         byte_lines[byte_lines.len() - 3..],

@@ -2,8 +2,9 @@
 //! envelope scanner and the encoder, glued the way a connection glues them.
 //!
 //! Each vector is replayed whole, in 7-byte pieces and one byte at a time (the 20 MiB ones in
-//! 64 KiB reads only), on both read paths (text, and the fused UTF-8-in-the-scan path the
-//! connections use): the outcome must depend neither on how the bytes arrive nor on the path.
+//! 64 KiB reads only), on every read path (text; the fused UTF-8-in-the-scan path, lines fed
+//! into the framer; and the same with lines taken straight from each read, as the agent
+//! connection reads): the outcome must depend neither on how the bytes arrive nor on the path.
 
 use acp_core::wire::Id;
 use acp_core::wire::encode::write_error;
@@ -17,8 +18,11 @@ enum Path {
     /// `Framer::next_line` (UTF-8 checked by the framer) then `envelope::scan`.
     Text,
     /// `Framer::next_line_bytes` then `envelope::scan_bytes` (UTF-8 checked inside the scan):
-    /// what `conn::transport` uses.
+    /// what `conn::transport` uses for bytes fed to it.
     Fused,
+    /// `Framer::next_line_bytes_from` (lines taken straight from each read) then
+    /// `envelope::scan_bytes`: what `conn::transport` uses for lines taken from a read.
+    FromRead,
 }
 
 /// The wire layer under test: lines out of the framer, each scanned, each rejection answered.
@@ -39,14 +43,19 @@ impl Wire {
         }
     }
 
-    /// The next line's event, or the exact reply line its rejection gets (no newline).
-    fn next_verdict(&mut self) -> Option<Result<Event, Vec<u8>>> {
+    /// The next line's event, or the exact reply line its rejection gets (no newline). The
+    /// `FromRead` path takes lines from `input`, the others only from the framer.
+    fn next_verdict(&mut self, input: &mut &[u8]) -> Option<Result<Event, Vec<u8>>> {
         let verdict = match self.path {
             Path::Text => match self.framer.next_line()? {
                 Ok(line) => envelope::scan(line).map(event),
                 Err(error) => Err(Rejection::from_frame_error(error)),
             },
             Path::Fused => match self.framer.next_line_bytes()? {
+                Ok(line) => envelope::scan_bytes(line).map(event),
+                Err(error) => Err(Rejection::from_frame_error(error)),
+            },
+            Path::FromRead => match self.framer.next_line_bytes_from(input)? {
                 Ok(line) => envelope::scan_bytes(line).map(event),
                 Err(error) => Err(Rejection::from_frame_error(error)),
             },
@@ -66,8 +75,8 @@ impl Wire {
         }))
     }
 
-    fn drain(&mut self) {
-        while let Some(verdict) = self.next_verdict() {
+    fn drain(&mut self, input: &mut &[u8]) {
+        while let Some(verdict) = self.next_verdict(input) {
             match verdict {
                 Ok(event) => self.events.push(event),
                 Err(reply) => self.outputs.push(reply),
@@ -107,16 +116,21 @@ fn event(message: Message<'_>) -> Event {
 
 impl Harness for Wire {
     fn feed(&mut self, mut bytes: &[u8]) {
+        if let Path::FromRead = self.path {
+            self.drain(&mut bytes);
+            assert!(bytes.is_empty(), "every line of a read is taken");
+            return;
+        }
         // The documented loop: feed what fits, drain, repeat.
         while !bytes.is_empty() {
             bytes = &bytes[self.framer.feed(bytes)..];
-            self.drain();
+            self.drain(&mut &[][..]);
         }
     }
 
     fn eof(&mut self) {
         self.framer.finish();
-        self.drain();
+        self.drain(&mut &[][..]);
     }
 
     fn advance_to(&mut self, _now_ms: u64) {
@@ -133,7 +147,7 @@ impl Harness for Wire {
 }
 
 #[test]
-fn every_wire_vector_replays_on_both_read_paths_however_the_bytes_are_chunked() {
+fn every_wire_vector_replays_on_every_read_path_however_the_bytes_are_chunked() {
     let dir = acp_testkit::vectors::vectors_dir().join("wire");
     let vectors = load_dir(&dir).unwrap_or_else(|error| panic!("{error}"));
     assert!(
@@ -148,7 +162,7 @@ fn every_wire_vector_replays_on_both_read_paths_however_the_bytes_are_chunked() 
             .iter()
             .any(|step| matches!(step, Step::In(input) if input.len() > 1 << 20));
         let chunkings: &[usize] = if big { &[1 << 16] } else { &[usize::MAX, 7, 1] };
-        for path in [Path::Text, Path::Fused] {
+        for path in [Path::Text, Path::Fused, Path::FromRead] {
             for &chunk in chunkings {
                 if let Err(failure) = replay(vector, &mut Wire::new(vector, path), chunk) {
                     failures.push(format!("[{path:?}, chunk {chunk}] {failure}"));

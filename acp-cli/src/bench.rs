@@ -5,7 +5,8 @@
 //! timed on its own, and each path reported at its median pass:
 //!
 //! - **envelope**: framing (the NDJSON framer over 64 KiB reads) and the envelope scan, which
-//!   validates the whole line and classifies it as a request, notification or response;
+//!   validates the whole line (UTF-8 included) and classifies it as a request, notification
+//!   or response;
 //! - **borrowed**: the same, then the borrowed, allocation-free view picked by the method
 //!   (`acp_core::view`), reading the text each message carries;
 //! - **owned**: the same, then the owned typed decode picked by the method
@@ -142,30 +143,28 @@ pub fn run(
 }
 
 /// Hands every line of `bytes` to `each`, through the framer in 64 KiB reads as a pipe reader
-/// would get them. Lines the framer refuses (too long, not UTF-8) come as `Err`.
-fn for_each_line(bytes: &[u8], mut each: impl FnMut(Result<&str, ()>)) {
+/// would get them, the way the connections read: lines taken straight from the read, their
+/// UTF-8 left to the envelope scan (`envelope::scan_bytes`). Lines the framer refuses (too
+/// long) come as `Err`.
+fn for_each_line(bytes: &[u8], mut each: impl FnMut(Result<&[u8], ()>)) {
     let mut framer = Framer::with_limit(usize::MAX);
-    let mut drain = |framer: &mut Framer<Vec<u8>>| {
-        while let Some(line) = framer.next_line() {
-            each(line.map_err(|_| ()));
-        }
-    };
     for read in bytes.chunks(64 << 10) {
         let mut input = read;
-        while !input.is_empty() {
-            input = &input[framer.feed(input)..];
-            drain(&mut framer);
+        while let Some(line) = framer.next_line_bytes_from(&mut input) {
+            each(line.map_err(drop));
         }
     }
     framer.finish();
-    drain(&mut framer);
+    while let Some(line) = framer.next_line_bytes_from(&mut &[][..]) {
+        each(line.map_err(drop));
+    }
 }
 
 /// Path (a): framing and the envelope scan. Returns a checksum.
 fn pass_envelope(bytes: &[u8]) -> u64 {
     let mut sum = 0u64;
     for_each_line(bytes, |line| {
-        if let Ok(message) = line.map(envelope::scan) {
+        if let Ok(message) = line.map(envelope::scan_bytes) {
             sum = sum.wrapping_add(message.map_or(1, |m| decode::envelope(&m)));
         }
     });
@@ -177,7 +176,7 @@ fn pass_decode(bytes: &[u8], decode: fn(&Message<'_>, &mut Pending) -> Result<u6
     let mut pending = Pending::new();
     let mut sum = 0u64;
     for_each_line(bytes, |line| {
-        if let Ok(Ok(message)) = line.map(envelope::scan) {
+        if let Ok(Ok(message)) = line.map(envelope::scan_bytes) {
             sum = sum.wrapping_add(decode(&message, &mut pending).unwrap_or(1));
         }
     });
@@ -199,7 +198,7 @@ fn census(bytes: &[u8]) -> Census {
     };
     let mut pending = Pending::new();
     for_each_line(bytes, |line| {
-        let Ok(Ok(message)) = line.map(envelope::scan) else {
+        let Ok(Ok(message)) = line.map(envelope::scan_bytes) else {
             census.invalid += 1;
             return;
         };

@@ -10,8 +10,12 @@ use quickcheck::{Arbitrary, Gen, QuickCheck};
 /// One item the framer hands out, owned.
 type Item = Result<String, FrameError>;
 
-/// The framing rules written as plainly as possible, for the whole stream at once.
-fn expected(stream: &[u8], limit: usize) -> Vec<Item> {
+/// One item of the byte paths (`next_line_bytes`, `next_line_bytes_from`), owned.
+type ByteItem = Result<Vec<u8>, FrameError>;
+
+/// The framing rules written as plainly as possible, for the whole stream at once, UTF-8 not
+/// checked.
+fn expected_bytes(stream: &[u8], limit: usize) -> Vec<ByteItem> {
     let mut items = Vec::new();
     // The piece after the last newline is the final line (empty if the stream ends in one).
     for raw in stream.split(|&byte| byte == b'\n') {
@@ -23,15 +27,23 @@ fn expected(stream: &[u8], limit: usize) -> Vec<Item> {
         if line.iter().all(|byte| matches!(byte, b' ' | b'\t' | b'\r')) {
             continue;
         }
-        items.push(
-            std::str::from_utf8(line)
-                .map(str::to_owned)
-                .map_err(|error| FrameError::InvalidUtf8 {
-                    valid_up_to: error.valid_up_to(),
-                }),
-        );
+        items.push(Ok(line.to_vec()));
     }
     items
+}
+
+/// [`expected_bytes`] with every line checked as UTF-8, as `next_line` does.
+fn expected(stream: &[u8], limit: usize) -> Vec<Item> {
+    expected_bytes(stream, limit)
+        .into_iter()
+        .map(|item| {
+            item.and_then(|line| {
+                String::from_utf8(line).map_err(|error| FrameError::InvalidUtf8 {
+                    valid_up_to: error.utf8_error().valid_up_to(),
+                })
+            })
+        })
+        .collect()
 }
 
 /// A byte stream rich in what the framer cares about: newlines, `\r`, whitespace, multi-byte
@@ -354,4 +366,238 @@ fn arbitrary_bytes_never_panic() {
         count <= reads.iter().map(Vec::len).sum::<usize>() + 1
     }
     quickcheck(property as fn(Vec<Vec<u8>>, u8) -> bool);
+}
+
+// ----- next_line_bytes_from: lines straight from the caller's input -----
+
+/// Reads `stream` in `caller`'s read sizes, taking every line of each read with
+/// `next_line_bytes_from`, checking the memory bound after every call; then finishes and takes
+/// the rest. Every loop is bounded by the stream length.
+fn run_from<S: Storage>(
+    framer: &mut Framer<S>,
+    stream: &[u8],
+    caller: &Caller,
+    bound: usize,
+) -> Vec<ByteItem> {
+    let mut items = Vec::new();
+    let mut reads = caller.reads.iter().cycle();
+    let mut rest = stream;
+    let mut calls = 0;
+    while !rest.is_empty() {
+        let size = (*reads.next().expect("cycle")).min(rest.len());
+        let mut read = &rest[..size];
+        rest = &rest[size..];
+        loop {
+            calls += 1;
+            assert!(calls <= 2 * stream.len() + 2, "no progress");
+            let before = read.len();
+            let item = framer
+                .next_line_bytes_from(&mut read)
+                .map(|item| item.map(<[u8]>::to_vec));
+            assert!(framer.buffered() <= framer.capacity());
+            assert!(
+                framer.capacity() <= bound,
+                "{} > {bound}",
+                framer.capacity()
+            );
+            match item {
+                Some(item) => items.push(item),
+                None => {
+                    assert!(read.is_empty(), "None leaves no input behind");
+                    break;
+                }
+            }
+            assert!(read.len() <= before);
+        }
+    }
+    framer.finish();
+    while let Some(item) = framer.next_line_bytes_from(&mut &[][..]) {
+        items.push(item.map(<[u8]>::to_vec));
+    }
+    assert_eq!(framer.buffered(), 0);
+    items
+}
+
+/// `feed` + `next_line_bytes` in the documented call loop, for comparison.
+fn run_fed_bytes<S: Storage>(
+    framer: &mut Framer<S>,
+    stream: &[u8],
+    caller: &Caller,
+) -> Vec<ByteItem> {
+    let mut items = Vec::new();
+    let mut reads = caller.reads.iter().cycle();
+    let mut rest = stream;
+    while !rest.is_empty() {
+        let size = (*reads.next().expect("cycle")).min(rest.len());
+        let mut read = &rest[..size];
+        rest = &rest[size..];
+        while !read.is_empty() {
+            read = &read[framer.feed(read)..];
+            while let Some(item) = framer.next_line_bytes() {
+                items.push(item.map(<[u8]>::to_vec));
+            }
+        }
+    }
+    framer.finish();
+    while let Some(item) = framer.next_line_bytes() {
+        items.push(item.map(<[u8]>::to_vec));
+    }
+    items
+}
+
+/// Taking lines from the input, chunked as `caller` reads and in one read, gives what the
+/// rules give and what feeding gives (chunked the same way).
+fn check_from<S: Storage>(
+    make: impl Fn() -> Framer<S>,
+    stream: &Stream,
+    caller: &Caller,
+    bound: usize,
+) -> bool {
+    let limit = make().max_line();
+    let want = expected_bytes(&stream.0, limit);
+    let whole = Caller {
+        reads: vec![usize::MAX],
+        takes: vec![0],
+    };
+    let at_once = run_from(&mut make(), &stream.0, &whole, bound);
+    let chunked = run_from(&mut make(), &stream.0, caller, bound);
+    let fed = run_fed_bytes(&mut make(), &stream.0, caller);
+    let ok = at_once == want && chunked == want && fed == want;
+    if !ok {
+        eprintln!(
+            "limit {limit}\nwant    {want:?}\nat once {at_once:?}\nchunked {chunked:?}\nfed     {fed:?}"
+        );
+    }
+    ok
+}
+
+#[test]
+fn taking_from_input_with_fixed_array_storage_matches_feeding() {
+    fn property(stream: Stream, caller: Caller, limit: u8) -> bool {
+        let limit = usize::from(limit % 80);
+        check_from(|| Framer::new([0u8; 64], limit), &stream, &caller, 64)
+    }
+    quickcheck(property as fn(Stream, Caller, u8) -> bool);
+}
+
+#[test]
+fn taking_from_input_with_inline_vec_storage_matches_feeding() {
+    fn property(stream: Stream, caller: Caller, limit: u8) -> bool {
+        let limit = usize::from(limit % 64);
+        check_from(
+            || Framer::new(heapless::Vec::<u8, 48>::new(), limit),
+            &stream,
+            &caller,
+            48,
+        )
+    }
+    quickcheck(property as fn(Stream, Caller, u8) -> bool);
+}
+
+#[cfg(feature = "alloc")]
+#[test]
+fn taking_from_input_with_growable_storage_matches_feeding() {
+    fn property(stream: Stream, caller: Caller, limit: u8) -> bool {
+        let limit = usize::from(limit % 120);
+        check_from(
+            || Framer::with_limit(limit),
+            &stream,
+            &caller,
+            limit.max(GROWABLE_MIN_CAPACITY),
+        )
+    }
+    quickcheck(property as fn(Stream, Caller, u8) -> bool);
+}
+
+/// Lines around and over a limit above the growable floor, in reads that cut them anywhere:
+/// the storage grows only for the lines that cross a read, and the items match feeding.
+#[cfg(feature = "alloc")]
+#[test]
+fn taking_long_lines_from_input_matches_feeding() {
+    fn property(lines: Vec<(u16, bool)>, caller: Caller, limit: u16) -> bool {
+        let limit = GROWABLE_MIN_CAPACITY + usize::from(limit % 4096);
+        let mut stream = Vec::new();
+        for (length, newline) in lines.into_iter().take(6) {
+            let length = match length % 3 {
+                0 => limit - 1 + usize::from(length / 3 % 3),
+                _ => GROWABLE_MIN_CAPACITY - 2048 + usize::from(length % 8192),
+            };
+            stream.extend(std::iter::repeat_n(b'L', length));
+            if newline {
+                stream.push(b'\n');
+            }
+        }
+        let caller = Caller {
+            reads: caller.reads.iter().map(|read| read * 97).collect(),
+            takes: caller.takes,
+        };
+        check_from(
+            || Framer::with_limit(limit),
+            &Stream(stream),
+            &caller,
+            limit,
+        )
+    }
+    QuickCheck::new()
+        .tests(60)
+        .quickcheck(property as fn(Vec<(u16, bool)>, Caller, u16) -> bool);
+}
+
+/// Both APIs mixed in any order with `finish` anywhere: feeds of random pieces drained with
+/// `next_line_bytes` or not at all, reads taken with `next_line_bytes_from`, single
+/// `next_line_bytes` calls. The items are those of the stream with a newline wherever `finish`
+/// was called, and memory stays bounded.
+#[test]
+fn both_apis_mixed_in_any_order_match_the_rules() {
+    fn property(ops: Vec<(u8, Stream)>, limit: u8) -> bool {
+        let mut framer = Framer::new([0u8; 32], usize::from(limit % 40));
+        let mut items = Vec::new();
+        let mut stream = Vec::new();
+        for (op, bytes) in ops {
+            match op % 5 {
+                0 => {
+                    framer.finish();
+                    stream.push(b'\n');
+                }
+                1 => {
+                    if let Some(item) = framer.next_line_bytes() {
+                        items.push(item.map(<[u8]>::to_vec));
+                    }
+                }
+                2 => {
+                    // A feed that leaves what it takes in the storage, undrained.
+                    stream.extend_from_slice(&bytes.0);
+                    let mut input = &bytes.0[..];
+                    while !input.is_empty() {
+                        let taken = framer.feed(input);
+                        input = &input[taken..];
+                        if !input.is_empty() {
+                            while let Some(item) = framer.next_line_bytes() {
+                                items.push(item.map(<[u8]>::to_vec));
+                            }
+                        }
+                    }
+                }
+                _ => {
+                    stream.extend_from_slice(&bytes.0);
+                    let mut input = &bytes.0[..];
+                    while let Some(item) = framer.next_line_bytes_from(&mut input) {
+                        items.push(item.map(<[u8]>::to_vec));
+                    }
+                    if !input.is_empty() {
+                        return false;
+                    }
+                }
+            }
+            if framer.buffered() > 32 || framer.capacity() != 32 {
+                return false;
+            }
+        }
+        framer.finish();
+        while let Some(item) = framer.next_line_bytes_from(&mut &[][..]) {
+            items.push(item.map(<[u8]>::to_vec));
+        }
+        items == expected_bytes(&stream, framer.max_line())
+    }
+    quickcheck(property as fn(Vec<(u8, Stream)>, u8) -> bool);
 }

@@ -49,61 +49,39 @@ pub const O2_FRAMER_ENVELOPE: DecodePath = DecodePath {
     run: o2_envelope,
 };
 
-/// o2b: as o2, with the UTF-8 check done by the envelope scan instead of the framer
-/// (`Framer::next_line_bytes` + `envelope::scan_bytes`).
+/// o2b: as o2 on the path the connections use: lines taken straight from each read
+/// (`Framer::next_line_bytes_from`, only a line cut by a read is copied) and the UTF-8 check
+/// done by the envelope scan (`envelope::scan_bytes`).
 pub const O2B_FRAMER_ENVELOPE_BYTES: DecodePath = DecodePath {
     id: "o2b",
-    label: "acp-core Framer bytes + envelope::scan_bytes (UTF-8 in the scan)",
+    label: "acp-core Framer lines from the read + envelope::scan_bytes (UTF-8 in the scan)",
     run: o2b_envelope_bytes,
 };
 
-/// o3: acp-core's owned typed decode: framer, envelope scan, then the owned type picked by the
-/// method (responses by the method of the request they answer).
+/// o3: acp-core's owned typed decode: framer and envelope scan as o2b, then the owned type
+/// picked by the method (responses by the method of the request they answer).
 pub const O3_OWNED: DecodePath = DecodePath {
     id: "o3",
-    label: "acp-core owned types: Framer + envelope::scan + decode by method",
+    label: "acp-core owned types: Framer + envelope::scan_bytes + decode by method",
     run: o3_owned,
 };
 
-/// o4: acp-core's borrowed views: framer, envelope scan, then the view picked by the method,
-/// reading the text each message carries.
+/// o4: acp-core's borrowed views: framer and envelope scan as o2b, then the view picked by the
+/// method, reading the text each message carries.
 pub const O4_VIEWS: DecodePath = DecodePath {
     id: "o4",
-    label: "acp-core borrowed views: Framer + envelope::scan + view by method",
+    label: "acp-core borrowed views: Framer + envelope::scan_bytes + view by method",
     run: o4_views,
 };
 
 /// Feeds the corpus in 64 KiB reads, as a pipe reader would, and hands every line to `each`,
 /// which returns what to fold into the checksum (`None`: not counted).
 fn with_framer(corpus: &[u8], mut each: impl FnMut(&str) -> Option<u64>) -> Outcome {
-    with_framer_lines(corpus, |framer| {
-        framer.next_line().map(|line| line.ok().and_then(&mut each))
-    })
-}
-
-/// [`with_framer`] over lines as bytes, not checked as UTF-8 by the framer.
-fn with_framer_bytes(corpus: &[u8], mut each: impl FnMut(&[u8]) -> Option<u64>) -> Outcome {
-    with_framer_lines(corpus, |framer| {
-        framer
-            .next_line_bytes()
-            .map(|line| line.ok().and_then(&mut each))
-    })
-}
-
-/// The read and drain loop both framer paths share; `next` takes one line out of the framer
-/// and says what it adds to the checksum (`None` when no line is held).
-fn with_framer_lines(
-    corpus: &[u8],
-    mut next: impl FnMut(&mut Framer<Vec<u8>>) -> Option<Option<u64>>,
-) -> Outcome {
     let mut framer = Framer::with_limit(16 << 20);
     let mut outcome = Outcome::default();
     let mut drain = |framer: &mut Framer<Vec<u8>>| {
-        while let Some(line) = next(framer) {
-            if let Some(sum) = line {
-                outcome.messages += 1;
-                outcome.checksum = outcome.checksum.wrapping_add(sum);
-            }
+        while let Some(line) = framer.next_line() {
+            outcome.count(line.ok().and_then(&mut each));
         }
     };
     for read in corpus.chunks(64 << 10) {
@@ -116,6 +94,34 @@ fn with_framer_lines(
     framer.finish();
     drain(&mut framer);
     outcome
+}
+
+/// [`with_framer`] the way the connections read: lines taken straight from each 64 KiB read
+/// as bytes, not checked as UTF-8 by the framer.
+fn with_framer_bytes(corpus: &[u8], mut each: impl FnMut(&[u8]) -> Option<u64>) -> Outcome {
+    let mut framer = Framer::with_limit(16 << 20);
+    let mut outcome = Outcome::default();
+    for read in corpus.chunks(64 << 10) {
+        let mut input = read;
+        while let Some(line) = framer.next_line_bytes_from(&mut input) {
+            outcome.count(line.ok().and_then(&mut each));
+        }
+    }
+    framer.finish();
+    while let Some(line) = framer.next_line_bytes_from(&mut &[][..]) {
+        outcome.count(line.ok().and_then(&mut each));
+    }
+    outcome
+}
+
+impl Outcome {
+    /// Counts one decoded line and folds its sum into the checksum; `None` is not counted.
+    fn count(&mut self, sum: Option<u64>) {
+        if let Some(sum) = sum {
+            self.messages += 1;
+            self.checksum = self.checksum.wrapping_add(sum);
+        }
+    }
 }
 
 fn o1_framer(corpus: &[u8]) -> Outcome {
@@ -140,8 +146,8 @@ fn with_decoder(
     decode: fn(&Message<'_>, &mut decode::Pending) -> Result<u64, decode::Skip>,
 ) -> Outcome {
     let mut pending = decode::Pending::new();
-    with_framer(corpus, |line| {
-        let message = envelope::scan(line).ok()?;
+    with_framer_bytes(corpus, |line| {
+        let message = envelope::scan_bytes(line).ok()?;
         decode(&message, &mut pending).ok()
     })
 }

@@ -1,7 +1,9 @@
 //! Framer + envelope scanner + encoder over arbitrary bytes. The first byte picks the read
 //! size and the second the line limit, so chunk boundaries and oversized lines are explored
 //! too. Asserts only what must hold for any input: no panic, every rejection encodes to exactly
-//! one line, and every accepted line's raw spans re-validate as JSON.
+//! one line, every accepted line's raw spans re-validate as JSON, and lines taken straight
+//! from the reads (`next_line_bytes_from`) are exactly those fed and taken with
+//! `next_line_bytes`.
 #![no_main]
 
 use acp_core::wire::encode::write_error;
@@ -15,8 +17,9 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     let chunk = usize::from(*chunk).max(1);
-    let mut framer = Framer::with_limit(usize::from(*limit).max(1) * 16);
-    let mut check = |line: Result<&str, _>| {
+    let limit = usize::from(*limit).max(1) * 16;
+    let mut framer = Framer::with_limit(limit);
+    let check = |line: Result<&str, _>| {
         let verdict = match line {
             Ok(line) => envelope::scan(line),
             Err(error) => Err(Rejection::from_frame_error(error)),
@@ -65,4 +68,36 @@ fuzz_target!(|data: &[u8]| {
     while let Some(line) = framer.next_line() {
         check(line);
     }
+
+    // The zero-copy read path against feeding, over the same reads and a small fixed storage.
+    type Item = Result<Vec<u8>, acp_core::wire::frame::FrameError>;
+    let mut fed: Vec<Item> = Vec::new();
+    let mut framer = Framer::new([0u8; 4096], limit);
+    for piece in bytes.chunks(chunk) {
+        let mut input = piece;
+        while !input.is_empty() {
+            input = &input[framer.feed(input)..];
+            while let Some(line) = framer.next_line_bytes() {
+                fed.push(line.map(<[u8]>::to_vec));
+            }
+        }
+    }
+    framer.finish();
+    while let Some(line) = framer.next_line_bytes() {
+        fed.push(line.map(<[u8]>::to_vec));
+    }
+    let mut taken: Vec<Item> = Vec::new();
+    let mut framer = Framer::new([0u8; 4096], limit);
+    for piece in bytes.chunks(chunk) {
+        let mut input = piece;
+        while let Some(line) = framer.next_line_bytes_from(&mut input) {
+            taken.push(line.map(<[u8]>::to_vec));
+        }
+        assert!(input.is_empty(), "every line of a read is taken");
+    }
+    framer.finish();
+    while let Some(line) = framer.next_line_bytes_from(&mut &[][..]) {
+        taken.push(line.map(<[u8]>::to_vec));
+    }
+    assert_eq!(taken, fed);
 });

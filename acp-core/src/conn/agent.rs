@@ -188,20 +188,9 @@ impl<B: Buffers> AgentConnection<B> {
     pub fn handle_bytes(&mut self, now: Instant, bytes: &[u8]) -> usize {
         self.check_drained();
         let now = self.core.clock.observe(now);
-        let mut taken = 0;
-        // Bounded: each pass takes input or stops.
-        loop {
-            self.process_lines(now);
-            if self.core.held || taken == bytes.len() {
-                break;
-            }
-            let n = self.transport.feed(&bytes[taken..]);
-            if n == 0 {
-                break;
-            }
-            taken += n;
-        }
-        taken
+        let mut rest = bytes;
+        self.process_lines(now, &mut rest);
+        bytes.len() - rest.len()
     }
 
     /// The peer's input ended (stdin closed, SIGTERM). A last line without newline is
@@ -756,16 +745,17 @@ impl<M: fmt::Display + ?Sized> fmt::Display for Internal<'_, M> {
 }
 
 impl<B: Buffers> AgentConnection<B> {
-    /// Processes complete lines while the outbox and the event queue have room.
-    fn process_lines(&mut self, now: Instant) {
+    /// Processes the lines held and those of `input` (taken from it without copying) while
+    /// the outbox and the event queue have room; `input` is advanced past what was taken.
+    fn process_lines(&mut self, now: Instant, input: &mut &[u8]) {
         self.core.held = false;
-        // Bounded by the lines in the framer.
+        // Bounded: each pass takes a line or stops.
         loop {
             if !self.core.has_room_for_line(self.transport.outbox_ref()) {
                 self.core.held = self.transport.buffered_input() > 0;
                 return;
             }
-            let Some((incoming, out)) = self.transport.next_incoming() else {
+            let Some((incoming, out)) = self.transport.next_incoming_from(input) else {
                 return;
             };
             self.core.on_incoming(now, incoming, out);

@@ -15,7 +15,7 @@ use core::fmt;
 
 use crate::wire::encode::{EncodeError, Sink};
 use crate::wire::envelope::{self, Message, Rejection};
-use crate::wire::frame::{Framer, Storage};
+use crate::wire::frame::{FrameError, Framer, Storage};
 
 /// Bytes the outbox keeps free for one reply to a peer line before more input is consumed: an
 /// error reply with a 128-byte id and a message naming a field path fits easily.
@@ -215,30 +215,28 @@ impl<I: Storage, O: Storage> Transport<I, O> {
     /// The next line, classified, together with the outbox so the caller can answer it while
     /// the line is still borrowed. A rejected line has been answered already.
     pub fn next_incoming(&mut self) -> Option<(Incoming<'_>, &mut Outbox<O>)> {
-        // The scan checks UTF-8 as it goes (cheaper than the framer checking it first).
         let line = self.framer.next_line_bytes()?;
-        let verdict = match line {
-            Ok(bytes) => envelope::scan_bytes(bytes),
-            Err(error) => Err(Rejection::from_frame_error(error)),
+        Some(classify(line, &mut self.outbox, &mut self.rejected))
+    }
+
+    /// [`feed`](Transport::feed) and [`next_incoming`](Transport::next_incoming) in one call,
+    /// without copying: the next line is taken straight from `input` when it lies whole in it
+    /// (see [`Framer::next_line_bytes_from`]), and `input` is advanced past what was taken.
+    ///
+    /// Lines the framer holds come first. Input is taken only while the outbox has room for a
+    /// reply, checked before every line, so a reply is never dropped: `None` with `input` not
+    /// empty means write out pending bytes and call again with the rest. `None` with `input`
+    /// empty means it is used up (a line it ends in the middle of is kept in the framer).
+    pub fn next_incoming_from<'r, 'i: 'r>(
+        &'r mut self,
+        input: &mut &'i [u8],
+    ) -> Option<(Incoming<'r>, &'r mut Outbox<O>)> {
+        let line = if self.outbox.has_room_for(REPLY_RESERVE) {
+            self.framer.next_line_bytes_from(input)?
+        } else {
+            self.framer.next_line_bytes()?
         };
-        Some(match verdict {
-            Ok(message) => (Incoming::Message(message), &mut self.outbox),
-            Err(rejection) => {
-                self.rejected += 1;
-                // The reply cannot be refused: `feed` kept REPLY_RESERVE bytes free. Should a
-                // reply somehow not fit, dropping it is the only bounded choice; it is counted.
-                let _ = self.outbox.push_line(|sink| {
-                    crate::wire::encode::write_error(
-                        sink,
-                        rejection.id,
-                        rejection.code,
-                        &rejection,
-                        None::<&()>,
-                    )
-                });
-                (Incoming::Rejected(rejection), &mut self.outbox)
-            }
-        })
+        Some(classify(line, &mut self.outbox, &mut self.rejected))
     }
 
     /// The outbox, to write lines of our own or to take pending bytes.
@@ -259,6 +257,38 @@ impl<I: Storage, O: Storage> Transport<I, O> {
     /// Bytes held by the framer for a line not yet complete.
     pub fn buffered_input(&self) -> usize {
         self.framer.buffered()
+    }
+}
+
+/// Scans one framed line into a message, or answers it in `outbox` and counts it in
+/// `rejected`. The scan checks UTF-8 as it goes (cheaper than the framer checking it first).
+fn classify<'a, O: Storage>(
+    line: Result<&'a [u8], FrameError>,
+    outbox: &'a mut Outbox<O>,
+    rejected: &mut u64,
+) -> (Incoming<'a>, &'a mut Outbox<O>) {
+    let verdict = match line {
+        Ok(bytes) => envelope::scan_bytes(bytes),
+        Err(error) => Err(Rejection::from_frame_error(error)),
+    };
+    match verdict {
+        Ok(message) => (Incoming::Message(message), outbox),
+        Err(rejection) => {
+            *rejected += 1;
+            // The reply cannot be refused: input is taken only while REPLY_RESERVE bytes are
+            // free. Should a reply somehow not fit, dropping it is the only bounded choice; it
+            // is counted.
+            let _ = outbox.push_line(|sink| {
+                crate::wire::encode::write_error(
+                    sink,
+                    rejection.id,
+                    rejection.code,
+                    &rejection,
+                    None::<&()>,
+                )
+            });
+            (Incoming::Rejected(rejection), outbox)
+        }
     }
 }
 
@@ -308,6 +338,79 @@ mod tests {
         let n = t.outbox_ref().pending().len();
         t.outbox().consume(n);
         assert_eq!(t.feed(b"3\n"), 2, "room again");
+    }
+
+    #[test]
+    fn lines_are_taken_from_the_input_and_a_cut_line_is_kept_for_the_next_read() {
+        let mut t = transport::<64, 4096>();
+        let mut input = &b"{\"jsonrpc\":\"2.0\",\"method\":\"a\"}\n[1]\n{\"jsonrpc\":\"2.0\","[..];
+        assert!(matches!(
+            t.next_incoming_from(&mut input),
+            Some((Incoming::Message(Message::Notification(n)), _)) if n.method.raw() == "a"
+        ));
+        match t.next_incoming_from(&mut input) {
+            Some((Incoming::Rejected(r), _)) => assert_eq!(r.code.0, -32600),
+            other => panic!("expected a rejection, got {other:?}"),
+        }
+        assert!(t.next_incoming_from(&mut input).is_none());
+        assert!(input.is_empty());
+        assert_eq!(t.buffered_input(), 17, "only the cut line is copied");
+        let mut input = &b"\"method\":\"b\"}\n"[..];
+        assert!(matches!(
+            t.next_incoming_from(&mut input),
+            Some((Incoming::Message(Message::Notification(n)), _)) if n.method.raw() == "b"
+        ));
+        assert!(t.next_incoming_from(&mut input).is_none());
+        assert_eq!(t.rejected_lines(), 1);
+        assert_eq!(
+            t.outbox_ref().pending(),
+            b"{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32600,\"message\":\"Invalid Request: expected JSON object\"}}\n"
+        );
+    }
+
+    #[test]
+    fn input_is_taken_line_by_line_only_while_a_reply_fits() {
+        // Room for one reply: the second line waits in the input, not in the framer.
+        let mut t = transport::<64, { REPLY_RESERVE + 50 }>();
+        let mut input = &b"1\n2\n"[..];
+        assert!(matches!(
+            t.next_incoming_from(&mut input),
+            Some((Incoming::Rejected(_), _))
+        ));
+        assert!(t.next_incoming_from(&mut input).is_none());
+        assert_eq!(input, b"2\n", "nothing taken without room for a reply");
+        assert_eq!(t.buffered_input(), 0);
+        let n = t.outbox_ref().pending().len();
+        t.outbox().consume(n);
+        assert!(matches!(
+            t.next_incoming_from(&mut input),
+            Some((Incoming::Rejected(_), _))
+        ));
+        assert!(input.is_empty());
+        assert_eq!(t.rejected_lines(), 2);
+        assert_eq!(
+            t.outbox_ref()
+                .pending()
+                .iter()
+                .filter(|&&b| b == b'\n')
+                .count(),
+            1,
+            "every rejection was answered"
+        );
+    }
+
+    #[test]
+    fn lines_already_fed_are_served_even_when_the_outbox_is_full() {
+        let mut t = transport::<64, { REPLY_RESERVE + 50 }>();
+        assert_eq!(t.feed(b"1\n2\n"), 4);
+        assert!(t.next_incoming_from(&mut &b"3\n"[..]).is_some());
+        let mut input = &b"3\n"[..];
+        assert!(
+            t.next_incoming_from(&mut input).is_some(),
+            "the fed line is served without room"
+        );
+        assert!(t.next_incoming_from(&mut input).is_none());
+        assert_eq!(input, b"3\n");
     }
 
     #[test]

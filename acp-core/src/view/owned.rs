@@ -50,42 +50,10 @@ impl AgentNotification {
     }
 }
 
-/// The decoded text of a wire string. Runs between escapes are found with `str::find` (a
-/// word-at-a-time search) and copied whole; each escape is decoded by the wire layer.
+/// The decoded text of a wire string: copied whole when it has no escapes, else unescaped
+/// run by run ([`JsonStr::to_cow`]).
 fn owned(text: JsonStr<'_>) -> String {
-    let Some(plain) = text.as_plain() else {
-        return unescape(text.raw());
-    };
-    String::from(plain)
-}
-
-fn unescape(mut rest: &str) -> String {
-    let mut out = String::with_capacity(rest.len());
-    // Bounded by the text: every step consumes at least one byte.
-    while let Some(at) = rest.find('\\') {
-        out.push_str(&rest[..at]);
-        let escape = &rest.as_bytes()[at..];
-        let len = match escape.get(1) {
-            // A high surrogate escape is followed by its low half (validated text).
-            Some(b'u')
-                if matches!(escape.get(2), Some(b'd' | b'D'))
-                    && matches!(escape.get(3), Some(b'8' | b'9' | b'a' | b'b' | b'A' | b'B')) =>
-            {
-                12
-            }
-            Some(b'u') => 6,
-            _ => 2,
-        };
-        let end = (at + len).min(rest.len());
-        let piece = rest.get(at..end).unwrap_or_default();
-        out.extend(JsonStr::new_unchecked(piece, true).chars());
-        rest = rest.get(end..).unwrap_or_default();
-        if end == at {
-            break;
-        }
-    }
-    out.push_str(rest);
-    out
+    text.to_cow().into_owned()
 }
 
 /// What a fast-path walk returns to stop: the message is left to serde.

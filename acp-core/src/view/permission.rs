@@ -7,8 +7,8 @@ use crate::wire::{JsonStr, RawValue};
 use super::enums::PermissionOptionKind;
 use super::error::{Detail, Fault};
 use super::read::{
-    Read, lenient_object, members, object, required, required_array, required_object, required_str,
-    strict_opt_str,
+    Read, fill, is, lenient_object, members, object, required, required_array, required_object,
+    required_str, skip, span, strict_opt_str, walk,
 };
 use super::update::ToolCallUpdateView;
 
@@ -27,13 +27,45 @@ pub struct RequestPermissionView<'a> {
 }
 
 impl<'a> RequestPermissionView<'a> {
+    /// Reads the params in one walk, descending into `toolCall` in place (it holds most of
+    /// the bytes: the diffs and text the user is asked about).
     pub(crate) fn read(params: RawValue<'a>) -> Read<'a, Self> {
-        let [session_id, tool_call, options, meta] =
-            members(params, ["sessionId", "toolCall", "options", "_meta"])?;
+        let text = params.get();
+        let (mut session_id, mut tool_call_raw, mut options, mut meta) = (None, None, None, None);
+        let mut tool_call = None;
+        walk(text, 0, |key, at| {
+            if is(key, "toolCall") && text.as_bytes().get(at) == Some(&b'{') {
+                // A fault inside `toolCall` is reported after `sessionId`'s, as before.
+                let (read, end) = match ToolCallUpdateView::read_at(text, at) {
+                    Ok((view, end)) => (Ok(view), end),
+                    Err(fault) => (Err(fault), skip(text, at)),
+                };
+                fill(&mut tool_call_raw, "toolCall", span(text, at, end))?;
+                tool_call = Some(read);
+                return Ok(end);
+            }
+            let end = skip(text, at);
+            let slot = if is(key, "sessionId") {
+                Some((&mut session_id, "sessionId"))
+            } else if is(key, "toolCall") {
+                Some((&mut tool_call_raw, "toolCall"))
+            } else if is(key, "options") {
+                Some((&mut options, "options"))
+            } else if is(key, "_meta") {
+                Some((&mut meta, "_meta"))
+            } else {
+                None
+            };
+            if let Some((slot, key)) = slot {
+                fill(slot, key, span(text, at, end))?;
+            }
+            Ok(end)
+        })?;
         let session_id = required_str(session_id, "sessionId")?;
-        let tool_call = required_object(tool_call, "toolCall")?;
-        let tool_call =
-            ToolCallUpdateView::read(tool_call).map_err(|fault| fault.at("toolCall"))?;
+        let tool_call_raw = required_object(tool_call_raw, "toolCall")?;
+        let tool_call = tool_call
+            .unwrap_or_else(|| ToolCallUpdateView::read(tool_call_raw))
+            .map_err(|fault| fault.at("toolCall"))?;
         let options = required_array(options, "options", "a JSON array")?;
         let mut len = 0;
         for (index, option) in options.elements().enumerate() {

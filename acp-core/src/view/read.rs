@@ -299,3 +299,49 @@ pub(crate) fn walk_array<'a>(
         }
     }
 }
+
+/// The items of a validated array, each read in place by `read_at`, which returns the item and
+/// the offset just past it: one walk over every item, where iterating raw elements and then
+/// reading each would skip it first and walk it again.
+#[derive(Clone)]
+pub(crate) struct ItemsAt<'a, T> {
+    text: &'a str,
+    pos: usize,
+    read_at: fn(&'a str, usize) -> (Read<'a, T>, usize),
+}
+
+impl<'a, T> ItemsAt<'a, T> {
+    /// The items of `array` (empty when it is not an array).
+    pub(crate) fn new(
+        array: RawValue<'a>,
+        read_at: fn(&'a str, usize) -> (Read<'a, T>, usize),
+    ) -> Self {
+        let text = array.get();
+        let pos = if text.starts_with('[') { 1 } else { text.len() };
+        Self { text, pos, read_at }
+    }
+}
+
+impl<'a, T> Iterator for ItemsAt<'a, T> {
+    type Item = Read<'a, T>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let bytes = self.text.as_bytes();
+        let pos = skip_ws_unchecked(bytes, self.pos);
+        match bytes.get(pos) {
+            None | Some(b']' | b'}' | b',' | b':') => {
+                self.pos = bytes.len();
+                return None;
+            }
+            Some(_) => {}
+        }
+        let (item, end) = (self.read_at)(self.text, pos);
+        // Always make progress, whatever the text holds.
+        let mut next = skip_ws_unchecked(bytes, end.max(pos + 1));
+        if bytes.get(next) == Some(&b',') {
+            next += 1;
+        }
+        self.pos = next;
+        Some(item)
+    }
+}

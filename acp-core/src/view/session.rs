@@ -7,8 +7,8 @@ use super::content::ContentBlockView;
 use super::enums::StopReason;
 use super::error::{Detail, Fault};
 use super::read::{
-    Read, fill, is, lenient_object, members, required_array, required_str, skip, span, walk,
-    walk_array,
+    ItemsAt, Read, fill, is, lenient_object, members, required_array, required_str, skip, span,
+    walk, walk_array,
 };
 
 /// `session/new` result: the new session's id.
@@ -140,10 +140,13 @@ impl<'a> PromptBlocks<'a> {
     /// The blocks, in order.
     pub fn iter(&self) -> impl Iterator<Item = ContentBlockView<'a>> + 'a {
         // Every block decoded when the view was made; none is skipped here.
-        self.array
-            .elements()
-            .filter_map(|block| ContentBlockView::read_at(block.get(), 0).ok())
-            .map(|(block, _)| block)
+        ItemsAt::new(self.array, |text, start| {
+            match ContentBlockView::read_at(text, start) {
+                Ok((block, end)) => (Ok(block), end),
+                Err(fault) => (Err(fault), skip(text, start)),
+            }
+        })
+        .filter_map(Result::ok)
     }
 
     /// The array as sent.

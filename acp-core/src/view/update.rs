@@ -7,8 +7,8 @@ use super::content::ContentBlockView;
 use super::enums::{PlanEntryPriority, PlanEntryStatus, ToolCallStatus, ToolKind};
 use super::error::{Detail, Fault};
 use super::read::{
-    Read, any_value, fill, is, leading_tag, lenient_array, lenient_object, lenient_str, members,
-    members_at, object, required, required_array, required_str, skip, span, walk,
+    ItemsAt, Read, any_value, fill, is, leading_tag, lenient_array, lenient_object, lenient_str,
+    members, members_at, object, required, required_array, required_str, skip, span, walk,
 };
 
 /// `session/update` params.
@@ -356,7 +356,7 @@ impl<'a> ToolCallUpdateView<'a> {
     }
 
     /// Reads the update at `text[start]` in one walk; returns it and the offset past it.
-    fn read_at(text: &'a str, start: usize) -> Read<'a, (Self, usize)> {
+    pub(crate) fn read_at(text: &'a str, start: usize) -> Read<'a, (Self, usize)> {
         let (slots, end) = members_at(text, start, TOOL_CALL_KEYS)?;
         Ok((Self::from_members(slots)?, end))
     }
@@ -423,7 +423,7 @@ impl<'a> ToolCallContentView<'a> {
     pub(crate) fn read(value: RawValue<'a>) -> Read<'a, Self> {
         let value = object(value)?;
         if leading_tag(value.get(), 0, "type") == Some("content") {
-            return Self::read_content(value.get());
+            return Self::read_content(value.get(), 0).map(|(view, _)| view);
         }
         let tag = required_str(value.get_field("type"), "type")?;
         if tag.eq_str("content") {
@@ -459,10 +459,46 @@ impl<'a> ToolCallContentView<'a> {
 }
 
 impl<'a> ToolCallContentView<'a> {
-    /// A `type: "content"` item (tag first) in one walk, descending into its block.
-    fn read_content(text: &'a str) -> Read<'a, Self> {
+    /// [`read`](Self::read) of the item at `text[start]`, in place: one walk when its tag comes
+    /// first (as every sender writes it). Returns the offset past the item, also on a fault.
+    fn read_at(text: &'a str, start: usize) -> (Read<'a, Self>, usize) {
+        let walked = match leading_tag(text, start, "type") {
+            Some("content") => Self::read_content(text, start),
+            Some("diff") => members_at(text, start, ["path", "oldText", "newText", "_meta"])
+                .and_then(|([path, old_text, new_text, meta], end)| {
+                    let diff = Self::Diff {
+                        path: required_str(path, "path")?,
+                        old_text: lenient_str(old_text),
+                        new_text: required_str(new_text, "newText")?,
+                        meta: lenient_object(meta),
+                    };
+                    Ok((diff, end))
+                }),
+            Some("terminal") => members_at(text, start, ["terminalId", "_meta"]).and_then(
+                |([terminal_id, meta], end)| {
+                    let terminal = Self::Terminal {
+                        terminal_id: required_str(terminal_id, "terminalId")?,
+                        meta: lenient_object(meta),
+                    };
+                    Ok((terminal, end))
+                },
+            ),
+            _ => {
+                let end = skip(text, start);
+                return (Self::read(span(text, start, end)), end);
+            }
+        };
+        match walked {
+            Ok((view, end)) => (Ok(view), end),
+            Err(fault) => (Err(fault), skip(text, start)),
+        }
+    }
+
+    /// A `type: "content"` item (tag first) at `text[start]` in one walk, descending into its
+    /// block; returns it and the offset past it.
+    fn read_content(text: &'a str, start: usize) -> Read<'a, (Self, usize)> {
         let (mut content, mut content_seen, mut meta) = (None, None, None);
-        walk(text, 0, |key, at| {
+        let end = walk(text, start, |key, at| {
             if is(key, "content") {
                 let (block, end) =
                     ContentBlockView::read_at(text, at).map_err(|fault| fault.at("content"))?;
@@ -476,10 +512,11 @@ impl<'a> ToolCallContentView<'a> {
             }
             Ok(end)
         })?;
-        Ok(Self::Content {
+        let view = Self::Content {
             content: content.ok_or_else(|| Fault::field("content", Detail::Required))?,
             meta: lenient_object(meta),
-        })
+        };
+        Ok((view, end))
     }
 }
 
@@ -491,11 +528,11 @@ pub struct ToolCallContents<'a>(Option<RawValue<'a>>);
 impl<'a> ToolCallContents<'a> {
     /// The valid items.
     pub fn iter(&self) -> impl Iterator<Item = ToolCallContentView<'a>> + 'a {
-        let items = self.0.map(|array| array.elements());
-        items
+        self.0
+            .map(|array| ItemsAt::new(array, ToolCallContentView::read_at))
             .into_iter()
             .flatten()
-            .filter_map(|item| ToolCallContentView::read(item).ok())
+            .filter_map(Result::ok)
     }
 
     /// The array as sent (`None` when absent or not an array).

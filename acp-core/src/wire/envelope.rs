@@ -406,12 +406,13 @@ fn classify<'a>(
     if value.kind() != ValueKind::Object {
         return reject(ErrorCode::INVALID_REQUEST, Id::Null, Reason::NotAnObject);
     }
+    // Each member is sliced out of the line only where it is used.
     let raw = |slot: Option<(usize, usize)>| {
         slot.map(|(start, end)| RawValue::new_unchecked(line.get(start..end).unwrap_or_default()))
     };
-    let [jsonrpc, id, method, params, result, error] = envelope.slots.map(raw);
+    let [jsonrpc, id, method, params, result, error] = envelope.slots;
     let [jsonrpc_escaped, id_escaped, method_escaped, ..] = envelope.escaped;
-    let id = match id.map(|id| read_id(id, id_escaped)) {
+    let id = match raw(id).map(|id| read_id(id, id_escaped)) {
         None => Id::Null,
         Some(Some(id)) => id,
         Some(None) => return reject(ErrorCode::INVALID_REQUEST, Id::Null, Reason::InvalidId),
@@ -424,13 +425,17 @@ fn classify<'a>(
             Reason::DuplicateMember(MEMBERS[index]),
         );
     }
-    let version_ok = jsonrpc
-        .and_then(|v| scanned_str(v, jsonrpc_escaped))
-        .is_some_and(|v| v.eq_str("2.0"));
+    let version_ok = match raw(jsonrpc) {
+        // The usual spelling, compared as one constant.
+        Some(version) if !jsonrpc_escaped => version.get() == "\"2.0\"",
+        version => version
+            .and_then(|v| scanned_str(v, jsonrpc_escaped))
+            .is_some_and(|v| v.eq_str("2.0")),
+    };
     if !version_ok {
         return reject(ErrorCode::INVALID_REQUEST, id, Reason::Version);
     }
-    match method {
+    match raw(method) {
         Some(method) => {
             // Any escape decodes to at least one character, so a non-empty raw text is a
             // non-empty name.
@@ -438,6 +443,7 @@ fn classify<'a>(
             let Some(method) = method.filter(|m| !m.raw().is_empty()) else {
                 return reject(ErrorCode::INVALID_REQUEST, id, Reason::MissingMethod);
             };
+            let params = raw(params);
             Ok(match id {
                 Id::Null => Message::Notification(Notification { method, params }),
                 id => Message::Request(Request { id, method, params }),
@@ -445,7 +451,7 @@ fn classify<'a>(
         }
         None if result.is_some() || error.is_some() => Ok(Message::Response(Response {
             id,
-            outcome: read_outcome(result, error),
+            outcome: read_outcome(raw(result), raw(error)),
         })),
         None => reject(ErrorCode::INVALID_REQUEST, id, Reason::MissingMethod),
     }

@@ -15,13 +15,21 @@
 //!   served normally. [`Framer::next_line_bytes`] leaves that check to the caller
 //!   (`envelope::scan_bytes` does it while it scans the line, for less work per byte).
 //!
+//! Two ways in. [`Framer::feed`] copies the input into the storage, and the lines are taken
+//! out with [`next_line`](Framer::next_line) or [`next_line_bytes`](Framer::next_line_bytes):
+//! the caller may reuse its read buffer at once. [`Framer::next_line_bytes_from`] takes the
+//! lines straight out of the caller's read buffer and copies only a line cut by the end of
+//! the read: less work per byte for a caller that keeps the buffer until every line of it
+//! has been taken.
+//!
 //! Memory is bounded: the framer works inside a [`Storage`] the caller provides and never
 //! holds more than its size (fixed storage) or `max(max_line, GROWABLE_MIN_CAPACITY)` bytes
 //! (growable storage). An oversized line is dropped as it streams by: once the storage is full
 //! of it, the rest passes through without being stored.
 //!
 //! Work is O(n) in the bytes fed however they are chunked: the newline search resumes where it
-//! stopped, and a partial line is moved to the front of the storage at most once.
+//! stopped (a line cut by a read is searched at most twice: in the read and in the storage),
+//! and a partial line is moved to the front of the storage at most once.
 
 use core::fmt;
 use core::str;
@@ -458,6 +466,107 @@ impl<S: Storage> Framer<S> {
         })
     }
 
+    /// The next line, taken from `input` without copying it when it can be: `feed` and
+    /// [`next_line_bytes`](Framer::next_line_bytes) in one call, for a caller that owns the
+    /// read buffer until it has taken every line of it.
+    ///
+    /// Lines that lie whole in `input` are served straight from it; only a line cut by the
+    /// end of `input` is copied into the storage, and served from there once a later call
+    /// brings its newline (or [`finish`](Framer::finish) ends it). `input` is advanced past
+    /// what was taken; `None` means it is used up (or empty) and no line is held. Lines,
+    /// reports and their order are exactly those of `feed` + `next_line_bytes` over the same
+    /// bytes, however they are split into reads, except that a line served from `input` is
+    /// never refused for not fitting a storage that declines to grow (only `max_line`
+    /// counts for it).
+    ///
+    /// Lines already held (fed earlier, or the last line after `finish`) come first. Like
+    /// `next_line_bytes` it does not check UTF-8. The line borrows the framer and the input
+    /// until the next call.
+    ///
+    /// ```
+    /// use acp_core::wire::frame::{FrameError, Framer};
+    ///
+    /// let mut framer = Framer::new([0u8; 16], 16);
+    /// let mut lines = Vec::new();
+    /// for read in [&b"{\"a\":1}\r\n\n{\"b\""[..], b":2}\nthis one is too long\n{}"] {
+    ///     let mut input = read;
+    ///     while let Some(line) = framer.next_line_bytes_from(&mut input) {
+    ///         lines.push(line.map(<[u8]>::to_vec));
+    ///     }
+    ///     assert!(input.is_empty());
+    /// }
+    /// framer.finish();
+    /// while let Some(line) = framer.next_line_bytes_from(&mut &[][..]) {
+    ///     lines.push(line.map(<[u8]>::to_vec));
+    /// }
+    /// assert_eq!(
+    ///     lines,
+    ///     [
+    ///         Ok(b"{\"a\":1}".to_vec()),
+    ///         Ok(b"{\"b\":2}".to_vec()),
+    ///         Err(FrameError::LineTooLong { limit: 16 }),
+    ///         Ok(b"{}".to_vec()),
+    ///     ]
+    /// );
+    /// ```
+    pub fn next_line_bytes_from<'r, 'i: 'r>(
+        &'r mut self,
+        input: &mut &'i [u8],
+    ) -> Option<Result<&'r [u8], FrameError>> {
+        // Every pass returns, or takes input and leaves the framer holding a complete line, a
+        // report or nothing, so the next pass returns or takes input again.
+        loop {
+            if self.is_idle() {
+                let rest: &'i [u8] = input;
+                let found = position_of_newline(rest);
+                #[cfg(test)]
+                {
+                    self.work.scanned += found.map_or(rest.len(), |at| at + 1);
+                }
+                let Some(at) = found else {
+                    if rest.is_empty() {
+                        return None;
+                    }
+                    // A partial line: the only bytes that are copied. It holds no newline,
+                    // so the search for one resumes after it.
+                    *input = &rest[rest.len()..];
+                    self.feed(rest);
+                    self.scan = self.end;
+                    continue;
+                };
+                *input = &rest[at + 1..];
+                if at > self.max_line {
+                    return Some(Err(self.too_long()));
+                }
+                match content_len(&rest[..at]) {
+                    Some(len) => return Some(Ok(&rest[..len])),
+                    None => continue,
+                }
+            }
+            if let Some(span) = self.next_span() {
+                return Some(span.map(|(from, to)| &self.storage.bytes()[from..to]));
+            }
+            if input.is_empty() {
+                return None;
+            }
+            // A partial line is held, or an oversized one is being dropped: it ends at the
+            // first newline, so only that much is fed and the lines after it stay in input.
+            let found = position_of_newline(input);
+            #[cfg(test)]
+            {
+                self.work.scanned += found.map_or(input.len(), |at| at + 1);
+            }
+            let end = found.map_or(input.len(), |at| at + 1);
+            let taken = self.feed(&input[..end]);
+            *input = &input[taken..];
+        }
+    }
+
+    /// Whether nothing is held or due: no bytes stored, no report, no line being dropped.
+    fn is_idle(&self) -> bool {
+        self.start == self.end && !self.terminated && !self.too_long_due && !self.discarding
+    }
+
     /// The storage range of the next complete, non-blank line (without its `\n` and one
     /// `\r` before it), or the report that replaces it.
     fn next_span(&mut self) -> Option<Result<(usize, usize), FrameError>> {
@@ -485,14 +594,8 @@ impl<S: Storage> Framer<S> {
             if to - from > self.max_line {
                 return Some(Err(self.too_long()));
             }
-            let line = &self.storage.bytes()[from..to];
-            let to = if line.last() == Some(&b'\r') {
-                to - 1
-            } else {
-                to
-            };
-            if !is_blank(&self.storage.bytes()[from..to]) {
-                break (from, to);
+            if let Some(len) = content_len(&self.storage.bytes()[from..to]) {
+                break (from, from + len);
             }
         };
         Some(Ok((from, to)))
@@ -541,10 +644,15 @@ impl Default for Framer<alloc::vec::Vec<u8>> {
     }
 }
 
-/// Whether `line` holds only JSON whitespace (or nothing).
-fn is_blank(line: &[u8]) -> bool {
-    line.iter()
-        .all(|&byte| matches!(byte, b' ' | b'\t' | b'\r'))
+/// The length of `raw`, a line without its `\n`, once one trailing `\r` is stripped; `None`
+/// when what is left is blank (JSON whitespace only, or nothing), so the line is skipped.
+#[inline]
+fn content_len(raw: &[u8]) -> Option<usize> {
+    let line = raw.strip_suffix(b"\r").unwrap_or(raw);
+    let blank = line
+        .iter()
+        .all(|&byte| matches!(byte, b' ' | b'\t' | b'\r'));
+    (!blank).then_some(line.len())
 }
 
 /// Index of the first `\n` in `haystack`.
@@ -1116,5 +1224,239 @@ mod tests {
         assert_eq!(items.len(), 10_000);
         assert!(framer.work.scanned <= stream.len());
         assert!(framer.work.moved <= stream.len());
+    }
+
+    // ----- next_line_bytes_from: lines taken straight from the caller's input -----
+
+    /// Takes every line of every read with `next_line_bytes_from`, checking that each read
+    /// is used up, then finishes and takes the rest. Lines are ASCII in these tests.
+    #[cfg(feature = "alloc")]
+    fn run_from<S: Storage>(framer: &mut Framer<S>, reads: &[&[u8]]) -> Vec<Item> {
+        let mut items = Vec::new();
+        let owned = |line: Result<&[u8], FrameError>| {
+            line.map(|bytes| String::from_utf8(bytes.to_vec()).expect("ASCII test line"))
+        };
+        for read in reads {
+            let mut input = *read;
+            while let Some(line) = framer.next_line_bytes_from(&mut input) {
+                items.push(owned(line));
+            }
+            assert!(input.is_empty(), "None only once the read is used up");
+        }
+        framer.finish();
+        while let Some(line) = framer.next_line_bytes_from(&mut &[][..]) {
+            items.push(owned(line));
+        }
+        assert_eq!(framer.buffered(), 0);
+        items
+    }
+
+    #[test]
+    #[cfg(feature = "alloc")]
+    fn whole_lines_are_served_from_the_input_without_touching_the_storage() {
+        let mut framer = Framer::with_limit(64);
+        let reads: [&[u8]; 2] = [b"{\"a\":1}\n\n{}\r\n", b"{\"b\":2}\n"];
+        assert_eq!(
+            run_from(&mut framer, &reads),
+            [ok("{\"a\":1}"), ok("{}"), ok("{\"b\":2}")]
+        );
+        assert_eq!(framer.capacity(), 0, "nothing was ever stored");
+    }
+
+    #[test]
+    fn a_line_from_the_input_borrows_the_input() {
+        let read = *b"{\"a\":1}\nrest";
+        let mut input = &read[..];
+        let mut framer = Framer::new([0u8; 16], 16);
+        let line = framer.next_line_bytes_from(&mut input).unwrap().unwrap();
+        assert_eq!(line, b"{\"a\":1}");
+        assert_eq!(line.as_ptr(), read.as_ptr());
+        assert_eq!(input, b"rest");
+        assert_eq!(framer.next_line_bytes_from(&mut input), None);
+        assert!(input.is_empty());
+        assert_eq!(framer.buffered(), 4, "only the partial line is copied");
+    }
+
+    #[test]
+    #[cfg(feature = "alloc")]
+    fn a_line_ending_exactly_at_the_end_of_a_read_is_not_stored() {
+        let mut framer = Framer::with_limit(64);
+        let reads: [&[u8]; 3] = [b"{\"a\":1}\n", b"{\"b\":2}\n", b"{}\n"];
+        assert_eq!(
+            run_from(&mut framer, &reads),
+            [ok("{\"a\":1}"), ok("{\"b\":2}"), ok("{}")]
+        );
+        assert_eq!(framer.capacity(), 0);
+    }
+
+    #[test]
+    #[cfg(feature = "alloc")]
+    fn a_line_split_across_reads_is_joined_in_the_storage() {
+        let mut framer = Framer::new([0u8; 32], 32);
+        let reads: [&[u8]; 4] = [b"{}\n{\"a\"", b":", b"1}\n{\"b\":2", b"}\n{}\n"];
+        assert_eq!(
+            run_from(&mut framer, &reads),
+            [ok("{}"), ok("{\"a\":1}"), ok("{\"b\":2}"), ok("{}")]
+        );
+    }
+
+    #[test]
+    #[cfg(feature = "alloc")]
+    fn carriage_return_at_the_end_of_a_read_and_newline_at_the_start_of_the_next() {
+        let mut framer = Framer::new([0u8; 16], 16);
+        let reads: [&[u8]; 3] = [b"{}\r", b"\n{\"a\":1}\r", b"\n"];
+        assert_eq!(run_from(&mut framer, &reads), [ok("{}"), ok("{\"a\":1}")]);
+        // The `\r` counts towards the limit when it arrives alone, too.
+        let mut framer = Framer::new([0u8; 16], 16);
+        let line = "c".repeat(16);
+        let reads: [&[u8]; 3] = [line.as_bytes(), b"\r", b"\n{}\n"];
+        assert_eq!(
+            run_from(&mut framer, &reads),
+            [Err(FrameError::LineTooLong { limit: 16 }), ok("{}")]
+        );
+    }
+
+    #[test]
+    #[cfg(feature = "alloc")]
+    fn an_oversized_line_that_starts_as_a_partial_line_is_reported_once() {
+        let too_long = Err(FrameError::LineTooLong { limit: 16 });
+        let cases: [[&[u8]; 2]; 3] = [
+            // Under the limit when the first read ends.
+            [b"{}\naaaaaaaaaa", b"aaaaaaaaaa\n{}\n"],
+            // Over the limit already in the first read.
+            [b"{}\naaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", b"a\n{}\n"],
+            // Over the limit, its newline alone at the start of the next read.
+            [b"{}\naaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", b"\n{}\n"],
+        ];
+        for reads in cases {
+            let want = [ok("{}"), too_long.clone(), ok("{}")];
+            let mut fixed = Framer::new([0u8; 16], 16);
+            assert_eq!(run_from(&mut fixed, &reads), want, "{reads:?}");
+            let mut growable = Framer::with_limit(16);
+            assert_eq!(run_from(&mut growable, &reads), want, "{reads:?}");
+        }
+    }
+
+    #[test]
+    #[cfg(feature = "alloc")]
+    fn a_partial_line_exactly_at_the_limit_then_its_newline() {
+        let line = "x".repeat(16);
+        let reads: [&[u8]; 2] = [line.as_bytes(), b"\n{}\n"];
+        let mut framer = Framer::new([0u8; 16], 16);
+        assert_eq!(run_from(&mut framer, &reads), [ok(&line), ok("{}")]);
+    }
+
+    #[test]
+    #[cfg(feature = "alloc")]
+    fn eof_delivers_the_partial_line() {
+        let mut framer = Framer::new([0u8; 16], 16);
+        assert_eq!(
+            run_from(&mut framer, &[b"{}\n{\"b\"", b":2}\r"]),
+            [ok("{}"), ok("{\"b\":2}")]
+        );
+        let mut framer = Framer::new([0u8; 16], 16);
+        assert_eq!(run_from(&mut framer, &[b"{}\n \t\r"]), [ok("{}")]);
+        let mut framer = Framer::new([0u8; 16], 8);
+        assert_eq!(
+            run_from(&mut framer, &[b"{}\n", b"0123456789"]),
+            [ok("{}"), Err(FrameError::LineTooLong { limit: 8 })]
+        );
+    }
+
+    #[test]
+    fn input_after_finish_starts_a_new_line() {
+        let mut framer = Framer::new([0u8; 16], 16);
+        let mut input = &b"ab"[..];
+        assert_eq!(framer.next_line_bytes_from(&mut input), None);
+        framer.finish();
+        let mut input = &b"cd\n"[..];
+        assert_eq!(
+            framer.next_line_bytes_from(&mut input),
+            Some(Ok(&b"ab"[..]))
+        );
+        assert_eq!(
+            framer.next_line_bytes_from(&mut input),
+            Some(Ok(&b"cd"[..]))
+        );
+        assert_eq!(framer.next_line_bytes_from(&mut input), None);
+    }
+
+    #[test]
+    fn lines_already_fed_come_before_the_input() {
+        let mut framer = Framer::new([0u8; 16], 16);
+        assert_eq!(framer.feed(b"{1}\n{2}\n{3"), 10);
+        assert_eq!(framer.next_line_bytes(), Some(Ok(&b"{1}"[..])));
+        let mut input = &b"}\n{4}\n"[..];
+        assert_eq!(
+            framer.next_line_bytes_from(&mut input),
+            Some(Ok(&b"{2}"[..]))
+        );
+        assert_eq!(input.len(), 6, "nothing taken while a stored line waits");
+        assert_eq!(
+            framer.next_line_bytes_from(&mut input),
+            Some(Ok(&b"{3}"[..]))
+        );
+        assert_eq!(
+            framer.next_line_bytes_from(&mut input),
+            Some(Ok(&b"{4}"[..]))
+        );
+        assert_eq!(framer.next_line_bytes_from(&mut input), None);
+        assert_eq!(framer.buffered(), 0);
+    }
+
+    /// A 4 MiB line in one-byte reads, then short lines in one-byte reads: every byte is
+    /// searched at most twice (once in the read, once in the storage) and moved at most once.
+    #[test]
+    #[cfg(feature = "alloc")]
+    fn one_byte_reads_do_linear_work() {
+        let line_len = 4 * 1024 * 1024;
+        let mut framer = Framer::with_limit(line_len);
+        for _ in 0..line_len {
+            assert_eq!(framer.next_line_bytes_from(&mut &b"a"[..]), None);
+        }
+        let line = framer
+            .next_line_bytes_from(&mut &b"\n"[..])
+            .unwrap()
+            .unwrap();
+        assert_eq!(line.len(), line_len);
+        let short = b"{\"k\":\"0123456789\"}\r\n".repeat(10_000);
+        let items = run_from(&mut framer, &one_byte_reads(&short));
+        assert_eq!(items.len(), 10_000);
+        let total = line_len + 1 + short.len();
+        assert!(
+            framer.work.scanned <= 2 * total,
+            "scanned {}",
+            framer.work.scanned
+        );
+        assert!(framer.work.moved <= total, "moved {}", framer.work.moved);
+    }
+
+    /// The same stream through both call loops, whole and in one-byte reads, with each kind
+    /// of storage: the same items.
+    #[test]
+    #[cfg(feature = "alloc")]
+    fn taking_from_the_input_matches_feeding() {
+        let stream = [
+            &b"{}\n\r\n  \n{\"a\":1}\r\r\n"[..],
+            &b"q".repeat(70),
+            b"\n{\"b\":2}\n",
+            &b"w".repeat(64),
+            b"\r\n",
+            &b"e".repeat(63),
+            b"\r\nlast",
+        ]
+        .concat();
+        for reads in [
+            vec![&stream[..]],
+            one_byte_reads(&stream),
+            stream.chunks(5).collect(),
+        ] {
+            let want = run(&mut Framer::new([0u8; 64], 64), &reads);
+            assert_eq!(want.len(), 7);
+            assert_eq!(run_from(&mut Framer::new([0u8; 64], 64), &reads), want);
+            assert_eq!(run_from(&mut Framer::with_limit(64), &reads), want);
+            let inline = Framer::new(heapless::Vec::<u8, 64>::new(), 64);
+            assert_eq!(run_from(&mut { inline }, &reads), want);
+        }
     }
 }

@@ -1,6 +1,6 @@
 //! Where a scan must stop, over a block of sixteen bytes: the quotes, backslashes and control
 //! characters for the string scan (and the non-ASCII bytes when it checks UTF-8 too), the
-//! newlines for the framer.
+//! newlines for the framer, the quotes and backslashes apart for skipping validated strings.
 //!
 //! Most bytes of ACP traffic sit inside long strings, and a stop comes every dozen bytes or so
 //! (escaped newlines and quotes in code and diffs), so both the bytes per step and the cost of
@@ -11,7 +11,7 @@
 //! The vector path is compiled only where SSE2 is enabled for the whole build (every x86_64
 //! target but the soft-float ones). Rust still treats calling a function compiled with
 //! `#[target_feature(enable = "sse2")]` from one without the attribute as `unsafe`: those two
-//! calls, in [`stops`] and [`newlines`], are `unsafe` code (with `from_utf8_unchecked` in
+//! calls, in [`stops`] and [`equal_to`], are `unsafe` code (with `from_utf8_unchecked` in
 //! `json::scan_bytes`, the crate's only). Loading the block
 //! needs none: the two halves are read as integers and LLVM folds them into one unaligned
 //! vector load. Without them (`cfg` false) the SWAR path is used and nothing else changes.
@@ -65,6 +65,18 @@ impl Stops {
         Stops(self.0.checked_shr(skip as u32 * WIDTH).unwrap_or(0))
     }
 
+    /// The stops before byte `index` (below [`BLOCK`]).
+    #[inline(always)]
+    pub(in crate::wire) fn before(self, index: usize) -> Self {
+        Stops(self.0 & ((1 << (index as u32 * WIDTH)) - 1))
+    }
+
+    /// These stops without the first.
+    #[inline(always)]
+    pub(in crate::wire) fn without_first(self) -> Self {
+        Stops(self.0 & self.0.wrapping_sub(1))
+    }
+
     /// A bit per byte, whatever the representation (for the tests).
     #[cfg(test)]
     fn bits(self) -> u32 {
@@ -91,11 +103,24 @@ pub(in crate::wire) fn stops<const NON_ASCII: bool>(block: &[u8; BLOCK]) -> Stop
 /// The newlines of `block`.
 #[inline(always)]
 pub(in crate::wire) fn newlines(block: &[u8; BLOCK]) -> Stops {
+    equal_to::<b'\n'>(block)
+}
+
+/// The quotes and the backslashes of `block`, for skipping a string already validated: only
+/// an unescaped quote ends it, so escapes are no stop there.
+#[inline(always)]
+pub(in crate::wire) fn quotes_and_backslashes(block: &[u8; BLOCK]) -> (Stops, Stops) {
+    (equal_to::<b'"'>(block), equal_to::<b'\\'>(block))
+}
+
+/// The bytes of `block` equal to `BYTE`.
+#[inline(always)]
+fn equal_to<const BYTE: u8>(block: &[u8; BLOCK]) -> Stops {
     if_sse2!(
         // SAFETY: as in `stops`: only compiled when the build enables SSE2.
         #[allow(unsafe_code)]
-        Stops(u32::from(unsafe { newline_bits_sse2(block) })),
-        Stops(newline_lanes(block))
+        Stops(u32::from(unsafe { equal_bits_sse2::<BYTE>(block) })),
+        Stops(equal_lanes::<BYTE>(block))
     )
 }
 
@@ -125,11 +150,11 @@ fn stop_bits_sse2<const NON_ASCII: bool>(block: &[u8; BLOCK]) -> u16 {
 #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
 #[target_feature(enable = "sse2")]
 #[inline]
-fn newline_bits_sse2(block: &[u8; BLOCK]) -> u16 {
+fn equal_bits_sse2<const BYTE: u8>(block: &[u8; BLOCK]) -> u16 {
     use core::arch::x86_64::{_mm_cmpeq_epi8, _mm_movemask_epi8, _mm_set_epi64x, _mm_set1_epi8};
     let (low, high) = halves(block);
     let bytes = _mm_set_epi64x(high as i64, low as i64);
-    _mm_movemask_epi8(_mm_cmpeq_epi8(bytes, _mm_set1_epi8(b'\n' as i8))) as u16
+    _mm_movemask_epi8(_mm_cmpeq_epi8(bytes, _mm_set1_epi8(BYTE as i8))) as u16
 }
 
 /// [`stops`] by word arithmetic, as lanes (compiled and tested everywhere).
@@ -140,13 +165,13 @@ fn stop_lanes<const NON_ASCII: bool>(block: &[u8; BLOCK]) -> u128 {
     u128::from(stop_bytes::<NON_ASCII>(low)) | u128::from(stop_bytes::<NON_ASCII>(high)) << 64
 }
 
-/// [`newlines`] by word arithmetic, as lanes (compiled and tested everywhere).
+/// [`equal_to`] by word arithmetic, as lanes (compiled and tested everywhere).
 #[cfg_attr(all(target_arch = "x86_64", target_feature = "sse2"), allow(dead_code))]
 #[inline(always)]
-fn newline_lanes(block: &[u8; BLOCK]) -> u128 {
+fn equal_lanes<const BYTE: u8>(block: &[u8; BLOCK]) -> u128 {
     let (low, high) = halves(block);
-    let newline = ONES * u64::from(b'\n');
-    u128::from(zero_bytes(low ^ newline)) | u128::from(zero_bytes(high ^ newline)) << 64
+    let byte = ONES * u64::from(BYTE);
+    u128::from(zero_bytes(low ^ byte)) | u128::from(zero_bytes(high ^ byte)) << 64
 }
 
 /// The two little-endian halves of a block.
@@ -221,12 +246,27 @@ mod tests {
         assert_eq!(lane_bits(stop_lanes::<false>(block)), want, "{block:?}");
         let want = by_bytes(block, |b| b == b'\n');
         assert_eq!(newlines(block).bits(), want, "{block:?}");
-        assert_eq!(lane_bits(newline_lanes(block)), want, "{block:?}");
+        assert_eq!(lane_bits(equal_lanes::<b'\n'>(block)), want, "{block:?}");
+        let (quotes, backslashes) = quotes_and_backslashes(block);
+        let want = by_bytes(block, |b| b == b'"');
+        assert_eq!(quotes.bits(), want, "{block:?}");
+        assert_eq!(lane_bits(equal_lanes::<b'"'>(block)), want, "{block:?}");
+        let want = by_bytes(block, |b| b == b'\\');
+        assert_eq!(backslashes.bits(), want, "{block:?}");
+        assert_eq!(lane_bits(equal_lanes::<b'\\'>(block)), want, "{block:?}");
         // The first stop and the stops after a prefix.
         let all = stops::<false>(block);
         let bits = all.bits();
         if bits != 0 {
             assert_eq!(all.first(), bits.trailing_zeros() as usize, "{block:?}");
+        }
+        if bits != 0 {
+            let rest = all.without_first().bits();
+            assert_eq!(rest, bits & (bits - 1), "{block:?}");
+        }
+        for index in 0..BLOCK {
+            let before = all.before(index).bits();
+            assert_eq!(before, bits & ((1 << index) - 1), "{block:?} {index}");
         }
         for skip in 0..=BLOCK + 1 {
             let after = all.after(skip).bits();
