@@ -1314,6 +1314,42 @@ mod tests {
         assert_eq!(s.chars().collect::<String>(), "a\u{fffd}b\u{fffd}");
     }
 
+    /// The owned decoding against the characters one by one, on texts dense in escapes of
+    /// every kind and multi-byte characters, at every length across block edges.
+    #[test]
+    fn to_cow_agrees_with_the_characters_one_by_one() {
+        let pieces = [
+            "a",
+            "é",
+            "€",
+            "😀",
+            "\\n",
+            "\\\"",
+            "\\\\",
+            "\\/",
+            "\\t",
+            "\\u00e9",
+            "\\ud83d\\ude00",
+            "\\u0000",
+            "xyz0123456789",
+        ];
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        for len in 0..60 {
+            for _ in 0..40 {
+                let text: String = (0..len)
+                    .map(|_| {
+                        state ^= state << 13;
+                        state ^= state >> 7;
+                        state ^= state << 17;
+                        pieces[(state % pieces.len() as u64) as usize]
+                    })
+                    .collect();
+                let s = JsonStr::new_unchecked(&text, true);
+                assert_eq!(s.to_cow(), s.chars().collect::<String>(), "{text:?}");
+            }
+        }
+    }
+
     /// Skipping a validated string (first unescaped quote, and whether a backslash comes
     /// before it) against a byte loop that decodes escapes, from every start, on texts dense
     /// in quotes and backslash runs of every parity, across block boundaries.
