@@ -259,35 +259,37 @@ fn growable_storage_matches_the_rules_however_chunked() {
     quickcheck(property as fn(Stream, Caller, u8) -> bool);
 }
 
+/// A stream of up to six lines longer than the growable floor, a third of them right at the
+/// limit (one under, at, one over), a limit above the floor, and reads scaled up to cut them.
+#[cfg(feature = "alloc")]
+fn long_lines(lines: Vec<(u16, bool)>, caller: Caller, limit: u16) -> (Stream, Caller, usize) {
+    let limit = GROWABLE_MIN_CAPACITY + usize::from(limit % 4096);
+    let mut stream = Vec::new();
+    for (length, newline) in lines.into_iter().take(6) {
+        let length = match length % 3 {
+            0 => limit - 1 + usize::from(length / 3 % 3),
+            _ => GROWABLE_MIN_CAPACITY - 2048 + usize::from(length % 8192),
+        };
+        stream.extend(std::iter::repeat_n(b'L', length));
+        if newline {
+            stream.push(b'\n');
+        }
+    }
+    let caller = Caller {
+        reads: caller.reads.iter().map(|read| read * 97).collect(),
+        takes: caller.takes,
+    };
+    (Stream(stream), caller, limit)
+}
+
 /// Lines longer than the growable floor, so that a `Vec` fills up, grows and finds oversized
 /// lines while they stream in.
 #[cfg(feature = "alloc")]
 #[test]
 fn growable_storage_with_long_lines_matches_the_rules() {
     fn property(lines: Vec<(u16, bool)>, caller: Caller, limit: u16) -> bool {
-        let limit = GROWABLE_MIN_CAPACITY + usize::from(limit % 4096);
-        let mut stream = Vec::new();
-        for (length, newline) in lines.into_iter().take(6) {
-            // A third of the lines sit right at the limit (one under, at, one over).
-            let length = match length % 3 {
-                0 => limit - 1 + usize::from(length / 3 % 3),
-                _ => GROWABLE_MIN_CAPACITY - 2048 + usize::from(length % 8192),
-            };
-            stream.extend(std::iter::repeat_n(b'L', length));
-            if newline {
-                stream.push(b'\n');
-            }
-        }
-        let caller = Caller {
-            reads: caller.reads.iter().map(|read| read * 97).collect(),
-            takes: caller.takes,
-        };
-        check(
-            || Framer::with_limit(limit),
-            &Stream(stream),
-            &caller,
-            limit,
-        )
+        let (stream, caller, limit) = long_lines(lines, caller, limit);
+        check(|| Framer::with_limit(limit), &stream, &caller, limit)
     }
     QuickCheck::new()
         .tests(60)
@@ -515,28 +517,8 @@ fn taking_from_input_with_growable_storage_matches_feeding() {
 #[test]
 fn taking_long_lines_from_input_matches_feeding() {
     fn property(lines: Vec<(u16, bool)>, caller: Caller, limit: u16) -> bool {
-        let limit = GROWABLE_MIN_CAPACITY + usize::from(limit % 4096);
-        let mut stream = Vec::new();
-        for (length, newline) in lines.into_iter().take(6) {
-            let length = match length % 3 {
-                0 => limit - 1 + usize::from(length / 3 % 3),
-                _ => GROWABLE_MIN_CAPACITY - 2048 + usize::from(length % 8192),
-            };
-            stream.extend(std::iter::repeat_n(b'L', length));
-            if newline {
-                stream.push(b'\n');
-            }
-        }
-        let caller = Caller {
-            reads: caller.reads.iter().map(|read| read * 97).collect(),
-            takes: caller.takes,
-        };
-        check_from(
-            || Framer::with_limit(limit),
-            &Stream(stream),
-            &caller,
-            limit,
-        )
+        let (stream, caller, limit) = long_lines(lines, caller, limit);
+        check_from(|| Framer::with_limit(limit), &stream, &caller, limit)
     }
     QuickCheck::new()
         .tests(60)
