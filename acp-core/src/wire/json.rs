@@ -32,10 +32,16 @@
 
 use core::fmt;
 
+use self::chunk::{CHUNK, ChunkBits, below, from, held_by_escapes};
 use self::stops::{BLOCK, quotes_and_backslashes, stops};
 use super::{JsonStr, RawValue};
 
+mod chunk;
 pub(super) mod stops;
+
+/// How many stops a string scan takes one by one before it takes the string for a long one
+/// and goes on a chunk at a time.
+const SHORT_STOPS: usize = 4;
 
 /// The deepest nesting of arrays and objects [`parse_value`] accepts, the outermost one
 /// counting as 1.
@@ -420,12 +426,16 @@ impl<const UTF8: bool> Scanner<'_, UTF8> {
 
     /// Scans the rest of a string whose opening quote is just behind `self.pos`, leaving `pos`
     /// past the closing quote. Returns whether the string holds an escape.
+    ///
+    /// Keys and short values end within a few stops, which cost less one by one than the
+    /// masks of a chunk; past [`SHORT_STOPS`] stops the string is a long one and goes on a
+    /// chunk at a time.
     #[inline(always)]
     fn string(&mut self) -> Result<bool, JsonError> {
         let bytes = self.bytes;
         let mut pos = self.pos;
         let mut escaped = false;
-        loop {
+        for _ in 0..SHORT_STOPS {
             pos = skip_plain::<UTF8>(bytes, pos);
             match bytes.get(pos) {
                 Some(b'"') => {
@@ -442,6 +452,95 @@ impl<const UTF8: bool> Scanner<'_, UTF8> {
                     } else {
                         self.escape(pos)?
                     };
+                }
+                Some(_) => return Err(JsonError::new(JsonErrorKind::ControlCharacter, pos)),
+                None => return Err(JsonError::new(JsonErrorKind::UnexpectedEnd, bytes.len())),
+            }
+        }
+        self.long_string(pos, escaped)
+    }
+
+    /// [`string`](Self::string) a chunk at a time (see `chunk.rs`): per chunk, the closing
+    /// quote is the first quote no escape holds, and before it every escape's second byte is
+    /// checked and every non-ASCII run (with `UTF8`) is checked as UTF-8. A control character
+    /// before the closing quote hands over to [`string_by_stops`](Self::string_by_stops),
+    /// which finds the first error in text order.
+    /// Starts at `start`, inside the string but not inside an escape or a UTF-8 sequence;
+    /// `escaped` tells whether an escape came before.
+    #[inline(never)]
+    fn long_string(&mut self, start: usize, mut escaped: bool) -> Result<bool, JsonError> {
+        let bytes = self.bytes;
+        let mut pos = start;
+        let mut carried = false;
+        // Escapes and UTF-8 sequences are checked up to here: a `\u` escape or a sequence may
+        // run on into the next chunk, whose bits for it are then not looked at again.
+        let mut escapes_checked = start;
+        let mut utf8_checked = start;
+        // Bounded by the text: every step moves a whole chunk or returns.
+        loop {
+            let chunk = ChunkBits::at(bytes, pos);
+            let (held, carry) = held_by_escapes(chunk.backslashes, carried);
+            let closing = chunk.quotes & !held;
+            let inside = if closing == 0 {
+                chunk.present()
+            } else {
+                below(closing.trailing_zeros() as usize)
+            };
+            if chunk.controls & inside != 0 {
+                let resume = if carried { pos - 1 } else { pos };
+                return self
+                    .string_by_stops(resume.max(escapes_checked).max(utf8_checked), escaped);
+            }
+            escaped |= chunk.backslashes & inside != 0;
+            let mut escapes = held & inside & from(escapes_checked.saturating_sub(pos));
+            while escapes != 0 {
+                let at = pos + escapes.trailing_zeros() as usize;
+                if is_short_escape(bytes.get(at).copied().unwrap_or(0)) {
+                    escapes &= escapes - 1;
+                } else {
+                    // `\u` and its surrogate pair, or the error.
+                    escapes_checked = self.escape(at - 1)?;
+                    escapes &= from(escapes_checked - pos);
+                }
+            }
+            if UTF8 {
+                let mut non_ascii =
+                    chunk.non_ascii & inside & from(utf8_checked.saturating_sub(pos));
+                while non_ascii != 0 {
+                    utf8_checked = non_ascii_run(bytes, pos + non_ascii.trailing_zeros() as usize)?;
+                    non_ascii &= from(utf8_checked - pos);
+                }
+            }
+            if closing != 0 {
+                self.pos = pos + closing.trailing_zeros() as usize + 1;
+                return Ok(escaped);
+            }
+            if chunk.len < CHUNK {
+                return Err(JsonError::new(JsonErrorKind::UnexpectedEnd, bytes.len()));
+            }
+            pos += CHUNK;
+            carried = carry;
+        }
+    }
+
+    /// The string scan by its first stop: from `pos` inside a string (not inside an escape or
+    /// a UTF-8 sequence), `escaped` telling whether an escape came before. Slower on escapes,
+    /// but it meets every error in text order; [`long_string`](Self::long_string) hands over
+    /// to it where the order matters.
+    #[cold]
+    fn string_by_stops(&mut self, mut pos: usize, mut escaped: bool) -> Result<bool, JsonError> {
+        let bytes = self.bytes;
+        loop {
+            pos = skip_plain::<UTF8>(bytes, pos);
+            match bytes.get(pos) {
+                Some(b'"') => {
+                    self.pos = pos + 1;
+                    return Ok(escaped);
+                }
+                Some(&b) if UTF8 && b >= 0x80 => pos = non_ascii_run(bytes, pos)?,
+                Some(b'\\') => {
+                    escaped = true;
+                    pos = self.escape(pos)?;
                 }
                 Some(_) => return Err(JsonError::new(JsonErrorKind::ControlCharacter, pos)),
                 None => return Err(JsonError::new(JsonErrorKind::UnexpectedEnd, bytes.len())),
@@ -742,46 +841,28 @@ pub(crate) fn skip_string_unchecked(bytes: &[u8], start: usize) -> (usize, bool)
     skip_long_string(bytes, start)
 }
 
-/// [`skip_string_unchecked`] past the first block, or with escapes in it.
+/// [`skip_string_unchecked`] past the first block, or with escapes in it: a chunk at a time,
+/// the closing quote being the first quote no escape holds (see `chunk.rs`).
 fn skip_long_string(bytes: &[u8], start: usize) -> (usize, bool) {
     let mut pos = start;
+    let mut carried = false;
     let mut escaped = false;
-    // Bounded by the text: every step moves `pos` forward a block.
-    while let Some(block) = bytes
-        .get(pos..pos + BLOCK)
-        .and_then(|block| <&[u8; BLOCK]>::try_from(block).ok())
-    {
-        let (mut quotes, backslashes) = quotes_and_backslashes(block);
-        while quotes.any() {
-            let at = quotes.first();
-            if !is_escaped(bytes, start, pos + at) {
-                return (pos + at + 1, escaped || backslashes.before(at).any());
-            }
-            quotes = quotes.without_first();
+    // Bounded by the text: every step moves a whole chunk or returns.
+    loop {
+        let chunk = ChunkBits::at(bytes, pos);
+        let (held, carry) = held_by_escapes(chunk.backslashes, carried);
+        let closing = chunk.quotes & !held;
+        if closing != 0 {
+            let at = closing.trailing_zeros() as usize;
+            return (pos + at + 1, escaped || chunk.backslashes & below(at) != 0);
         }
-        escaped |= backslashes.any();
-        pos += BLOCK;
-    }
-    while let Some(&b) = bytes.get(pos) {
-        if b == b'"' && !is_escaped(bytes, start, pos) {
-            return (pos + 1, escaped);
+        escaped |= chunk.backslashes != 0;
+        if chunk.len < CHUNK {
+            return (bytes.len(), escaped);
         }
-        escaped |= b == b'\\';
-        pos += 1;
+        pos += CHUNK;
+        carried = carry;
     }
-    (bytes.len(), escaped)
-}
-
-/// Whether the quote at `at` follows an odd run of backslashes (within the contents that
-/// start at `start`), so an escape holds it.
-#[inline]
-fn is_escaped(bytes: &[u8], start: usize, at: usize) -> bool {
-    if at == start || bytes.get(at - 1) != Some(&b'\\') {
-        return false;
-    }
-    let contents = bytes.get(start..at).unwrap_or_default();
-    let run = contents.iter().rev().take_while(|&&b| b == b'\\').count();
-    run % 2 == 1
 }
 
 /// The position just past the value starting at `pos`, without validation.
@@ -1353,6 +1434,92 @@ mod tests {
     /// Skipping a validated string (first unescaped quote, and whether a backslash comes
     /// before it) against a byte loop that decodes escapes, from every start, on texts dense
     /// in quotes and backslash runs of every parity, across block boundaries.
+    /// The chunk scan of strings against the scan by first stop, which meets every byte in
+    /// order: same verdict, same end, same escape flag, same error and offset, on text dense
+    /// in what a string scan must look at (escapes of every kind, surrogates, control
+    /// characters, UTF-8 good and bad) and long enough to cross chunks.
+    #[test]
+    fn the_chunk_string_scan_agrees_with_the_scan_by_first_stop() {
+        const PIECES: [&[u8]; 20] = [
+            b"a",
+            b"abcdefghijklmnop",
+            b"\"",
+            b"\\",
+            b"\\\\",
+            b"\\n",
+            b"\\\"",
+            b"\\u00e9",
+            b"\\ud83d\\ude00",
+            b"\\ud83d",
+            b"\\ude00",
+            b"\\u12",
+            b"\\x",
+            b"\n",
+            b"\x1f",
+            "\u{e9}".as_bytes(),
+            "\u{65e5}\u{672c}".as_bytes(),
+            "\u{1f680}".as_bytes(),
+            b"\xe6\x97",
+            b"\xff",
+        ];
+        fn both<const UTF8: bool>(bytes: &[u8]) {
+            let mut by_stops = Scanner::<UTF8> { bytes, pos: 0 };
+            let want = by_stops
+                .string_by_stops(0, false)
+                .map(|escaped| (escaped, by_stops.pos));
+            let mut chunked = Scanner::<UTF8> { bytes, pos: 0 };
+            let chunks_only = chunked
+                .long_string(0, false)
+                .map(|escaped| (escaped, chunked.pos));
+            let mut chunked = Scanner::<UTF8> { bytes, pos: 0 };
+            let stops_then_chunks = chunked.string().map(|escaped| (escaped, chunked.pos));
+            let text = std::string::String::from_utf8_lossy(bytes);
+            for got in [chunks_only, stops_then_chunks] {
+                if UTF8 && core::str::from_utf8(bytes).is_err() && want.is_err() {
+                    // Then the error reported is the UTF-8 one (`utf8_error_first`), wherever
+                    // either scan stopped.
+                    assert!(got.is_err(), "{text:?}: {got:?}");
+                } else {
+                    assert_eq!(got, want, "{text:?}");
+                }
+            }
+        }
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        for round in 0..20_000 {
+            let mut bytes = std::vec::Vec::new();
+            let target = (next() % 260) as usize;
+            // Mostly plain text with a rare piece that is an error, so errors sit anywhere.
+            while bytes.len() < target {
+                let piece = match next() % 64 {
+                    0..=29 => 0,
+                    30..=39 => 1,
+                    40..=47 => 5,
+                    48..=50 => 6,
+                    51..=53 => 3,
+                    54..=56 => 15,
+                    57..=58 => 16,
+                    n if round % 4 == 0 => (n as usize) % PIECES.len(),
+                    n => [4, 7, 8, 17][n as usize % 4],
+                };
+                bytes.extend_from_slice(PIECES[piece]);
+            }
+            if next() % 8 != 0 {
+                bytes.push(b'"');
+            }
+            bytes.extend_from_slice(b" tail \\\"");
+            both::<true>(&bytes);
+            if let Ok(text) = core::str::from_utf8(&bytes) {
+                both::<false>(text.as_bytes());
+            }
+        }
+    }
+
     #[test]
     fn the_string_skip_agrees_with_a_byte_loop_at_every_offset_and_length() {
         fn by_bytes(bytes: &[u8], start: usize) -> (usize, bool) {
@@ -1376,7 +1543,7 @@ mod tests {
             state ^= state << 17;
             state
         };
-        for len in 0..80 {
+        for len in (0..80).chain([127, 128, 129, 191, 200]) {
             for _ in 0..60 {
                 let bytes: std::vec::Vec<u8> = (0..len)
                     .map(|_| match next() % 16 {

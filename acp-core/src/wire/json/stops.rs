@@ -124,6 +124,99 @@ fn equal_to<const BYTE: u8>(block: &[u8; BLOCK]) -> Stops {
     )
 }
 
+/// Every byte class a string scan cares about in one block, each as a bit per byte (bit `i`
+/// for byte `i`), for the chunk scans (`chunk.rs`) that work on masks rather than on the
+/// first stop.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(in crate::wire) struct Classes {
+    /// `"`
+    pub(in crate::wire) quotes: u16,
+    /// `\`
+    pub(in crate::wire) backslashes: u16,
+    /// Bytes below `0x20`.
+    pub(in crate::wire) controls: u16,
+    /// Bytes of `0x80` and above.
+    pub(in crate::wire) non_ascii: u16,
+}
+
+impl Classes {
+    /// These classes without the first `skip` bytes, numbered from there.
+    #[inline(always)]
+    pub(in crate::wire) fn after(self, skip: usize) -> Self {
+        let shift = |bits: u16| bits.checked_shr(skip as u32).unwrap_or(0);
+        Classes {
+            quotes: shift(self.quotes),
+            backslashes: shift(self.backslashes),
+            controls: shift(self.controls),
+            non_ascii: shift(self.non_ascii),
+        }
+    }
+}
+
+/// The [`Classes`] of `block`. What a caller does not read costs nothing once inlined.
+#[inline(always)]
+pub(in crate::wire) fn classes(block: &[u8; BLOCK]) -> Classes {
+    if_sse2!(
+        // SAFETY: as in `stops`: only compiled when the build enables SSE2.
+        #[allow(unsafe_code)]
+        unsafe {
+            classes_sse2(block)
+        },
+        classes_swar(block)
+    )
+}
+
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+#[target_feature(enable = "sse2")]
+#[inline]
+fn classes_sse2(block: &[u8; BLOCK]) -> Classes {
+    use core::arch::x86_64::{
+        _mm_cmpeq_epi8, _mm_min_epu8, _mm_movemask_epi8, _mm_set_epi64x, _mm_set1_epi8,
+    };
+    let (low, high) = halves(block);
+    let bytes = _mm_set_epi64x(high as i64, low as i64);
+    let bits = |lanes| _mm_movemask_epi8(lanes) as u16;
+    Classes {
+        quotes: bits(_mm_cmpeq_epi8(bytes, _mm_set1_epi8(b'"' as i8))),
+        backslashes: bits(_mm_cmpeq_epi8(bytes, _mm_set1_epi8(b'\\' as i8))),
+        // As in `stop_bits_sse2`.
+        controls: bits(_mm_cmpeq_epi8(
+            _mm_min_epu8(bytes, _mm_set1_epi8(0x1f)),
+            bytes,
+        )),
+        non_ascii: bits(bytes),
+    }
+}
+
+/// [`classes`] by word arithmetic (compiled and tested everywhere).
+#[cfg_attr(all(target_arch = "x86_64", target_feature = "sse2"), allow(dead_code))]
+#[inline(always)]
+fn classes_swar(block: &[u8; BLOCK]) -> Classes {
+    let (low, high) = halves(block);
+    let bits = |lanes: fn(u64) -> u64| {
+        u16::from(lane_byte(lanes(low))) | u16::from(lane_byte(lanes(high))) << 8
+    };
+    Classes {
+        quotes: bits(|word| zero_bytes(word ^ ONES * u64::from(b'"'))),
+        backslashes: bits(|word| zero_bytes(word ^ ONES * u64::from(b'\\'))),
+        // As in `stop_bytes`: `l + 0x60` has its high bit clear exactly when `l < 0x20`.
+        controls: bits(|word| !((word & LOWS) + ONES * 0x60 | word) & HIGHS),
+        non_ascii: bits(|word| word & HIGHS),
+    }
+}
+
+/// The high bits of a word's eight bytes as the eight bits of one byte (bit `i` for byte `i`).
+///
+/// Moved down to the bottom of their bytes, the lanes are bits `8 i`; the multiplier adds the
+/// word to itself shifted by `7 k + 7` for every `k`, which puts bit `8 i` at `56 + i` when
+/// `k = 7 - i`. No other pair of `i` and `k` lands in the top byte or overlaps another below
+/// it, so nothing carries into it.
+#[cfg_attr(all(target_arch = "x86_64", target_feature = "sse2"), allow(dead_code))]
+#[inline(always)]
+const fn lane_byte(lanes: u64) -> u8 {
+    ((lanes >> 7).wrapping_mul(0x0102_0408_1020_4080) >> 56) as u8
+}
+
 #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
 #[target_feature(enable = "sse2")]
 #[inline]
@@ -254,6 +347,27 @@ mod tests {
         let want = by_bytes(block, |b| b == b'\\');
         assert_eq!(backslashes.bits(), want, "{block:?}");
         assert_eq!(lane_bits(equal_lanes::<b'\\'>(block)), want, "{block:?}");
+        // Every class apart, on both paths.
+        let want = Classes {
+            quotes: by_bytes(block, |b| b == b'"') as u16,
+            backslashes: by_bytes(block, |b| b == b'\\') as u16,
+            controls: by_bytes(block, |b| b < 0x20) as u16,
+            non_ascii: by_bytes(block, |b| b >= 0x80) as u16,
+        };
+        assert_eq!(classes(block), want, "{block:?}");
+        assert_eq!(classes_swar(block), want, "{block:?}");
+        for skip in 0..=BLOCK + 1 {
+            let shift = |bits: u16| bits.checked_shr(skip as u32).unwrap_or(0);
+            let after = classes(block).after(skip);
+            assert_eq!(after.quotes, shift(want.quotes), "{block:?} {skip}");
+            assert_eq!(
+                after.backslashes,
+                shift(want.backslashes),
+                "{block:?} {skip}"
+            );
+            assert_eq!(after.controls, shift(want.controls), "{block:?} {skip}");
+            assert_eq!(after.non_ascii, shift(want.non_ascii), "{block:?} {skip}");
+        }
         // The first stop and the stops after a prefix.
         let all = stops::<false>(block);
         let bits = all.bits();
