@@ -865,42 +865,50 @@ fn skip_long_string(bytes: &[u8], start: usize) -> (usize, bool) {
     }
 }
 
-/// The position just past the value starting at `pos`, without validation.
-pub(crate) fn skip_value_unchecked(bytes: &[u8], mut pos: usize) -> usize {
+/// The position just past the value starting at `pos`, without validation. Strings (most of
+/// what views skip) inline; containers and scalars out of line.
+#[inline]
+pub(crate) fn skip_value_unchecked(bytes: &[u8], pos: usize) -> usize {
     match bytes.get(pos) {
         Some(b'"') => skip_string_unchecked(bytes, pos + 1).0,
-        Some(b'{' | b'[') => {
-            let mut depth = 0usize;
-            while let Some(&b) = bytes.get(pos) {
-                match b {
-                    b'"' => {
-                        pos = skip_string_unchecked(bytes, pos + 1).0;
-                        continue;
-                    }
-                    b'{' | b'[' => depth += 1,
-                    b'}' | b']' => {
-                        depth = depth.saturating_sub(1);
-                        if depth == 0 {
-                            return pos + 1;
-                        }
-                    }
-                    _ => {}
-                }
-                pos += 1;
-            }
-            pos
-        }
-        Some(_) => {
-            while let Some(&b) = bytes.get(pos) {
-                if matches!(b, b',' | b'}' | b']' | b' ' | b'\n' | b'\r' | b'\t' | b':') {
-                    break;
-                }
-                pos += 1;
-            }
-            pos
-        }
+        Some(b'{' | b'[') => skip_container_unchecked(bytes, pos),
+        Some(_) => skip_scalar_unchecked(bytes, pos),
         None => pos,
     }
+}
+
+/// [`skip_value_unchecked`] for the object or array whose bracket is at `pos`.
+fn skip_container_unchecked(bytes: &[u8], mut pos: usize) -> usize {
+    let mut depth = 0usize;
+    while let Some(&b) = bytes.get(pos) {
+        match b {
+            b'"' => {
+                pos = skip_string_unchecked(bytes, pos + 1).0;
+                continue;
+            }
+            b'{' | b'[' => depth += 1,
+            b'}' | b']' => {
+                depth = depth.saturating_sub(1);
+                if depth == 0 {
+                    return pos + 1;
+                }
+            }
+            _ => {}
+        }
+        pos += 1;
+    }
+    pos
+}
+
+/// [`skip_value_unchecked`] for a number or a literal.
+fn skip_scalar_unchecked(bytes: &[u8], mut pos: usize) -> usize {
+    while let Some(&b) = bytes.get(pos) {
+        if matches!(b, b',' | b'}' | b']' | b' ' | b'\n' | b'\r' | b'\t' | b':') {
+            break;
+        }
+        pos += 1;
+    }
+    pos
 }
 
 pub(crate) fn skip_ws_unchecked(bytes: &[u8], mut pos: usize) -> usize {

@@ -57,12 +57,25 @@ impl ChunkBits {
         bits
     }
 
-    /// The last, shorter chunk of the text. Whole blocks are read where they are; the last
-    /// partial one is read as the text's last block less the bytes before it, so nothing is
-    /// copied. Text shorter than a block is looked at byte by byte.
+    /// The last, shorter chunk of the text: the text's last chunk less the bytes before
+    /// `pos`, so nothing is copied. Text shorter than a chunk is read a block at a time, the
+    /// last partial block as the text's last block less the bytes before it, and text shorter
+    /// than a block byte by byte.
     #[inline(never)]
     fn tail(bytes: &[u8], pos: usize) -> Self {
         let len = bytes.len().saturating_sub(pos).min(CHUNK);
+        if let Some(last) = bytes.last_chunk::<CHUNK>() {
+            let skip = (CHUNK - len) as u32;
+            let whole = Self::whole(last);
+            let shift = |bits: u64| bits.checked_shr(skip).unwrap_or(0);
+            return ChunkBits {
+                quotes: shift(whole.quotes),
+                backslashes: shift(whole.backslashes),
+                controls: shift(whole.controls),
+                non_ascii: shift(whole.non_ascii),
+                len,
+            };
+        }
         let mut bits = ChunkBits {
             len,
             ..ChunkBits::default()
