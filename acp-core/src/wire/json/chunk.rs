@@ -231,7 +231,7 @@ mod tests {
     #[test]
     fn escapes_agree_with_a_byte_walk_across_chunks() {
         // Dense in backslashes, so runs of every length cross chunk edges.
-        for alphabet in [&[b'\\', b'a'][..], &[b'\\', b'\\', b'\\', b'"'], &[b'\\']] {
+        for alphabet in [&b"\\a"[..], b"\\\\\\\"", b"\\"] {
             let mut state = 11;
             for len in [1, 63, 64, 65, 127, 128, 300] {
                 for _ in 0..200 {
