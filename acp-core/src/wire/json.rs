@@ -1138,7 +1138,7 @@ impl<'a> JsonStr<'a> {
             return self.raw().len();
         }
         let mut count = unescape::Count(0);
-        unescape::unescape(self.raw().as_bytes(), &mut count);
+        unescape::unescape(self.raw(), &mut count);
         count.0
     }
 
@@ -1165,7 +1165,7 @@ impl<'a> JsonStr<'a> {
     /// Decodes the string into `buf` and returns the decoded text, which borrows `buf`.
     pub fn unescape_into<'b>(&self, buf: &'b mut [u8]) -> Result<&'b str, BufferTooSmall> {
         let mut sink = unescape::Slice { buf, len: 0 };
-        unescape::unescape(self.raw().as_bytes(), &mut sink);
+        unescape::unescape(self.raw(), &mut sink);
         let too_small = BufferTooSmall { needed: sink.len };
         let written = sink.buf.get(..sink.len).ok_or(too_small)?;
         // Whole UTF-8 sequences were written (see `unescape`), so this only re-checks what
@@ -1176,21 +1176,15 @@ impl<'a> JsonStr<'a> {
     /// The decoded string, borrowed from the line when it has no escapes.
     #[cfg(feature = "alloc")]
     pub fn to_cow(&self) -> alloc::borrow::Cow<'a, str> {
-        use alloc::{borrow::Cow, string::String, vec::Vec};
+        use alloc::{borrow::Cow, string::String};
         if let Some(plain) = self.as_plain() {
             return Cow::Borrowed(plain);
         }
-        let raw = self.raw().as_bytes();
         // Room for the text and the block the last run is stored with: no escape decodes
         // to more bytes than it takes (only malformed ones, never validated, may grow).
-        let mut out = Vec::with_capacity(raw.len() + stops::BLOCK);
-        unescape::unescape(raw, &mut unescape::Grow(&mut out));
-        // Whole UTF-8 sequences were written (see `unescape`), so the lossy branch is never
-        // taken; it keeps this free of `unsafe` and of panics.
-        match String::from_utf8(out) {
-            Ok(text) => Cow::Owned(text),
-            Err(error) => Cow::Owned(String::from_utf8_lossy(error.as_bytes()).into_owned()),
-        }
+        let mut out = String::with_capacity(self.raw().len() + stops::BLOCK);
+        unescape::unescape(self.raw(), &mut unescape::Grow(&mut out));
+        Cow::Owned(out)
     }
 }
 

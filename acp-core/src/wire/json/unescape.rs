@@ -16,11 +16,13 @@
 use super::decode_escape;
 use super::stops::{BLOCK, quotes_and_backslashes};
 
-/// Where decoded bytes go: a growing buffer, a caller's slice, or only a count.
+/// Where decoded bytes go: a growing string, a caller's slice, or only a count.
 pub(super) trait Sink {
-    /// Takes the first `len` bytes of `block` (text with no backslash, whole UTF-8
-    /// sequences); `len` is at most [`BLOCK`].
-    fn text(&mut self, block: &[u8; BLOCK], len: usize);
+    /// Takes the first `len` bytes of `block`, sixteen bytes of the text; `len` falls on a
+    /// character boundary.
+    fn block(&mut self, block: &str, len: usize);
+    /// Takes a run of text of any length.
+    fn text(&mut self, text: &str);
     /// Takes one byte, the character of a one-letter escape (ASCII).
     fn byte(&mut self, byte: u8);
     /// Takes the character of a `\u` escape or of a malformed one.
@@ -45,50 +47,61 @@ const SIMPLE_ESCAPES: [u8; 256] = {
 /// Decodes the string contents `raw` into `sink`, in order.
 ///
 /// Every cut between pieces falls on an ASCII byte (a backslash, or the end of an escape,
-/// which is ASCII throughout; a backslash before a non-ASCII byte uses only itself), so every
-/// [`Sink::text`] piece is whole UTF-8 sequences of `raw`. Malformed escapes (only in text
-/// that was never validated) decode as [`decode_escape`] says.
+/// which is ASCII throughout; a backslash before a non-ASCII byte uses only itself) or, when a
+/// character crosses the end of a block, before that character. Malformed escapes (only in
+/// text that was never validated) decode as [`decode_escape`] says.
 #[inline(always)]
-pub(super) fn unescape<S: Sink>(raw: &[u8], sink: &mut S) {
+pub(super) fn unescape<S: Sink>(raw: &str, sink: &mut S) {
+    let bytes = raw.as_bytes();
     let mut pos = 0;
-    // Bounded by the text: every pass moves `pos` forward (an escape uses at least a byte).
-    while let Some(block) = raw
+    // Bounded by the text: every pass moves `pos` forward (an escape uses at least a byte, and
+    // a block cut before a character still holds the characters before it).
+    while let Some(block) = bytes
         .get(pos..pos + BLOCK)
         .and_then(|block| <&[u8; BLOCK]>::try_from(block).ok())
     {
         let (_, backslashes) = quotes_and_backslashes(block);
-        if !backslashes.any() {
-            sink.text(block, BLOCK);
+        let run = if backslashes.any() {
+            backslashes.first()
+        } else {
+            BLOCK
+        };
+        if let Some(block) = raw.get(pos..pos + BLOCK) {
+            sink.block(block, run);
+        } else {
+            // A character crosses the end of the block: end the run before it (`pos` is a
+            // character's start, so this takes at least the first character).
+            let run = (1..=run)
+                .rev()
+                .find(|&len| raw.is_char_boundary(pos + len))
+                .unwrap_or(run);
+            sink.text(raw.get(pos..pos + run).unwrap_or_default());
+            if bytes.get(pos + run) != Some(&b'\\') {
+                pos += run;
+                continue;
+            }
+        }
+        if run == BLOCK {
             pos += BLOCK;
-            continue;
+        } else {
+            pos = escape(raw, pos + run, sink);
         }
-        let run = backslashes.first();
-        sink.text(block, run);
-        pos = escape(raw, pos + run, sink);
     }
-    if pos >= raw.len() {
-        return;
-    }
-    let (base, tail) = tail_word(raw);
-    // Bounded as above.
+    // The last bytes, fewer than a block; bounded as above.
     while pos < raw.len() {
-        // `pos` is past `base` here, by less than a block.
-        let shift = pos.saturating_sub(base) as u32 * 8;
-        let block = tail.checked_shr(shift).unwrap_or(0).to_le_bytes();
-        let (_, backslashes) = quotes_and_backslashes(&block);
-        if !backslashes.any() {
-            sink.text(&block, raw.len() - pos);
-            return;
+        let run = next_backslash(bytes.get(pos..).unwrap_or_default());
+        sink.text(raw.get(pos..pos + run).unwrap_or_default());
+        pos += run;
+        if pos < raw.len() {
+            pos = escape(raw, pos, sink);
         }
-        let run = backslashes.first();
-        sink.text(&block, run);
-        pos = escape(raw, pos + run, sink);
     }
 }
 
 /// Decodes the escape at `at` (a backslash) into `sink`; returns the position after it.
 #[inline(always)]
-fn escape<S: Sink>(raw: &[u8], at: usize, sink: &mut S) -> usize {
+fn escape<S: Sink>(raw: &str, at: usize, sink: &mut S) -> usize {
+    let raw = raw.as_bytes();
     let letter = raw.get(at + 1).copied().unwrap_or(0);
     let simple = SIMPLE_ESCAPES[letter as usize];
     if simple != 0 {
@@ -147,8 +160,12 @@ pub(super) struct Count(pub(super) usize);
 
 impl Sink for Count {
     #[inline(always)]
-    fn text(&mut self, _block: &[u8; BLOCK], len: usize) {
+    fn block(&mut self, _block: &str, len: usize) {
         self.0 += len;
+    }
+    #[inline(always)]
+    fn text(&mut self, text: &str) {
+        self.0 += text.len();
     }
     #[inline(always)]
     fn byte(&mut self, _byte: u8) {
@@ -181,8 +198,12 @@ impl Slice<'_> {
 
 impl Sink for Slice<'_> {
     #[inline(always)]
-    fn text(&mut self, block: &[u8; BLOCK], len: usize) {
-        self.put(block.get(..len).unwrap_or_default());
+    fn block(&mut self, block: &str, len: usize) {
+        self.put(block.as_bytes().get(..len).unwrap_or_default());
+    }
+    #[inline(always)]
+    fn text(&mut self, text: &str) {
+        self.put(text.as_bytes());
     }
     #[inline(always)]
     fn byte(&mut self, byte: u8) {
@@ -194,27 +215,32 @@ impl Sink for Slice<'_> {
     }
 }
 
-/// Appends to a growing buffer, which should have room for the text plus a block: each run
-/// is stored as its whole block, then the buffer is cut back to the run.
+/// Appends to a growing string, which should have room for the text plus a block: each run
+/// is stored as its whole block (one store of a known size, no `memcpy` call), then the string
+/// is cut back to the run.
 #[cfg(feature = "alloc")]
-pub(super) struct Grow<'v>(pub(super) &'v mut alloc::vec::Vec<u8>);
+pub(super) struct Grow<'s>(pub(super) &'s mut alloc::string::String);
 
 #[cfg(feature = "alloc")]
 impl Sink for Grow<'_> {
     #[inline(always)]
-    fn text(&mut self, block: &[u8; BLOCK], len: usize) {
+    fn block(&mut self, block: &str, len: usize) {
         let start = self.0.len();
-        self.0.extend_from_slice(block);
+        self.0.push_str(block);
+        // On a character boundary, so `truncate` cannot panic.
         self.0.truncate(start + len);
     }
     #[inline(always)]
+    fn text(&mut self, text: &str) {
+        self.0.push_str(text);
+    }
+    #[inline(always)]
     fn byte(&mut self, byte: u8) {
-        self.0.push(byte);
+        self.0.push(char::from(byte));
     }
     #[inline(always)]
     fn char(&mut self, ch: char) {
-        self.0
-            .extend_from_slice(ch.encode_utf8(&mut [0; 4]).as_bytes());
+        self.0.push(ch);
     }
 }
 
