@@ -38,6 +38,7 @@ use super::{JsonStr, RawValue};
 
 mod chunk;
 pub(super) mod stops;
+mod unescape;
 
 /// How many stops a string scan takes one by one before it takes the string for a long one
 /// and goes on a chunk at a time.
@@ -1125,7 +1126,7 @@ impl<'a> Iterator for Fragments<'a> {
             return None;
         }
         if bytes[0] != b'\\' {
-            let end = next_backslash(bytes);
+            let end = unescape::next_backslash(bytes);
             let (text, rest) = self.rest.split_at(end);
             self.rest = rest;
             return Some(Fragment::Text(text));
@@ -1133,21 +1134,6 @@ impl<'a> Iterator for Fragments<'a> {
         let (ch, used) = decode_escape(bytes);
         self.rest = self.rest.get(used..).unwrap_or_default();
         Some(Fragment::Char(ch))
-    }
-}
-
-/// The offset of the first backslash in string contents, or their length. Sixteen bytes a
-/// step: in validated contents the block scanner's only other stops (a quote, a control
-/// character) cannot occur, and on anything else this still ends, at a backslash or the end.
-fn next_backslash(bytes: &[u8]) -> usize {
-    let mut pos = 0;
-    // Bounded by the text: every step moves forward by at least one byte.
-    loop {
-        pos = skip_plain::<false>(bytes, pos);
-        match bytes.get(pos) {
-            None | Some(b'\\') => return pos.min(bytes.len()),
-            Some(_) => pos += 1,
-        }
     }
 }
 
@@ -1240,12 +1226,9 @@ impl<'a> JsonStr<'a> {
         if !self.has_escapes() {
             return self.raw().len();
         }
-        self.fragments()
-            .map(|fragment| match fragment {
-                Fragment::Text(text) => text.len(),
-                Fragment::Char(ch) => ch.len_utf8(),
-            })
-            .sum()
+        let mut count = unescape::Count(0);
+        unescape::unescape(self.raw(), &mut count);
+        count.0
     }
 
     /// Whether the decoded string equals `s`. Costs one comparison when the string has no
@@ -1270,25 +1253,13 @@ impl<'a> JsonStr<'a> {
 
     /// Decodes the string into `buf` and returns the decoded text, which borrows `buf`.
     pub fn unescape_into<'b>(&self, buf: &'b mut [u8]) -> Result<&'b str, BufferTooSmall> {
-        let too_small = || BufferTooSmall {
-            needed: self.decoded_len(),
-        };
-        let mut len = 0;
-        for fragment in self.fragments() {
-            let mut utf8 = [0; 4];
-            let piece = match fragment {
-                Fragment::Text(text) => text.as_bytes(),
-                Fragment::Char(ch) => ch.encode_utf8(&mut utf8).as_bytes(),
-            };
-            let end = len + piece.len();
-            buf.get_mut(len..end)
-                .ok_or_else(too_small)?
-                .copy_from_slice(piece);
-            len = end;
-        }
-        let written = buf.get(..len).unwrap_or_default();
-        // Whole UTF-8 sequences were written, so this only re-checks what is known.
-        core::str::from_utf8(written).map_err(|_| too_small())
+        let mut sink = unescape::Slice { buf, len: 0 };
+        unescape::unescape(self.raw(), &mut sink);
+        let too_small = BufferTooSmall { needed: sink.len };
+        let written = sink.buf.get(..sink.len).ok_or(too_small)?;
+        // Whole UTF-8 sequences were written (see `unescape`), so this only re-checks what
+        // is known.
+        core::str::from_utf8(written).map_err(|_| too_small)
     }
 
     /// The decoded string, borrowed from the line when it has no escapes.
@@ -1298,13 +1269,10 @@ impl<'a> JsonStr<'a> {
         if let Some(plain) = self.as_plain() {
             return Cow::Borrowed(plain);
         }
-        let mut out = String::with_capacity(self.raw().len());
-        for fragment in self.fragments() {
-            match fragment {
-                Fragment::Text(text) => out.push_str(text),
-                Fragment::Char(ch) => out.push(ch),
-            }
-        }
+        // Room for the text and the block the last run is stored with: no escape decodes
+        // to more bytes than it takes (only malformed ones, never validated, may grow).
+        let mut out = String::with_capacity(self.raw().len() + stops::BLOCK);
+        unescape::unescape(self.raw(), &mut unescape::Grow(&mut out));
         Cow::Owned(out)
     }
 }
