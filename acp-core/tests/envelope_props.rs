@@ -97,7 +97,8 @@ fn string_char(g: &mut Gen) -> char {
 }
 
 fn gen_string(g: &mut Gen) -> String {
-    let len = below(g, 40);
+    // Long enough, with escapes, to cross the 64-byte chunks of the string scans.
+    let len = below(g, 120);
     (0..len).map(|_| string_char(g)).collect()
 }
 
