@@ -76,6 +76,10 @@ fn edge_cases_agree() {
         // Also in arrays, where `_meta` (any JSON to serde) holds one.
         r#"{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"x","_meta":[1e400]},"_meta":[1,2]}"#,
         r#"{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"x"},"messageId":[1E999]}"#,
+        // Each member of a text chunk serde_json reads as a number: `messageId` and `_meta`.
+        r#"{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"x"},"messageId":1E999}"#,
+        r#"{"sessionUpdate":"agent_thought_chunk","content":{"type":"text","text":"x"},"_meta":-1e400}"#,
+        r#"{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"x","zzz":1e400},"zzz":[1e400]}"#,
         r#"{"sessionUpdate":"tool_call_update","toolCallId":"c","_meta":[0,[-1e400]]}"#,
         r#"{"sessionUpdate":"tool_call_update","toolCallId":"c","_meta":[0,[-1e300]]}"#,
         r#"{"sessionUpdate":"tool_call_update","toolCallId":"c","locations":[{"path":"/a","_meta":[1e400]}]}"#,
@@ -101,6 +105,9 @@ fn edge_cases_agree() {
         r#"[]"#,
         r#"null"#,
         r#"{"sessionId":"s","update":[]}"#,
+        r#"{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"x"}},"_meta":[1e400]}"#,
+        r#"{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"x"}},"_meta":{"n":1e400}}"#,
+        r#"{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"x"}},"zzz":1e400}"#,
     ] {
         agree(params);
     }

@@ -4,8 +4,8 @@ use crate::wire::{JsonStr, RawValue};
 
 use super::error::{Detail, Fault};
 use super::read::{
-    Read, fill, is, leading_tag, lenient_object, lenient_str, members, object, read_string,
-    required_object, required_str, skip, span, strict_opt_str, walk,
+    EMPTY_OBJECT, Read, dropped, fill, is, leading_tag, lenient_object, lenient_str, members,
+    object, read_string, required_object, required_str, skip, span, strict_opt_str, walk,
 };
 
 /// One content block, discriminated by `type`. Blocks of a type this version does not know
@@ -37,6 +37,9 @@ pub struct TextView<'a> {
     pub annotations: Option<RawValue<'a>>,
     /// Extension data, when an object.
     pub meta: Option<RawValue<'a>>,
+    /// Whether a `_meta` that is no object was dropped: serde_json still reads it as a value
+    /// (and refuses a number beyond `f64` in it), so the owned fast path leaves it to serde.
+    pub(crate) lossy: bool,
 }
 
 /// `type: "image"` or `type: "audio"`: base64 data.
@@ -106,12 +109,22 @@ impl<'a> ContentBlockView<'a> {
     /// Reads the block at `text[start]`, in one walk when it is a text block whose `type`
     /// comes first; returns it and the offset just past it.
     pub(crate) fn read_at(text: &'a str, start: usize) -> Read<'a, (Self, usize)> {
+        let mut block = Self::Unknown(EMPTY_OBJECT);
+        let end = block.read_into(text, start)?;
+        Ok((block, end))
+    }
+
+    /// [`read_at`](Self::read_at) into `self`, where the caller keeps the block: the hot
+    /// text block is built in place instead of being moved out through every layer above.
+    /// Returns the offset just past the block.
+    pub(crate) fn read_into(&mut self, text: &'a str, start: usize) -> Read<'a, usize> {
         if text.as_bytes().get(start) != Some(&b'{') {
             return Err(Fault::here(Detail::MustBe("a JSON object")));
         }
         if leading_tag(text, start, "type") != Some("text") {
             let end = skip(text, start);
-            return Ok((Self::read(span(text, start, end))?, end));
+            *self = Self::read(span(text, start, end))?;
+            return Ok(end);
         }
         let (mut body, mut annotations, mut meta) = (None, None, None);
         let mut string = None;
@@ -143,12 +156,13 @@ impl<'a> ContentBlockView<'a> {
             Some(string) => string,
             None => required_str(body, "text")?,
         };
-        let block = Self::Text(TextView {
+        *self = Self::Text(TextView {
             text,
             annotations: lenient_object(annotations),
             meta: lenient_object(meta),
+            lossy: dropped(meta),
         });
-        Ok((block, end))
+        Ok(end)
     }
 
     /// Reads a block with the owned `ContentBlock`'s rules.
@@ -180,6 +194,7 @@ impl<'a> ContentBlockView<'a> {
                     text: required_str(text, "text")?,
                     annotations: lenient_object(annotations),
                     meta: lenient_object(meta),
+                    lossy: dropped(meta),
                 })
             }
             "image" | "audio" => {

@@ -42,9 +42,16 @@ impl AgentNotification {
     /// [`RawValue`]), with the same result, faster for the common `session/update` kinds.
     pub fn decode_raw(method: &str, params: Option<RawValue<'_>>) -> Result<Self, DecodeError> {
         if method == crate::schema::methods::SESSION_UPDATE
-            && let Some(notification) = params.and_then(session_notification)
+            && let Some(params) = params
         {
-            return Ok(Self::SessionUpdate(notification));
+            // Built in the returned value: the notification is a few hundred bytes, and
+            // moving it out through each layer costs as much as reading a chunk.
+            let mut decoded = Ok(Self::SessionUpdate(empty_notification()));
+            if let Ok(Self::SessionUpdate(notification)) = &mut decoded
+                && session_notification(params, notification).is_some()
+            {
+                return decoded;
+            }
         }
         Self::decode(method, params.map(|p| p.get()))
     }
@@ -90,19 +97,45 @@ fn tag_first(object: RawValue<'_>, tag: &str) -> bool {
         .is_some_and(|(key, _)| key.as_plain() == Some(tag))
 }
 
-fn session_notification(params: RawValue<'_>) -> Option<SessionNotification> {
-    let view = SessionNotificationView::read(params).ok()?;
+/// What the fast path fills in place: every field is overwritten.
+fn empty_notification() -> SessionNotification {
+    SessionNotification {
+        session_id: String::new(),
+        update: SessionUpdate::Unknown(Meta::new()),
+        meta: None,
+    }
+}
+
+/// An empty chunk, for [`session_notification`] to fill in place.
+fn empty_chunk() -> ContentChunk {
+    ContentChunk {
+        content: ContentBlock::Text(TextContent::new(String::new())),
+        message_id: None,
+        meta: None,
+    }
+}
+
+/// Decodes `params` into `out`; `None` to fall back (then `out` holds a partial value).
+fn session_notification(params: RawValue<'_>, out: &mut SessionNotification) -> Option<()> {
+    let mut view = SessionNotificationView::EMPTY;
+    view.read_into(params).ok()?;
     if !tag_first(view.update_raw, "sessionUpdate") {
         return None;
     }
-    // Numbers in what the views read leniently: everywhere but the long text of a chunk, and
-    // around the update of a tool call, whose reader checks its own members.
-    let fit = match view.update {
+    // Numbers serde_json would refuse (see [`numbers`]). A text chunk streams into structs
+    // that ignore unknown members unread, so only a dropped `_meta` or `messageId` (its
+    // `lossy` marks) can hold one; elsewhere they are looked for in what the views read
+    // leniently: everywhere but a block's long string, and around the update of a tool call,
+    // whose reader checks its own members.
+    let fit = match &view.update {
         SessionUpdateView::AgentMessageChunk(chunk)
         | SessionUpdateView::AgentThoughtChunk(chunk)
-        | SessionUpdateView::UserMessageChunk(chunk) => match long_string(&chunk.content) {
-            Some(long) => numbers::fit_around(params.get(), long.raw()),
-            None => numbers::fit(params.get()),
+        | SessionUpdateView::UserMessageChunk(chunk) => match &chunk.content {
+            ContentBlockView::Text(text) => !(view.lossy || chunk.lossy || text.lossy),
+            other => match long_string(other) {
+                Some(long) => numbers::fit_around(params.get(), long.raw()),
+                None => numbers::fit(params.get()),
+            },
         },
         SessionUpdateView::ToolCall(_) | SessionUpdateView::ToolCallUpdate(_) => {
             numbers::fit_around(params.get(), view.update_raw.get())
@@ -112,61 +145,88 @@ fn session_notification(params: RawValue<'_>) -> Option<SessionNotification> {
     if !fit {
         return None;
     }
-    let update = match view.update {
+    out.meta = meta(view.meta)?;
+    out.session_id = owned(view.session_id);
+    match &view.update {
         SessionUpdateView::AgentMessageChunk(chunk) => {
-            SessionUpdate::AgentMessageChunk(content_chunk(chunk)?)
+            content_chunk(chunk, &mut out.update, SessionUpdate::AgentMessageChunk)?;
         }
         SessionUpdateView::AgentThoughtChunk(chunk) => {
-            SessionUpdate::AgentThoughtChunk(content_chunk(chunk)?)
+            content_chunk(chunk, &mut out.update, SessionUpdate::AgentThoughtChunk)?;
         }
         SessionUpdateView::UserMessageChunk(chunk) => {
-            SessionUpdate::UserMessageChunk(content_chunk(chunk)?)
+            content_chunk(chunk, &mut out.update, SessionUpdate::UserMessageChunk)?;
         }
         SessionUpdateView::ToolCall(_) => {
-            SessionUpdate::ToolCall(tool_call::tool_call_at(view.update_raw.get(), 0)?.0)
+            out.update =
+                SessionUpdate::ToolCall(tool_call::tool_call_at(view.update_raw.get(), 0)?.0);
         }
-        SessionUpdateView::ToolCallUpdate(_) => SessionUpdate::ToolCallUpdate(
-            tool_call::tool_call_update_at(view.update_raw.get(), 0)?.0,
-        ),
-        SessionUpdateView::Plan(plan) => SessionUpdate::Plan(Plan {
-            entries: plan
-                .raw_entries()
-                .elements()
-                .map(|entry| PlanEntryView::read(entry).ok().and_then(plan_entry))
-                .collect::<Option<Vec<_>>>()?,
-            meta: meta(plan.meta)?,
-        }),
+        SessionUpdateView::ToolCallUpdate(_) => {
+            out.update = SessionUpdate::ToolCallUpdate(
+                tool_call::tool_call_update_at(view.update_raw.get(), 0)?.0,
+            );
+        }
+        SessionUpdateView::Plan(plan) => {
+            out.update = SessionUpdate::Plan(Plan {
+                entries: plan
+                    .raw_entries()
+                    .elements()
+                    .map(|entry| PlanEntryView::read(entry).ok().and_then(plan_entry))
+                    .collect::<Option<Vec<_>>>()?,
+                meta: meta(plan.meta)?,
+            });
+        }
         _ => return None,
-    };
-    Some(SessionNotification {
-        session_id: owned(view.session_id),
-        update,
-        meta: meta(view.meta)?,
-    })
+    }
+    Some(())
 }
 
-fn content_chunk(chunk: ContentChunkView<'_>) -> Option<ContentChunk> {
-    Some(ContentChunk {
-        content: block(chunk.content, chunk.content_raw)?,
-        message_id: chunk.message_id.map(owned),
-        meta: meta(chunk.meta)?,
-    })
+/// The chunk of `view` into `out`, as the variant `wrap` makes, built in place.
+fn content_chunk(
+    view: &ContentChunkView<'_>,
+    out: &mut SessionUpdate,
+    wrap: fn(ContentChunk) -> SessionUpdate,
+) -> Option<()> {
+    *out = wrap(empty_chunk());
+    let (SessionUpdate::AgentMessageChunk(chunk)
+    | SessionUpdate::AgentThoughtChunk(chunk)
+    | SessionUpdate::UserMessageChunk(chunk)) = out
+    else {
+        return None;
+    };
+    chunk.message_id = view.message_id.map(owned);
+    chunk.meta = meta(view.meta)?;
+    block_into(&view.content, view.content_raw, &mut chunk.content)
 }
 
 /// A block of a known type whose tag comes first (then serde streams it, reading each member
 /// once, as the views do); blocks of unknown types are left to serde.
 fn block(view: ContentBlockView<'_>, raw: RawValue<'_>) -> Option<ContentBlock> {
+    let mut out = ContentBlock::Text(TextContent::new(String::new()));
+    block_into(&view, raw, &mut out)?;
+    Some(out)
+}
+
+/// [`block`] into `out`: a text block (most of them) is built in place.
+fn block_into(
+    view: &ContentBlockView<'_>,
+    raw: RawValue<'_>,
+    out: &mut ContentBlock,
+) -> Option<()> {
     if !tag_first(raw, "type") {
         return None;
     }
     match view {
-        ContentBlockView::Text(text) => Some(ContentBlock::Text(TextContent {
-            text: owned(text.text),
-            annotations: annotations(text.annotations),
-            meta: meta(text.meta)?,
-        })),
-        other => other_block(other, raw),
+        ContentBlockView::Text(text) => {
+            *out = ContentBlock::Text(TextContent {
+                text: owned(text.text),
+                annotations: annotations(text.annotations),
+                meta: meta(text.meta)?,
+            });
+        }
+        other => *out = other_block(*other, raw)?,
     }
+    Some(())
 }
 
 /// The blocks other than text: rarer, kept out of the text block's way.

@@ -100,6 +100,12 @@ pub(crate) fn lenient_object(value: Option<RawValue<'_>>) -> Option<RawValue<'_>
     value.filter(|v| v.kind() == ValueKind::Object)
 }
 
+/// Whether a `_meta` was sent but is no object ([`lenient_object`] drops it).
+#[inline]
+pub(crate) fn dropped(meta: Option<RawValue<'_>>) -> bool {
+    meta.is_some_and(|v| v.kind() != ValueKind::Object)
+}
+
 /// A default-on-error flag: only `true` is true.
 #[inline]
 pub(crate) fn flag(value: Option<RawValue<'_>>) -> bool {

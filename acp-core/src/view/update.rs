@@ -7,8 +7,9 @@ use super::content::ContentBlockView;
 use super::enums::{PlanEntryPriority, PlanEntryStatus, ToolCallStatus, ToolKind};
 use super::error::{Detail, Fault};
 use super::read::{
-    ItemsAt, Read, any_value, fill, is, leading_tag, lenient_array, lenient_object, lenient_str,
-    members, members_at, object, required, required_array, required_str, skip, span, walk,
+    EMPTY_OBJECT, ItemsAt, Read, any_value, dropped, fill, is, leading_tag, lenient_array,
+    lenient_object, lenient_str, members, members_at, object, required, required_array,
+    required_str, skip, span, walk,
 };
 
 /// `session/update` params.
@@ -23,23 +24,43 @@ pub struct SessionNotificationView<'a> {
     pub meta: Option<RawValue<'a>>,
     /// The update object as sent.
     pub(crate) update_raw: RawValue<'a>,
+    /// Whether a `_meta` that is no object was dropped (see [`TextView`](super::TextView)).
+    pub(crate) lossy: bool,
 }
 
 impl<'a> SessionNotificationView<'a> {
-    /// Reads the params in one walk, descending into `update` in place.
-    pub(crate) fn read(params: RawValue<'a>) -> Read<'a, Self> {
+    /// What [`read_into`](Self::read_into) starts from: every field is overwritten or checked.
+    pub(crate) const EMPTY: Self = Self {
+        session_id: JsonStr::new_unchecked("", false),
+        update: SessionUpdateView::Unknown(EMPTY_OBJECT),
+        meta: None,
+        update_raw: EMPTY_OBJECT,
+        lossy: false,
+    };
+
+    /// Reads the params into `self` in one walk, descending into `update` in place: the
+    /// update (a few hundred bytes) is built where the caller keeps it rather than moved out
+    /// through each reader. On a fault `self` holds
+    /// whatever was read so far.
+    pub(crate) fn read_into(&mut self, params: RawValue<'a>) -> Read<'a, ()> {
         let text = params.get();
         let (mut session_id, mut meta, mut update_raw) = (None, None, None);
-        let mut update = None;
+        let mut update_fault = None;
+        let update = &mut self.update;
         walk(text, 0, |key, start| {
             if is(key, "update") {
                 // A fault inside `update` is reported after `sessionId`'s, as before.
-                let (result, end) = match SessionUpdateView::read_at(text, start) {
-                    Ok((view, end)) => (Ok(view), end),
-                    Err(fault) => (Err(fault), skip(text, start)),
+                let end = match update.read_into(text, start) {
+                    Ok(end) => {
+                        update_fault = None;
+                        end
+                    }
+                    Err(fault) => {
+                        update_fault = Some(fault);
+                        skip(text, start)
+                    }
                 };
                 fill(&mut update_raw, "update", span(text, start, end))?;
-                update = Some(result);
                 return Ok(end);
             }
             let end = skip(text, start);
@@ -50,16 +71,17 @@ impl<'a> SessionNotificationView<'a> {
             }
             Ok(end)
         })?;
-        let session_id = required_str(session_id, "sessionId")?;
-        let update = update
-            .ok_or_else(|| Fault::field("update", Detail::Required))?
-            .map_err(|fault| fault.at("update"))?;
-        Ok(Self {
-            session_id,
-            update,
-            meta: lenient_object(meta),
-            update_raw: update_raw.unwrap_or(super::read::EMPTY_OBJECT),
-        })
+        self.session_id = required_str(session_id, "sessionId")?;
+        let Some(update_raw) = update_raw else {
+            return Err(Fault::field("update", Detail::Required));
+        };
+        if let Some(fault) = update_fault {
+            return Err(fault.at("update"));
+        }
+        self.meta = lenient_object(meta);
+        self.lossy = dropped(meta);
+        self.update_raw = update_raw;
+        Ok(())
     }
 }
 
@@ -122,28 +144,40 @@ impl<'a> SessionUpdateView<'a> {
         OTHER_KINDS[7],
     ];
 
-    /// Reads the update starting at `text[start]`, in place when its tag comes first (the
-    /// usual wire order) and names a chunk; returns it and the offset just past it.
-    fn read_at(text: &'a str, start: usize) -> Read<'a, (Self, usize)> {
+    /// Reads the update starting at `text[start]` into `self`, in place when its tag comes
+    /// first (the usual wire order) and names a chunk; returns the offset just past it.
+    fn read_into(&mut self, text: &'a str, start: usize) -> Read<'a, usize> {
         if text.as_bytes().get(start) != Some(&b'{') {
             return Err(Fault::here(Detail::MustBe("a JSON object")));
         }
-        let chunk = |wrap: fn(ContentChunkView<'a>) -> Self| {
-            ContentChunkView::read_at(text, start).map(|(chunk, end)| (wrap(chunk), end))
-        };
-        match leading_tag(text, start, "sessionUpdate") {
-            Some("agent_message_chunk") => chunk(Self::AgentMessageChunk),
-            Some("agent_thought_chunk") => chunk(Self::AgentThoughtChunk),
-            Some("user_message_chunk") => chunk(Self::UserMessageChunk),
+        let tag = leading_tag(text, start, "sessionUpdate");
+        // The chunk is built inside its variant: it is most of the update's size and most
+        // of the traffic.
+        *self = match tag {
+            Some("agent_message_chunk") => Self::AgentMessageChunk(ContentChunkView::EMPTY),
+            Some("agent_thought_chunk") => Self::AgentThoughtChunk(ContentChunkView::EMPTY),
+            Some("user_message_chunk") => Self::UserMessageChunk(ContentChunkView::EMPTY),
             Some("tool_call") => {
-                ToolCallView::read_at(text, start).map(|(call, end)| (Self::ToolCall(call), end))
+                let (call, end) = ToolCallView::read_at(text, start)?;
+                *self = Self::ToolCall(call);
+                return Ok(end);
             }
-            Some("tool_call_update") => ToolCallUpdateView::read_at(text, start)
-                .map(|(update, end)| (Self::ToolCallUpdate(update), end)),
+            Some("tool_call_update") => {
+                let (update, end) = ToolCallUpdateView::read_at(text, start)?;
+                *self = Self::ToolCallUpdate(update);
+                return Ok(end);
+            }
             _ => {
                 let end = skip(text, start);
-                Ok((Self::read(span(text, start, end))?, end))
+                *self = Self::read(span(text, start, end))?;
+                return Ok(end);
             }
+        };
+        match self {
+            Self::AgentMessageChunk(chunk)
+            | Self::AgentThoughtChunk(chunk)
+            | Self::UserMessageChunk(chunk) => chunk.read_into(text, start),
+            _ => Ok(skip(text, start)),
         }
     }
 
@@ -200,23 +234,38 @@ pub struct ContentChunkView<'a> {
     pub meta: Option<RawValue<'a>>,
     /// The content object as sent.
     pub(crate) content_raw: RawValue<'a>,
+    /// Whether a `_meta` that is no object or a `messageId` that is no string was dropped:
+    /// serde_json still reads those as values (see [`TextView`](super::TextView)).
+    pub(crate) lossy: bool,
 }
 
 impl<'a> ContentChunkView<'a> {
+    /// What [`read_into`](Self::read_into) starts from: every field is overwritten.
+    const EMPTY: Self = Self {
+        content: ContentBlockView::Unknown(EMPTY_OBJECT),
+        message_id: None,
+        meta: None,
+        content_raw: EMPTY_OBJECT,
+        lossy: false,
+    };
+
     fn read(update: RawValue<'a>) -> Read<'a, Self> {
-        Self::read_at(update.get(), 0).map(|(chunk, _)| chunk)
+        let mut chunk = Self::EMPTY;
+        chunk.read_into(update.get(), 0)?;
+        Ok(chunk)
     }
 
-    /// Reads the chunk object at `text[start]` in one walk, descending into `content`.
-    fn read_at(text: &'a str, start: usize) -> Read<'a, (Self, usize)> {
+    /// Reads the chunk object at `text[start]` into `self` in one walk, descending into
+    /// `content` in place; returns the offset just past it.
+    fn read_into(&mut self, text: &'a str, start: usize) -> Read<'a, usize> {
         let (mut message_id, mut meta, mut content_raw) = (None, None, None);
-        let mut content = None;
+        let content = &mut self.content;
         let end = walk(text, start, |key, at| {
             if is(key, "content") {
-                let (block, end) =
-                    ContentBlockView::read_at(text, at).map_err(|fault| fault.at("content"))?;
+                let end = content
+                    .read_into(text, at)
+                    .map_err(|fault| fault.at("content"))?;
                 fill(&mut content_raw, "content", span(text, at, end))?;
-                content = Some(block);
                 return Ok(end);
             }
             let end = skip(text, at);
@@ -227,18 +276,14 @@ impl<'a> ContentChunkView<'a> {
             }
             Ok(end)
         })?;
-        let (Some(content), Some(content_raw)) = (content, content_raw) else {
+        let Some(content_raw) = content_raw else {
             return Err(Fault::field("content", Detail::Required));
         };
-        Ok((
-            Self {
-                content,
-                message_id: lenient_str(message_id),
-                meta: lenient_object(meta),
-                content_raw,
-            },
-            end,
-        ))
+        self.message_id = lenient_str(message_id);
+        self.meta = lenient_object(meta);
+        self.lossy = dropped(meta) || message_id.is_some() != self.message_id.is_some();
+        self.content_raw = content_raw;
+        Ok(end)
     }
 }
 
