@@ -61,7 +61,7 @@ impl ChunkBits {
     /// `pos`, so nothing is copied. Text shorter than a chunk is read a block at a time, the
     /// last partial block as the text's last block less the bytes before it, and text shorter
     /// than a block byte by byte.
-    #[inline(never)]
+    #[inline(always)]
     fn tail(bytes: &[u8], pos: usize) -> Self {
         let len = bytes.len().saturating_sub(pos).min(CHUNK);
         if let Some(last) = bytes.last_chunk::<CHUNK>() {
@@ -76,6 +76,12 @@ impl ChunkBits {
                 len,
             };
         }
+        Self::short_text(bytes, pos, len)
+    }
+
+    /// [`tail`](Self::tail) of a text shorter than a chunk.
+    #[inline(never)]
+    fn short_text(bytes: &[u8], pos: usize, len: usize) -> Self {
         let mut bits = ChunkBits {
             len,
             ..ChunkBits::default()
