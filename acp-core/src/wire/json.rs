@@ -34,7 +34,7 @@
 
 use core::fmt;
 
-use self::chunk::{CHUNK, ChunkBits, below, from, held_by_escapes};
+use self::chunk::{StringChunks, below, from};
 use self::stops::{BLOCK, quotes_and_backslashes, stops};
 use super::{JsonStr, RawValue};
 
@@ -472,34 +472,26 @@ impl<const UTF8: bool> Scanner<'_, UTF8> {
     /// checked and every non-ASCII run (with `UTF8`) is checked as UTF-8. A control character
     /// before the closing quote hands over to [`string_by_stops`](Self::string_by_stops),
     /// which finds the first error in text order.
+    ///
     /// Starts at `start`, inside the string but not inside an escape or a UTF-8 sequence;
     /// `escaped` tells whether an escape came before.
     #[inline(never)]
     fn long_string(&mut self, start: usize, mut escaped: bool) -> Result<bool, JsonError> {
         let bytes = self.bytes;
-        let mut pos = start;
-        let mut carried = false;
         // Escapes and UTF-8 sequences are checked up to here: a `\u` escape or a sequence may
         // run on into the next chunk, whose bits for it are then not looked at again.
         let mut escapes_checked = start;
         let mut utf8_checked = start;
-        // Bounded by the text: every step moves a whole chunk or returns.
-        loop {
-            let chunk = ChunkBits::at(bytes, pos);
-            let (held, carry) = held_by_escapes(chunk.backslashes, carried);
-            let closing = chunk.quotes & !held;
-            let inside = if closing == 0 {
-                chunk.present()
-            } else {
-                below(closing.trailing_zeros() as usize)
-            };
-            if chunk.controls & inside != 0 {
-                let resume = if carried { pos - 1 } else { pos };
+        for chunk in StringChunks::new(bytes, start) {
+            let pos = chunk.pos;
+            let inside = chunk.inside();
+            if chunk.bits.controls & inside != 0 {
+                let resume = if chunk.carried { pos - 1 } else { pos };
                 return self
                     .string_by_stops(resume.max(escapes_checked).max(utf8_checked), escaped);
             }
-            escaped |= chunk.backslashes & inside != 0;
-            let mut escapes = held & inside & from(escapes_checked.saturating_sub(pos));
+            escaped |= chunk.bits.backslashes & inside != 0;
+            let mut escapes = chunk.held & inside & from(escapes_checked.saturating_sub(pos));
             while escapes != 0 {
                 let at = pos + escapes.trailing_zeros() as usize;
                 if is_short_escape(bytes.get(at).copied().unwrap_or(0)) {
@@ -512,22 +504,18 @@ impl<const UTF8: bool> Scanner<'_, UTF8> {
             }
             if UTF8 {
                 let mut non_ascii =
-                    chunk.non_ascii & inside & from(utf8_checked.saturating_sub(pos));
+                    chunk.bits.non_ascii & inside & from(utf8_checked.saturating_sub(pos));
                 while non_ascii != 0 {
                     utf8_checked = non_ascii_run(bytes, pos + non_ascii.trailing_zeros() as usize)?;
                     non_ascii &= from(utf8_checked - pos);
                 }
             }
-            if closing != 0 {
-                self.pos = pos + closing.trailing_zeros() as usize + 1;
+            if let Some(at) = chunk.closing {
+                self.pos = pos + at + 1;
                 return Ok(escaped);
             }
-            if chunk.len < CHUNK {
-                return Err(JsonError::new(JsonErrorKind::UnexpectedEnd, bytes.len()));
-            }
-            pos += CHUNK;
-            carried = carry;
         }
+        Err(JsonError::new(JsonErrorKind::UnexpectedEnd, bytes.len()))
     }
 
     /// The string scan by its first stop: from `pos` inside a string (not inside an escape or
@@ -851,25 +839,15 @@ pub(crate) fn skip_string_unchecked(bytes: &[u8], start: usize) -> (usize, bool)
 /// [`skip_string_unchecked`] past the first block, or with escapes in it: a chunk at a time,
 /// the closing quote being the first quote no escape holds (see `chunk.rs`).
 fn skip_long_string(bytes: &[u8], start: usize) -> (usize, bool) {
-    let mut pos = start;
-    let mut carried = false;
     let mut escaped = false;
-    // Bounded by the text: every step moves a whole chunk or returns.
-    loop {
-        let chunk = ChunkBits::at(bytes, pos);
-        let (held, carry) = held_by_escapes(chunk.backslashes, carried);
-        let closing = chunk.quotes & !held;
-        if closing != 0 {
-            let at = closing.trailing_zeros() as usize;
-            return (pos + at + 1, escaped || chunk.backslashes & below(at) != 0);
+    for chunk in StringChunks::new(bytes, start) {
+        let backslashes = chunk.bits.backslashes;
+        if let Some(at) = chunk.closing {
+            return (chunk.pos + at + 1, escaped || backslashes & below(at) != 0);
         }
-        escaped |= chunk.backslashes != 0;
-        if chunk.len < CHUNK {
-            return (bytes.len(), escaped);
-        }
-        pos += CHUNK;
-        carried = carry;
+        escaped |= backslashes != 0;
     }
+    (bytes.len(), escaped)
 }
 
 /// The position just past the value starting at `pos`, without validation. Strings (most of

@@ -134,6 +134,80 @@ impl ChunkBits {
     }
 }
 
+/// The chunks of a string's contents, from `start` up to the chunk that holds the closing
+/// quote (or to the end of the text), each with the bytes escapes hold.
+pub(in crate::wire) struct StringChunks<'a> {
+    bytes: &'a [u8],
+    pos: usize,
+    carried: bool,
+    done: bool,
+}
+
+/// One chunk of a string's contents.
+#[derive(Clone, Copy, Debug)]
+pub(in crate::wire) struct StringChunk {
+    /// Where the chunk starts in the text.
+    pub(in crate::wire) pos: usize,
+    /// Its byte classes.
+    pub(in crate::wire) bits: ChunkBits,
+    /// The bytes escapes hold (see [`held_by_escapes`]).
+    pub(in crate::wire) held: u64,
+    /// Whether the first byte is held by an escape whose backslash ends the chunk before.
+    pub(in crate::wire) carried: bool,
+    /// The offset of the closing quote: the first quote no escape holds.
+    pub(in crate::wire) closing: Option<usize>,
+}
+
+impl StringChunk {
+    /// The bytes of the chunk inside the string: those before the closing quote.
+    #[inline(always)]
+    pub(in crate::wire) fn inside(&self) -> u64 {
+        match self.closing {
+            Some(at) => below(at),
+            None => self.bits.present(),
+        }
+    }
+}
+
+impl<'a> StringChunks<'a> {
+    /// The chunks of the contents starting at `start`, which is not inside an escape.
+    #[inline(always)]
+    pub(in crate::wire) fn new(bytes: &'a [u8], start: usize) -> Self {
+        StringChunks {
+            bytes,
+            pos: start,
+            carried: false,
+            done: false,
+        }
+    }
+}
+
+impl Iterator for StringChunks<'_> {
+    type Item = StringChunk;
+
+    /// Bounded by the text: every chunk but the last moves a whole chunk on.
+    #[inline(always)]
+    fn next(&mut self) -> Option<StringChunk> {
+        if self.done {
+            return None;
+        }
+        let bits = ChunkBits::at(self.bytes, self.pos);
+        let (held, carry) = held_by_escapes(bits.backslashes, self.carried);
+        let quotes = bits.quotes & !held;
+        let chunk = StringChunk {
+            pos: self.pos,
+            bits,
+            held,
+            carried: self.carried,
+            closing: (quotes != 0).then(|| quotes.trailing_zeros() as usize),
+        };
+        self.done = chunk.closing.is_some() || bits.len < CHUNK;
+        self.pos += CHUNK;
+        self.carried = carry;
+        Some(chunk)
+    }
+}
+
 /// The bits below bit `index` (all of them from 64 on).
 #[inline(always)]
 pub(in crate::wire) fn below(index: usize) -> u64 {
