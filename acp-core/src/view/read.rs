@@ -166,10 +166,48 @@ pub(crate) fn required<'a>(
 pub(crate) fn walk<'a>(
     text: &'a str,
     open: usize,
+    member: impl FnMut(JsonStr<'a>, usize) -> Read<'a, usize>,
+) -> Read<'a, usize> {
+    walk_from(text, first_member(text, open), member)
+}
+
+/// [`walk`] of the members that follow one already read (a [`leading_tag`]) whose value ends
+/// at `after`: the tag is not scanned again.
+#[inline]
+pub(crate) fn walk_after<'a>(
+    text: &'a str,
+    after: usize,
+    member: impl FnMut(JsonStr<'a>, usize) -> Read<'a, usize>,
+) -> Read<'a, usize> {
+    walk_from(text, next_member(text, after), member)
+}
+
+/// Where the first member of the object whose `{` is at `text[open]` starts (or its `}`).
+#[inline]
+pub(crate) fn first_member(text: &str, open: usize) -> usize {
+    skip_ws_unchecked(text.as_bytes(), open + 1)
+}
+
+/// Where the member after the value ending at `after` starts (or the object's `}`).
+#[inline]
+pub(crate) fn next_member(text: &str, after: usize) -> usize {
+    let bytes = text.as_bytes();
+    let pos = skip_ws_unchecked(bytes, after);
+    if bytes.get(pos) == Some(&b',') {
+        skip_ws_unchecked(bytes, pos + 1)
+    } else {
+        pos
+    }
+}
+
+/// The loop of [`walk`], from `pos`: where a key or the closing `}` is.
+#[inline(always)]
+pub(crate) fn walk_from<'a>(
+    text: &'a str,
+    mut pos: usize,
     mut member: impl FnMut(JsonStr<'a>, usize) -> Read<'a, usize>,
 ) -> Read<'a, usize> {
     let bytes = text.as_bytes();
-    let mut pos = skip_ws_unchecked(bytes, open + 1);
     // Bounded by the text: every step moves past one member (the callbacks return offsets
     // past their value, and a non-advancing one is forced forward).
     loop {
@@ -185,11 +223,28 @@ pub(crate) fn walk<'a>(
         let colon = skip_ws_unchecked(bytes, key_end);
         let value = skip_ws_unchecked(bytes, colon + 1);
         let end = member(JsonStr::new_unchecked(key, escaped), value)?;
-        pos = skip_ws_unchecked(bytes, end.max(value + 1));
-        if bytes.get(pos) == Some(&b',') {
-            pos = skip_ws_unchecked(bytes, pos + 1);
-        }
+        pos = next_member(text, end.max(value + 1));
     }
+}
+
+/// The name `key` (as sent) spells, for a `match` on the member names a reader knows: the key
+/// itself when it has no escapes (most keys), else the name in `names` it decodes to, else
+/// the key as sent (which holds a `\`, so matches no name).
+#[inline]
+pub(crate) fn key_name<'a>(key: JsonStr<'a>, names: &[&'static str]) -> &'a str {
+    match key.as_plain() {
+        Some(plain) => plain,
+        None => escaped_key_name(key, names),
+    }
+}
+
+#[cold]
+fn escaped_key_name<'a>(key: JsonStr<'a>, names: &[&'static str]) -> &'a str {
+    names
+        .iter()
+        .find(|name| key.eq_str(name))
+        .copied()
+        .unwrap_or(key.raw())
 }
 
 /// Skips the value starting at `text[start]`; returns the offset just past it.
@@ -227,26 +282,33 @@ pub(crate) fn is(key: JsonStr<'_>, name: &str) -> bool {
 }
 
 /// The first member of the object at `text[open]` when it is `tag` with a plain string value:
-/// the tag, for readers that dispatch before walking.
-pub(crate) fn leading_tag<'a>(text: &'a str, open: usize, tag: &str) -> Option<&'a str> {
+/// the tag and the offset just past its value, for readers that dispatch before walking the
+/// rest ([`walk_after`]).
+#[inline]
+pub(crate) fn leading_tag<'a>(text: &'a str, open: usize, tag: &str) -> Option<(&'a str, usize)> {
     let bytes = text.as_bytes();
-    let key_start = skip_ws_unchecked(bytes, open + 1);
-    if bytes.get(key_start) != Some(&b'"') {
+    let key_start = skip_ws_unchecked(bytes, open + 1) + 1;
+    // The key as sent is `tag` exactly: its bytes, then the closing quote (an escaped
+    // spelling holds a `\`, so never matches, as before).
+    let key_end = key_start + tag.len();
+    if bytes.get(key_start - 1) != Some(&b'"')
+        || bytes.get(key_start..key_end) != Some(tag.as_bytes())
+        || bytes.get(key_end) != Some(&b'"')
+    {
         return None;
     }
-    let (key_end, _) = skip_string_unchecked(bytes, key_start + 1);
-    if text.get(key_start + 1..key_end.saturating_sub(1)) != Some(tag) {
-        return None;
-    }
-    let value = skip_ws_unchecked(bytes, skip_ws_unchecked(bytes, key_end) + 1);
+    let value = skip_ws_unchecked(bytes, skip_ws_unchecked(bytes, key_end + 1) + 1);
     if bytes.get(value) != Some(&b'"') {
         return None;
     }
-    let (value_end, escaped) = skip_string_unchecked(bytes, value + 1);
-    if escaped {
+    // Tags are short: a plain loop to the closing quote; an escape declines.
+    let rest = bytes.get(value + 1..)?;
+    let close = rest.iter().position(|&b| b == b'"' || b == b'\\')?;
+    if rest.get(close) != Some(&b'"') {
         return None;
     }
-    text.get(value + 1..value_end.saturating_sub(1))
+    let name = text.get(value + 1..value + 1 + close)?;
+    Some((name, value + close + 2))
 }
 
 /// [`members`] of the object at `text[open]`, also returning the offset just past it, in the
@@ -258,14 +320,40 @@ pub(crate) fn members_at<'a, const N: usize>(
     keys: [&'static str; N],
 ) -> Read<'a, ([Option<RawValue<'a>>; N], usize)> {
     let mut slots = [None; N];
-    let end = walk(text, open, |key, at| {
+    let end = walk(text, open, collect(text, &mut slots, &keys))?;
+    Ok((slots, end))
+}
+
+/// [`members_at`] of the members after a [`leading_tag`] whose value ends at `after`.
+#[inline]
+pub(crate) fn members_after<'a, const N: usize>(
+    text: &'a str,
+    after: usize,
+    keys: [&'static str; N],
+) -> Read<'a, ([Option<RawValue<'a>>; N], usize)> {
+    let mut slots = [None; N];
+    let end = walk_after(text, after, collect(text, &mut slots, &keys))?;
+    Ok((slots, end))
+}
+
+/// The member callback of [`members_at`]: each value of a key in `keys` into its slot.
+#[inline(always)]
+fn collect<'a, 's, const N: usize>(
+    text: &'a str,
+    slots: &'s mut [Option<RawValue<'a>>; N],
+    keys: &'s [&'static str; N],
+) -> impl FnMut(JsonStr<'a>, usize) -> Read<'a, usize> + 's
+where
+    'a: 's,
+{
+    move |key, at| {
         let end = skip(text, at);
-        if let Some(index) = keys.iter().position(|k| is(key, k)) {
+        let name = key_name(key, keys);
+        if let Some(index) = keys.iter().position(|k| *k == name) {
             fill(&mut slots[index], keys[index], span(text, at, end))?;
         }
         Ok(end)
-    })?;
-    Ok((slots, end))
+    }
 }
 
 /// The string value at `text[start]` (when it is one) and the offset past it, in one scan.
