@@ -121,7 +121,7 @@ impl<'a> ContentBlockView<'a> {
         if text.as_bytes().get(start) != Some(&b'{') {
             return Err(Fault::here(Detail::MustBe("a JSON object")));
         }
-        let Some(("text", after)) = leading_tag(text, start, "type") else {
+        let Some((_text, after)) = leading_tag(text, start, "type", ["text"]) else {
             let end = skip(text, start);
             *self = Self::read(span(text, start, end))?;
             return Ok(end);

@@ -65,10 +65,21 @@ pub(crate) fn required_str<'a>(
     value: Option<RawValue<'a>>,
     key: &'static str,
 ) -> Read<'a, JsonStr<'a>> {
-    value
-        .ok_or_else(|| Fault::field(key, Detail::Required))?
-        .as_str()
-        .ok_or_else(|| Fault::field(key, Detail::MustBe("a string")))
+    match value.and_then(|v| v.as_str()) {
+        Some(string) => Ok(string),
+        None => Err(no_string(value.is_some(), key)),
+    }
+}
+
+/// Why [`required_str`] found no string: out of the hot path.
+#[cold]
+fn no_string(sent: bool, key: &'static str) -> Fault<'static> {
+    let detail = if sent {
+        Detail::MustBe("a string")
+    } else {
+        Detail::Required
+    };
+    Fault::field(key, detail)
 }
 
 /// An optional string with no leniency (`Option<String>` without a default-on-error mark):
@@ -281,15 +292,21 @@ pub(crate) fn is(key: JsonStr<'_>, name: &str) -> bool {
     }
 }
 
-/// The first member of the object at `text[open]` when it is `tag` with a plain string value:
-/// the tag and the offset just past its value, for readers that dispatch before walking the
-/// rest ([`walk_after`]).
-#[inline]
-pub(crate) fn leading_tag<'a>(text: &'a str, open: usize, tag: &str) -> Option<(&'a str, usize)> {
+/// Which of `names` the first member of the object at `text[open]` names when that member is
+/// `tag`, sent plain (no escapes in key or value), and the offset just past its value: for
+/// readers that dispatch on the tag and then walk the rest ([`walk_after`]). `None` for any
+/// other first member or tag value, which those readers read the slow way.
+#[inline(always)]
+pub(crate) fn leading_tag<const N: usize>(
+    text: &str,
+    open: usize,
+    tag: &str,
+    names: [&'static str; N],
+) -> Option<(usize, usize)> {
     let bytes = text.as_bytes();
     let key_start = skip_ws_unchecked(bytes, open + 1) + 1;
     // The key as sent is `tag` exactly: its bytes, then the closing quote (an escaped
-    // spelling holds a `\`, so never matches, as before).
+    // spelling holds a `\`, so never matches).
     let key_end = key_start + tag.len();
     if bytes.get(key_start - 1) != Some(&b'"')
         || bytes.get(key_start..key_end) != Some(tag.as_bytes())
@@ -297,18 +314,21 @@ pub(crate) fn leading_tag<'a>(text: &'a str, open: usize, tag: &str) -> Option<(
     {
         return None;
     }
-    let value = skip_ws_unchecked(bytes, skip_ws_unchecked(bytes, key_end + 1) + 1);
-    if bytes.get(value) != Some(&b'"') {
+    let value = skip_ws_unchecked(bytes, skip_ws_unchecked(bytes, key_end + 1) + 1) + 1;
+    if bytes.get(value - 1) != Some(&b'"') {
         return None;
     }
-    // Tags are short: a plain loop to the closing quote; an escape declines.
-    let rest = bytes.get(value + 1..)?;
-    let close = rest.iter().position(|&b| b == b'"' || b == b'\\')?;
-    if rest.get(close) != Some(&b'"') {
-        return None;
+    // The value is compared with each name in place, its closing quote included: no scan
+    // for its end, and an escaped spelling matches no name.
+    // Inlined with constant names, each compare is a few loads; the closing quote first
+    // turns away the names of another length.
+    for (index, name) in names.iter().enumerate() {
+        let end = value + name.len();
+        if bytes.get(end) == Some(&b'"') && bytes.get(value..end) == Some(name.as_bytes()) {
+            return Some((index, end + 1));
+        }
     }
-    let name = text.get(value + 1..value + 1 + close)?;
-    Some((name, value + close + 2))
+    None
 }
 
 /// [`members`] of the object at `text[open]`, also returning the offset just past it, in the
@@ -357,7 +377,7 @@ where
 }
 
 /// The string value at `text[start]` (when it is one) and the offset past it, in one scan.
-#[inline]
+#[inline(always)]
 pub(crate) fn read_string(text: &str, start: usize) -> Option<(JsonStr<'_>, usize)> {
     if text.as_bytes().get(start) != Some(&b'"') {
         return None;

@@ -9,7 +9,8 @@ use super::error::{Detail, Fault};
 use super::read::{
     EMPTY_OBJECT, ItemsAt, Read, any_value, dropped, fill, first_member, key_name, leading_tag,
     lenient_array, lenient_object, lenient_str, members, members_after, members_at, next_member,
-    object, required, required_array, required_str, skip, span, walk, walk_after, walk_from,
+    object, read_string, required, required_array, required_str, skip, span, walk, walk_after,
+    walk_from,
 };
 
 /// `session/update` params.
@@ -45,6 +46,7 @@ impl<'a> SessionNotificationView<'a> {
     pub(crate) fn read_into(&mut self, params: RawValue<'a>) -> Read<'a, ()> {
         let text = params.get();
         let (mut session_id, mut meta, mut update_raw) = (None, None, None);
+        let mut session_str = None;
         let mut update_fault = None;
         let update = &mut self.update;
         walk(text, 0, |key, start| {
@@ -64,7 +66,15 @@ impl<'a> SessionNotificationView<'a> {
                     fill(&mut update_raw, "update", span(text, start, end))?;
                     return Ok(end);
                 }
-                "sessionId" => (&mut session_id, "sessionId"),
+                "sessionId" => {
+                    if let Some((value, end)) = read_string(text, start) {
+                        // Read as it is skipped: not scanned again for escapes.
+                        fill(&mut session_id, "sessionId", span(text, start, end))?;
+                        session_str = Some(value);
+                        return Ok(end);
+                    }
+                    (&mut session_id, "sessionId")
+                }
                 "_meta" => (&mut meta, "_meta"),
                 _ => return Ok(skip(text, start)),
             };
@@ -72,7 +82,10 @@ impl<'a> SessionNotificationView<'a> {
             fill(slot, name, span(text, start, end))?;
             Ok(end)
         })?;
-        self.session_id = required_str(session_id, "sessionId")?;
+        self.session_id = match session_str {
+            Some(id) => id,
+            None => required_str(session_id, "sessionId")?,
+        };
         let Some(update_raw) = update_raw else {
             return Err(Fault::field("update", Detail::Required));
         };
@@ -114,6 +127,16 @@ pub enum SessionUpdateView<'a> {
     Unknown(RawValue<'a>),
 }
 
+/// The kinds [`SessionUpdateView::read_into`] reads in place when their tag comes first, in
+/// the order of its `match`.
+const IN_PLACE_KINDS: [&str; 5] = [
+    "agent_message_chunk",
+    "agent_thought_chunk",
+    "user_message_chunk",
+    "tool_call",
+    "tool_call_update",
+];
+
 /// The kinds the owned types decode that the views pass through as [`SessionUpdateView::Other`].
 const OTHER_KINDS: [&str; 8] = [
     "available_commands_update",
@@ -151,26 +174,25 @@ impl<'a> SessionUpdateView<'a> {
         if text.as_bytes().get(start) != Some(&b'{') {
             return Err(Fault::here(Detail::MustBe("a JSON object")));
         }
-        let Some((tag, after)) = leading_tag(text, start, "sessionUpdate") else {
+        let Some((tag, after)) = leading_tag(text, start, "sessionUpdate", IN_PLACE_KINDS) else {
             return self.read_skipped(text, start);
         };
         // The chunk is built inside its variant: it is most of the update's size and most
         // of the traffic. The tag is not read again.
         *self = match tag {
-            "agent_message_chunk" => Self::AgentMessageChunk(ContentChunkView::EMPTY),
-            "agent_thought_chunk" => Self::AgentThoughtChunk(ContentChunkView::EMPTY),
-            "user_message_chunk" => Self::UserMessageChunk(ContentChunkView::EMPTY),
-            "tool_call" => {
+            0 => Self::AgentMessageChunk(ContentChunkView::EMPTY),
+            1 => Self::AgentThoughtChunk(ContentChunkView::EMPTY),
+            2 => Self::UserMessageChunk(ContentChunkView::EMPTY),
+            3 => {
                 let (call, end) = ToolCallView::read_after(text, after)?;
                 *self = Self::ToolCall(call);
                 return Ok(end);
             }
-            "tool_call_update" => {
+            _ => {
                 let (update, end) = ToolCallUpdateView::read_after(text, after)?;
                 *self = Self::ToolCallUpdate(update);
                 return Ok(end);
             }
-            _ => return self.read_skipped(text, start),
         };
         match self {
             Self::AgentMessageChunk(chunk)
@@ -278,6 +300,7 @@ impl<'a> ContentChunkView<'a> {
     #[inline(always)]
     fn read_members(&mut self, text: &'a str, pos: usize) -> Read<'a, usize> {
         let (mut message_id, mut meta, mut content_raw) = (None, None, None);
+        let mut message_str = None;
         let content = &mut self.content;
         let end = walk_from(text, pos, |key, at| {
             let (slot, name) = match key_name(key, &["content", "messageId", "_meta"]) {
@@ -288,7 +311,14 @@ impl<'a> ContentChunkView<'a> {
                     fill(&mut content_raw, "content", span(text, at, end))?;
                     return Ok(end);
                 }
-                "messageId" => (&mut message_id, "messageId"),
+                "messageId" => {
+                    if let Some((value, end)) = read_string(text, at) {
+                        fill(&mut message_id, "messageId", span(text, at, end))?;
+                        message_str = Some(value);
+                        return Ok(end);
+                    }
+                    (&mut message_id, "messageId")
+                }
                 "_meta" => (&mut meta, "_meta"),
                 _ => return Ok(skip(text, at)),
             };
@@ -299,7 +329,8 @@ impl<'a> ContentChunkView<'a> {
         let Some(content_raw) = content_raw else {
             return Err(Fault::field("content", Detail::Required));
         };
-        self.message_id = lenient_str(message_id);
+        // A string read in the walk; anything else (dropped, marked lossy) is no string.
+        self.message_id = message_str;
         self.meta = lenient_object(meta);
         self.lossy = dropped(meta) || message_id.is_some() != self.message_id.is_some();
         self.content_raw = content_raw;
@@ -501,7 +532,7 @@ impl<'a> ToolCallContentView<'a> {
     /// Reads one item with the owned `ToolCallContent`'s rules (a closed union).
     pub(crate) fn read(value: RawValue<'a>) -> Read<'a, Self> {
         let value = object(value)?;
-        if let Some(("content", after)) = leading_tag(value.get(), 0, "type") {
+        if let Some((_content, after)) = leading_tag(value.get(), 0, "type", ["content"]) {
             return Self::read_content(value.get(), after).map(|(view, _)| view);
         }
         let tag = required_str(value.get_field("type"), "type")?;
@@ -541,22 +572,19 @@ impl<'a> ToolCallContentView<'a> {
     /// [`read`](Self::read) of the item at `text[start]`, in place: one walk when its tag comes
     /// first (as every sender writes it). Returns the offset past the item, also on a fault.
     fn read_at(text: &'a str, start: usize) -> (Read<'a, Self>, usize) {
-        let walked = match leading_tag(text, start, "type") {
-            Some(("content", after)) => Self::read_content(text, after),
-            Some(("diff", after)) => {
-                members_after(text, after, ["path", "oldText", "newText", "_meta"]).and_then(
-                    |([path, old_text, new_text, meta], end)| {
-                        let diff = Self::Diff {
-                            path: required_str(path, "path")?,
-                            old_text: lenient_str(old_text),
-                            new_text: required_str(new_text, "newText")?,
-                            meta: lenient_object(meta),
-                        };
-                        Ok((diff, end))
-                    },
-                )
-            }
-            Some(("terminal", after)) => members_after(text, after, ["terminalId", "_meta"])
+        let walked = match leading_tag(text, start, "type", ["content", "diff", "terminal"]) {
+            Some((0, after)) => Self::read_content(text, after),
+            Some((1, after)) => members_after(text, after, ["path", "oldText", "newText", "_meta"])
+                .and_then(|([path, old_text, new_text, meta], end)| {
+                    let diff = Self::Diff {
+                        path: required_str(path, "path")?,
+                        old_text: lenient_str(old_text),
+                        new_text: required_str(new_text, "newText")?,
+                        meta: lenient_object(meta),
+                    };
+                    Ok((diff, end))
+                }),
+            Some((_terminal, after)) => members_after(text, after, ["terminalId", "_meta"])
                 .and_then(|([terminal_id, meta], end)| {
                     let terminal = Self::Terminal {
                         terminal_id: required_str(terminal_id, "terminalId")?,

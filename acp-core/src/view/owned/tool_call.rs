@@ -162,9 +162,9 @@ fn content_item_at(text: &str, start: usize) -> Option<(ToolCallContent, usize)>
     if text.as_bytes().get(start) != Some(&b'{') {
         return None;
     }
-    let (tag, after) = leading_tag(text, start, "type")?;
+    let (tag, after) = leading_tag(text, start, "type", ["diff", "terminal", "content"])?;
     let item = match tag {
-        "diff" => {
+        0 => {
             let ([path, old_text, new_text, meta], end) =
                 members_after(text, after, ["path", "oldText", "newText", "_meta"]).ok()?;
             let old_text = match old_text {
@@ -179,7 +179,7 @@ fn content_item_at(text: &str, start: usize) -> Option<(ToolCallContent, usize)>
             };
             (ToolCallContent::Diff(diff), end)
         }
-        "terminal" => {
+        1 => {
             let ([terminal_id, meta], end) =
                 members_after(text, after, ["terminalId", "_meta"]).ok()?;
             let terminal = TerminalContent {
@@ -188,7 +188,7 @@ fn content_item_at(text: &str, start: usize) -> Option<(ToolCallContent, usize)>
             };
             (ToolCallContent::Terminal(terminal), end)
         }
-        "content" => {
+        _ => {
             let (mut block, mut meta) = (None, None);
             let end = walk_after(text, after, |key, at| {
                 if is(key, "content") {
@@ -212,7 +212,6 @@ fn content_item_at(text: &str, start: usize) -> Option<(ToolCallContent, usize)>
             };
             (ToolCallContent::Content(content), end)
         }
-        _ => return None,
     };
     Some(item)
 }
