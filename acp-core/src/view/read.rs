@@ -292,6 +292,26 @@ pub(crate) fn is(key: JsonStr<'_>, name: &str) -> bool {
     }
 }
 
+/// Whether the first key of the object whose `{` is at `text[open]` is `tag`, sent plain.
+#[inline(always)]
+pub(crate) fn first_key_is(text: &str, open: usize, tag: &str) -> bool {
+    first_key_end(text, open, tag).is_some()
+}
+
+/// Where the closing quote of the first key of the object at `text[open]` is, when that key
+/// is `tag` as sent: its bytes, then the quote (an escaped spelling holds a `\`, so never
+/// matches). No scan: the key is compared in place.
+#[inline(always)]
+fn first_key_end(text: &str, open: usize, tag: &str) -> Option<usize> {
+    let bytes = text.as_bytes();
+    let key_start = skip_ws_unchecked(bytes, open + 1) + 1;
+    let key_end = key_start + tag.len();
+    (bytes.get(key_start - 1) == Some(&b'"')
+        && bytes.get(key_start..key_end) == Some(tag.as_bytes())
+        && bytes.get(key_end) == Some(&b'"'))
+    .then_some(key_end)
+}
+
 /// Which of `names` the first member of the object at `text[open]` names when that member is
 /// `tag`, sent plain (no escapes in key or value), and the offset just past its value: for
 /// readers that dispatch on the tag and then walk the rest ([`walk_after`]). `None` for any
@@ -304,16 +324,7 @@ pub(crate) fn leading_tag<const N: usize>(
     names: [&'static str; N],
 ) -> Option<(usize, usize)> {
     let bytes = text.as_bytes();
-    let key_start = skip_ws_unchecked(bytes, open + 1) + 1;
-    // The key as sent is `tag` exactly: its bytes, then the closing quote (an escaped
-    // spelling holds a `\`, so never matches).
-    let key_end = key_start + tag.len();
-    if bytes.get(key_start - 1) != Some(&b'"')
-        || bytes.get(key_start..key_end) != Some(tag.as_bytes())
-        || bytes.get(key_end) != Some(&b'"')
-    {
-        return None;
-    }
+    let key_end = first_key_end(text, open, tag)?;
     let value = skip_ws_unchecked(bytes, skip_ws_unchecked(bytes, key_end + 1) + 1) + 1;
     if bytes.get(value - 1) != Some(&b'"') {
         return None;
