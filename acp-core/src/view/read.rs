@@ -293,6 +293,7 @@ pub(crate) fn is(key: JsonStr<'_>, name: &str) -> bool {
 }
 
 /// Whether the first key of the object whose `{` is at `text[open]` is `tag`, sent plain.
+#[cfg(feature = "alloc")]
 #[inline(always)]
 pub(crate) fn first_key_is(text: &str, open: usize, tag: &str) -> bool {
     first_key_end(text, open, tag).is_some()
