@@ -4,8 +4,8 @@ use crate::wire::{JsonStr, RawValue};
 
 use super::error::{Detail, Fault};
 use super::read::{
-    EMPTY_OBJECT, Read, dropped, fill, is, leading_tag, lenient_object, lenient_str, members,
-    object, read_string, required_object, required_str, skip, span, strict_opt_str, walk,
+    EMPTY_OBJECT, Read, dropped, fill, key_name, leading_tag, lenient_object, lenient_str, members,
+    object, read_string, required_object, required_str, skip, span, strict_opt_str, walk_after,
 };
 
 /// One content block, discriminated by `type`. Blocks of a type this version does not know
@@ -121,35 +121,31 @@ impl<'a> ContentBlockView<'a> {
         if text.as_bytes().get(start) != Some(&b'{') {
             return Err(Fault::here(Detail::MustBe("a JSON object")));
         }
-        if leading_tag(text, start, "type") != Some("text") {
+        let Some((_text, after)) = leading_tag(text, start, "type", ["text"]) else {
             let end = skip(text, start);
             *self = Self::read(span(text, start, end))?;
             return Ok(end);
-        }
+        };
         let (mut body, mut annotations, mut meta) = (None, None, None);
         let mut string = None;
-        let end = walk(text, start, |key, at| {
-            if is(key, "text")
-                && let Some((value, end)) = read_string(text, at)
-            {
-                // The escape flag comes from the skip: the text is not scanned twice.
-                fill(&mut body, "text", span(text, at, end))?;
-                string = Some(value);
-                return Ok(end);
-            }
-            let end = skip(text, at);
-            let slot = if is(key, "text") {
-                Some((&mut body, "text"))
-            } else if is(key, "annotations") {
-                Some((&mut annotations, "annotations"))
-            } else if is(key, "_meta") {
-                Some((&mut meta, "_meta"))
-            } else {
-                None
+        // The tag is not read again: a second `type` is an unknown member here.
+        let end = walk_after(text, after, |key, at| {
+            let (slot, name) = match key_name(key, &["text", "annotations", "_meta"]) {
+                "text" => {
+                    if let Some((value, end)) = read_string(text, at) {
+                        // The escape flag comes from the skip: the text is not scanned twice.
+                        fill(&mut body, "text", span(text, at, end))?;
+                        string = Some(value);
+                        return Ok(end);
+                    }
+                    (&mut body, "text")
+                }
+                "annotations" => (&mut annotations, "annotations"),
+                "_meta" => (&mut meta, "_meta"),
+                _ => return Ok(skip(text, at)),
             };
-            if let Some((slot, name)) = slot {
-                fill(slot, name, span(text, at, end))?;
-            }
+            let end = skip(text, at);
+            fill(slot, name, span(text, at, end))?;
             Ok(end)
         })?;
         let text = match string {

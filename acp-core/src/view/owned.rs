@@ -28,7 +28,7 @@ use crate::wire::{JsonStr, RawValue};
 use super::content::{ContentBlockView, ResourceContents};
 use super::enums;
 use super::error::{Detail, Fault};
-use super::read::lenient_object;
+use super::read::{first_key_is, lenient_object};
 use super::update::{
     ContentChunkView, LocationView, PlanEntryView, SessionNotificationView, SessionUpdateView,
 };
@@ -90,11 +90,9 @@ fn meta_any(raw: Option<RawValue<'_>>) -> Option<Option<Meta>> {
 
 /// Whether the first member of `object` is `tag`: then serde streams the object and reads the
 /// first occurrence of every member, as the views do.
+#[inline]
 fn tag_first(object: RawValue<'_>, tag: &str) -> bool {
-    object
-        .fields()
-        .next()
-        .is_some_and(|(key, _)| key.as_plain() == Some(tag))
+    object.get().starts_with('{') && first_key_is(object.get(), 0, tag)
 }
 
 /// What the fast path fills in place: every field is overwritten.

@@ -65,10 +65,21 @@ pub(crate) fn required_str<'a>(
     value: Option<RawValue<'a>>,
     key: &'static str,
 ) -> Read<'a, JsonStr<'a>> {
-    value
-        .ok_or_else(|| Fault::field(key, Detail::Required))?
-        .as_str()
-        .ok_or_else(|| Fault::field(key, Detail::MustBe("a string")))
+    match value.and_then(|v| v.as_str()) {
+        Some(string) => Ok(string),
+        None => Err(no_string(value.is_some(), key)),
+    }
+}
+
+/// Why [`required_str`] found no string: out of the hot path.
+#[cold]
+fn no_string(sent: bool, key: &'static str) -> Fault<'static> {
+    let detail = if sent {
+        Detail::MustBe("a string")
+    } else {
+        Detail::Required
+    };
+    Fault::field(key, detail)
 }
 
 /// An optional string with no leniency (`Option<String>` without a default-on-error mark):
@@ -166,10 +177,48 @@ pub(crate) fn required<'a>(
 pub(crate) fn walk<'a>(
     text: &'a str,
     open: usize,
+    member: impl FnMut(JsonStr<'a>, usize) -> Read<'a, usize>,
+) -> Read<'a, usize> {
+    walk_from(text, first_member(text, open), member)
+}
+
+/// [`walk`] of the members that follow one already read (a [`leading_tag`]) whose value ends
+/// at `after`: the tag is not scanned again.
+#[inline]
+pub(crate) fn walk_after<'a>(
+    text: &'a str,
+    after: usize,
+    member: impl FnMut(JsonStr<'a>, usize) -> Read<'a, usize>,
+) -> Read<'a, usize> {
+    walk_from(text, next_member(text, after), member)
+}
+
+/// Where the first member of the object whose `{` is at `text[open]` starts (or its `}`).
+#[inline]
+pub(crate) fn first_member(text: &str, open: usize) -> usize {
+    skip_ws_unchecked(text.as_bytes(), open + 1)
+}
+
+/// Where the member after the value ending at `after` starts (or the object's `}`).
+#[inline]
+pub(crate) fn next_member(text: &str, after: usize) -> usize {
+    let bytes = text.as_bytes();
+    let pos = skip_ws_unchecked(bytes, after);
+    if bytes.get(pos) == Some(&b',') {
+        skip_ws_unchecked(bytes, pos + 1)
+    } else {
+        pos
+    }
+}
+
+/// The loop of [`walk`], from `pos`: where a key or the closing `}` is.
+#[inline(always)]
+pub(crate) fn walk_from<'a>(
+    text: &'a str,
+    mut pos: usize,
     mut member: impl FnMut(JsonStr<'a>, usize) -> Read<'a, usize>,
 ) -> Read<'a, usize> {
     let bytes = text.as_bytes();
-    let mut pos = skip_ws_unchecked(bytes, open + 1);
     // Bounded by the text: every step moves past one member (the callbacks return offsets
     // past their value, and a non-advancing one is forced forward).
     loop {
@@ -185,11 +234,28 @@ pub(crate) fn walk<'a>(
         let colon = skip_ws_unchecked(bytes, key_end);
         let value = skip_ws_unchecked(bytes, colon + 1);
         let end = member(JsonStr::new_unchecked(key, escaped), value)?;
-        pos = skip_ws_unchecked(bytes, end.max(value + 1));
-        if bytes.get(pos) == Some(&b',') {
-            pos = skip_ws_unchecked(bytes, pos + 1);
-        }
+        pos = next_member(text, end.max(value + 1));
     }
+}
+
+/// The name `key` (as sent) spells, for a `match` on the member names a reader knows: the key
+/// itself when it has no escapes (most keys), else the name in `names` it decodes to, else
+/// the key as sent (which holds a `\`, so matches no name).
+#[inline]
+pub(crate) fn key_name<'a>(key: JsonStr<'a>, names: &[&'static str]) -> &'a str {
+    match key.as_plain() {
+        Some(plain) => plain,
+        None => escaped_key_name(key, names),
+    }
+}
+
+#[cold]
+fn escaped_key_name<'a>(key: JsonStr<'a>, names: &[&'static str]) -> &'a str {
+    names
+        .iter()
+        .find(|name| key.eq_str(name))
+        .copied()
+        .unwrap_or(key.raw())
 }
 
 /// Skips the value starting at `text[start]`; returns the offset just past it.
@@ -226,27 +292,55 @@ pub(crate) fn is(key: JsonStr<'_>, name: &str) -> bool {
     }
 }
 
-/// The first member of the object at `text[open]` when it is `tag` with a plain string value:
-/// the tag, for readers that dispatch before walking.
-pub(crate) fn leading_tag<'a>(text: &'a str, open: usize, tag: &str) -> Option<&'a str> {
+/// Whether the first key of the object whose `{` is at `text[open]` is `tag`, sent plain.
+#[cfg(feature = "alloc")]
+#[inline(always)]
+pub(crate) fn first_key_is(text: &str, open: usize, tag: &str) -> bool {
+    first_key_end(text, open, tag).is_some()
+}
+
+/// Where the closing quote of the first key of the object at `text[open]` is, when that key
+/// is `tag` as sent: its bytes, then the quote (an escaped spelling holds a `\`, so never
+/// matches). No scan: the key is compared in place.
+#[inline(always)]
+fn first_key_end(text: &str, open: usize, tag: &str) -> Option<usize> {
     let bytes = text.as_bytes();
-    let key_start = skip_ws_unchecked(bytes, open + 1);
-    if bytes.get(key_start) != Some(&b'"') {
+    let key_start = skip_ws_unchecked(bytes, open + 1) + 1;
+    let key_end = key_start + tag.len();
+    (bytes.get(key_start - 1) == Some(&b'"')
+        && bytes.get(key_start..key_end) == Some(tag.as_bytes())
+        && bytes.get(key_end) == Some(&b'"'))
+    .then_some(key_end)
+}
+
+/// Which of `names` the first member of the object at `text[open]` names when that member is
+/// `tag`, sent plain (no escapes in key or value), and the offset just past its value: for
+/// readers that dispatch on the tag and then walk the rest ([`walk_after`]). `None` for any
+/// other first member or tag value, which those readers read the slow way.
+#[inline(always)]
+pub(crate) fn leading_tag<const N: usize>(
+    text: &str,
+    open: usize,
+    tag: &str,
+    names: [&'static str; N],
+) -> Option<(usize, usize)> {
+    let bytes = text.as_bytes();
+    let key_end = first_key_end(text, open, tag)?;
+    let value = skip_ws_unchecked(bytes, skip_ws_unchecked(bytes, key_end + 1) + 1) + 1;
+    if bytes.get(value - 1) != Some(&b'"') {
         return None;
     }
-    let (key_end, _) = skip_string_unchecked(bytes, key_start + 1);
-    if text.get(key_start + 1..key_end.saturating_sub(1)) != Some(tag) {
-        return None;
+    // The value is compared with each name in place, its closing quote included: no scan
+    // for its end, and an escaped spelling matches no name.
+    // Inlined with constant names, each compare is a few loads; the closing quote first
+    // turns away the names of another length.
+    for (index, name) in names.iter().enumerate() {
+        let end = value + name.len();
+        if bytes.get(end) == Some(&b'"') && bytes.get(value..end) == Some(name.as_bytes()) {
+            return Some((index, end + 1));
+        }
     }
-    let value = skip_ws_unchecked(bytes, skip_ws_unchecked(bytes, key_end) + 1);
-    if bytes.get(value) != Some(&b'"') {
-        return None;
-    }
-    let (value_end, escaped) = skip_string_unchecked(bytes, value + 1);
-    if escaped {
-        return None;
-    }
-    text.get(value + 1..value_end.saturating_sub(1))
+    None
 }
 
 /// [`members`] of the object at `text[open]`, also returning the offset just past it, in the
@@ -258,18 +352,44 @@ pub(crate) fn members_at<'a, const N: usize>(
     keys: [&'static str; N],
 ) -> Read<'a, ([Option<RawValue<'a>>; N], usize)> {
     let mut slots = [None; N];
-    let end = walk(text, open, |key, at| {
-        let end = skip(text, at);
-        if let Some(index) = keys.iter().position(|k| is(key, k)) {
-            fill(&mut slots[index], keys[index], span(text, at, end))?;
-        }
-        Ok(end)
-    })?;
+    let end = walk(text, open, collect(text, &mut slots, &keys))?;
     Ok((slots, end))
 }
 
-/// The string value at `text[start]` (when it is one) and the offset past it, in one scan.
+/// [`members_at`] of the members after a [`leading_tag`] whose value ends at `after`.
 #[inline]
+pub(crate) fn members_after<'a, const N: usize>(
+    text: &'a str,
+    after: usize,
+    keys: [&'static str; N],
+) -> Read<'a, ([Option<RawValue<'a>>; N], usize)> {
+    let mut slots = [None; N];
+    let end = walk_after(text, after, collect(text, &mut slots, &keys))?;
+    Ok((slots, end))
+}
+
+/// The member callback of [`members_at`]: each value of a key in `keys` into its slot.
+#[inline(always)]
+fn collect<'a, 's, const N: usize>(
+    text: &'a str,
+    slots: &'s mut [Option<RawValue<'a>>; N],
+    keys: &'s [&'static str; N],
+) -> impl FnMut(JsonStr<'a>, usize) -> Read<'a, usize> + 's
+where
+    'a: 's,
+{
+    move |key, at| {
+        let end = skip(text, at);
+        let name = key_name(key, keys);
+        if let Some(index) = keys.iter().position(|k| *k == name) {
+            fill(&mut slots[index], keys[index], span(text, at, end))?;
+        }
+        Ok(end)
+    }
+}
+
+/// The string value at `text[start]` (when it is one) and the offset past it, in one scan.
+#[inline(always)]
 pub(crate) fn read_string(text: &str, start: usize) -> Option<(JsonStr<'_>, usize)> {
     if text.as_bytes().get(start) != Some(&b'"') {
         return None;

@@ -7,9 +7,10 @@ use super::content::ContentBlockView;
 use super::enums::{PlanEntryPriority, PlanEntryStatus, ToolCallStatus, ToolKind};
 use super::error::{Detail, Fault};
 use super::read::{
-    EMPTY_OBJECT, ItemsAt, Read, any_value, dropped, fill, is, leading_tag, lenient_array,
-    lenient_object, lenient_str, members, members_at, object, required, required_array,
-    required_str, skip, span, walk,
+    EMPTY_OBJECT, ItemsAt, Read, any_value, dropped, fill, first_member, key_name, leading_tag,
+    lenient_array, lenient_object, lenient_str, members, members_after, members_at, next_member,
+    object, read_string, required, required_array, required_str, skip, span, walk, walk_after,
+    walk_from,
 };
 
 /// `session/update` params.
@@ -45,33 +46,46 @@ impl<'a> SessionNotificationView<'a> {
     pub(crate) fn read_into(&mut self, params: RawValue<'a>) -> Read<'a, ()> {
         let text = params.get();
         let (mut session_id, mut meta, mut update_raw) = (None, None, None);
+        let mut session_str = None;
         let mut update_fault = None;
         let update = &mut self.update;
         walk(text, 0, |key, start| {
-            if is(key, "update") {
-                // A fault inside `update` is reported after `sessionId`'s, as before.
-                let end = match update.read_into(text, start) {
-                    Ok(end) => {
-                        update_fault = None;
-                        end
+            let (slot, name) = match key_name(key, &["sessionId", "update", "_meta"]) {
+                "update" => {
+                    // A fault inside `update` is reported after `sessionId`'s, as before.
+                    let end = match update.read_into(text, start) {
+                        Ok(end) => {
+                            update_fault = None;
+                            end
+                        }
+                        Err(fault) => {
+                            update_fault = Some(fault);
+                            skip(text, start)
+                        }
+                    };
+                    fill(&mut update_raw, "update", span(text, start, end))?;
+                    return Ok(end);
+                }
+                "sessionId" => {
+                    if let Some((value, end)) = read_string(text, start) {
+                        // Read as it is skipped: not scanned again for escapes.
+                        fill(&mut session_id, "sessionId", span(text, start, end))?;
+                        session_str = Some(value);
+                        return Ok(end);
                     }
-                    Err(fault) => {
-                        update_fault = Some(fault);
-                        skip(text, start)
-                    }
-                };
-                fill(&mut update_raw, "update", span(text, start, end))?;
-                return Ok(end);
-            }
+                    (&mut session_id, "sessionId")
+                }
+                "_meta" => (&mut meta, "_meta"),
+                _ => return Ok(skip(text, start)),
+            };
             let end = skip(text, start);
-            if is(key, "sessionId") {
-                fill(&mut session_id, "sessionId", span(text, start, end))?;
-            } else if is(key, "_meta") {
-                fill(&mut meta, "_meta", span(text, start, end))?;
-            }
+            fill(slot, name, span(text, start, end))?;
             Ok(end)
         })?;
-        self.session_id = required_str(session_id, "sessionId")?;
+        self.session_id = match session_str {
+            Some(id) => id,
+            None => required_str(session_id, "sessionId")?,
+        };
         let Some(update_raw) = update_raw else {
             return Err(Fault::field("update", Detail::Required));
         };
@@ -113,6 +127,16 @@ pub enum SessionUpdateView<'a> {
     Unknown(RawValue<'a>),
 }
 
+/// The kinds [`SessionUpdateView::read_into`] reads in place when their tag comes first, in
+/// the order of its `match`.
+const IN_PLACE_KINDS: [&str; 5] = [
+    "agent_message_chunk",
+    "agent_thought_chunk",
+    "user_message_chunk",
+    "tool_call",
+    "tool_call_update",
+];
+
 /// The kinds the owned types decode that the views pass through as [`SessionUpdateView::Other`].
 const OTHER_KINDS: [&str; 8] = [
     "available_commands_update",
@@ -150,35 +174,40 @@ impl<'a> SessionUpdateView<'a> {
         if text.as_bytes().get(start) != Some(&b'{') {
             return Err(Fault::here(Detail::MustBe("a JSON object")));
         }
-        let tag = leading_tag(text, start, "sessionUpdate");
+        let Some((tag, after)) = leading_tag(text, start, "sessionUpdate", IN_PLACE_KINDS) else {
+            return self.read_skipped(text, start);
+        };
         // The chunk is built inside its variant: it is most of the update's size and most
-        // of the traffic.
+        // of the traffic. The tag is not read again.
         *self = match tag {
-            Some("agent_message_chunk") => Self::AgentMessageChunk(ContentChunkView::EMPTY),
-            Some("agent_thought_chunk") => Self::AgentThoughtChunk(ContentChunkView::EMPTY),
-            Some("user_message_chunk") => Self::UserMessageChunk(ContentChunkView::EMPTY),
-            Some("tool_call") => {
-                let (call, end) = ToolCallView::read_at(text, start)?;
+            0 => Self::AgentMessageChunk(ContentChunkView::EMPTY),
+            1 => Self::AgentThoughtChunk(ContentChunkView::EMPTY),
+            2 => Self::UserMessageChunk(ContentChunkView::EMPTY),
+            3 => {
+                let (call, end) = ToolCallView::read_after(text, after)?;
                 *self = Self::ToolCall(call);
                 return Ok(end);
             }
-            Some("tool_call_update") => {
-                let (update, end) = ToolCallUpdateView::read_at(text, start)?;
-                *self = Self::ToolCallUpdate(update);
-                return Ok(end);
-            }
             _ => {
-                let end = skip(text, start);
-                *self = Self::read(span(text, start, end))?;
+                let (update, end) = ToolCallUpdateView::read_after(text, after)?;
+                *self = Self::ToolCallUpdate(update);
                 return Ok(end);
             }
         };
         match self {
             Self::AgentMessageChunk(chunk)
             | Self::AgentThoughtChunk(chunk)
-            | Self::UserMessageChunk(chunk) => chunk.read_into(text, start),
+            | Self::UserMessageChunk(chunk) => chunk.read_after(text, after),
             _ => Ok(skip(text, start)),
         }
+    }
+
+    /// [`read`](Self::read) of the update at `text[start]`, skipped first: the kinds read
+    /// from their members ([`RawValue::get_field`]) and the tags not sent first.
+    fn read_skipped(&mut self, text: &'a str, start: usize) -> Read<'a, usize> {
+        let end = skip(text, start);
+        *self = Self::read(span(text, start, end))?;
+        Ok(end)
     }
 
     pub(crate) fn read(update: RawValue<'a>) -> Read<'a, Self> {
@@ -258,28 +287,50 @@ impl<'a> ContentChunkView<'a> {
     /// Reads the chunk object at `text[start]` into `self` in one walk, descending into
     /// `content` in place; returns the offset just past it.
     fn read_into(&mut self, text: &'a str, start: usize) -> Read<'a, usize> {
+        self.read_members(text, first_member(text, start))
+    }
+
+    /// [`read_into`](Self::read_into) of the members after its tag, whose value ends at
+    /// `after`.
+    fn read_after(&mut self, text: &'a str, after: usize) -> Read<'a, usize> {
+        self.read_members(text, next_member(text, after))
+    }
+
+    /// The walk of [`read_into`](Self::read_into) from the member at `text[pos]`.
+    #[inline(always)]
+    fn read_members(&mut self, text: &'a str, pos: usize) -> Read<'a, usize> {
         let (mut message_id, mut meta, mut content_raw) = (None, None, None);
+        let mut message_str = None;
         let content = &mut self.content;
-        let end = walk(text, start, |key, at| {
-            if is(key, "content") {
-                let end = content
-                    .read_into(text, at)
-                    .map_err(|fault| fault.at("content"))?;
-                fill(&mut content_raw, "content", span(text, at, end))?;
-                return Ok(end);
-            }
+        let end = walk_from(text, pos, |key, at| {
+            let (slot, name) = match key_name(key, &["content", "messageId", "_meta"]) {
+                "content" => {
+                    let end = content
+                        .read_into(text, at)
+                        .map_err(|fault| fault.at("content"))?;
+                    fill(&mut content_raw, "content", span(text, at, end))?;
+                    return Ok(end);
+                }
+                "messageId" => {
+                    if let Some((value, end)) = read_string(text, at) {
+                        fill(&mut message_id, "messageId", span(text, at, end))?;
+                        message_str = Some(value);
+                        return Ok(end);
+                    }
+                    (&mut message_id, "messageId")
+                }
+                "_meta" => (&mut meta, "_meta"),
+                _ => return Ok(skip(text, at)),
+            };
             let end = skip(text, at);
-            if is(key, "messageId") {
-                fill(&mut message_id, "messageId", span(text, at, end))?;
-            } else if is(key, "_meta") {
-                fill(&mut meta, "_meta", span(text, at, end))?;
-            }
+            fill(slot, name, span(text, at, end))?;
             Ok(end)
         })?;
         let Some(content_raw) = content_raw else {
             return Err(Fault::field("content", Detail::Required));
         };
-        self.message_id = lenient_str(message_id);
+        // A string read in the walk; anything else (dropped, marked lossy) is no string.
+        self.message_id = message_str;
         self.meta = lenient_object(meta);
         self.lossy = dropped(meta) || message_id.is_some() != self.message_id.is_some();
         self.content_raw = content_raw;
@@ -331,6 +382,13 @@ impl<'a> ToolCallView<'a> {
     /// Reads the update at `text[start]` in one walk; returns it and the offset past it.
     fn read_at(text: &'a str, start: usize) -> Read<'a, (Self, usize)> {
         let (slots, end) = members_at(text, start, TOOL_CALL_KEYS)?;
+        Ok((Self::from_members(slots)?, end))
+    }
+
+    /// [`read_at`](Self::read_at) of the members after the update's tag, whose value ends at
+    /// `after`.
+    fn read_after(text: &'a str, after: usize) -> Read<'a, (Self, usize)> {
+        let (slots, end) = members_after(text, after, TOOL_CALL_KEYS)?;
         Ok((Self::from_members(slots)?, end))
     }
 
@@ -406,6 +464,13 @@ impl<'a> ToolCallUpdateView<'a> {
         Ok((Self::from_members(slots)?, end))
     }
 
+    /// [`read_at`](Self::read_at) of the members after the update's tag, whose value ends at
+    /// `after`.
+    fn read_after(text: &'a str, after: usize) -> Read<'a, (Self, usize)> {
+        let (slots, end) = members_after(text, after, TOOL_CALL_KEYS)?;
+        Ok((Self::from_members(slots)?, end))
+    }
+
     fn from_members(slots: [Option<RawValue<'a>>; 9]) -> Read<'a, Self> {
         let [
             id,
@@ -467,8 +532,8 @@ impl<'a> ToolCallContentView<'a> {
     /// Reads one item with the owned `ToolCallContent`'s rules (a closed union).
     pub(crate) fn read(value: RawValue<'a>) -> Read<'a, Self> {
         let value = object(value)?;
-        if leading_tag(value.get(), 0, "type") == Some("content") {
-            return Self::read_content(value.get(), 0).map(|(view, _)| view);
+        if let Some((_content, after)) = leading_tag(value.get(), 0, "type", ["content"]) {
+            return Self::read_content(value.get(), after).map(|(view, _)| view);
         }
         let tag = required_str(value.get_field("type"), "type")?;
         if tag.eq_str("content") {
@@ -507,9 +572,9 @@ impl<'a> ToolCallContentView<'a> {
     /// [`read`](Self::read) of the item at `text[start]`, in place: one walk when its tag comes
     /// first (as every sender writes it). Returns the offset past the item, also on a fault.
     fn read_at(text: &'a str, start: usize) -> (Read<'a, Self>, usize) {
-        let walked = match leading_tag(text, start, "type") {
-            Some("content") => Self::read_content(text, start),
-            Some("diff") => members_at(text, start, ["path", "oldText", "newText", "_meta"])
+        let walked = match leading_tag(text, start, "type", ["content", "diff", "terminal"]) {
+            Some((0, after)) => Self::read_content(text, after),
+            Some((1, after)) => members_after(text, after, ["path", "oldText", "newText", "_meta"])
                 .and_then(|([path, old_text, new_text, meta], end)| {
                     let diff = Self::Diff {
                         path: required_str(path, "path")?,
@@ -519,15 +584,14 @@ impl<'a> ToolCallContentView<'a> {
                     };
                     Ok((diff, end))
                 }),
-            Some("terminal") => members_at(text, start, ["terminalId", "_meta"]).and_then(
-                |([terminal_id, meta], end)| {
+            Some((_terminal, after)) => members_after(text, after, ["terminalId", "_meta"])
+                .and_then(|([terminal_id, meta], end)| {
                     let terminal = Self::Terminal {
                         terminal_id: required_str(terminal_id, "terminalId")?,
                         meta: lenient_object(meta),
                     };
                     Ok((terminal, end))
-                },
-            ),
+                }),
             _ => {
                 let end = skip(text, start);
                 return (Self::read(span(text, start, end)), end);
@@ -539,23 +603,26 @@ impl<'a> ToolCallContentView<'a> {
         }
     }
 
-    /// A `type: "content"` item (tag first) at `text[start]` in one walk, descending into its
-    /// block; returns it and the offset past it.
-    fn read_content(text: &'a str, start: usize) -> Read<'a, (Self, usize)> {
+    /// A `type: "content"` item (tag first, its value ending at `after`) in one walk over the
+    /// rest, descending into its block; returns it and the offset past it.
+    fn read_content(text: &'a str, after: usize) -> Read<'a, (Self, usize)> {
         let (mut content, mut content_seen, mut meta) = (None, None, None);
-        let end = walk(text, start, |key, at| {
-            if is(key, "content") {
-                let (block, end) =
-                    ContentBlockView::read_at(text, at).map_err(|fault| fault.at("content"))?;
-                fill(&mut content_seen, "content", span(text, at, end))?;
-                content = Some(block);
-                return Ok(end);
+        let end = walk_after(text, after, |key, at| {
+            match key_name(key, &["content", "_meta"]) {
+                "content" => {
+                    let (block, end) =
+                        ContentBlockView::read_at(text, at).map_err(|fault| fault.at("content"))?;
+                    fill(&mut content_seen, "content", span(text, at, end))?;
+                    content = Some(block);
+                    Ok(end)
+                }
+                "_meta" => {
+                    let end = skip(text, at);
+                    fill(&mut meta, "_meta", span(text, at, end))?;
+                    Ok(end)
+                }
+                _ => Ok(skip(text, at)),
             }
-            let end = skip(text, at);
-            if is(key, "_meta") {
-                fill(&mut meta, "_meta", span(text, at, end))?;
-            }
-            Ok(end)
         })?;
         let view = Self::Content {
             content: content.ok_or_else(|| Fault::field("content", Detail::Required))?,

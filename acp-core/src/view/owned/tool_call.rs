@@ -18,8 +18,8 @@ use crate::wire::{JsonStr, RawValue};
 use super::super::content::ContentBlockView;
 use super::super::enums::{ToolCallStatus, ToolKind};
 use super::super::read::{
-    any_value, fill, is, leading_tag, lenient_str, members_at, required_str, skip, span, walk,
-    walk_array,
+    any_value, fill, is, key_name, leading_tag, lenient_str, members_after, required_str, skip,
+    span, walk, walk_after, walk_array,
 };
 use super::{
     DECLINE, guarded_block, location, meta_any, numbers, owned, raw_json, status, tool_kind,
@@ -54,7 +54,8 @@ impl<'a> Members<'a> {
         let mut slots = [None; 9];
         let mut content = None;
         let end = walk(text, start, |key, at| {
-            let Some(index) = KEYS.iter().position(|k| is(key, k)) else {
+            let name = key_name(key, &KEYS);
+            let Some(index) = KEYS.iter().position(|k| *k == name) else {
                 return Ok(skip(text, at));
             };
             let end = if index == CONTENT && text.as_bytes().get(at) == Some(&b'[') {
@@ -161,11 +162,11 @@ fn content_item_at(text: &str, start: usize) -> Option<(ToolCallContent, usize)>
     if text.as_bytes().get(start) != Some(&b'{') {
         return None;
     }
-    let tag = leading_tag(text, start, "type")?;
+    let (tag, after) = leading_tag(text, start, "type", ["diff", "terminal", "content"])?;
     let item = match tag {
-        "diff" => {
+        0 => {
             let ([path, old_text, new_text, meta], end) =
-                members_at(text, start, ["path", "oldText", "newText", "_meta"]).ok()?;
+                members_after(text, after, ["path", "oldText", "newText", "_meta"]).ok()?;
             let old_text = match old_text {
                 Some(value) if !numbers::value_fits(value.get().as_bytes(), 0) => return None,
                 old_text => lenient_str(old_text),
@@ -178,18 +179,18 @@ fn content_item_at(text: &str, start: usize) -> Option<(ToolCallContent, usize)>
             };
             (ToolCallContent::Diff(diff), end)
         }
-        "terminal" => {
+        1 => {
             let ([terminal_id, meta], end) =
-                members_at(text, start, ["terminalId", "_meta"]).ok()?;
+                members_after(text, after, ["terminalId", "_meta"]).ok()?;
             let terminal = TerminalContent {
                 terminal_id: owned(required_str(terminal_id, "terminalId").ok()?),
                 meta: meta_any(meta)?,
             };
             (ToolCallContent::Terminal(terminal), end)
         }
-        "content" => {
+        _ => {
             let (mut block, mut meta) = (None, None);
-            let end = walk(text, start, |key, at| {
+            let end = walk_after(text, after, |key, at| {
                 if is(key, "content") {
                     if block.is_some() {
                         return Err(DECLINE);
@@ -211,7 +212,6 @@ fn content_item_at(text: &str, start: usize) -> Option<(ToolCallContent, usize)>
             };
             (ToolCallContent::Content(content), end)
         }
-        _ => return None,
     };
     Some(item)
 }
