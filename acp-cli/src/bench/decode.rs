@@ -157,7 +157,7 @@ pub fn borrowed(message: &Message<'_>, pending: &mut Pending) -> Result<u64, Ski
                     }
                     Err(_) => return Err(Skip::Invalid),
                 },
-                Direction::AgentToClient => match AgentRequestView::decode(name, request.params) {
+                Direction::AgentToClient => match &AgentRequestView::decode(name, request.params) {
                     Ok(AgentRequestView::RequestPermission(permission)) => {
                         permission.options.len() as u64
                             + permission.tool_call.content.map_or(0, contents_size)
@@ -183,7 +183,8 @@ pub fn borrowed(message: &Message<'_>, pending: &mut Pending) -> Result<u64, Ski
                         Err(_) => Err(Skip::Invalid),
                     }
                 }
-                _ => match AgentNotificationView::decode(name, notification.params) {
+                // By reference: the view is read where it was built, not moved out first.
+                _ => match &AgentNotificationView::decode(name, notification.params) {
                     Ok(AgentNotificationView::SessionUpdate(update)) => {
                         Ok(update.session_id.raw().len() as u64 + update_size(&update.update))
                     }
