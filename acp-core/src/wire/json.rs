@@ -44,7 +44,7 @@ mod unescape;
 
 /// How many stops a string scan takes one by one before it takes the string for a long one
 /// and goes on a chunk at a time.
-const SHORT_STOPS: usize = 4;
+const SHORT_STOPS: usize = 2;
 
 /// The deepest nesting of arrays and objects [`parse_value`] accepts, the outermost one
 /// counting as 1.
