@@ -343,20 +343,8 @@ pub(crate) fn leading_tag<const N: usize>(
     None
 }
 
-/// [`members`] of the object at `text[open]`, also returning the offset just past it, in the
-/// same single walk.
-#[inline]
-pub(crate) fn members_at<'a, const N: usize>(
-    text: &'a str,
-    open: usize,
-    keys: [&'static str; N],
-) -> Read<'a, ([Option<RawValue<'a>>; N], usize)> {
-    let mut slots = [None; N];
-    let end = walk(text, open, collect(text, &mut slots, &keys))?;
-    Ok((slots, end))
-}
-
-/// [`members_at`] of the members after a [`leading_tag`] whose value ends at `after`.
+/// [`members`] of the members after a [`leading_tag`] whose value ends at `after`, and the
+/// offset just past the object, in one walk.
 #[inline]
 pub(crate) fn members_after<'a, const N: usize>(
     text: &'a str,
@@ -368,7 +356,7 @@ pub(crate) fn members_after<'a, const N: usize>(
     Ok((slots, end))
 }
 
-/// The member callback of [`members_at`]: each value of a key in `keys` into its slot.
+/// The member callback of [`members_after`]: each value of a key in `keys` into its slot.
 #[inline(always)]
 fn collect<'a, 's, const N: usize>(
     text: &'a str,
@@ -444,6 +432,23 @@ impl<'a, T> ItemsAt<'a, T> {
     ) -> Self {
         let text = array.get();
         let pos = if text.starts_with('[') { 1 } else { text.len() };
+        Self { text, pos, read_at }
+    }
+}
+
+impl<'a, T> ItemsAt<'a, T> {
+    /// The items of `array` after the one ending at offset `end` of its text.
+    pub(crate) fn after(
+        array: RawValue<'a>,
+        end: usize,
+        read_at: fn(&'a str, usize) -> (Read<'a, T>, usize),
+    ) -> Self {
+        let text = array.get();
+        let bytes = text.as_bytes();
+        let mut pos = skip_ws_unchecked(bytes, end);
+        if bytes.get(pos) == Some(&b',') {
+            pos += 1;
+        }
         Self { text, pos, read_at }
     }
 }

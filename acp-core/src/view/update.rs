@@ -8,8 +8,8 @@ use super::enums::{PlanEntryPriority, PlanEntryStatus, ToolCallStatus, ToolKind}
 use super::error::{Detail, Fault};
 use super::read::{
     EMPTY_OBJECT, ItemsAt, Read, any_value, dropped, fill, first_member, key_name, leading_tag,
-    lenient_array, lenient_object, lenient_str, members, members_after, members_at, next_member,
-    object, read_string, required, required_array, required_str, skip, span, walk, walk_after,
+    lenient_array, lenient_object, lenient_str, members, members_after, next_member, object,
+    read_string, required, required_array, required_str, skip, span, walk, walk_after, walk_array,
     walk_from,
 };
 
@@ -374,6 +374,73 @@ const TOOL_CALL_KEYS: [&str; 9] = [
     "_meta",
 ];
 
+/// Where `content` sits in [`TOOL_CALL_KEYS`].
+const CONTENT: usize = 4;
+
+/// The members of a tool call (or an update of one), and the first item of its content:
+/// finding the end of the content array means walking its items anyway, so the first one
+/// (most often the only one: a diff, with both texts) is read on the way rather than
+/// skipped now and read again when iterated.
+struct ToolCallMembers<'a> {
+    slots: [Option<RawValue<'a>>; 9],
+    first: Option<FirstItem<'a>>,
+}
+
+impl<'a> ToolCallMembers<'a> {
+    /// The members of the object at `text[start]`, and the offset past it.
+    fn at(text: &'a str, start: usize) -> Read<'a, (Self, usize)> {
+        let mut members = Self::none();
+        let end = walk(text, start, |key, at| members.member(text, key, at))?;
+        Ok((members, end))
+    }
+
+    /// The members after a leading tag whose value ends at `after`, and the offset past them.
+    fn after(text: &'a str, after: usize) -> Read<'a, (Self, usize)> {
+        let mut members = Self::none();
+        let end = walk_after(text, after, |key, at| members.member(text, key, at))?;
+        Ok((members, end))
+    }
+
+    fn none() -> Self {
+        ToolCallMembers {
+            slots: [None; 9],
+            first: None,
+        }
+    }
+
+    /// One member, as `collect` takes it, but for a `content` array.
+    #[inline(always)]
+    fn member(&mut self, text: &'a str, key: JsonStr<'a>, at: usize) -> Read<'a, usize> {
+        let name = key_name(key, &TOOL_CALL_KEYS);
+        if name == "content" && text.as_bytes().get(at) == Some(&b'[') {
+            let mut first = None;
+            let end = walk_array(text, at, |index, pos| {
+                if index > 0 {
+                    return Ok(skip(text, pos));
+                }
+                let (item, end) = ToolCallContentView::read_at(text, pos);
+                first = Some(FirstItem {
+                    item: item.ok(),
+                    end: end - at,
+                });
+                Ok(end)
+            })?;
+            fill(&mut self.slots[CONTENT], "content", span(text, at, end))?;
+            self.first = first;
+            return Ok(end);
+        }
+        let end = skip(text, at);
+        if let Some(index) = TOOL_CALL_KEYS.iter().position(|k| *k == name) {
+            fill(
+                &mut self.slots[index],
+                TOOL_CALL_KEYS[index],
+                span(text, at, end),
+            )?;
+        }
+        Ok(end)
+    }
+}
+
 impl<'a> ToolCallView<'a> {
     fn read(update: RawValue<'a>) -> Read<'a, Self> {
         Self::read_at(update.get(), 0).map(|(view, _)| view)
@@ -381,18 +448,19 @@ impl<'a> ToolCallView<'a> {
 
     /// Reads the update at `text[start]` in one walk; returns it and the offset past it.
     fn read_at(text: &'a str, start: usize) -> Read<'a, (Self, usize)> {
-        let (slots, end) = members_at(text, start, TOOL_CALL_KEYS)?;
-        Ok((Self::from_members(slots)?, end))
+        let (members, end) = ToolCallMembers::at(text, start)?;
+        Ok((Self::from_members(members)?, end))
     }
 
     /// [`read_at`](Self::read_at) of the members after the update's tag, whose value ends at
     /// `after`.
     fn read_after(text: &'a str, after: usize) -> Read<'a, (Self, usize)> {
-        let (slots, end) = members_after(text, after, TOOL_CALL_KEYS)?;
-        Ok((Self::from_members(slots)?, end))
+        let (members, end) = ToolCallMembers::after(text, after)?;
+        Ok((Self::from_members(members)?, end))
     }
 
-    fn from_members(slots: [Option<RawValue<'a>>; 9]) -> Read<'a, Self> {
+    fn from_members(members: ToolCallMembers<'a>) -> Read<'a, Self> {
+        let first = members.first;
         let [
             id,
             title,
@@ -403,13 +471,13 @@ impl<'a> ToolCallView<'a> {
             raw_input,
             raw_output,
             meta,
-        ] = slots;
+        ] = members.slots;
         Ok(Self {
             tool_call_id: required_str(id, "toolCallId")?,
             title: required_str(title, "title")?,
             kind: ToolKind::lenient(kind),
             status: ToolCallStatus::lenient(status),
-            content: ToolCallContents(lenient_array(content)),
+            content: ToolCallContents::new(lenient_array(content), first),
             locations: Locations(lenient_array(locations)),
             raw_input: any_value(raw_input),
             raw_output: any_value(raw_output),
@@ -460,18 +528,19 @@ impl<'a> ToolCallUpdateView<'a> {
 
     /// Reads the update at `text[start]` in one walk; returns it and the offset past it.
     pub(crate) fn read_at(text: &'a str, start: usize) -> Read<'a, (Self, usize)> {
-        let (slots, end) = members_at(text, start, TOOL_CALL_KEYS)?;
-        Ok((Self::from_members(slots)?, end))
+        let (members, end) = ToolCallMembers::at(text, start)?;
+        Ok((Self::from_members(members)?, end))
     }
 
     /// [`read_at`](Self::read_at) of the members after the update's tag, whose value ends at
     /// `after`.
     fn read_after(text: &'a str, after: usize) -> Read<'a, (Self, usize)> {
-        let (slots, end) = members_after(text, after, TOOL_CALL_KEYS)?;
-        Ok((Self::from_members(slots)?, end))
+        let (members, end) = ToolCallMembers::after(text, after)?;
+        Ok((Self::from_members(members)?, end))
     }
 
-    fn from_members(slots: [Option<RawValue<'a>>; 9]) -> Read<'a, Self> {
+    fn from_members(members: ToolCallMembers<'a>) -> Read<'a, Self> {
+        let first = members.first;
         let [
             id,
             title,
@@ -482,13 +551,13 @@ impl<'a> ToolCallUpdateView<'a> {
             raw_input,
             raw_output,
             meta,
-        ] = slots;
+        ] = members.slots;
         Ok(Self {
             tool_call_id: required_str(id, "toolCallId")?,
             kind: ToolKind::lenient(kind),
             status: ToolCallStatus::lenient(status),
             title: lenient_str(title),
-            content: lenient_array(content).map(|c| ToolCallContents(Some(c))),
+            content: lenient_array(content).map(|c| ToolCallContents::new(Some(c), first)),
             locations: lenient_array(locations).map(|l| Locations(Some(l))),
             raw_input: any_value(raw_input),
             raw_output: any_value(raw_output),
@@ -634,24 +703,64 @@ impl<'a> ToolCallContentView<'a> {
 
 /// The `content` list of a tool call: the items that decode, in order (malformed items are
 /// skipped, as the schema's skip-invalid-items mark says).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct ToolCallContents<'a>(Option<RawValue<'a>>);
+#[derive(Clone, Copy, Debug)]
+pub struct ToolCallContents<'a> {
+    array: Option<RawValue<'a>>,
+    /// The first item, read when the array was walked (see `ToolCallMembers`).
+    first: Option<FirstItem<'a>>,
+}
+
+/// The first item of a content array, `None` when it is not valid, and the offset past it
+/// within the array's text.
+#[derive(Clone, Copy, Debug)]
+struct FirstItem<'a> {
+    item: Option<ToolCallContentView<'a>>,
+    end: usize,
+}
 
 impl<'a> ToolCallContents<'a> {
+    fn new(array: Option<RawValue<'a>>, first: Option<FirstItem<'a>>) -> Self {
+        // The first item belongs to this array only.
+        let first = array.and(first);
+        ToolCallContents { array, first }
+    }
+
     /// The valid items.
     pub fn iter(&self) -> impl Iterator<Item = ToolCallContentView<'a>> + 'a {
-        self.0
-            .map(|array| ItemsAt::new(array, ToolCallContentView::read_at))
+        let (first, rest) = match (self.array, self.first) {
+            (Some(array), Some(first)) => (
+                first.item,
+                Some(ItemsAt::after(
+                    array,
+                    first.end,
+                    ToolCallContentView::read_at,
+                )),
+            ),
+            (Some(array), None) => (
+                None,
+                Some(ItemsAt::new(array, ToolCallContentView::read_at)),
+            ),
+            (None, _) => (None, None),
+        };
+        first
             .into_iter()
-            .flatten()
-            .filter_map(Result::ok)
+            .chain(rest.into_iter().flatten().filter_map(Result::ok))
     }
 
     /// The array as sent (`None` when absent or not an array).
     pub fn raw(&self) -> Option<RawValue<'a>> {
-        self.0
+        self.array
     }
 }
+
+/// Equal when the arrays are: the first item is read from the array, and only saves work.
+impl PartialEq for ToolCallContents<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        self.array == other.array
+    }
+}
+
+impl Eq for ToolCallContents<'_> {}
 
 /// A file location a tool call touches.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
