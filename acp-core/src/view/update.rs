@@ -41,8 +41,7 @@ impl<'a> SessionNotificationView<'a> {
 
     /// Reads the params into `self` in one walk, descending into `update` in place: the
     /// update (a few hundred bytes) is built where the caller keeps it rather than moved out
-    /// through each reader. On a fault `self` holds
-    /// whatever was read so far.
+    /// through each reader. On a fault `self` holds whatever was read so far.
     pub(crate) fn read_into(&mut self, params: RawValue<'a>) -> Read<'a, ()> {
         let text = params.get();
         let (mut session_id, mut meta, mut update_raw) = (None, None, None);
