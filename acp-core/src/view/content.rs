@@ -4,8 +4,9 @@ use crate::wire::{JsonStr, RawValue};
 
 use super::error::{Detail, Fault};
 use super::read::{
-    EMPTY_OBJECT, Read, dropped, fill, key_name, leading_tag, lenient_object, lenient_str, members,
-    object, read_string, required_object, required_str, skip, span, strict_opt_str, walk_after,
+    EMPTY_OBJECT, Read, dropped, fill, fill_string, key_name, leading_tag, lenient_object,
+    lenient_str, members, object, required_object, required_str, skip, span, strict_opt_str,
+    walk_after,
 };
 
 /// One content block, discriminated by `type`. Blocks of a type this version does not know
@@ -132,10 +133,8 @@ impl<'a> ContentBlockView<'a> {
         let end = walk_after(text, after, |key, at| {
             let (slot, name) = match key_name(key, &["text", "annotations", "_meta"]) {
                 "text" => {
-                    if let Some((value, end)) = read_string(text, at) {
-                        // The escape flag comes from the skip: the text is not scanned twice.
-                        fill(&mut body, "text", span(text, at, end))?;
-                        string = Some(value);
+                    // The escape flag comes from the skip: the text is not scanned twice.
+                    if let Some(end) = fill_string(text, at, &mut body, &mut string, "text")? {
                         return Ok(end);
                     }
                     (&mut body, "text")

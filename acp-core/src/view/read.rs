@@ -376,6 +376,25 @@ where
     }
 }
 
+/// A member wanted as a string: when its value at `text[at]` is one, its span goes into `slot`
+/// and the string into `string`, both from the one scan that finds its end; returns the
+/// offset past it. `None` when it is no string: the caller stores it by its field's own rule.
+#[inline(always)]
+pub(crate) fn fill_string<'a>(
+    text: &'a str,
+    at: usize,
+    slot: &mut Option<RawValue<'a>>,
+    string: &mut Option<JsonStr<'a>>,
+    key: &'static str,
+) -> Read<'a, Option<usize>> {
+    let Some((value, end)) = read_string(text, at) else {
+        return Ok(None);
+    };
+    fill(slot, key, span(text, at, end))?;
+    *string = Some(value);
+    Ok(Some(end))
+}
+
 /// The string value at `text[start]` (when it is one) and the offset past it, in one scan.
 #[inline(always)]
 pub(crate) fn read_string(text: &str, start: usize) -> Option<(JsonStr<'_>, usize)> {
@@ -444,11 +463,7 @@ impl<'a, T> ItemsAt<'a, T> {
         read_at: fn(&'a str, usize) -> (Read<'a, T>, usize),
     ) -> Self {
         let text = array.get();
-        let bytes = text.as_bytes();
-        let mut pos = skip_ws_unchecked(bytes, end);
-        if bytes.get(pos) == Some(&b',') {
-            pos += 1;
-        }
+        let pos = next_member(text, end);
         Self { text, pos, read_at }
     }
 }

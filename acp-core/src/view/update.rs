@@ -7,9 +7,9 @@ use super::content::ContentBlockView;
 use super::enums::{PlanEntryPriority, PlanEntryStatus, ToolCallStatus, ToolKind};
 use super::error::{Detail, Fault};
 use super::read::{
-    EMPTY_OBJECT, ItemsAt, Read, any_value, dropped, fill, first_member, key_name, leading_tag,
-    lenient_array, lenient_object, lenient_str, members, members_after, next_member, object,
-    read_string, required, required_array, required_str, skip, span, walk, walk_after, walk_array,
+    EMPTY_OBJECT, ItemsAt, Read, any_value, dropped, fill, fill_string, first_member, key_name,
+    leading_tag, lenient_array, lenient_object, lenient_str, members, members_after, next_member,
+    object, required, required_array, required_str, skip, span, walk, walk_after, walk_array,
     walk_from,
 };
 
@@ -66,10 +66,10 @@ impl<'a> SessionNotificationView<'a> {
                     return Ok(end);
                 }
                 "sessionId" => {
-                    if let Some((value, end)) = read_string(text, start) {
-                        // Read as it is skipped: not scanned again for escapes.
-                        fill(&mut session_id, "sessionId", span(text, start, end))?;
-                        session_str = Some(value);
+                    // Read as it is skipped: not scanned again for escapes.
+                    let id =
+                        fill_string(text, start, &mut session_id, &mut session_str, "sessionId")?;
+                    if let Some(end) = id {
                         return Ok(end);
                     }
                     (&mut session_id, "sessionId")
@@ -311,9 +311,8 @@ impl<'a> ContentChunkView<'a> {
                     return Ok(end);
                 }
                 "messageId" => {
-                    if let Some((value, end)) = read_string(text, at) {
-                        fill(&mut message_id, "messageId", span(text, at, end))?;
-                        message_str = Some(value);
+                    let id = fill_string(text, at, &mut message_id, &mut message_str, "messageId")?;
+                    if let Some(end) = id {
                         return Ok(end);
                     }
                     (&mut message_id, "messageId")
@@ -361,7 +360,8 @@ pub struct ToolCallView<'a> {
     pub meta: Option<RawValue<'a>>,
 }
 
-const TOOL_CALL_KEYS: [&str; 9] = [
+/// The members of a tool call (the owned fast path reads the same ones).
+pub(super) const TOOL_CALL_KEYS: [&str; 9] = [
     "toolCallId",
     "title",
     "kind",
@@ -374,7 +374,7 @@ const TOOL_CALL_KEYS: [&str; 9] = [
 ];
 
 /// Where `content` sits in [`TOOL_CALL_KEYS`].
-const CONTENT: usize = 4;
+pub(super) const CONTENT: usize = 4;
 
 /// The members of a tool call (or an update of one), and the first item of its content:
 /// finding the end of the content array means walking its items anyway, so the first one

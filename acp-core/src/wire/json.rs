@@ -439,32 +439,43 @@ impl<const UTF8: bool> Scanner<'_, UTF8> {
     /// chunk at a time.
     #[inline(always)]
     fn string(&mut self) -> Result<bool, JsonError> {
-        let bytes = self.bytes;
         let mut pos = self.pos;
         let mut escaped = false;
         for _ in 0..SHORT_STOPS {
-            pos = skip_plain::<UTF8>(bytes, pos);
-            match bytes.get(pos) {
-                Some(b'"') => {
-                    self.pos = pos + 1;
-                    return Ok(escaped);
-                }
-                Some(&b) if UTF8 && b >= 0x80 => pos = non_ascii_run(bytes, pos)?,
-                Some(b'\\') => {
-                    escaped = true;
-                    // The two-byte escapes are most of them; `\u` takes the long way.
-                    let next = bytes.get(pos + 1).copied().unwrap_or(0);
-                    pos = if is_short_escape(next) {
-                        pos + 2
-                    } else {
-                        self.escape(pos)?
-                    };
-                }
-                Some(_) => return Err(JsonError::new(JsonErrorKind::ControlCharacter, pos)),
-                None => return Err(JsonError::new(JsonErrorKind::UnexpectedEnd, bytes.len())),
+            match self.past_stop(skip_plain::<UTF8>(self.bytes, pos), &mut escaped)? {
+                Some(next) => pos = next,
+                None => return Ok(escaped),
             }
         }
         self.long_string(pos, escaped)
+    }
+
+    /// Takes the stop at `pos` inside a string (as [`skip_plain`] finds it): the closing
+    /// quote ends the string, leaving `self.pos` past it (`None`); an escape (setting
+    /// `escaped`) or a non-ASCII run is checked and passed over (the position after it); a
+    /// control character or the end of the text is the error.
+    #[inline(always)]
+    fn past_stop(&mut self, pos: usize, escaped: &mut bool) -> Result<Option<usize>, JsonError> {
+        let bytes = self.bytes;
+        match bytes.get(pos) {
+            Some(b'"') => {
+                self.pos = pos + 1;
+                Ok(None)
+            }
+            Some(&b) if UTF8 && b >= 0x80 => non_ascii_run(bytes, pos).map(Some),
+            Some(b'\\') => {
+                *escaped = true;
+                // The two-byte escapes are most of them; `\u` takes the long way.
+                let next = bytes.get(pos + 1).copied().unwrap_or(0);
+                if is_short_escape(next) {
+                    Ok(Some(pos + 2))
+                } else {
+                    self.escape(pos).map(Some)
+                }
+            }
+            Some(_) => Err(JsonError::new(JsonErrorKind::ControlCharacter, pos)),
+            None => Err(JsonError::new(JsonErrorKind::UnexpectedEnd, bytes.len())),
+        }
     }
 
     /// [`string`](Self::string) a chunk at a time (see `chunk.rs`): per chunk, the closing
@@ -524,21 +535,11 @@ impl<const UTF8: bool> Scanner<'_, UTF8> {
     /// to it where the order matters.
     #[cold]
     fn string_by_stops(&mut self, mut pos: usize, mut escaped: bool) -> Result<bool, JsonError> {
-        let bytes = self.bytes;
+        // Bounded by the text: every stop passed over moves `pos` forward.
         loop {
-            pos = skip_plain::<UTF8>(bytes, pos);
-            match bytes.get(pos) {
-                Some(b'"') => {
-                    self.pos = pos + 1;
-                    return Ok(escaped);
-                }
-                Some(&b) if UTF8 && b >= 0x80 => pos = non_ascii_run(bytes, pos)?,
-                Some(b'\\') => {
-                    escaped = true;
-                    pos = self.escape(pos)?;
-                }
-                Some(_) => return Err(JsonError::new(JsonErrorKind::ControlCharacter, pos)),
-                None => return Err(JsonError::new(JsonErrorKind::UnexpectedEnd, bytes.len())),
+            match self.past_stop(skip_plain::<UTF8>(self.bytes, pos), &mut escaped)? {
+                Some(next) => pos = next,
+                None => return Ok(escaped),
             }
         }
     }

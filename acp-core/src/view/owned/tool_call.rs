@@ -25,18 +25,7 @@ use super::{
     DECLINE, guarded_block, location, meta_any, numbers, owned, raw_json, status, tool_kind,
 };
 
-const KEYS: [&str; 9] = [
-    "toolCallId",
-    "title",
-    "kind",
-    "status",
-    "content",
-    "locations",
-    "rawInput",
-    "rawOutput",
-    "_meta",
-];
-const CONTENT: usize = 4;
+use super::super::update::{CONTENT, TOOL_CALL_KEYS as KEYS};
 
 /// The members of a tool call object, found in one walk.
 struct Members<'a> {
