@@ -8,8 +8,10 @@
 //! either queues exactly the lines the protocol allows or returns a [`UsageError`] and
 //! changes nothing.
 //!
-//! The rules enforced are DESIGN.md §4's agent rows; the state lives in the [`machine`]
-//! tables (handshake, sessions and turns, requests owed and pending, permission memory).
+//! The rules enforced are the agent's rules of docs/protocol.md (R-INIT-*, R-SESSION-*,
+//! R-TURN-*, R-CANCEL-*, R-PERM-*, R-ASK-*, R-CONFIG-*, R-MODE-*, R-FS-1); the state lives in
+//! the [`machine`] tables (handshake, sessions and turns, requests owed and pending, permission
+//! memory).
 //!
 //! [`machine`]: crate::machine
 
@@ -499,7 +501,7 @@ impl<B: Buffers> AgentConnection<B> {
     }
 
     /// Answers `session/set_mode`: sends `current_mode_update` for the session, then
-    /// `{"modeId":…}` (seed appendix C).
+    /// `{"modeId":…}` (R-MODE-1).
     pub fn accept_mode(&mut self, ticket: Ticket, mode_id: &str) -> Result<(), UsageError> {
         let core = &mut self.core;
         core.live()?;
@@ -630,7 +632,7 @@ impl<B: Buffers> AgentConnection<B> {
                 core.forget_turn(session);
                 return Ok(StopReason::Cancelled);
             }
-            // DESIGN §4 "session/cancel": after a cancel the turn ends `cancelled`.
+            // R-CANCEL-3: after a cancel the turn ends `cancelled`.
             _ => StopReason::Cancelled,
         };
         wire_out::result(
@@ -969,7 +971,7 @@ impl<B: Buffers> Core<B> {
             }
             index += 1;
         }
-        // Every running turn ends `cancelled` (Agentao §7.4).
+        // Every running turn ends `cancelled` (R-RPC-11).
         while let Some(out_event) = self.sessions.handle_eof(now) {
             if let SessionOutput::TurnEnded {
                 session,

@@ -4,31 +4,32 @@
 //! connection per agent process, feeds it the agent's stdout and the time, issues commands
 //! (`initialize`, `new_session`, `prompt`, `cancel`, `respond_*`) and writes what the outbox
 //! holds to the agent's stdin. The connection enforces the protocol rules of the client side
-//! (DESIGN.md §4):
+//! (docs/protocol.md; each item names its rules):
 //!
 //! - `initialize` sends `clientInfo` and the capabilities the application serves, checks the
 //!   negotiated `protocolVersion` (only 1) and records the agent's capabilities; nothing else
 //!   is sent before its answer. `session/load` and `session/resume` are refused locally
-//!   unless the agent advertised them.
+//!   unless the agent advertised them (R-INIT-6, R-RPC-7).
 //! - Every request we send is settled exactly once: by its answer, an error, a malformed
 //!   answer, its deadline, or EOF, which fails every pending request at once (Agentao's
-//!   client waits for each timeout: its bug 17).
+//!   client waits for each timeout: its bug 17; R-RPC-2, R-HOST-5).
 //! - Every request the agent sends is answered exactly once: by the application through a
 //!   `respond_*` command, at once with `-32601` when the application does not serve the
 //!   method (never silence: Agentao's bug 16), `cancelled` when its session is cancelled,
 //!   `-32800` after `$/cancel_request`. At EOF the requests still owed are settled without
-//!   an answer, and once [`ClientEvent::Closed`] is reported nothing more is written.
+//!   an answer, and once [`ClientEvent::Closed`] is reported nothing more is written (R-RPC-1,
+//!   R-FS-2, R-CANCEL-3, R-CANCEL-4, R-RPC-8).
 //! - [`ClientConnection::cancel`] sends `session/cancel` (a notification) and answers every
 //!   open `session/request_permission` of the session with
 //!   `{"outcome":{"outcome":"cancelled"}}` and every `_agentao.cn/ask_user` with
 //!   `{"outcome":"cancelled"}`; the application is told with
 //!   [`ClientEvent::RequestSettled`]. The turn then ends `cancelled` whatever the agent
-//!   answers.
+//!   answers (R-CANCEL-3).
 //! - A prompt that passes its deadline is cancelled the same way and ends
-//!   [`TurnOutcome::TimedOut`].
+//!   [`TurnOutcome::TimedOut`] (R-HOST-2).
 //! - `session/update` is routed by its `sessionId` and always delivered; updates for an
 //!   unknown or closed session, or turn content after the turn ended, are flagged
-//!   ([`UpdateContext::is_flagged`]).
+//!   ([`UpdateContext::is_flagged`]; R-TURN-3, R-TURN-4).
 //!
 //! # Call order
 //!
@@ -820,7 +821,7 @@ impl fmt::Display for MethodNotFound<'_> {
 }
 
 /// `-32602` with the decoder's message, e.g. `Invalid params: fs/read_text_file.path is
-/// required` (the prefix of DESIGN.md §4's `-32602` texts).
+/// required` (the prefix of every `-32602` text, R-RPC-10).
 #[cfg(feature = "alloc")]
 struct InvalidParams<'a>(&'a str);
 
@@ -957,7 +958,7 @@ impl<S: ClientStorage> Core<S> {
                     return;
                 };
                 let sid = session.as_str();
-                // DESIGN §4 "host": a prompt timeout sends session/cancel (Agentao's blocking
+                // R-HOST-2: a prompt timeout sends session/cancel (Agentao's blocking
                 // path does not: its bug 18), and settles what the agent asked meanwhile.
                 let cancel = self.sessions.handle(
                     now,
@@ -997,7 +998,7 @@ impl<S: ClientStorage> Core<S> {
         }
     }
 
-    /// One step of the EOF sequence (DESIGN §4 "host": EOF fails every pending request at
+    /// One step of the EOF sequence (R-HOST-5: EOF fails every pending request at
     /// once; Agentao's client waits for each timeout: its bug 17).
     fn step_eof(&mut self) -> bool {
         let now = self.clock.latest();
@@ -1057,7 +1058,7 @@ impl<S: ClientStorage> Core<S> {
             .pending
             .handle_response(now, response.id.as_u64(), answer)
         {
-            // DESIGN §4: responses with unknown ids are reported, never answered.
+            // R-ID-6: responses with unknown ids are reported, never answered.
             ResponseVerdict::Unknown => self.violation(Violation::UnknownResponse),
             ResponseVerdict::Late { id, .. } => {
                 let _ = self.take_method(id);
@@ -1071,7 +1072,7 @@ impl<S: ClientStorage> Core<S> {
                         code: error.code,
                         message: Text::from_json(error.message),
                     }),
-                    // DESIGN §4 "error objects we receive": still settles, as an error.
+                    // R-RPC-4: still settles, as an error.
                     Outcome::Malformed(_) => Err(Failure::Malformed),
                 };
                 self.on_answer(settled, method, result);
@@ -1259,7 +1260,7 @@ impl<S: ClientStorage> Core<S> {
             refuse(self, outbox, rejection.code(), &rejection);
             return;
         }
-        // DESIGN §4 "fs / terminal": unserved methods get -32601, never silence.
+        // R-FS-2: unserved methods get -32601, never silence.
         if !self.serves(method) {
             refuse(
                 self,
@@ -1396,7 +1397,7 @@ impl<S: ClientStorage> Core<S> {
         if notification.method.eq_str("session/update") {
             self.on_update(params);
         } else if notification.method.eq_str("$/cancel_request") {
-            // DESIGN §4 "$/cancel_request": the request is answered -32800 (next step).
+            // R-CANCEL-4: the request is answered -32800 (next step).
             if let Some(id) = params.and_then(|p| p.get_field("requestId")) {
                 let _ = self.owing.handle_cancel_request(id.get());
             }

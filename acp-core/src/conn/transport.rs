@@ -2,8 +2,9 @@
 //! scanner, lines out through a bounded, batched outbox.
 //!
 //! Garbage from the peer never reaches a connection's state machines: a line that cannot be
-//! framed or is not a valid JSON-RPC message is answered here, with the exact reply DESIGN.md
-//! §4 gives, and reported as [`Incoming::Rejected`] so the connection can tell the application.
+//! framed or is not a valid JSON-RPC message is answered here, with the exact reply the rules
+//! give (R-FRAME-*, R-ENV-*, R-ID-* of docs/protocol.md), and reported as
+//! [`Incoming::Rejected`] so the connection can tell the application.
 //!
 //! Memory is bounded on both sides. The framer never holds more than one line. The outbox holds
 //! complete lines until the caller has written them; [`Transport::feed`] stops consuming input

@@ -1,4 +1,4 @@
-//! How an `_agentao.cn/ask_user` answer is read (DESIGN.md §4, agentao-behaviour.md §5):
+//! How an `_agentao.cn/ask_user` answer is read (R-ASK-1):
 //! a non-empty answered text, or the sentinel. It never aborts the turn.
 
 use super::pending::Outcome;
@@ -78,7 +78,7 @@ pub fn read_reply(reply: AskUserReply<'_>) -> AskUserAnswer<'_> {
             outcome: Some(OUTCOME_ANSWERED),
             text: Some(text),
         } if !text.is_empty() => A::Answered(text),
-        // Agentao §5: an empty text is replaced by the sentinel.
+        // R-ASK-1: an empty text is replaced by the sentinel.
         AskUserReply::Result {
             outcome: Some(OUTCOME_ANSWERED),
             ..

@@ -222,8 +222,7 @@ impl Handshake {
     }
 
     /// For local commands: the handshake is done and the peer advertised `needed` (e.g. the
-    /// agent may call `fs/read_text_file` only if the client offered it, DESIGN.md §4 "fs /
-    /// terminal").
+    /// agent may call `fs/read_text_file` only if the client offered it, R-FS-1).
     pub fn require_peer(&self, needed: Capabilities) -> Result<(), UsageError> {
         match self.state {
             HandshakeState::Uninitialized => Err(UsageError::NotInitialized),
@@ -243,7 +242,7 @@ impl Handshake {
         use HandshakeOutput as O;
         use HandshakeState as S;
         match (self.state, input) {
-            // DESIGN §4 "initialize": protocolVersion must be a JSON integer.
+            // R-INIT-2: protocolVersion must be a JSON integer.
             (
                 _,
                 I::PeerInitialize {
@@ -251,7 +250,7 @@ impl Handshake {
                     ..
                 },
             ) => O::Reject(Rejection::ProtocolVersionNotInteger),
-            // DESIGN §4 "initialize": -32602 outside the schema's u16.
+            // R-INIT-2: -32602 outside the schema's u16.
             (
                 _,
                 I::PeerInitialize {
@@ -269,8 +268,8 @@ impl Handshake {
                 if u16::try_from(v).is_err() {
                     return O::Reject(Rejection::ProtocolVersionOutOfRange);
                 }
-                // DESIGN §4 "initialize": any integer 0..=65535 is answered with 1; repeating
-                // initialize is allowed and overwrites the peer's snapshot (Agentao §1.0).
+                // R-INIT-2, R-INIT-4: any integer 0..=65535 is answered with 1; repeating
+                // initialize is allowed and overwrites the peer's snapshot.
                 self.transition(S::Initialized {
                     protocol_version: PROTOCOL_VERSION,
                     peer: capabilities,
@@ -293,12 +292,12 @@ impl Handshake {
                 });
                 O::Ready
             }
-            // Agentao §1.0 "the initialize gate": -32002 `<method> called before initialize
-            // handshake`, for known and unknown methods alike (seed appendix C).
+            // R-INIT-1: -32002 `<method> called before initialize handshake`, for known and
+            // unknown methods alike.
             (S::Uninitialized, I::PeerRequest { method }) => {
                 O::Reject(Rejection::BeforeInitialize { method })
             }
-            // DESIGN §4 "before initialize": notifications are ignored.
+            // R-INIT-1: notifications are ignored.
             (S::Uninitialized, I::PeerNotification) => O::Ignore,
             // After the handshake everything goes on to the other machines.
             (S::Initialized { .. }, I::PeerRequest { .. } | I::PeerNotification) => O::Proceed,

@@ -43,8 +43,8 @@ impl fmt::Display for SessionId {
     }
 }
 
-/// The id of a request *we* sent: integers counting up per connection from 0 (DESIGN.md §4
-/// "ids": our outgoing ids are integers; the two directions have separate id spaces).
+/// The id of a request *we* sent: integers counting up per connection from 0 (R-ID-5:
+/// our outgoing ids are integers; the two directions have separate id spaces).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct RequestId(pub u64);
 

@@ -3,8 +3,8 @@
 //! Nothing in here reads JSON, does I/O or allocates: the connection layer decodes a line,
 //! turns the fields that drive state into an input, feeds it to a machine and encodes what
 //! comes back. Each machine has one `match (state, input)` whose arms cite the rule they
-//! implement (DESIGN.md §4, agentao-behaviour.md), and one `transition()` where its state
-//! changes.
+//! implement (by its id in docs/protocol.md, such as `R-CANCEL-3`), and one `transition()`
+//! where its state changes.
 //!
 //! | module | machine |
 //! |---|---|

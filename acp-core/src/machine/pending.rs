@@ -1,8 +1,8 @@
 //! Requests in flight, both directions, each settled exactly once.
 //!
 //! - [`Pending`]: requests *we* sent, waiting for the peer's answer. Settled by the answer, a
-//!   malformed answer, an error, a timeout, a cancel of their session, or EOF (DESIGN.md §2
-//!   "every request we send is settled exactly once").
+//!   malformed answer, an error, a timeout, a cancel of their session, or EOF (R-RPC-2:
+//!   every request we send is settled exactly once).
 //! - [`Owing`]: requests the *peer* sent, that we still owe an answer to. Answered by the
 //!   application, with `-32800` after `$/cancel_request`, as cancelled when their session is
 //!   cancelled, or at EOF ("every request the peer sends gets exactly one response").
@@ -61,8 +61,8 @@ impl MethodKind {
         }
     }
 
-    /// Whether a cancel of the request's session settles it at once (DESIGN.md §4
-    /// "session/cancel": every pending permission and ask_user request of that session).
+    /// Whether a cancel of the request's session settles it at once (R-CANCEL-3:
+    /// every pending permission and ask_user request of that session).
     pub const fn settles_on_session_cancel(self) -> bool {
         matches!(self, Self::Permission | Self::AskUser)
     }
@@ -74,7 +74,7 @@ pub enum Outcome {
     /// The peer answered with a result (the caller decodes it).
     Answered,
     /// The peer answered with something unreadable: a malformed error object, or a result of
-    /// the wrong shape (DESIGN.md §4 "error objects we receive": never hang).
+    /// the wrong shape (R-RPC-4: never hang).
     Malformed,
     /// The peer answered with an error.
     Error(ErrorCode),
@@ -165,8 +165,7 @@ pub enum ResponseVerdict {
         /// Its method.
         kind: MethodKind,
     },
-    /// No request of ours has this id (DESIGN.md §4 "responses with unknown ids"): ignore it
-    /// and report it; never answer it.
+    /// No request of ours has this id (R-ID-6): ignore it and report it; never answer it.
     Unknown,
 }
 
@@ -240,8 +239,8 @@ pub fn step_outgoing(
     use OutgoingInput as I;
     use OutgoingState as S;
     match (state, input) {
-        // DESIGN §4 "error objects we receive": any answer, even a malformed one, settles
-        // the waiting request; Agentao hangs here (§3.3), we never do.
+        // R-RPC-4: any answer, even a malformed one, settles the waiting request; Agentao
+        // hangs here, we never do.
         (S::Waiting { .. }, I::Response(response)) => {
             let outcome = match response {
                 Response::Result => Outcome::Answered,
@@ -251,11 +250,10 @@ pub fn step_outgoing(
             (None, E::Answered(outcome))
         }
         // Already settled locally (timeout, cancel): the late answer is ignored and
-        // reported (Agentao §3.3 "ignoring response for unknown id"); a settlement not yet
-        // reported stays queued.
+        // reported (R-ID-6); a settlement not yet reported stays queued.
         (S::Settled(_), I::Response(_)) => (Some(state), E::Late),
         (S::Abandoned, I::Response(_)) => (None, E::Late),
-        // DESIGN §4 "permission": a configurable timeout; deadlines live in the state.
+        // R-PERM-3: a configurable timeout; deadlines live in the state.
         (
             S::Waiting {
                 deadline: Some(d), ..
@@ -263,13 +261,13 @@ pub fn step_outgoing(
             I::Timeout(now),
         ) if d <= now => (Some(S::Settled(Outcome::TimedOut)), E::Queued),
         (_, I::Timeout(_)) => (Some(state), E::Nothing),
-        // DESIGN §4 "session/cancel": pending permission and ask_user requests of the
-        // session are settled as cancelled at once.
+        // R-CANCEL-3: pending permission and ask_user requests of the session are settled
+        // as cancelled at once.
         (S::Waiting { .. }, I::SessionCancelled) => {
             (Some(S::Settled(Outcome::Cancelled)), E::Queued)
         }
         (_, I::SessionCancelled) => (Some(state), E::Nothing),
-        // DESIGN §4 "$/cancel_request": the sender settles when the answer comes.
+        // R-CANCEL-4: the sender settles when the answer comes.
         (S::Waiting { deadline, .. }, I::CancelRequestSent) => (
             Some(S::Waiting {
                 deadline,
@@ -281,7 +279,7 @@ pub fn step_outgoing(
         // Never written, so nobody will answer it: it leaves without a settlement.
         (S::Waiting { .. }, I::Withdrawn) => (None, E::Nothing),
         (_, I::Withdrawn) => (Some(state), E::Refused),
-        // Agentao §7.4 step 1: EOF settles every pending request; nothing can answer late.
+        // R-RPC-11: EOF settles every pending request; nothing can answer late.
         (S::Waiting { .. }, I::Eof) => (Some(S::Settled(Outcome::Disconnected)), E::Queued),
         (S::Settled(_), I::Eof) => (Some(state), E::Nothing),
         (S::Abandoned, I::Eof) => (None, E::Nothing),
@@ -399,7 +397,7 @@ impl<S: Storage<Outgoing>> Pending<S> {
     }
 
     /// Session `session` was cancelled: its permission and ask_user requests are settled
-    /// as cancelled at once (DESIGN.md §4 "session/cancel"). Returns how many.
+    /// as cancelled at once (R-CANCEL-3). Returns how many.
     pub fn cancel_session(&mut self, session: &str) -> usize {
         self.apply_all(
             |r| {
@@ -411,7 +409,7 @@ impl<S: Storage<Outgoing>> Pending<S> {
     }
 
     /// We send `$/cancel_request` for `id`: the request stays waiting and is settled when its
-    /// answer (a result or `-32800`) comes (DESIGN.md §4 "$/cancel_request").
+    /// answer (a result or `-32800`) comes (R-CANCEL-4).
     pub fn request_cancel(&mut self, id: RequestId) -> Result<(), UsageError> {
         let index = self
             .position(|r| r.id == id)
@@ -436,7 +434,7 @@ impl<S: Storage<Outgoing>> Pending<S> {
     }
 
     /// The connection reached EOF: every request still waiting is settled as disconnected
-    /// (Agentao §7.4 step 1), and nothing stays in the table once they are polled.
+    /// (R-RPC-11), and nothing stays in the table once they are polled.
     pub fn handle_eof(&mut self, now: Instant) {
         self.clock.observe(now);
         self.eof = true;
@@ -661,21 +659,21 @@ pub fn step_owed(
     use OwedInput as I;
     use OwedState as S;
     match (state, input) {
-        // DESIGN §2: every peer request gets exactly one response; this is the app's.
+        // R-RPC-1: every peer request gets exactly one response; this is the app's.
         (S::Open, I::AppAnswer) => (None, E::Answered),
         // Settled without the app (cancel, EOF): its answer is a usage error.
         (S::Settling(_), I::AppAnswer) => (Some(state), E::Refused),
         // A prompt is cancelled through its turn, which then ends `cancelled` and answers
-        // normally (DESIGN §4 "session/cancel").
+        // normally (R-CANCEL-4).
         (S::Open, I::CancelRequest) if kind == MethodKind::Prompt => (Some(state), E::CancelTurn),
-        // DESIGN §4 "$/cancel_request": the receiver settles that request with -32800.
+        // R-CANCEL-4: the receiver settles that request with -32800.
         (S::Open, I::CancelRequest) => (Some(S::Settling(Settle::CancelRequested)), E::Queued),
         (S::Settling(_), I::CancelRequest) => (Some(state), E::Nothing),
-        // DESIGN §4 "session/cancel" (client side): pending permission and ask_user requests
-        // are answered as cancelled at once.
+        // R-CANCEL-3 (client side): pending permission and ask_user requests are answered
+        // as cancelled at once.
         (S::Open, I::SessionCancelled) => (Some(S::Settling(Settle::SessionCancelled)), E::Queued),
         (S::Settling(_), I::SessionCancelled) => (Some(state), E::Nothing),
-        // Agentao §7.4: responses produced during the shutdown drain are still written.
+        // R-RPC-11: responses produced during the shutdown drain are still written.
         (S::Open, I::Eof) => (Some(S::Settling(Settle::ConnectionClosed)), E::Queued),
         (S::Settling(_), I::Eof) => (Some(state), E::Nothing),
         (S::Settling(how), I::Reported) => (None, E::Report(how)),
@@ -738,7 +736,7 @@ impl<S: Storage<Owed>> Owing<S> {
         }
     }
 
-    /// The peer sent `$/cancel_request` for `raw_id` (DESIGN.md §4: the receiver settles
+    /// The peer sent `$/cancel_request` for `raw_id` (R-CANCEL-4: the receiver settles
     /// that request with `-32800`, or its normal result if already done).
     pub fn handle_cancel_request(&mut self, raw_id: &str) -> CancelRequestVerdict {
         let Some(index) = self.position(|r| r.id.as_raw() == raw_id && r.state == OwedState::Open)

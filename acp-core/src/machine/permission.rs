@@ -1,5 +1,5 @@
-//! How a `session/request_permission` answer is read (DESIGN.md §4 "permission",
-//! agentao-behaviour.md §3.2), and the per-session memory of `*_always` answers.
+//! How a `session/request_permission` answer is read (R-PERM-3), and the per-session memory
+//! of `*_always` answers (R-PERM-4).
 //!
 //! The decoder hands over the fields it found; nothing here sees JSON.
 
@@ -10,7 +10,7 @@ use super::{SessionId, Storage};
 use crate::wire::ErrorCode;
 
 /// The four permission options. We always offer all four, in this order, each with
-/// `optionId` equal to its `kind` (Agentao §3.1).
+/// `optionId` equal to its `kind` (R-PERM-1).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum PermissionOption {
     /// `allow_once`
@@ -144,8 +144,8 @@ impl PermissionDecision {
     }
 }
 
-/// Reads a permission answer (DESIGN.md §4 "permission"): both the nested and the flat
-/// shape; an unknown optionId, an error, a malformed result or a timeout all mean rejected.
+/// Reads a permission answer (R-PERM-3): both the nested and the flat shape; an unknown
+/// optionId, an error, a malformed result or a timeout all mean rejected.
 pub fn decide(reply: PermissionReply<'_>) -> PermissionDecision {
     use PermissionDecision as D;
     let (outcome, option_id) = match reply {
@@ -164,7 +164,7 @@ pub fn decide(reply: PermissionReply<'_>) -> PermissionDecision {
                 Outcome::Answered | Outcome::Malformed => D::Rejected(RejectReason::Malformed),
                 Outcome::Error(code) => D::Rejected(RejectReason::Error(code)),
                 Outcome::TimedOut => D::Rejected(RejectReason::TimedOut),
-                // DESIGN.md §4 "session/cancel"; Agentao §7.4 (EOF cancels pending requests).
+                // R-CANCEL-3; R-CANCEL-5 (a disconnect counts as a cancel).
                 Outcome::Cancelled | Outcome::Disconnected => D::Cancelled,
             };
         }
@@ -193,9 +193,9 @@ pub struct Remembered {
     pub allow: bool,
 }
 
-/// The `*_always` answers of a connection, per session per tool (DESIGN.md §4; in memory
-/// only, never shared between sessions, Agentao §3.2). Bounded: when full, the oldest entry
-/// is forgotten, which only means that tool is asked about again.
+/// The `*_always` answers of a connection, per session per tool (R-PERM-4; in memory only,
+/// never shared between sessions). Bounded: when full, the oldest entry is forgotten, which
+/// only means that tool is asked about again.
 #[derive(Clone, Debug)]
 pub struct PermissionMemory<S> {
     rows: S,

@@ -1,6 +1,6 @@
 //! What the peer did wrong, as the JSON-RPC error the connection sends back. The message
-//! texts are Agentao's (agentao-behaviour.md §1.0, §1.1, §2.5, §4) unless DESIGN.md §4 says
-//! otherwise; they are produced by `Display`, so encoding them needs no allocation.
+//! texts are Agentao's (agentao-behaviour.md §1.0, §1.1, §2.5, §4) unless docs/protocol.md
+//! says otherwise; they are produced by `Display`, so encoding them needs no allocation.
 
 use core::fmt;
 
@@ -58,7 +58,7 @@ pub enum Rejection<'a> {
         /// The limit.
         limit: usize,
     },
-    /// `session/load` of an id that does not exist (exact match, DESIGN.md §4).
+    /// `session/load` of an id that does not exist (exact match, R-SESSION-6).
     LoadNotFound {
         /// The `sessionId` received.
         session: &'a str,

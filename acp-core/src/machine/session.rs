@@ -20,7 +20,7 @@ pub enum SessionState {
         /// The `session/new` or `session/load` request.
         req: ReqRef,
         /// `session/load`: the id is known already, and history replay updates may be sent
-        /// before the answer (DESIGN.md §4 "session/load").
+        /// before the answer (R-SESSION-6).
         load: bool,
     },
     /// Usable; runs at most one turn.
@@ -314,7 +314,7 @@ impl<S: Storage<Session>> Sessions<S> {
 
         let now = self.clock.observe(now);
         if self.eof {
-            // DESIGN §4 / Agentao §7.4: after EOF every session is closed; the peer can send
+            // R-RPC-11: after EOF every session is closed; the peer can send
             // nothing more and the application can start nothing new.
             return if self.actor_is_peer(&input) {
                 Ok(O::Ignore)
@@ -342,7 +342,7 @@ impl<S: Storage<Session>> Sessions<S> {
                 }
             }
             // session/load of an unknown id: the application decides whether it exists; an
-            // id too long to store cannot exist (DESIGN §4 "session/load": exact match).
+            // id too long to store cannot exist (R-SESSION-6: exact match).
             (None, I::LoadStarted { id, req }) => {
                 let row = match SessionId::new(id) {
                     Some(sid) => Session {
@@ -361,7 +361,7 @@ impl<S: Storage<Session>> Sessions<S> {
                 }
             }
             // Reloading a session that runs a turn would pull its history away mid-turn:
-            // the busy gate (Agentao §1.0) applies.
+            // the busy gate (R-CONFIG-3) applies.
             (Some((_, S::Active { turn: Some(_) })), I::LoadStarted { id, .. }) => refuse(
                 peer,
                 Rejection::Busy {
@@ -382,7 +382,7 @@ impl<S: Storage<Session>> Sessions<S> {
                 UsageError::SessionNotActive,
             ),
             // The answer to session/new names the id; the session is usable from now on
-            // (DESIGN §4 "update ordering": never before the session/new response).
+            // (R-TURN-4: never before the session/new response).
             (Some((i, S::Creating { load: false, .. })), I::Opened { id, .. }) => {
                 let existing = self.index_of(id).map(|j| (j, self.rows.rows()[j].state));
                 match (SessionId::new(id), existing) {
@@ -418,7 +418,7 @@ impl<S: Storage<Session>> Sessions<S> {
                     }
                 }
             }
-            // DESIGN §4 "session/load": usable for prompts as soon as the response is sent.
+            // R-SESSION-6: usable for prompts as soon as the response is sent.
             (Some((i, S::Creating { load: true, .. })), I::Opened { .. }) => {
                 self.transition(i, S::Active { turn: None });
                 Ok(O::Opened)
@@ -436,7 +436,7 @@ impl<S: Storage<Session>> Sessions<S> {
                     Err(UsageError::AlreadySettled)
                 }
             }
-            // DESIGN §4 "unknown session": -32600 `unknown sessionId: <id>`.
+            // R-SESSION-3: -32600 `unknown sessionId: <id>`.
             (None, I::Prompt { id, .. } | I::Configure { id, .. } | I::Close { id, .. }) => refuse(
                 peer,
                 Rejection::UnknownSession { session: id },
@@ -451,13 +451,13 @@ impl<S: Storage<Session>> Sessions<S> {
                 Rejection::SessionNotActive { session: id },
                 UsageError::SessionNotActive,
             ),
-            // DESIGN §4 "session/prompt": one turn per session, no queue.
+            // R-TURN-2: one turn per session, no queue.
             (Some((_, S::Active { turn: Some(_) })), I::Prompt { id, .. }) => refuse(
                 peer,
                 Rejection::TurnAlreadyActive { session: id },
                 UsageError::TurnInProgress,
             ),
-            // An idle session starts a turn; other sessions are unaffected (Agentao §2.5).
+            // An idle session starts a turn; other sessions are unaffected (R-TURN-2).
             (Some((i, S::Active { turn: None })), I::Prompt { req, .. }) => {
                 self.transition(
                     i,
@@ -467,14 +467,14 @@ impl<S: Storage<Session>> Sessions<S> {
                 );
                 Ok(O::TurnStarted { prompt: req })
             }
-            // DESIGN §4 "session/cancel": silent as a notification for an unknown session;
+            // R-CANCEL-2: silent as a notification for an unknown session;
             // as a request, -32600 unknown sessionId.
             (None, I::Cancel { id, via }) => match via {
                 CancelVia::PeerNotification => Ok(O::Ignore),
                 CancelVia::PeerRequest => Ok(O::Reject(Rejection::UnknownSession { session: id })),
                 CancelVia::Local => Err(UsageError::UnknownSession),
             },
-            // Agentao §4 "cases that succeed quietly": closed, idle, being created.
+            // R-CANCEL-2: a closed, idle or still-opening session is cancelled quietly.
             (
                 Some((_, S::Creating { .. } | S::Closed | S::Active { turn: None })),
                 I::Cancel { via, .. },
@@ -491,7 +491,7 @@ impl<S: Storage<Session>> Sessions<S> {
                     _ => O::CancelNoop { answer },
                 })
             }
-            // DESIGN §4 "session/cancel": the turn ends `cancelled` after a cancel; `end_turn`
+            // R-CANCEL-3: the turn ends `cancelled` after a cancel; `end_turn`
             // answers the prompt exactly once.
             (
                 Some((i, S::Active { turn: Some(t) })),
@@ -541,7 +541,7 @@ impl<S: Storage<Session>> Sessions<S> {
                     Ok(O::Ignore)
                 }
             }
-            // Agentao §1.0 "busy gate": mode/model/config changes wait for the turn to end.
+            // R-CONFIG-3: mode/model/config changes wait for the turn to end.
             (Some((_, S::Active { turn: Some(_) })), I::Configure { id, method, .. }) => refuse(
                 peer,
                 Rejection::Busy {
@@ -564,7 +564,7 @@ impl<S: Storage<Session>> Sessions<S> {
                     actor: Actor::Peer, ..
                 },
             ) => Ok(O::Proceed),
-            // DESIGN §4 "update ordering": never before the session/new response (the id is
+            // R-TURN-4: never before the session/new response (the id is
             // unknown until then).
             (
                 None,
@@ -580,7 +580,7 @@ impl<S: Storage<Session>> Sessions<S> {
                     ..
                 },
             ) => Err(UsageError::SessionNotActive),
-            // DESIGN §4 "session/load": history replay comes before the answer.
+            // R-SESSION-6: history replay comes before the answer.
             (
                 Some((_, S::Creating { .. })),
                 I::Update {
@@ -595,7 +595,7 @@ impl<S: Storage<Session>> Sessions<S> {
                     Ok(O::Proceed)
                 }
             }
-            // DESIGN §4 "update ordering": updates of a turn come before its answer.
+            // R-TURN-3: updates of a turn come before its answer.
             (
                 Some((_, S::Active { turn: current })),
                 I::Update {
@@ -620,7 +620,7 @@ impl<S: Storage<Session>> Sessions<S> {
         }
     }
 
-    /// The connection reached EOF (Agentao §7.4): every running turn ends `cancelled` and
+    /// The connection reached EOF (R-RPC-11): every running turn ends `cancelled` and
     /// every session closes. Call until it returns `None`; each call reports one ended turn.
     pub fn handle_eof(&mut self, now: Instant) -> Option<SessionOutput<'static>> {
         self.clock.observe(now);

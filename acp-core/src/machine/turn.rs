@@ -139,7 +139,7 @@ pub fn step(turn: Turn, now: Instant, input: TurnInput) -> (Option<Turn>, TurnOu
             Some(Turn::Cancelling { prompt, since: now }),
             TurnOutput::CancelStarted { prompt },
         ),
-        // DESIGN §4 "session/cancel": idempotent.
+        // R-CANCEL-1: idempotent.
         (Turn::Cancelling { .. }, TurnInput::Cancel) => (Some(turn), TurnOutput::AlreadyCancelling),
         // A turn nobody cancelled ends the way the application says.
         (Turn::Running { prompt }, TurnInput::End(stop)) => (
@@ -150,7 +150,7 @@ pub fn step(turn: Turn, now: Instant, input: TurnInput) -> (Option<Turn>, TurnOu
                 rewritten: false,
             },
         ),
-        // DESIGN §4 "session/cancel": after a cancel the turn ends `cancelled` whatever the
+        // R-CANCEL-3: after a cancel the turn ends `cancelled` whatever the
         // application says; the connection enforces it.
         (Turn::Cancelling { prompt, .. }, TurnInput::End(stop)) => (
             None,
@@ -162,7 +162,7 @@ pub fn step(turn: Turn, now: Instant, input: TurnInput) -> (Option<Turn>, TurnOu
         ),
         // A turn nobody cancelled may fail (e.g. `-32603` from the backend).
         (Turn::Running { prompt }, TurnInput::Fail) => (None, TurnOutput::Failed { prompt }),
-        // DESIGN §4 "session/cancel": after a cancel even a failure ends `cancelled`.
+        // R-CANCEL-3: after a cancel even a failure ends `cancelled`.
         (Turn::Cancelling { prompt, .. }, TurnInput::Fail) => (
             None,
             TurnOutput::Ended {

@@ -5,7 +5,7 @@
 //! error) and picks out the envelope members in the same pass. `params`, `result` and
 //! `error.data` stay raw: the method handler decides what they must hold.
 //!
-//! # Rules, checked in this order (DESIGN.md §4, Agentao's framing §7.1)
+//! # Rules, checked in this order (R-ENV-1 … R-ENV-8, R-ID-2, R-ID-3 of docs/protocol.md)
 //!
 //! | line | verdict |
 //! |---|---|

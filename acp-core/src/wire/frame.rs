@@ -1,6 +1,6 @@
 //! NDJSON framing: a byte stream in, one line at a time out.
 //!
-//! The rules (DESIGN.md §4, "framing", "oversized line", "invalid UTF-8"):
+//! The rules (R-FRAME-1 … R-FRAME-6 of docs/protocol.md):
 //!
 //! - Lines end at byte `0x0A` and nowhere else. One `\r` right before it is stripped; a lone
 //!   `\r` anywhere else stays in the line.
@@ -36,7 +36,7 @@ use core::str;
 
 use super::json::stops::{BLOCK, newlines};
 
-/// The line limit of [`Framer::default`]: 16 MiB (DESIGN.md §4, "oversized line").
+/// The line limit of [`Framer::default`]: 16 MiB (R-FRAME-5).
 #[cfg(feature = "alloc")]
 pub const DEFAULT_MAX_LINE: usize = 16 * 1024 * 1024;
 

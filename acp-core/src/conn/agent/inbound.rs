@@ -320,7 +320,7 @@ impl<B: Buffers> Core<B> {
         if method == "initialize" {
             return self.on_initialize(request.id, request.params, out);
         }
-        // DESIGN §4 "before initialize": -32002 for every request, known or not.
+        // R-INIT-1: -32002 for every request, known or not.
         if let HandshakeOutput::Reject(rejection) = self
             .handshake
             .handle(HandshakeInput::PeerRequest { method })
@@ -401,7 +401,7 @@ impl<B: Buffers> Core<B> {
         note: envelope::Notification<'_>,
         out: &mut Outbox<B::Output>,
     ) {
-        // DESIGN §4 "before initialize": notifications are ignored.
+        // R-INIT-1: notifications are ignored.
         if self.handshake.handle(HandshakeInput::PeerNotification) == HandshakeOutput::Ignore {
             return;
         }
@@ -437,8 +437,8 @@ impl<B: Buffers> Core<B> {
         }
     }
 
-    /// `session/cancel` (DESIGN §4): settles the session's permission and ask_user requests
-    /// at once and makes the turn end `cancelled`; idempotent.
+    /// `session/cancel` (R-CANCEL-1 … R-CANCEL-3): settles the session's permission and
+    /// ask_user requests at once and makes the turn end `cancelled`; idempotent.
     pub(super) fn on_cancel(
         &mut self,
         now: Instant,
@@ -465,7 +465,7 @@ impl<B: Buffers> Core<B> {
         }
     }
 
-    /// The client's `$/cancel_request` for `raw` (DESIGN §4): `-32800` for a request still
+    /// The client's `$/cancel_request` for `raw` (R-CANCEL-4): `-32800` for a request still
     /// owed; a prompt is cancelled through its turn.
     fn on_cancel_request(&mut self, now: Instant, raw: &str, out: &mut Outbox<B::Output>) {
         match self.owing.handle_cancel_request(raw) {
@@ -675,7 +675,7 @@ impl<B: Buffers> Core<B> {
         use alloc::string::String;
 
         let f = self.config.features;
-        // DESIGN §4 "other v1 methods": -32601 unless advertised.
+        // R-RPC-7: -32601 unless advertised.
         let served = match method {
             "session/load" => f.load_session,
             "session/list" => f.session_list,
@@ -1118,7 +1118,7 @@ impl<B: Buffers> Core<B> {
 }
 
 impl<B: Buffers> Core<B> {
-    /// One turn per session (DESIGN §4 "session/prompt"): start it, or refuse the prompt.
+    /// One turn per session (R-TURN-2): start it, or refuse the prompt.
     fn start_turn(
         &mut self,
         now: Instant,

@@ -144,7 +144,7 @@ impl<B: Buffers> AgentConnection<B> {
         timeout: Option<Duration>,
     ) -> Result<RequestId, UsageError> {
         self.core.live()?;
-        // DESIGN §4 "fs / terminal": only what the client advertised.
+        // R-FS-1: only what the client advertised.
         self.core.require_client(needed)?;
         if !matches!(
             self.core.sessions.get(session),

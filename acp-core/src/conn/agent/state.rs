@@ -7,8 +7,8 @@ use crate::machine::{RequestId, SessionId};
 /// Longest `toolCallId` remembered for the announcement rule.
 pub const TOOL_CALL_ID_MAX: usize = 128;
 
-/// A `tool_call` update sent during the running turn of `session` (DESIGN.md §4
-/// "permission": the permission request must name a tool call announced before it).
+/// A `tool_call` update sent during the running turn of `session` (R-PERM-2:
+/// the permission request must name a tool call announced before it).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Announced {
     /// The session whose turn sent it.

@@ -7,7 +7,7 @@ use crate::wire::RawValue;
 use crate::wire::json::{self, ValueKind};
 
 /// The `sessionUpdate` kinds that belong to a prompt turn: refused once the turn has been
-/// answered (DESIGN.md §4 "update ordering").
+/// answered (R-TURN-3).
 pub const TURN_KINDS: [&str; 6] = [
     "user_message_chunk",
     "agent_message_chunk",
