@@ -1,4 +1,4 @@
-//! Every demo command end to end through `acp-cli --acp --stdio` (DESIGN.md §5): the exact
+//! Every demo command end to end through `acp-cli --acp --stdio` (R-DEMO-*): the exact
 //! lines on the wire, the client's answers, the files on disk.
 
 mod agent_support;

@@ -1,5 +1,6 @@
 //! `session/set_mode`, `session/set_config_option` and `_agentao.cn/set_model` through the
-//! real agent (DESIGN.md §4), and what the modes mean for the demo tools.
+//! real agent (R-MODE-1, R-CONFIG-1 … R-CONFIG-3), and what the modes mean for the demo
+//! tools (R-MODE-2).
 
 mod agent_support;
 

@@ -1,5 +1,4 @@
-//! The `initialize` gate and handshake rules (DESIGN.md §4 rows "before initialize",
-//! "initialize", "initialize result").
+//! The `initialize` gate and handshake rules (R-INIT-1 … R-INIT-5).
 #![cfg(feature = "std")]
 
 mod agent_support;

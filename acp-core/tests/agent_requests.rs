@@ -1,6 +1,5 @@
 //! Requests the agent sends: permission, ask_user, fs/terminal, $/cancel_request, and EOF
-//! (DESIGN.md §4 rows "permission", "_agentao.cn/ask_user", "fs / terminal",
-//! "$/cancel_request", "session/cancel", and the EOF rules).
+//! (R-PERM-1 … R-PERM-4, R-ASK-1, R-FS-1, R-CANCEL-3 … R-CANCEL-5, R-RPC-11).
 #![cfg(feature = "std")]
 
 mod agent_support;

@@ -1,7 +1,6 @@
 //! Sessions: session/new validation, unknown sessions, load with replay, set_mode /
-//! set_config_option / set_model with the busy gate, other v1 methods (DESIGN.md §4 rows
-//! "session/new", "unknown session", "session/load", "session/set_*", "busy gate",
-//! "other v1 methods").
+//! set_config_option / set_model with the busy gate, other v1 methods (R-SESSION-1 …
+//! R-SESSION-6, R-CONFIG-1 … R-CONFIG-3, R-MODE-1, R-RPC-7).
 #![cfg(feature = "std")]
 
 mod agent_support;

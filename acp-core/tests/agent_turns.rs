@@ -1,6 +1,5 @@
 //! Prompt turns: one per session, concurrent sessions, content rules, update ordering,
-//! cancellation in all its forms (DESIGN.md §4 rows "session/prompt", "update ordering",
-//! "session/cancel", "$/cancel_request").
+//! cancellation in all its forms (R-TURN-1 … R-TURN-5, R-CANCEL-1 … R-CANCEL-4).
 #![cfg(feature = "std")]
 
 mod agent_support;

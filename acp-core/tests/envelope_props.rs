@@ -475,7 +475,7 @@ impl Arbitrary for Envelope {
     }
 }
 
-/// What the rules of DESIGN.md §4 say about a line, computed from serde_json's `Value`:
+/// What the envelope rules (R-ENV-*, R-ID-*) say about a line, computed from serde_json's `Value`:
 /// `Ok(kind and id)` for accepted messages, `Err((code, id))` for rejections.
 fn model(line: &str) -> Result<(&'static str, String), (i32, String)> {
     let Ok(value) = serde_json::from_str::<Value>(line) else {

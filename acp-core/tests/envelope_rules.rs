@@ -1,4 +1,4 @@
-//! The JSON-RPC envelope rules of DESIGN.md §4 (and Agentao's §7.1): one test per rule, with
+//! The JSON-RPC envelope rules (R-ENV-1 … R-ENV-8, R-ID-1 … R-ID-4): one test per rule, with
 //! the exact code, id and message of every rejection.
 
 use acp_core::wire::envelope::{

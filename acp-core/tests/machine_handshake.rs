@@ -1,5 +1,4 @@
-//! The handshake machine, transition by transition (DESIGN.md §4 "before initialize",
-//! "initialize").
+//! The handshake machine, transition by transition (R-INIT-1 … R-INIT-4).
 
 use acp_core::machine::handshake::{
     Capabilities, Handshake, HandshakeInput as I, HandshakeOutput as O, HandshakeState,

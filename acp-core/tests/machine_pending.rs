@@ -1,6 +1,5 @@
 //! The tables of requests in flight, both directions: each request settled exactly once
-//! (DESIGN.md §2 sans-IO contract; §4 "responses with unknown ids", "error objects we
-//! receive", "session/cancel", "$/cancel_request").
+//! (R-RPC-1, R-RPC-2, R-ID-6, R-RPC-4, R-CANCEL-3, R-CANCEL-4).
 
 use core::time::Duration;
 
@@ -74,7 +73,7 @@ fn errors_and_malformed_answers_settle_too() {
         panic!()
     };
     assert_eq!(sa.outcome, Outcome::Error(ErrorCode(-32601)));
-    // Agentao hangs on `{"code":"bad"}`; we settle (DESIGN §4).
+    // Agentao hangs on `{"code":"bad"}`; we settle (R-RPC-4).
     let ResponseVerdict::Settled(sb) = p.handle_response(T0, Some(b.0), Response::Malformed) else {
         panic!()
     };

@@ -1,5 +1,5 @@
-//! Reading permission and ask_user answers, and the `*_always` memory (DESIGN.md §4
-//! "permission", "_agentao.cn/ask_user"; agentao-behaviour.md §3.2, §5).
+//! Reading permission and ask_user answers, and the `*_always` memory (R-PERM-3, R-PERM-4,
+//! R-ASK-1).
 
 use acp_core::machine::ask_user::{self, AskUserAnswer, AskUserReply, UNAVAILABLE, Unavailable};
 use acp_core::machine::pending::Outcome;

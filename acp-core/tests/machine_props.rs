@@ -1,6 +1,6 @@
 //! Op-sequence properties over the machines glued together the way an agent connection
 //! will glue them (without JSON): random peer messages, application commands and clock
-//! jumps, then EOF. Checks (DESIGN.md §6, style-anchors.md §3.7): no panic; every peer
+//! jumps, then EOF. Checks (R-RPC-1 … R-RPC-3, R-CANCEL-3, R-RPC-11): no panic; every peer
 //! request answered exactly once; every request we sent settled exactly once; a cancelled
 //! turn always ends `cancelled`; nothing pending after EOF; `poll_timeout() > now` right
 //! after `handle_timeout(now)`.

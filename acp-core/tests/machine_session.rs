@@ -1,6 +1,6 @@
 //! The session table and turns, transition by transition, from fixtures that put sessions
-//! straight into a state (DESIGN.md §4 "unknown session", "session/prompt", "update
-//! ordering", "session/cancel", "busy gate", "session/load").
+//! straight into a state (R-SESSION-3, R-TURN-2 … R-TURN-4, R-CANCEL-1 … R-CANCEL-3,
+//! R-CONFIG-3, R-SESSION-6).
 
 use acp_core::machine::session::{
     Actor, CancelVia, FixedSessions, SessionInput as I, SessionOutput as O, SessionState as S,
@@ -66,7 +66,7 @@ fn session_new_is_usable_once_answered() {
     let mut t = Table::default();
     let req = ReqRef::Peer(Ticket(0));
     assert_eq!(t.handle(T0, I::NewStarted { req }), Ok(O::Proceed));
-    // DESIGN §4 "update ordering": never before the session/new response.
+    // R-TURN-4: never before the session/new response.
     assert_eq!(
         t.handle(
             T0,
@@ -170,7 +170,7 @@ fn session_load_allows_replay_before_its_answer() {
         t.handle(T0, I::LoadStarted { id: "old", req }),
         Ok(O::Proceed)
     );
-    // DESIGN §4 "session/load": replays history, then answers.
+    // R-SESSION-6: replays history, then answers.
     assert_eq!(
         t.handle(
             T0,

@@ -1,5 +1,5 @@
-//! A small reference model of the wire layer (DESIGN §4 "framing" to "error objects we
-//! receive"), written the plain way with serde_json, and a replay of every `vectors/wire/`
+//! A small reference model of the wire layer (R-FRAME-*, R-ENV-*, R-ID-*, R-RPC-4 of
+//! docs/protocol.md), written the plain way with serde_json, and a replay of every `vectors/wire/`
 //! file against it.
 //!
 //! It checks the vectors, not acp-core: a vector that contradicts the rules as this model reads
@@ -11,7 +11,7 @@ use serde_json::value::RawValue;
 
 use super::{Event, Harness, ResponseOutcome, Step, Vector, load_dir, replay, vectors_dir};
 
-/// The default line limit when a vector sets none (DESIGN: 16 MiB under `alloc`).
+/// The default line limit when a vector sets none (R-FRAME-5: 16 MiB under `alloc`).
 const DEFAULT_MAX_LINE: usize = 16 << 20;
 
 /// The members of an object in order, duplicates kept, names unescaped, values raw.

@@ -1,5 +1,5 @@
 //! The agent's own file access for `/read` and `/write` when the client does not serve
-//! `fs/*`: confined to the session cwd after resolving symlinks (DESIGN.md §5).
+//! `fs/*`: confined to the session cwd after resolving symlinks (R-DEMO-2).
 //!
 //! The backend already refused paths that leave the cwd on their face (`..`, another
 //! absolute path); this is the second half of the rule, which needs the file system: a

@@ -1,5 +1,5 @@
 //! Logs of the agent: `tracing` to stderr, and to `acp-cli.log` in the first session's cwd
-//! once there is one (DESIGN.md §3). Never to stdout, which carries protocol bytes only.
+//! once there is one (R-PROC-1). Never to stdout, which carries protocol bytes only.
 //!
 //! What is logged is metadata: methods, session ids, cwd, sizes, decisions. Prompt text,
 //! file contents and `session/new` params (whose MCP `env` may hold secrets) are not.

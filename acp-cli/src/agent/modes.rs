@@ -1,5 +1,5 @@
 //! Session modes: the four presets Agentao offers (agentao-behaviour.md §1.2) and the
-//! permission posture each one means for tools (DESIGN.md §4 `session/set_mode`, §5).
+//! permission posture each one means for tools (R-MODE-1, R-MODE-2).
 
 use acp_core::schema::{SessionMode, SessionModeState};
 

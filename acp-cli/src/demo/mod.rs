@@ -1,4 +1,5 @@
-//! The demo backend: a deterministic agent driven by plain prompt text (DESIGN.md §5).
+//! The demo backend: a deterministic agent driven by plain prompt text (its commands are in
+//! the README; its rules are R-DEMO-1 … R-DEMO-4 of docs/protocol.md).
 //!
 //! It is what editors, tests, benchmarks and newcomers talk to when no model is configured.
 //! Each line of the prompt's text blocks is a command (`/echo`, `/tool`, `/flood`, …) or plain

@@ -1,5 +1,5 @@
 //! Where `/read` and `/write` may go: relative paths resolve against the session cwd, and the
-//! result must stay inside it (DESIGN.md §5).
+//! result must stay inside it (R-DEMO-2).
 //!
 //! This is the lexical half of the rule (`.` and `..` folded, no file system access), so the
 //! backend stays pure. The local file operations of the driver then check the same rule again

@@ -1,4 +1,4 @@
-//! The demo turn's script: the prompt's text blocks read line by line (DESIGN.md §5).
+//! The demo turn's script: the prompt's text blocks read line by line (R-DEMO-1).
 //!
 //! A line starting with `/` is a command; runs of other lines are plain text, echoed back.
 //! Parsing never fails: a command with bad arguments becomes [`Command::Usage`], an unknown

@@ -288,7 +288,7 @@ impl DemoTurn {
         }
     }
 
-    /// `/read PATH`: a tool call of kind `read` that never asks (DESIGN.md §5).
+    /// `/read PATH`: a tool call of kind `read` that never asks (R-DEMO-3).
     fn read(&mut self, shared: &mut Shared, path: String) {
         let title = format!("Read {path}");
         let resolved = resolve_inside(&self.cwd, &path);
@@ -395,7 +395,7 @@ impl DemoTurn {
         }
     }
 
-    /// What the session's mode says about a tool of `kind` (DESIGN.md §5 "Modes").
+    /// What the session's mode says about a tool of `kind` (R-MODE-2).
     fn mode_gate(&self, kind: &ToolKind) -> Gate {
         match self.posture {
             Posture::Plan => {

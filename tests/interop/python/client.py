@@ -2,9 +2,10 @@
 
 Usage: python client.py -- AGENT [ARGS...]
 
-Drives the agent through the demo-backend scenario (DESIGN.md section 5) and
-prints `ok <step>` per step, `FAIL <step>: <why>` on the first failure (exit 1),
-and `N passed, 0 failed` at the end. A global 30 s timeout exits 1.
+Drives the agent through a scenario of demo-backend commands (the top README,
+"The demo commands") and prints `ok <step>` per step, `FAIL <step>: <why>` on
+the first failure (exit 1), and `N passed, 0 failed` at the end.
+A global 30 s timeout exits 1.
 """
 
 from __future__ import annotations

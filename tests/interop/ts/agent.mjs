@@ -1,7 +1,7 @@
 // ACP agent peer on the official TypeScript SDK (`@agentclientprotocol/sdk`).
 //
-// A small subset of the demo backend (DESIGN.md section 5), so our client can
-// be tested against a real SDK agent:
+// A small subset of the demo backend (the top README, "The demo commands"), so
+// our client can be tested against a real SDK agent:
 //
 //   /echo TEXT          one agent_message_chunk with TEXT
 //   /tool KIND TITLE    tool_call pending -> session/request_permission ->

@@ -1,7 +1,7 @@
 //! ACP agent peer on the official Rust SDK (`agent-client-protocol` 5).
 //!
-//! A small subset of the demo backend (DESIGN.md section 5), so our client
-//! can be tested against a real SDK agent:
+//! A small subset of the demo backend (the top README, "The demo commands"), so
+//! our client can be tested against a real SDK agent:
 //!
 //! ```text
 //! /echo TEXT          one agent_message_chunk with TEXT
