@@ -431,7 +431,7 @@ impl Lifecycle {
         use Trigger::{Deadline, In};
         let live = |p: Phase| matches!(p, P::Ready | P::Busy { .. } | P::WaitingForUser { .. });
         match (self.phase, trigger) {
-            // Stderr is kept whatever the state: it explains failures (§8.2 ring buffer).
+            // Stderr is kept whatever the state: it explains failures (R-HOST-5).
             (_, In(I::StderrLine(line))) => self.stderr.push(line),
 
             // §8.2 row 2 and §8.7: a start from rest spawns; a lazy start is refused while
@@ -487,7 +487,7 @@ impl Lifecycle {
                     then: AfterStop::Stopped,
                 };
             }
-            // §8.2 row 14: a live process: the stop sequence.
+            // §8.2 row 14: a live process: the stop sequence (R-HOST-4).
             (_, In(I::Stop)) => {
                 self.drop_connection_if_any();
                 self.begin_stop(now, AfterStop::Stopped);
@@ -597,7 +597,7 @@ impl Lifecycle {
                 };
                 self.begin_stop(now, then);
             }
-            // §8.2 stop sequence: the child exited. If it took SIGTERM, kill the group anyway
+            // R-HOST-4: the child exited. If it took SIGTERM, kill the group anyway
             // so grandchildren go too (Agentao AC3); then land.
             (P::Stopping { step, then, .. }, In(I::Exited { .. })) => {
                 let pid = self.pid.take();
@@ -678,7 +678,8 @@ impl Lifecycle {
             },
 
             // ---- deadlines ----
-            // Fix of §10.2 #20: startupTimeoutMs enforced; counts as a handshake failure.
+            // R-HOST-2 (Agentao's bug §10.2 #20): startupTimeoutMs enforced; counts as a
+            // handshake failure.
             (P::Starting { spawned, .. }, Deadline) => {
                 self.actions
                     .push_back(Action::Notify(Notice::StartupTimedOut));
@@ -700,7 +701,8 @@ impl Lifecycle {
                 let error = self.startup_timeout_error();
                 self.handshake_failed(now, error, None);
             }
-            // §8.4 timeout → ready, fixed (§10.2 #18): the abandoned turn is cancelled.
+            // R-HOST-2 (fixes Agentao's §10.2 #18): timeout → ready, the abandoned turn is
+            // cancelled.
             (P::Busy { .. }, Deadline) => {
                 self.last_error = Some(format!(
                     "timeout waiting for response from '{}' after {} ms",
@@ -710,7 +712,7 @@ impl Lifecycle {
                 self.actions.push_back(Action::Notify(Notice::TurnTimedOut));
                 self.transition(P::Ready);
             }
-            // §8.2 stop sequence: stdin close ignored for 5 s → SIGTERM the child.
+            // R-HOST-4: stdin close ignored for 5 s → SIGTERM the child.
             (
                 P::Stopping {
                     step: StopStep::StdinClosed,
