@@ -31,8 +31,8 @@ impl<D: fmt::Display> fmt::Display for InvalidParams<D> {
 /// JSON-RPC's `Method not found` (Agentao's text, no data).
 const METHOD_NOT_FOUND: &str = "Method not found";
 
-/// A prompt content block the agent did not advertise (Agentao §1.4's texts, with the list
-/// of supported types taken from `promptCapabilities`).
+/// A prompt content block the agent did not advertise (R-TURN-1; Agentao §1.4's texts, with
+/// the list of supported types taken from `promptCapabilities`).
 pub(super) struct BlockRefused<'a> {
     index: usize,
     block: &'a str,
@@ -140,7 +140,7 @@ pub(super) fn check_mcp<'a>(
     Ok(())
 }
 
-/// `set_config_option` with a `configId` other than `model` (Agentao §1.7's text).
+/// `set_config_option` with a `configId` other than `model` (R-CONFIG-1; Agentao §1.7's text).
 pub(super) struct UnknownConfigId<'a>(pub(super) &'a str);
 
 impl fmt::Display for UnknownConfigId<'_> {
@@ -834,7 +834,7 @@ impl<B: Buffers> Core<B> {
                 }
                 let mut split_value = None;
                 if let R::SetSessionConfigOption(r) = &request {
-                    // Agentao §1.7 steps 3 and 4.
+                    // R-CONFIG-1 (Agentao §1.7 steps 3 and 4).
                     if r.config_id != "model" {
                         let message = alloc::format!("{}", UnknownConfigId(&r.config_id));
                         return self.refuse(out, ticket, ErrorCode::INVALID_REQUEST, &message);
@@ -863,7 +863,7 @@ impl<B: Buffers> Core<B> {
                         self.refuse(out, ticket, rejection.code(), &rejection)
                     }
                     _ => {
-                        // Agentao §1.7 step 6: `provider/model` needs both parts.
+                        // R-CONFIG-1 (Agentao §1.7 step 6): `provider/model` needs both parts.
                         if let Some((provider, model)) =
                             split_value.as_deref().and_then(|v| v.split_once('/'))
                             && (provider.trim().is_empty() || model.trim().is_empty())
