@@ -10,5 +10,6 @@ pub mod bench;
 pub mod client;
 pub mod demo;
 pub mod host;
+pub mod llm;
 pub mod repl;
 pub mod store;

@@ -1,0 +1,159 @@
+//! What the agent and an OpenAI-compatible model say to each other, independent of HTTP.
+//!
+//! The backend builds a [`ChatRequest`] from the session's history and its tools; the client
+//! streams it and hands back [`StreamEvent`]s as they arrive, then one [`Finished`] or one
+//! [`ModelError`]. Tool calls arrive assembled (their `arguments` fragments joined across
+//! chunks), so the backend never sees the stream's pieces.
+
+use serde_json::Value;
+
+/// One message of the conversation, in Chat Completions terms.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ChatMessage {
+    /// `role: "system"`.
+    System(String),
+    /// `role: "user"`.
+    User(String),
+    /// `role: "assistant"`: its text (if any) and the tools it called (if any).
+    Assistant {
+        /// The text the model wrote.
+        content: Option<String>,
+        /// The tools it called, in order.
+        tool_calls: Vec<ModelToolCall>,
+    },
+    /// `role: "tool"`: the result of one tool call, sent back to the model.
+    Tool {
+        /// The `id` of the [`ModelToolCall`] this answers.
+        tool_call_id: String,
+        /// What the tool produced, or why it failed or was refused.
+        content: String,
+    },
+}
+
+/// A tool call the model made, assembled from the stream.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ModelToolCall {
+    /// The model's id for the call (echoed in the [`ChatMessage::Tool`] answer).
+    pub id: String,
+    /// The function name (`read_file`, `write_file`, …).
+    pub name: String,
+    /// The arguments as the model wrote them: a JSON text, possibly malformed.
+    pub arguments: String,
+}
+
+/// A function offered to the model.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ToolSpec {
+    /// The function name.
+    pub name: &'static str,
+    /// What it does, for the model.
+    pub description: &'static str,
+    /// Its arguments as a JSON Schema object.
+    pub parameters: Value,
+}
+
+/// One streamed completion request.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ChatRequest {
+    /// The model name as the provider knows it (no `provider/` prefix).
+    pub model: String,
+    /// The conversation so far, system prompt first.
+    pub messages: Vec<ChatMessage>,
+    /// The functions the model may call.
+    pub tools: Vec<ToolSpec>,
+}
+
+/// Something the model produced, as soon as it arrived.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum StreamEvent {
+    /// A piece of the answer (`delta.content`).
+    Text(String),
+    /// A piece of reasoning (`delta.reasoning_content`, where the server sends it).
+    Reasoning(String),
+}
+
+/// Why the model stopped (`finish_reason`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FinishReason {
+    /// `stop`: the answer is complete.
+    Stop,
+    /// `length`: the token limit was reached.
+    Length,
+    /// `content_filter`: the provider refused.
+    ContentFilter,
+    /// `tool_calls` (or `function_call`): the model wants its tools run.
+    ToolCalls,
+    /// Missing or any other value.
+    Other,
+}
+
+/// The end of a successful stream.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Finished {
+    /// Why the model stopped.
+    pub reason: FinishReason,
+    /// The tool calls of this answer, assembled, in index order (empty if none).
+    pub tool_calls: Vec<ModelToolCall>,
+}
+
+/// Why a request failed. Its `Display` is the text the user sees; it never holds the API key.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ModelError {
+    /// No API key is configured: `Authentication required: set <VAR> (LLM_PROVIDER=<p>)`.
+    MissingKey {
+        /// The variable to set, e.g. `OPENAI_API_KEY`.
+        variable: String,
+        /// The provider, lower-cased.
+        provider: String,
+    },
+    /// HTTP 401 or 403, with the provider's message.
+    Unauthorized {
+        /// The HTTP status.
+        status: u16,
+        /// The provider's error message (from its JSON body when there is one).
+        message: String,
+    },
+    /// Any other HTTP error status after the retries (429 and 5xx are retried first).
+    Status {
+        /// The HTTP status.
+        status: u16,
+        /// The provider's error message.
+        message: String,
+    },
+    /// The server could not be reached (refused, DNS, TLS, reset before the answer).
+    Connect(String),
+    /// The stream broke off or carried something that is not a Chat Completions chunk.
+    Stream(String),
+}
+
+impl ModelError {
+    /// The JSON-RPC code a failed prompt is answered with: `-32000` for authentication,
+    /// `-32603` for everything else.
+    pub fn code(&self) -> i32 {
+        match self {
+            Self::MissingKey { .. } | Self::Unauthorized { .. } => -32000,
+            _ => -32603,
+        }
+    }
+}
+
+impl core::fmt::Display for ModelError {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self {
+            Self::MissingKey { variable, provider } => write!(
+                f,
+                "Authentication required: set {variable} (LLM_PROVIDER={provider})"
+            ),
+            Self::Unauthorized { status, message } => {
+                write!(f, "Authentication failed: HTTP {status}: {message}")
+            }
+            Self::Status { status, message } => {
+                write!(f, "the model server answered HTTP {status}: {message}")
+            }
+            Self::Connect(why) => write!(f, "cannot reach the model server: {why}"),
+            Self::Stream(why) => write!(f, "the model's stream broke off: {why}"),
+        }
+    }
+}
+
+impl std::error::Error for ModelError {}
