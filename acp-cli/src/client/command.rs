@@ -240,7 +240,6 @@ impl Client {
         self.raw = None;
         self.end_line();
         self.runner.stop_all().await;
-        self.glue.kill_leftover_groups();
         code
     }
 

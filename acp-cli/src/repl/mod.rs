@@ -319,10 +319,8 @@ impl Repl {
         self.raw = None;
         self.end_line();
         self.host.stop_all().await;
-        self.glue.kill_leftover_groups();
         if let Some(main) = self.main.as_mut() {
             main.runner.stop_all().await;
-            main.glue.kill_leftover_groups();
         }
     }
 
