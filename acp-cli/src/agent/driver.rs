@@ -226,6 +226,7 @@ async fn serve<W: Workspace>(mut app: AgentApp<DemoBackend, W>, log: &LogSink) -
             Wake::Wrote(Err(error)) | Wake::Flushed(Err(error)) => {
                 // The client is gone: nothing more can reach it.
                 tracing::info!(%error, "stdout closed");
+                crate::stdout::note_error(&error);
                 app.handle_eof(now);
                 return Ok(());
             }

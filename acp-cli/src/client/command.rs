@@ -8,9 +8,9 @@
 //! Output: the agent's answer on stdout as it arrives; thoughts, plans, tool calls, the
 //! questions and the stop reason on stderr. Exit status: 0 when the turn ended, 1 when the
 //! agent could not be started, failed its handshake, failed the prompt, died or timed out,
-//! 130 after Ctrl-C.
+//! 130 after Ctrl-C. A closed stdout ends the command early, as [`crate::stdout`] says.
 
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
 use acp_core::conn::client::TurnOutcome;
@@ -240,7 +240,6 @@ impl Client {
         self.raw = None;
         self.end_line();
         self.runner.stop_all().await;
-        self.glue.kill_leftover_groups();
         code
     }
 
@@ -361,9 +360,11 @@ impl Client {
                 Some(1)
             }
             AgentEvent::Text(text) => {
-                let mut stdout = std::io::stdout().lock();
-                let _ = stdout.write_all(text.as_bytes());
-                let _ = stdout.flush();
+                if !crate::stdout::print(format_args!("{text}")) {
+                    // Nobody reads the answer any more: stop (the status is then
+                    // `crate::stdout::exit_code`'s).
+                    return Some(0);
+                }
                 self.open_line = !text.is_empty() && !text.ends_with('\n')
                     || (self.open_line && text.is_empty());
                 None
@@ -593,7 +594,7 @@ impl Client {
     /// Ends the answer's last line so what follows on the terminal starts on its own.
     fn end_line(&mut self) {
         if self.open_line {
-            println!();
+            crate::stdout::print(format_args!("\n"));
             self.open_line = false;
         }
     }

@@ -108,8 +108,6 @@ pub struct Glue {
     links: BTreeMap<String, Link>,
     /// Per server: the interaction id of each open question's ticket.
     asked: BTreeMap<(String, Ticket), InteractionId>,
-    /// The process (and group) id of every agent process that got a connection.
-    groups: Vec<u32>,
     /// Events that came up while a command (prompt, answer) was carried out.
     backlog: Vec<(String, AgentEvent)>,
 }
@@ -123,23 +121,6 @@ impl Glue {
     /// Server `name`'s link, while it has one.
     pub fn link(&self, name: &str) -> Option<&Link> {
         self.links.get(name)
-    }
-
-    /// Kills what is left of every process group an agent of this glue led: the stop
-    /// sequence only kills a group when its leader needed SIGTERM (or still holds a pipe),
-    /// so a grandchild that let go of its pipes would outlive the agent that exited
-    /// politely. Call after the runner's `stop_all`.
-    pub fn kill_leftover_groups(&mut self) {
-        for pid in self.groups.drain(..) {
-            let Some(pid) = i32::try_from(pid)
-                .ok()
-                .and_then(rustix::process::Pid::from_raw)
-            else {
-                continue;
-            };
-            // ESRCH: nothing left, as it should be.
-            let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
-        }
     }
 
     /// The events that came up while [`Glue::prompt`] or [`Glue::answer`] ran; handle
@@ -163,9 +144,6 @@ impl Glue {
                     .map(|c| PathBuf::from(c.resolve_cwd(&runner.project_root().to_string_lossy())))
                     .unwrap_or_else(|| runner.project_root().to_path_buf());
                 let cwd = std::path::absolute(&cwd).unwrap_or(cwd);
-                if let Some(pid) = runner.supervisor().server(&server).and_then(|l| l.pid()) {
-                    self.groups.push(pid);
-                }
                 self.links.insert(server.clone(), Link::open(&cwd));
                 let _ = runner.handle(&server, Input::HandshakeStarted);
                 self.pump(runner, &server, &mut out).await;

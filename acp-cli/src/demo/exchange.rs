@@ -92,14 +92,26 @@ const SCRIPT: &[(&str, &str, &str)] = &[
     ),
 ];
 
-/// Runs the demo; the exit code says whether the exchange completed.
+/// Runs the demo; the exit code says whether the exchange completed. A closed stdout ends it
+/// early and quietly (the status is then [`crate::stdout::exit_code`]'s).
 pub fn run() -> ExitCode {
     match Demo::start().and_then(|mut demo| demo.play()) {
         Ok(()) => ExitCode::SUCCESS,
         Err(message) => {
-            eprintln!("acp-cli demo: {message}");
+            if crate::stdout::is_open() {
+                eprintln!("acp-cli demo: {message}");
+            }
             ExitCode::FAILURE
         }
+    }
+}
+
+/// Prints to stdout; `Err` once stdout is unusable, which ends the demo.
+fn show(args: std::fmt::Arguments<'_>) -> Result<(), String> {
+    if crate::stdout::print(args) {
+        Ok(())
+    } else {
+        Err(String::from("stdout is closed"))
     }
 }
 
@@ -138,21 +150,26 @@ impl Demo {
                 }
             }
         });
-        println!("acp-cli demo: a scripted ACP client talking to `acp-cli --acp --stdio`");
-        println!("  session cwd: {}", cwd.display());
-        println!("  → client to agent, ← agent to client; one JSON-RPC message per line\n");
-        Ok(Self {
+        // Built before the first print, so an early end still stops the agent (`Drop`).
+        let demo = Self {
             stdin: child.stdin.take(),
             child,
             lines,
             next_id: 0,
             cwd,
             permission: "allow_once",
-        })
+        };
+        show(format_args!(
+            "acp-cli demo: a scripted ACP client talking to `acp-cli --acp --stdio`\n  \
+             session cwd: {}\n  \
+             → client to agent, ← agent to client; one JSON-RPC message per line\n\n",
+            demo.cwd.display()
+        ))?;
+        Ok(demo)
     }
 
     fn play(&mut self) -> Result<(), String> {
-        section("Handshake: initialize");
+        section("Handshake: initialize")?;
         let mut init = InitializeRequest::default();
         init.protocol_version = ProtocolVersion::V1;
         init.client_info = Some(Implementation::new(
@@ -162,21 +179,21 @@ impl Demo {
         let id = send_request!(self, "initialize", &init);
         self.wait_for(id)?;
 
-        section("A session in the scratch directory: session/new");
+        section("A session in the scratch directory: session/new")?;
         let cwd = self.cwd.to_string_lossy().into_owned();
         let id = send_request!(self, "session/new", &NewSessionRequest::new(cwd));
         let answer = self.wait_for(id)?;
         let session = session_id(&answer).ok_or("session/new did not answer a sessionId")?;
 
         for (what, text, permission) in SCRIPT {
-            section(what);
+            section(what)?;
             self.permission = permission;
             self.prompt(&session, text)?;
         }
 
         section(
             "session/set_mode plan: the agent announces the mode, then every tool fails without asking",
-        );
+        )?;
         let mut mode = SetSessionModeRequest::default();
         mode.session_id = session.clone();
         mode.mode_id = "plan".into();
@@ -184,7 +201,7 @@ impl Demo {
         self.wait_for(id)?;
         self.prompt(&session, "/tool edit Refactor everything")?;
 
-        section("/sleep, then session/cancel: the turn ends at once with stopReason cancelled");
+        section("/sleep, then session/cancel: the turn ends at once with stopReason cancelled")?;
         let id = self.send_prompt(&session, "/sleep 60000\n/echo (never sent)")?;
         let mut cancel = Vec::new();
         write_notification(
@@ -196,16 +213,16 @@ impl Demo {
         self.write(cancel)?;
         self.wait_for(id)?;
 
-        section("Closing stdin: the agent exits cleanly");
+        section("Closing stdin: the agent exits cleanly")?;
         drop(self.stdin.take());
         while let Ok(line) = self.lines.recv_timeout(LINE_TIMEOUT) {
-            println!("← {line}");
+            show(format_args!("← {line}\n"))?;
         }
         let status = self
             .child
             .wait()
             .map_err(|e| format!("waiting for the agent: {e}"))?;
-        println!("agent exited: {status}");
+        show(format_args!("agent exited: {status}\n"))?;
         if status.success() {
             Ok(())
         } else {
@@ -224,7 +241,7 @@ impl Demo {
     }
 
     fn write(&mut self, line: Vec<u8>) -> Result<(), String> {
-        print!("→ {}", String::from_utf8_lossy(&line));
+        show(format_args!("→ {}", String::from_utf8_lossy(&line)))?;
         let stdin = self.stdin.as_mut().ok_or("stdin is closed")?;
         stdin
             .write_all(&line)
@@ -244,7 +261,7 @@ impl Demo {
                     return Err("the agent closed its stdout".into());
                 }
             };
-            println!("← {line}");
+            show(format_args!("← {line}\n"))?;
             match scan(&line) {
                 Ok(Message::Response(response)) if response.id.as_u64() == Some(id) => {
                     return Ok(line);
@@ -293,8 +310,8 @@ impl Drop for Demo {
     }
 }
 
-fn section(title: &str) {
-    println!("\n# {title}");
+fn section(title: &str) -> Result<(), String> {
+    show(format_args!("\n# {title}\n"))
 }
 
 /// The `sessionId` of a `session/new` answer line.

@@ -11,14 +11,13 @@
 //!   rejects). Input: a line; an empty one cancels.
 //! - What servers say goes through the supervisor's inbox and is shown at idle points:
 //!   before each prompt, after each command, and while a turn the person waits for runs.
-//! - `/status` summarises; `/quit`, `/exit` or end of input (Ctrl-D) stop every agent
-//!   started (the stop sequence) and leave.
+//! - `/status` summarises; `/quit`, `/exit`, end of input (Ctrl-D) or a closed stdout stop
+//!   every agent started (the stop sequence) and leave.
 //!
 //! While a turn runs, typed lines wait until it ends, except `/acp cancel <name>`, which
 //! runs at once; Ctrl-C cancels the turn (or rejects the question on screen).
 
 use std::collections::VecDeque;
-use std::io::Write;
 use std::path::PathBuf;
 
 use acp_core::conn::client::TurnOutcome;
@@ -181,6 +180,10 @@ impl Repl {
         loop {
             self.drain_glue_events().await;
             self.idle_point();
+            // Nobody reads the screen any more: leave as at /quit (see `crate::stdout`).
+            if !crate::stdout::is_open() {
+                return;
+            }
             let busy = self.foreground.is_some() && self.asking.is_none();
             if !busy && let Some(line) = self.held.pop_front() {
                 if !self.on_line(&line).await {
@@ -319,10 +322,8 @@ impl Repl {
         self.raw = None;
         self.end_line();
         self.host.stop_all().await;
-        self.glue.kill_leftover_groups();
         if let Some(main) = self.main.as_mut() {
             main.runner.stop_all().await;
-            main.glue.kill_leftover_groups();
         }
     }
 
@@ -334,8 +335,7 @@ impl Repl {
         }
         if self.foreground.is_none() && self.asking.is_none() && !self.prompt_shown {
             self.end_line();
-            print!("{PROMPT}");
-            let _ = std::io::stdout().flush();
+            crate::stdout::print(format_args!("{PROMPT}"));
             self.prompt_shown = true;
         }
     }
@@ -422,8 +422,7 @@ impl Repl {
             }
             Ask::Input(q) => {
                 self.say(&render::input_prompt(&name, q));
-                print!("{PROMPT}");
-                let _ = std::io::stdout().flush();
+                crate::stdout::print(format_args!("{PROMPT}"));
             }
         }
         self.asking = Some((target, id));
@@ -718,8 +717,7 @@ impl Repl {
             AgentEvent::Text(text) => match &target {
                 Target::Main => {
                     self.interrupt_prompt();
-                    print!("{text}");
-                    let _ = std::io::stdout().flush();
+                    crate::stdout::print(format_args!("{text}"));
                     if !text.is_empty() {
                         self.open_line = !text.ends_with('\n');
                     }
@@ -911,23 +909,21 @@ impl Repl {
     /// Moves off a shown prompt so output starts on a fresh line.
     fn interrupt_prompt(&mut self) {
         if self.prompt_shown {
-            println!();
+            crate::stdout::print(format_args!("\n"));
             self.prompt_shown = false;
         }
     }
 
     fn end_line(&mut self) {
         if self.open_line {
-            println!();
+            crate::stdout::print(format_args!("\n"));
             self.open_line = false;
         }
     }
 
     fn say(&mut self, text: &str) {
         self.end_line();
-        let mut stdout = std::io::stdout().lock();
-        let _ = writeln!(stdout, "{text}");
-        let _ = stdout.flush();
+        crate::stdout::print(format_args!("{text}\n"));
     }
 }
 
