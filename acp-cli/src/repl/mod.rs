@@ -18,7 +18,7 @@
 //! runs at once; Ctrl-C cancels the turn (or rejects the question on screen).
 
 use std::collections::VecDeque;
-use std::io::Write;
+use std::io::{IsTerminal as _, Write};
 use std::path::PathBuf;
 
 use acp_core::conn::client::TurnOutcome;
@@ -35,6 +35,7 @@ use crate::client::command::{DEFAULT_TIMEOUT_SECS, agent_name, host_env, single_
 use crate::client::glue::{AgentEvent, Answer, Ask, Glue, Question};
 use crate::client::render;
 use crate::client::terminal::{Interrupts, RawMode, StdinLines};
+use crate::client::updates::{self, AgentCommand};
 use crate::host::commands::{self, AcpCommand, ClientView};
 use crate::host::runner::{AgentRunner, RunnerEvent, StopTimings};
 use crate::host::{CommandOutput, Host};
@@ -123,6 +124,8 @@ struct Repl {
     raw: Option<RawMode>,
     /// The main agent's answer ended without a newline.
     open_line: bool,
+    /// The slash commands the main agent advertised (sent to it as prompt text).
+    agent_commands: Vec<AgentCommand>,
 }
 
 impl Repl {
@@ -166,6 +169,7 @@ impl Repl {
             terminal: std::io::IsTerminal::is_terminal(&std::io::stdin()),
             raw: None,
             open_line: false,
+            agent_commands: Vec::new(),
         }
     }
 
@@ -739,6 +743,27 @@ impl Repl {
                     self.queue(&server, MessageKind::Response, "aside", text);
                 }
             },
+            AgentEvent::UnknownUpdate(tag) => {
+                let line = updates::unknown_line(&tag);
+                match &target {
+                    Target::Main => {
+                        self.interrupt_prompt();
+                        let styled = std::io::stdout().is_terminal();
+                        self.say(&render::dim(&format!("  · {line}"), styled));
+                    }
+                    Target::Server(server) => {
+                        let server = server.clone();
+                        self.queue(&server, MessageKind::Response, "unknown", line);
+                    }
+                }
+            }
+            // Only the main agent's commands are typed bare; a server's are reached with
+            // `/acp send` or delegation, as text.
+            AgentEvent::Commands(commands) => {
+                if target == Target::Main {
+                    self.agent_commands = commands;
+                }
+            }
             AgentEvent::Asked(_) => {}
             AgentEvent::QuestionGone(id) => {
                 if self
