@@ -166,8 +166,18 @@ fn the_main_agents_commands_are_typed_completed_and_recalled() {
         ["send", "/nope\r"],
         ["expect", "Unknown command: /nope (try /help)\n"],
         ["expect", "> "],
-        // Up three times: /tool Edit again.
-        ["send", "\u{1b}[A\u{1b}[A\u{1b}[A\r"],
+        // An input question takes a line typed as it is (not kept in the history).
+        ["send", "!ask Name?\r"],
+        ["expect", "Input request from 'python3':\n  Name?\n> "],
+        ["send", "Ada\r"],
+        ["expect", "answer: Ada\npython3: turn finished (end_turn)\n"],
+        ["expect", "> "],
+        // A line starting with a space is not kept.
+        ["send", " secret\r"],
+        ["expect", "echo: secret\n"],
+        ["expect", "> "],
+        // Up four times: /tool Edit again.
+        ["send", "\u{1b}[A\u{1b}[A\u{1b}[A\u{1b}[A\r"],
         ["expect", "Press 1-4 · Esc to reject\n"],
         ["send", "3"],
         ["expect", "Rejected (once)\nrejected reject_once\n"],
@@ -177,7 +187,10 @@ fn the_main_agents_commands_are_typed_completed_and_recalled() {
     ]);
     let screen = pty(&dir, &args, steps);
     assert!(screen.ends_with("EXIT 0\n"), "{screen}");
-    let history = std::fs::read_to_string(dir.join(".agentao/repl_history")).unwrap();
+    let file = dir.join(".agentao/repl_history");
+    let mode = std::os::unix::fs::PermissionsExt::mode(&file.metadata().unwrap().permissions());
+    assert_eq!(mode & 0o777, 0o600, "the history is private");
+    let history = std::fs::read_to_string(&file).unwrap();
     let lines: Vec<&str> = history.lines().filter(|l| !l.starts_with('#')).collect();
     assert_eq!(
         lines,
@@ -187,6 +200,7 @@ fn the_main_agents_commands_are_typed_completed_and_recalled() {
             "/tool Edit",
             "//help me",
             "/nope",
+            "!ask Name?",
             "/tool Edit"
         ],
         "{history}"

@@ -468,8 +468,11 @@ impl Repl {
             }
             Ask::Input(q) => {
                 self.say(&render::input_prompt(&name, q));
-                print!("{PROMPT}");
-                let _ = std::io::stdout().flush();
+                // The line editor's prompt, when it is on screen, takes the answer.
+                if !self.editing() {
+                    print!("{PROMPT}");
+                    let _ = std::io::stdout().flush();
+                }
             }
         }
         self.asking = Some((target, id));
