@@ -117,7 +117,10 @@ impl UpdateView {
                     .then(|| Shown::Aside(format!("plan {} removed", sanitize(id))))
             }
             "tool_call" => {
-                let title = str_at(update, "title").unwrap_or("tool");
+                // `name` (the tool's own name) stands in for a missing title.
+                let title = str_at(update, "title")
+                    .or_else(|| str_at(update, "name"))
+                    .unwrap_or("tool");
                 let kind = str_at(update, "kind").unwrap_or("other");
                 let status = str_at(update, "status").unwrap_or("pending");
                 aside(format!(
@@ -410,6 +413,12 @@ mod tests {
             "title": "Read", "kind": "read", "status": "pending"}),
         );
         assert_eq!(tool, aside("tool: Read (read) [pending]"));
+        let named = show(
+            &mut view,
+            json!({"sessionUpdate": "tool_call", "toolCallId": "call_2",
+            "name": "grep", "kind": "search"}),
+        );
+        assert_eq!(named, aside("tool: grep (search) [pending]"));
         let done = show(
             &mut view,
             json!({"sessionUpdate": "tool_call_update",
