@@ -172,12 +172,19 @@ fn the_main_agents_commands_are_typed_completed_and_recalled() {
         ["send", "Ada\r"],
         ["expect", "answer: Ada\npython3: turn finished (end_turn)\n"],
         ["expect", "> "],
+        // An update kind from the future: one dim line at a terminal.
+        ["send", "!raw [{\"sessionUpdate\": \"hologram_update\"}]\r"],
+        [
+            "expect",
+            "\u{1b}[2m  · (update: hologram_update)\u{1b}[0m\nsent 1\n"
+        ],
+        ["expect", "> "],
         // A line starting with a space is not kept.
         ["send", " secret\r"],
         ["expect", "echo: secret\n"],
         ["expect", "> "],
-        // Up four times: /tool Edit again.
-        ["send", "\u{1b}[A\u{1b}[A\u{1b}[A\u{1b}[A\r"],
+        // Up five times: /tool Edit again.
+        ["send", "\u{1b}[A\u{1b}[A\u{1b}[A\u{1b}[A\u{1b}[A\r"],
         ["expect", "Press 1-4 · Esc to reject\n"],
         ["send", "3"],
         ["expect", "Rejected (once)\nrejected reject_once\n"],
@@ -201,6 +208,7 @@ fn the_main_agents_commands_are_typed_completed_and_recalled() {
             "//help me",
             "/nope",
             "!ask Name?",
+            "!raw [{\"sessionUpdate\": \"hologram_update\"}]",
             "/tool Edit"
         ],
         "{history}"
