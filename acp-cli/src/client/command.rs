@@ -25,6 +25,7 @@ use smol::future::FutureExt as _;
 use super::glue::{AgentEvent, Answer, Ask, Glue, Question};
 use super::render;
 use super::terminal::{Interrupts, RawMode, StdinLines};
+use super::updates;
 use crate::host::runner::{AgentRunner, StopTimings};
 
 /// How the client answers permission requests.
@@ -371,6 +372,15 @@ impl Client {
             }
             AgentEvent::Aside(text) => {
                 eprintln!("{text}");
+                None
+            }
+            AgentEvent::UnknownUpdate(tag) => {
+                let styled = std::io::stderr().is_terminal();
+                eprintln!("{}", render::dim(&updates::unknown_line(&tag), styled));
+                None
+            }
+            AgentEvent::Commands(commands) => {
+                eprintln!("{}", updates::commands_line(&commands));
                 None
             }
             AgentEvent::Asked(id) => self.on_question(id).await,

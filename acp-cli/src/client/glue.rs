@@ -23,6 +23,7 @@ use crate::host::runner::{AgentRunner, RunnerEvent};
 
 use super::link::{HandshakeFailure, Link, LinkEvent};
 use super::render;
+use super::updates::AgentCommand;
 
 /// What the glue keeps for a question waiting in the supervisor's interactions.
 #[derive(Clone, Debug, PartialEq)]
@@ -90,6 +91,10 @@ pub enum AgentEvent {
     Text(String),
     /// A thought, a plan, a tool call (sanitized).
     Aside(String),
+    /// An update kind the client does not know: its tag, for one dim line.
+    UnknownUpdate(String),
+    /// The agent's slash commands.
+    Commands(Vec<AgentCommand>),
     /// A question now waits in the supervisor's interactions under this id.
     Asked(InteractionId),
     /// A question was settled without the person (cancel, disconnect).
@@ -304,6 +309,8 @@ impl Glue {
             }
             LinkEvent::Text(text) => Some(AgentEvent::Text(text)),
             LinkEvent::Aside(text) => Some(AgentEvent::Aside(text)),
+            LinkEvent::UnknownUpdate(tag) => Some(AgentEvent::UnknownUpdate(tag)),
+            LinkEvent::Commands(commands) => Some(AgentEvent::Commands(commands)),
             LinkEvent::Permission { ticket, params } => {
                 let summary = render::permission_summary(&params);
                 let question = Question {
