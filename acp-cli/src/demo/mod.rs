@@ -10,10 +10,13 @@
 //! - [`exchange`]: `acp-cli demo`, a scripted client printing a whole exchange.
 //! - [`script`]: the prompt parsed into commands.
 //! - [`paths`]: relative paths against the session cwd, and the rule that keeps them inside.
+//! - [`reports`]: what the agent says about a session besides the conversation: the commands
+//!   it offers, the title, the usage.
 //! - [`turn`]: one turn as a sequence of steps.
 
 pub mod exchange;
 pub mod paths;
+pub mod reports;
 pub mod script;
 #[cfg(test)]
 mod tests;

@@ -15,12 +15,13 @@ use acp_core::machine::permission::{
 };
 use acp_core::machine::turn::StopReason;
 use acp_core::schema::{
-    ContentBlock, ContentChunk, Diff, Plan, PlanEntry, PlanEntryPriority, PlanEntryStatus,
+    ContentBlock, ContentChunk, Cost, Diff, NoticeSeverity, Plan, PlanEntry, PlanEntryPriority, PlanEntryStatus,
     SessionUpdate, ToolCall, ToolCallContent, ToolCallLocation, ToolCallStatus, ToolCallUpdate,
     ToolContent, ToolKind,
 };
 
 use super::paths::resolve_inside;
+use super::reports;
 use super::script::{Command, unknown_command_message};
 use crate::agent::backend::{ClientFs, FsVia, Reply, Step, TurnStart};
 use crate::agent::modes::Posture;
@@ -121,25 +122,40 @@ pub struct DemoTurn {
     finished_turns: usize,
     ready: VecDeque<Step>,
     wait: Wait,
+    /// Bytes of text the session has exchanged, this turn's updates so far included (what
+    /// the closing `usage_update` reports).
+    exchanged: u64,
+    /// The closing `usage_update` and the end are queued: nothing else runs.
+    concluded: bool,
     cancelled: bool,
     finished: bool,
 }
 
 impl DemoTurn {
-    /// A turn running `script` in the session described by `start`.
+    /// A turn running `script` in the session described by `start`. The first turn of a
+    /// session opens with a `session_info_update` titled from its prompt (DESIGN.md §4.2).
     pub fn new(start: &TurnStart<'_>, script: Vec<Command>) -> Self {
-        Self {
+        let finished_turns = start.history.turn_count();
+        let mut turn = Self {
             session: start.session.to_owned(),
             cwd: start.cwd.to_owned(),
             posture: start.posture,
             client_fs: start.client_fs,
             script: script.into(),
-            finished_turns: start.history.turn_count(),
+            finished_turns,
             ready: VecDeque::new(),
             wait: Wait::Nothing,
+            exchanged: reports::exchanged_bytes(start.history),
+            concluded: false,
             cancelled: false,
             finished: false,
+        };
+        if finished_turns == 0
+            && let Some(title) = reports::title_from_prompt(start.prompt)
+        {
+            turn.update(reports::title_update(title));
         }
+        turn
     }
 
     /// Whether the turn has handed out its `End` or `Fail`.
@@ -170,27 +186,22 @@ impl DemoTurn {
                 match core::mem::replace(&mut self.wait, Wait::Nothing) {
                     Wait::Permission(tool) | Wait::File(tool) => {
                         self.fail_tool(&tool, "Error: cancelled by user");
-                        continue;
                     }
-                    _ => {
-                        self.finished = true;
-                        return Step::End(StopReason::Cancelled);
-                    }
+                    _ => self.conclude(Step::End(StopReason::Cancelled)),
                 }
+                continue;
             }
             match &mut self.wait {
                 Wait::Nothing => match self.script.pop_front() {
                     Some(command) => self.run(command, shared, now),
-                    None => {
-                        self.finished = true;
-                        return Step::End(StopReason::EndTurn);
-                    }
+                    None => self.conclude(Step::End(StopReason::EndTurn)),
                 },
                 Wait::Until(until) if now < *until => return Step::SleepUntil(*until),
                 Wait::Until(_) => self.wait = Wait::Nothing,
                 Wait::Flood { remaining: 0, .. } => self.wait = Wait::Nothing,
                 Wait::Flood { remaining, chunk } => {
                     *remaining -= 1;
+                    self.exchanged += chunk.len() as u64;
                     return Step::Update(message(chunk.clone()));
                 }
                 Wait::Permission(_) | Wait::Answer | Wait::File(_) => return Step::Waiting,
@@ -215,9 +226,7 @@ impl DemoTurn {
                     }
                 }
             }
-            (Wait::Answer, Reply::Answer(text)) => {
-                self.ready.push_back(Step::Update(message(text)))
-            }
+            (Wait::Answer, Reply::Answer(text)) => self.update(message(text)),
             (Wait::File(tool), Reply::FileRead(result)) => match result {
                 Ok(text) => {
                     let Action::Read { path } = &tool.action else {
@@ -274,16 +283,24 @@ impl DemoTurn {
                     chunk: flood_chunk(bytes),
                 }
             }
-            Command::Stop(reason) => {
-                self.script.clear();
-                self.ready.push_back(Step::End(reason));
-            }
-            Command::Error(text) => {
-                self.script.clear();
-                self.ready.push_back(Step::Fail(text));
-            }
+            Command::Stop(reason) => self.conclude(Step::End(reason)),
+            Command::Error(text) => self.conclude(Step::Fail(text)),
             Command::History => self.update(message(history_text(self.finished_turns))),
-            Command::Usage(text) => self.update(message(text)),
+            Command::Notice { severity, title } => self.update(notice(severity, title)),
+            Command::Usage { used, size, cost } => {
+                let mut update = reports::usage_update(used, size);
+                if let (SessionUpdate::UsageUpdate(usage), Some((amount, currency))) =
+                    (&mut update, cost)
+                {
+                    let mut cost = Cost::default();
+                    cost.amount = amount;
+                    cost.currency = currency;
+                    usage.cost = Some(cost);
+                }
+                self.update(update);
+            }
+            Command::Title(title) => self.update(reports::title_update(title)),
+            Command::BadArguments(text) => self.update(message(text)),
             Command::Unknown(name) => self.update(message(unknown_command_message(&name))),
         }
     }
@@ -476,8 +493,33 @@ impl DemoTurn {
     }
 
     fn update(&mut self, update: SessionUpdate) {
+        self.exchanged += reports::update_text_len(&update);
         self.ready.push_back(Step::Update(update));
     }
+
+    /// Ends the turn with `last` (an `End` or a `Fail`), after a `usage_update` with the
+    /// bytes exchanged so far (DESIGN.md §4.2: nothing of a turn follows its answer). The
+    /// rest of the script is dropped.
+    fn conclude(&mut self, last: Step) {
+        if self.concluded {
+            return;
+        }
+        self.concluded = true;
+        self.script.clear();
+        self.update(reports::usage_update(self.exchanged, reports::CONTEXT_SIZE));
+        self.ready.push_back(last);
+    }
+}
+
+/// A `notice` update. The schema type has no public constructor outside acp-core, so it
+/// is read from its JSON form, which cannot fail for these two strings.
+fn notice(severity: NoticeSeverity, title: String) -> SessionUpdate {
+    let value = serde_json::json!({
+        "sessionUpdate": "notice",
+        "severity": severity.as_str(),
+        "title": title,
+    });
+    serde_json::from_value(value).unwrap_or_else(|_| message(format!("notice: {}", severity)))
 }
 
 /// An `agent_message_chunk` with this text.
