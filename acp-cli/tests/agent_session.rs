@@ -49,6 +49,8 @@ fn session_new_answers_an_id_modes_and_config_options_as_agentao_does() {
             r#"{{"jsonrpc":"2.0","id":2,"result":{{"sessionId":"{id}",{MODES},{CONFIG}}}}}"#
         )]
     );
+    // Right after the answer: the commands an editor offers when the user types `/`.
+    agent.expect_commands(&id);
     // A second session gets another id.
     let other = agent.new_session(3);
     assert_ne!(other, id);
@@ -107,7 +109,7 @@ fn logs_go_to_stderr_and_the_first_session_cwd_never_to_stdout() {
     let mut agent = Agent::start("logs", &["--log-level", "info"]);
     let session = agent.handshake();
     let reply = agent.prompt(3, &session, "/echo hi");
-    assert_eq!(reply.len(), 2);
+    assert_eq!(reply.len(), 4, "title, message, usage, answer: {reply:?}");
     let log_path = agent.cwd.join("acp-cli.log");
     let (rest, status, stderr) = agent.finish();
     assert!(status.success());

@@ -12,7 +12,7 @@
 //! `/flood` keeps only its counter), and the connection stops taking input: memory stays
 //! bounded by the outbox limit.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::path::PathBuf;
 
 use acp_core::Instant;
@@ -24,7 +24,7 @@ use acp_core::machine::{RequestId, Ticket, UsageError};
 use acp_core::schema::agentao::USER_UNAVAILABLE;
 use acp_core::schema::{
     AskUserRequest, ClientRequest, ClientResponse, ListSessionsRequest, ReadTextFileRequest,
-    SetModelResponse, SetSessionConfigOptionResponse, WriteTextFileRequest,
+    SessionUpdate, SetModelResponse, SetSessionConfigOptionResponse, WriteTextFileRequest,
 };
 use acp_core::wire::ErrorCode;
 
@@ -123,6 +123,9 @@ pub struct AgentApp<B, W> {
     turns: HashMap<String, TurnWait>,
     asked: HashMap<RequestId, Asked>,
     notices: Vec<Notice>,
+    /// Updates about newly opened sessions (the backend's `session_opened`), sent after the
+    /// answer that opened them, as soon as the outbox has room.
+    announcements: VecDeque<(String, SessionUpdate)>,
     first_session_seen: bool,
     closed: bool,
     /// What survives the process: histories, the `--resume` directive, loads in progress.
@@ -141,6 +144,7 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
             turns: HashMap::new(),
             asked: HashMap::new(),
             notices: Vec::new(),
+            announcements: VecDeque::new(),
             first_session_seen: false,
             closed: false,
             persist: persist::Persistence::default(),
@@ -240,6 +244,7 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
             return;
         }
         self.progress_loads();
+        self.send_announcements();
         // Sleepers whose time has come.
         for wait in self.turns.values_mut() {
             if matches!(wait, TurnWait::Until(at) if *at <= now) {
@@ -609,14 +614,42 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
             Ok(()) => {
                 tracing::info!(session = id.as_str(), cwd, "session opened");
                 let model = self.sessions.get(&id).map(|s| s.model.clone());
-                self.persist
-                    .opened(SessionHistory::new(id, model.unwrap_or_default()), cwd);
+                self.persist.opened(
+                    SessionHistory::new(id.clone(), model.unwrap_or_default()),
+                    cwd,
+                );
                 self.first_session(cwd);
+                self.session_opened(&id);
             }
             Err(error) => {
                 tracing::warn!(%error, "session/new answer not sent");
                 self.sessions.remove(&id);
             }
+        }
+    }
+
+    /// A session is open and its answer sent: queue what the backend tells about it, and
+    /// send it now if the outbox has room.
+    fn session_opened(&mut self, session: &str) {
+        for update in self.backend.session_opened() {
+            self.announcements.push_back((session.to_owned(), update));
+        }
+        self.send_announcements();
+    }
+
+    /// Sends queued announcements while the outbox has room. Bounded by the queue.
+    fn send_announcements(&mut self) {
+        while let Some((session, update)) = self.announcements.front() {
+            if !self.conn.has_room_for_updates() {
+                return;
+            }
+            match self.conn.send_update(session, update) {
+                Ok(()) => {}
+                Err(acp_core::machine::UsageError::WouldBlock) => return,
+                // The session was closed meanwhile: nothing to tell.
+                Err(error) => tracing::debug!(session, %error, "announcement dropped"),
+            }
+            self.announcements.pop_front();
         }
     }
 

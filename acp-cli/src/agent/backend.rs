@@ -117,4 +117,11 @@ pub trait Backend {
 
     /// The session is gone: drop everything kept for it.
     fn forget_session(&mut self, session: &str);
+
+    /// What to tell the client about a session as soon as it is open (after the
+    /// `session/new`, `session/load` or `session/resume` answer): for the demo, the
+    /// `available_commands_update` editors offer when the user types `/`.
+    fn session_opened(&self) -> Vec<SessionUpdate> {
+        Vec::new()
+    }
 }

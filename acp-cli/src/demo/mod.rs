@@ -84,4 +84,8 @@ impl Backend for DemoBackend {
         self.turns.remove(session);
         self.shared.memory.forget_session(session);
     }
+
+    fn session_opened(&self) -> Vec<acp_core::schema::SessionUpdate> {
+        vec![reports::available_commands()]
+    }
 }

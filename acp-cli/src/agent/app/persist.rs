@@ -186,6 +186,7 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
         );
         self.persist.opened(history, cwd);
         self.first_session(cwd);
+        self.session_opened(&id);
         true
     }
 
@@ -299,6 +300,7 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
                 );
                 self.persist.opened(history, &cwd);
                 self.first_session(&cwd);
+                self.session_opened(&session);
             }
             Err(error) => {
                 tracing::warn!(session = session.as_str(), %error, "load answer not sent");

@@ -218,7 +218,13 @@ fn a_sleep_is_a_deadline_on_the_clock() {
     let mut app = app_with(Limits::default(), workspace());
     open_session(&mut app);
     let out = exchange(&mut app, 1000, &prompt("/sleep 250\\n/echo awake"));
-    assert_eq!(out, "");
+    assert_eq!(
+        out,
+        format!(
+            "{{\"jsonrpc\":\"2.0\",\"method\":\"session/update\",\"params\":{{\"sessionId\":\"{SID}\",\"update\":{{\"sessionUpdate\":\"session_info_update\",\"title\":\"/sleep 250\"}}}}}}\n"
+        ),
+        "only the first prompt's title before the sleep"
+    );
     assert_eq!(app.poll_timeout(), Some(Instant(1250)));
     app.handle_timeout(Instant(1249));
     assert_eq!(take_output(&mut app), "");
@@ -378,4 +384,114 @@ fn a_long_replay_waits_for_the_client_to_read_and_the_answer_comes_last() {
     assert_eq!(replayed, 2000);
     assert!(answer.contains("\"configOptions\""), "{answer}");
     assert!(answer.contains("\"modes\""), "{answer}");
+}
+
+/// The `sessionUpdate` tag of each line of `out` (`-` for lines that are not updates), with
+/// the id of each answer: a transcript's shape.
+fn shape(out: &str) -> Vec<String> {
+    out.lines()
+        .map(|line| {
+            let value: serde_json::Value = serde_json::from_str(line).expect("JSON");
+            match (&value["params"]["update"]["sessionUpdate"], &value["id"]) {
+                (serde_json::Value::String(tag), _) => tag.clone(),
+                (_, serde_json::Value::Number(id)) => format!("answer {id}"),
+                _ => format!("- {line}"),
+            }
+        })
+        .collect()
+}
+
+/// The first line of `out` whose update is `tag`, parsed.
+fn update_of(out: &str, tag: &str) -> serde_json::Value {
+    out.lines()
+        .map(|line| serde_json::from_str::<serde_json::Value>(line).expect("JSON"))
+        .find(|v| v["params"]["update"]["sessionUpdate"] == tag)
+        .unwrap_or_else(|| panic!("no {tag} in {out}"))
+}
+
+#[test]
+fn every_opened_session_is_told_the_commands_right_after_its_answer() {
+    let mut app = app_with(Limits::default(), workspace());
+    let out = exchange(
+        &mut app,
+        0,
+        concat!(
+            r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}"#,
+            "\n",
+            r#"{"jsonrpc":"2.0","id":2,"method":"session/new","params":{"cwd":"/p","mcpServers":[]}}"#,
+            "\n",
+        ),
+    );
+    assert_eq!(
+        shape(&out),
+        ["answer 1", "answer 2", "available_commands_update"]
+    );
+    let update = update_of(&out, "available_commands_update");
+    assert_eq!(update["params"]["sessionId"], SID);
+    let commands = update["params"]["update"]["availableCommands"]
+        .as_array()
+        .expect("a list");
+    let names: Vec<&str> = commands.iter().filter_map(|c| c["name"].as_str()).collect();
+    let expected: Vec<&str> = crate::demo::script::COMMANDS.iter().map(|c| c.name).collect();
+    assert_eq!(names, expected);
+    assert_eq!(
+        commands[0],
+        serde_json::json!({"name":"echo","description":"Send TEXT back as one message chunk","input":{"hint":"TEXT"}})
+    );
+
+    // A finished turn is saved; loading and resuming it are announced the same way.
+    exchange(&mut app, 0, &prompt("hello"));
+    for (id, method) in [(5, "session/load"), (6, "session/resume")] {
+        let close = format!(
+            "{{\"jsonrpc\":\"2.0\",\"id\":{},\"method\":\"session/close\",\"params\":{{\"sessionId\":\"{SID}\"}}}}\n",
+            id + 10
+        );
+        exchange(&mut app, 0, &close);
+        let open = format!(
+            "{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"{method}\",\"params\":{{\"sessionId\":\"{SID}\",\"cwd\":\"/p\",\"mcpServers\":[]}}}}\n"
+        );
+        let out = exchange(&mut app, 0, &open);
+        let shape = shape(&out);
+        assert_eq!(
+            shape[shape.len() - 2..],
+            [format!("answer {id}"), "available_commands_update".to_owned()],
+            "{method}: {out}"
+        );
+    }
+}
+
+#[test]
+fn a_turn_closes_with_its_usage_before_the_answer_and_only_the_first_is_titled() {
+    let mut app = app_with(Limits::default(), workspace());
+    open_session(&mut app);
+    let out = exchange(&mut app, 0, &prompt("Fix the build\\n/echo ok"));
+    assert_eq!(
+        shape(&out),
+        [
+            "session_info_update",
+            "agent_message_chunk",
+            "agent_message_chunk",
+            "usage_update",
+            "answer 3"
+        ]
+    );
+    assert_eq!(
+        update_of(&out, "session_info_update")["params"]["update"],
+        serde_json::json!({"sessionUpdate":"session_info_update","title":"Fix the build"})
+    );
+    // "Fix the build\n/echo ok" (22 bytes) and "Fix the build" echoed, "ok" sent.
+    assert_eq!(
+        update_of(&out, "usage_update")["params"]["update"],
+        serde_json::json!({"sessionUpdate":"usage_update","used":37,"size":1000000})
+    );
+    let next = prompt("again").replace("\"id\":3", "\"id\":4");
+    let out = exchange(&mut app, 0, &next);
+    assert_eq!(
+        shape(&out),
+        ["agent_message_chunk", "usage_update", "answer 4"]
+    );
+    assert_eq!(
+        update_of(&out, "usage_update")["params"]["update"]["used"],
+        37 + 5 + 5
+    );
 }
