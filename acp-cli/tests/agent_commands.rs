@@ -3,9 +3,7 @@
 
 mod agent_support;
 
-use agent_support::{
-    Agent, OPTIONS, choose, message, request_id, s, stop, title, update, usage,
-};
+use agent_support::{Agent, OPTIONS, choose, message, request_id, s, stop, title, update, usage};
 
 #[test]
 fn plain_text_echo_think_and_plan() {
@@ -360,7 +358,11 @@ fn flood_sends_n_chunks_of_bytes_each() {
     let lines = agent.prompt(3, &sid, "/flood 2000 7");
     assert_eq!(lines.len(), 2003);
     assert_eq!(lines[0], title(&sid, "/flood 2000 7"));
-    assert!(lines[1..2001].iter().all(|l| *l == message(&sid, "abcdefg")));
+    assert!(
+        lines[1..2001]
+            .iter()
+            .all(|l| *l == message(&sid, "abcdefg"))
+    );
     assert_eq!(lines[2001], usage(&sid, 13 + 2000 * 7));
     assert_eq!(lines[2002], stop(3, "end_turn"));
     let lines = agent.prompt(4, &sid, "/flood 1");
@@ -407,7 +409,11 @@ fn stop_and_error_end_the_turn() {
     // The session is usable after a failed turn.
     assert_eq!(
         agent.prompt(8, &sid, "ok"),
-        [message(&sid, "ok"), usage(&sid, 160 + 2 + 2), stop(8, "end_turn")]
+        [
+            message(&sid, "ok"),
+            usage(&sid, 160 + 2 + 2),
+            stop(8, "end_turn")
+        ]
     );
 }
 

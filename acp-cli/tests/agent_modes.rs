@@ -141,7 +141,11 @@ fn changes_during_a_turn_are_refused_and_allowed_after_it() {
     ));
     assert_eq!(
         agent.until_response(3),
-        [message(&sid, "yes"), usage(&sid, 10 + 3), stop(3, "end_turn")]
+        [
+            message(&sid, "yes"),
+            usage(&sid, 10 + 3),
+            stop(3, "end_turn")
+        ]
     );
     assert_eq!(agent.call(&set_mode(5, &sid, "plan"), 5).len(), 2);
 }

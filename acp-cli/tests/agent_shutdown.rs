@@ -68,10 +68,7 @@ fn eof_with_a_turn_running_answers_it_cancelled_and_exits_0() {
     agent.send(&Agent::prompt_line(3, &sid, "/sleep 3600000"));
     let (rest, status, _) = agent.finish();
     // EOF answers the turn at once: the connection closes, no usage_update.
-    assert_eq!(
-        rest,
-        [title(&sid, "/sleep 3600000"), stop(3, "cancelled")]
-    );
+    assert_eq!(rest, [title(&sid, "/sleep 3600000"), stop(3, "cancelled")]);
     assert_eq!(status.code(), Some(0));
 }
 

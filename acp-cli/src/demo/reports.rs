@@ -144,14 +144,23 @@ mod tests {
             .iter()
             .find(|c| c.name == "history")
             .expect("history");
-        assert_eq!(history.input, None, "a command without arguments has no hint");
+        assert_eq!(
+            history.input, None,
+            "a command without arguments has no hint"
+        );
     }
 
     #[test]
     fn the_title_is_the_first_non_blank_line_cut_to_80_characters() {
         let title = |text: &str| title_from_prompt(&[ContentBlock::text(text)]);
-        assert_eq!(title("Fix the build\nand more"), Some("Fix the build".into()));
-        assert_eq!(title("\n  \r\n  Second line  \nx"), Some("Second line".into()));
+        assert_eq!(
+            title("Fix the build\nand more"),
+            Some("Fix the build".into())
+        );
+        assert_eq!(
+            title("\n  \r\n  Second line  \nx"),
+            Some("Second line".into())
+        );
         assert_eq!(title(" \n "), None);
         assert_eq!(title_from_prompt(&[]), None);
         let long = "é".repeat(100);

@@ -358,8 +358,7 @@ fn parse_flood(arg: &str) -> Command {
 }
 
 fn parse_notice(arg: &str) -> Command {
-    let Some((severity, title)) = arg.split_once(' ').filter(|(_, t)| !t.trim().is_empty())
-    else {
+    let Some((severity, title)) = arg.split_once(' ').filter(|(_, t)| !t.trim().is_empty()) else {
         return Command::BadArguments(
             "/notice needs a severity and a title; usage: /notice SEVERITY TITLE".to_owned(),
         );
@@ -393,7 +392,11 @@ fn parse_usage(arg: &str) -> Command {
     let cost = match words.get(2..4) {
         Some([amount, currency]) => match amount.parse::<f64>() {
             Ok(amount) if amount.is_finite() => Some((amount, (*currency).to_owned())),
-            _ => return usage(format!("/usage needs the amount as a number, got '{amount}'")),
+            _ => {
+                return usage(format!(
+                    "/usage needs the amount as a number, got '{amount}'"
+                ));
+            }
         },
         _ => None,
     };

@@ -907,7 +907,10 @@ fn sessions_run_their_turns_independently() {
         Posture::WorkspaceWrite,
         ClientFs::default(),
     );
-    assert_eq!(run(&mut b, "a", 0), ["title: /sleep 100", "sleep until 100"]);
+    assert_eq!(
+        run(&mut b, "a", 0),
+        ["title: /sleep 100", "sleep until 100"]
+    );
     assert_eq!(
         run(&mut b, "b", 0),
         [
@@ -988,7 +991,9 @@ fn history_counts_the_finished_turns_and_new_tools_are_numbered_after_the_stored
 #[test]
 fn notice_usage_and_title_send_one_update_each() {
     assert_eq!(
-        turn("/notice error Build failed\n/usage 1200 200000 0.42 USD\n/usage 5 10\n/title Renamed"),
+        turn(
+            "/notice error Build failed\n/usage 1200 200000 0.42 USD\n/usage 5 10\n/title Renamed"
+        ),
         [
             "title: /notice error Build failed",
             "notice error: Build failed",
@@ -1051,7 +1056,10 @@ fn a_long_first_line_is_cut_to_80_characters_for_the_title() {
 #[test]
 fn a_failed_or_cancelled_turn_still_reports_usage_before_its_answer() {
     let steps = turn("/error boom");
-    assert_eq!(&steps[steps.len() - 2..], ["usage: 11/1000000", "fail: boom"]);
+    assert_eq!(
+        &steps[steps.len() - 2..],
+        ["usage: 11/1000000", "fail: boom"]
+    );
     let mut b = DemoBackend::new();
     start(
         &mut b,

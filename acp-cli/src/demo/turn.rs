@@ -15,9 +15,9 @@ use acp_core::machine::permission::{
 };
 use acp_core::machine::turn::StopReason;
 use acp_core::schema::{
-    ContentBlock, ContentChunk, Cost, Diff, NoticeSeverity, Plan, PlanEntry, PlanEntryPriority, PlanEntryStatus,
-    SessionUpdate, ToolCall, ToolCallContent, ToolCallLocation, ToolCallStatus, ToolCallUpdate,
-    ToolContent, ToolKind,
+    ContentBlock, ContentChunk, Cost, Diff, NoticeSeverity, Plan, PlanEntry, PlanEntryPriority,
+    PlanEntryStatus, SessionUpdate, ToolCall, ToolCallContent, ToolCallLocation, ToolCallStatus,
+    ToolCallUpdate, ToolContent, ToolKind,
 };
 
 use super::paths::resolve_inside;

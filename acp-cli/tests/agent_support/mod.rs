@@ -313,7 +313,10 @@ pub fn assert_commands(line: &str, session: &str) {
     assert_eq!(value["method"], "session/update", "{line}");
     assert_eq!(value["params"]["sessionId"], session, "{line}");
     let update = &value["params"]["update"];
-    assert_eq!(update["sessionUpdate"], "available_commands_update", "{line}");
+    assert_eq!(
+        update["sessionUpdate"], "available_commands_update",
+        "{line}"
+    );
     let commands = update["availableCommands"].as_array().expect("a list");
     let names: Vec<&str> = commands.iter().filter_map(|c| c["name"].as_str()).collect();
     assert_eq!(names, COMMAND_NAMES, "{line}");

@@ -432,7 +432,10 @@ fn every_opened_session_is_told_the_commands_right_after_its_answer() {
         .as_array()
         .expect("a list");
     let names: Vec<&str> = commands.iter().filter_map(|c| c["name"].as_str()).collect();
-    let expected: Vec<&str> = crate::demo::script::COMMANDS.iter().map(|c| c.name).collect();
+    let expected: Vec<&str> = crate::demo::script::COMMANDS
+        .iter()
+        .map(|c| c.name)
+        .collect();
     assert_eq!(names, expected);
     assert_eq!(
         commands[0],
@@ -454,7 +457,10 @@ fn every_opened_session_is_told_the_commands_right_after_its_answer() {
         let shape = shape(&out);
         assert_eq!(
             shape[shape.len() - 2..],
-            [format!("answer {id}"), "available_commands_update".to_owned()],
+            [
+                format!("answer {id}"),
+                "available_commands_update".to_owned()
+            ],
             "{method}: {out}"
         );
     }
