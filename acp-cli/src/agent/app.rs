@@ -23,23 +23,25 @@ use acp_core::machine::turn::StopReason;
 use acp_core::machine::{RequestId, Ticket, UsageError};
 use acp_core::schema::agentao::USER_UNAVAILABLE;
 use acp_core::schema::{
-    AskUserRequest, ClientRequest, ClientResponse, ListSessionsRequest, ReadTextFileRequest,
-    SessionUpdate, SetModelResponse, SetSessionConfigOptionResponse, WriteTextFileRequest,
+    AskUserRequest, ClientRequest, ClientResponse, ListSessionsRequest, NewSessionRequest,
+    ReadTextFileRequest, SessionUpdate, SetModelResponse, SetSessionConfigOptionResponse,
+    WriteTextFileRequest,
 };
 use acp_core::wire::ErrorCode;
 
 use super::backend::{Backend, ClientFs, FsVia, Reply, Step, TurnStart};
-use super::sessions::{CwdKind, SessionTable, check_cwd};
+use super::sessions::{CwdKind, SessionTable, check_additional_directories, check_cwd};
+use crate::demo::paths::Roots;
 use crate::store::{Deleted, Loaded, Saved, SessionHistory, SessionPage, StoreError};
 
 /// The file system as the application needs it; the driver implements it on the real one.
 pub trait Workspace {
     /// What is at `path`.
     fn cwd_kind(&self, path: &str) -> CwdKind;
-    /// Reads a text file that must resolve inside `cwd`.
-    fn read(&self, cwd: &str, path: &str) -> Result<String, String>;
-    /// Writes a text file that must resolve inside `cwd`.
-    fn write(&self, cwd: &str, path: &str, content: &str) -> Result<(), String>;
+    /// Reads a text file that must resolve inside one of the session's `roots`.
+    fn read(&self, roots: Roots<'_>, path: &str) -> Result<String, String>;
+    /// Writes a text file that must resolve inside one of the session's `roots`.
+    fn write(&self, roots: Roots<'_>, path: &str, content: &str) -> Result<(), String>;
     /// Saves a session's finished turns under `<cwd>/.agentao/sessions/` (atomically).
     fn save_session(&self, cwd: &str, history: &mut SessionHistory) -> Result<Saved, StoreError>;
     /// The session stored under `cwd` with exactly this id, or the latest one (`None`).
@@ -64,7 +66,8 @@ pub fn agent_info() -> AgentInfo {
 }
 
 /// The connection configuration of `acp-cli --acp --stdio`: sessions survive the process,
-/// so `session/load` and every session method are served.
+/// so `session/load` and every session method are served; `additionalDirectories` are
+/// honoured.
 pub fn agent_config() -> AgentConfig {
     let mut config = AgentConfig::new(agent_info());
     config.features.load_session = true;
@@ -72,6 +75,7 @@ pub fn agent_config() -> AgentConfig {
     config.features.session_resume = true;
     config.features.session_close = true;
     config.features.session_delete = true;
+    config.features.additional_directories = true;
     config
 }
 
@@ -362,8 +366,10 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
                 self.track_file(session, sent, AskedFor::Read);
             }
             FsVia::Local => {
-                let cwd = self.cwd(session);
-                let result = self.workspace.read(&cwd, &path);
+                let result = match self.sessions.get(session) {
+                    Some(state) => self.workspace.read(state.roots(), &path),
+                    None => Err("the session is gone".to_owned()),
+                };
                 self.backend.resume(session, Reply::FileRead(result));
             }
         }
@@ -387,8 +393,10 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
                 self.track_file(session, sent, AskedFor::Write);
             }
             FsVia::Local => {
-                let cwd = self.cwd(session);
-                let result = self.workspace.write(&cwd, &path, &content);
+                let result = match self.sessions.get(session) {
+                    Some(state) => self.workspace.write(state.roots(), &path, &content),
+                    None => Err("the session is gone".to_owned()),
+                };
                 self.backend.resume(session, Reply::FileWritten(result));
             }
         }
@@ -436,13 +444,6 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
         }
     }
 
-    fn cwd(&self, session: &str) -> String {
-        self.sessions
-            .get(session)
-            .map(|s| s.cwd.clone())
-            .unwrap_or_default()
-    }
-
     fn wait_reply(&mut self, session: &str) {
         if let Some(wait) = self.turns.get_mut(session) {
             *wait = TurnWait::Reply;
@@ -481,7 +482,7 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
                     "initialized"
                 );
             }
-            AgentEvent::NewSession { ticket, request } => self.new_session(ticket, &request.cwd),
+            AgentEvent::NewSession { ticket, request } => self.new_session(ticket, &request),
             AgentEvent::Prompt {
                 session, prompt, ..
             } => {
@@ -497,6 +498,7 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
                     TurnStart {
                         session,
                         cwd: &state.cwd,
+                        additional_directories: &state.additional_directories,
                         posture: state.posture,
                         client_fs: self.client_fs,
                         prompt: &prompt,
@@ -598,26 +600,35 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
         }
     }
 
-    fn new_session(&mut self, ticket: Ticket, cwd: &str) {
-        if let Err(refusal) = check_cwd(cwd, self.workspace.cwd_kind(cwd)) {
+    fn new_session(&mut self, ticket: Ticket, request: &NewSessionRequest) {
+        let cwd = request.cwd.as_str();
+        let directories = &request.additional_directories;
+        let checked = check_cwd(cwd, self.workspace.cwd_kind(cwd)).and_then(|()| {
+            check_additional_directories("session/new", directories, |path| {
+                self.workspace.cwd_kind(path)
+            })
+        });
+        if let Err(refusal) = checked {
             tracing::info!(code = refusal.code.0, "session/new refused");
             let _ = self.conn.reject(ticket, refusal.code, &refusal.message);
             return;
         }
         if let Some(selector) = self.persist.resume.take()
-            && self.resume_session(ticket, cwd, &selector)
+            && self.resume_session(ticket, cwd, directories, &selector)
         {
             return;
         }
         let (id, answer) = self.sessions.open(cwd);
+        if let Some(session) = self.sessions.get_mut(&id) {
+            session.additional_directories.clone_from(directories);
+        }
         match self.conn.accept_new_session(ticket, &answer) {
             Ok(()) => {
                 tracing::info!(session = id.as_str(), cwd, "session opened");
                 let model = self.sessions.get(&id).map(|s| s.model.clone());
-                self.persist.opened(
-                    SessionHistory::new(id.clone(), model.unwrap_or_default()),
-                    cwd,
-                );
+                let mut history = SessionHistory::new(id.clone(), model.unwrap_or_default());
+                history.additional_directories.clone_from(directories);
+                self.persist.opened(history, cwd);
                 self.first_session(cwd);
                 self.session_opened(&id);
             }

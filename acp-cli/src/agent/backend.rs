@@ -40,6 +40,9 @@ pub struct TurnStart<'a> {
     pub session: &'a str,
     /// The session's working directory (absolute, as the client sent it).
     pub cwd: &'a str,
+    /// The session's `additionalDirectories`: absolute directories that count as inside the
+    /// session, like the cwd.
+    pub additional_directories: &'a [String],
     /// The session's permission posture (its mode); it cannot change during a turn.
     pub posture: Posture,
     /// The client's file capabilities.

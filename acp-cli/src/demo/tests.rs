@@ -24,6 +24,7 @@ fn start(backend: &mut DemoBackend, session: &str, text: &str, posture: Posture,
         TurnStart {
             session,
             cwd: CWD,
+            additional_directories: &[],
             posture,
             client_fs: fs,
             prompt: &prompt,
@@ -967,6 +968,7 @@ fn history_counts_the_finished_turns_and_new_tools_are_numbered_after_the_stored
         TurnStart {
             session: S,
             cwd: CWD,
+            additional_directories: &[],
             posture: Posture::WorkspaceWrite,
             client_fs: ClientFs::default(),
             prompt: &prompt,
@@ -1028,6 +1030,7 @@ fn only_the_first_prompt_of_a_session_names_it_and_usage_counts_the_whole_sessio
         TurnStart {
             session: S,
             cwd: CWD,
+            additional_directories: &[],
             posture: Posture::WorkspaceWrite,
             client_fs: ClientFs::default(),
             prompt: &prompt,

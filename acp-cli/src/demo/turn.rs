@@ -20,7 +20,7 @@ use acp_core::schema::{
     ToolCallUpdate, ToolContent, ToolKind,
 };
 
-use super::paths::resolve_inside;
+use super::paths::{Roots, resolve_inside};
 use super::reports;
 use super::script::{Command, unknown_command_message};
 use crate::agent::backend::{ClientFs, FsVia, Reply, Step, TurnStart};
@@ -115,6 +115,7 @@ enum Gate {
 pub struct DemoTurn {
     session: String,
     cwd: String,
+    additional_directories: Vec<String>,
     posture: Posture,
     client_fs: ClientFs,
     script: VecDeque<Command>,
@@ -139,6 +140,7 @@ impl DemoTurn {
         let mut turn = Self {
             session: start.session.to_owned(),
             cwd: start.cwd.to_owned(),
+            additional_directories: start.additional_directories.to_vec(),
             posture: start.posture,
             client_fs: start.client_fs,
             script: script.into(),
@@ -308,7 +310,7 @@ impl DemoTurn {
     /// `/read PATH`: a tool call of kind `read` that never asks (DESIGN.md §5).
     fn read(&mut self, shared: &mut Shared, path: String) {
         let title = format!("Read {path}");
-        let resolved = resolve_inside(&self.cwd, &path);
+        let resolved = resolve_inside(self.roots(), &path);
         let location = resolved.as_ref().ok().cloned();
         let action = Action::Read {
             path: location.clone().unwrap_or_default(),
@@ -326,7 +328,7 @@ impl DemoTurn {
     /// `/write PATH TEXT`: a tool call of kind `edit` with the diff, after permission.
     fn write(&mut self, shared: &mut Shared, path: String, text: String) {
         let title = format!("Write {path}");
-        let resolved = resolve_inside(&self.cwd, &path);
+        let resolved = resolve_inside(self.roots(), &path);
         let Ok(absolute) = resolved else {
             let tool = self.open_tool(
                 shared,
@@ -490,6 +492,14 @@ impl DemoTurn {
         )));
         update.content = Some(content);
         self.update(SessionUpdate::ToolCallUpdate(update));
+    }
+
+    /// The cwd and the additional directories.
+    fn roots(&self) -> Roots<'_> {
+        Roots {
+            cwd: &self.cwd,
+            additional: &self.additional_directories,
+        }
     }
 
     fn update(&mut self, update: SessionUpdate) {

@@ -22,6 +22,8 @@ pub struct SessionHistory {
     pub mode: Option<String>,
     /// Agentao's active skills, kept so that saving a session Agentao wrote does not drop them.
     pub active_skills: Vec<String>,
+    /// The session's `additionalDirectories` (kept in `_acp`; Agentao has no such field).
+    pub additional_directories: Vec<String>,
     turns: Vec<Turn>,
 }
 
@@ -64,6 +66,7 @@ impl SessionHistory {
             model: model.into(),
             mode: None,
             active_skills: Vec::new(),
+            additional_directories: Vec::new(),
             turns: Vec::new(),
         }
     }

@@ -25,7 +25,7 @@ use serde::Deserialize;
 
 use super::{AgentApp, Workspace};
 use crate::agent::backend::Backend;
-use crate::agent::sessions::check_cwd;
+use crate::agent::sessions::{CwdKind, check_additional_directories, check_cwd};
 use crate::store::{SessionHistory, StoreError, StoreWarning, replay};
 
 /// Most working directories remembered for `session/list` and `session/delete` without a
@@ -51,6 +51,8 @@ pub(super) struct Load {
     pub(super) ticket: Ticket,
     session: String,
     cwd: String,
+    /// The session's additional directories, decided when the request came.
+    directories: Vec<String>,
     updates: VecDeque<SessionUpdate>,
     history: SessionHistory,
 }
@@ -58,8 +60,25 @@ pub(super) struct Load {
 /// The part of `session/load` and `session/resume` params this side needs (the connection
 /// has validated the rest).
 #[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
 struct CwdParam {
     cwd: String,
+    /// Read like the schema says: not an array means none, items that are not strings are
+    /// skipped.
+    #[serde(default)]
+    additional_directories: Option<serde_json::Value>,
+}
+
+impl CwdParam {
+    fn additional_directories(&self) -> Vec<String> {
+        match &self.additional_directories {
+            Some(serde_json::Value::Array(items)) => items
+                .iter()
+                .filter_map(|item| item.as_str().map(str::to_owned))
+                .collect(),
+            _ => Vec::new(),
+        }
+    }
 }
 
 impl Persistence {
@@ -132,6 +151,9 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
         history.end_turn(stored_stop(stop));
         history.model.clone_from(&state.model);
         history.mode = Some(state.mode_id.clone());
+        history
+            .additional_directories
+            .clone_from(&state.additional_directories);
         match self.workspace.save_session(&state.cwd, history) {
             Ok(saved) => {
                 log_warnings(&saved.warnings);
@@ -143,9 +165,39 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
         }
     }
 
+    /// The additional directories a reopened session gets: the request's list when it has
+    /// one (it is the complete list), else the stored list, without the directories that
+    /// are gone since (DESIGN.md §4.2: saved with the session, restored on load).
+    fn reopened_directories(&self, requested: &[String], stored: &[String]) -> Vec<String> {
+        if !requested.is_empty() {
+            return requested.to_vec();
+        }
+        stored
+            .iter()
+            .filter(|dir| {
+                let usable = std::path::Path::new(dir).is_absolute()
+                    && self.workspace.cwd_kind(dir) == CwdKind::Directory;
+                if !usable {
+                    tracing::warn!(
+                        directory = dir.as_str(),
+                        "stored additional directory is gone; not restored"
+                    );
+                }
+                usable
+            })
+            .cloned()
+            .collect()
+    }
+
     /// `--resume`: answers the first `session/new` with the stored session. Returns whether
     /// it did; `false` means: open a fresh session (the reason is logged).
-    pub(super) fn resume_session(&mut self, ticket: Ticket, cwd: &str, selector: &str) -> bool {
+    pub(super) fn resume_session(
+        &mut self,
+        ticket: Ticket,
+        cwd: &str,
+        requested: &[String],
+        selector: &str,
+    ) -> bool {
         let wanted = (!selector.is_empty()).then_some(selector);
         let loaded = match self.workspace.load_session(cwd, wanted) {
             Ok(loaded) => loaded,
@@ -157,7 +209,9 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
             }
         };
         log_warnings(&loaded.warnings);
-        let history = loaded.history;
+        let mut history = loaded.history;
+        history.additional_directories =
+            self.reopened_directories(requested, &history.additional_directories);
         let id = history.session_id().to_owned();
         if self.sessions.get(&id).is_some() || self.conn.session(&id).is_some() {
             tracing::warn!(
@@ -169,6 +223,11 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
         let stored = self
             .sessions
             .open_stored(&id, cwd, history.mode.as_deref(), &history.model);
+        if let Some(session) = self.sessions.get_mut(&id) {
+            session
+                .additional_directories
+                .clone_from(&history.additional_directories);
+        }
         let mut answer = NewSessionResponse::default();
         answer.session_id = id.clone();
         answer.modes = stored.modes;
@@ -203,8 +262,11 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
         } else {
             "session/load"
         };
-        let cwd = match serde_json::from_str::<CwdParam>(params) {
-            Ok(param) => param.cwd,
+        let (cwd, requested) = match serde_json::from_str::<CwdParam>(params) {
+            Ok(param) => {
+                let requested = param.additional_directories();
+                (param.cwd, requested)
+            }
             Err(error) => {
                 let message = format!("Invalid params: {method}.cwd: {error}");
                 let _ = self
@@ -213,7 +275,10 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
                 return;
             }
         };
-        if let Err(refusal) = check_cwd(&cwd, self.workspace.cwd_kind(&cwd)) {
+        let checked = check_cwd(&cwd, self.workspace.cwd_kind(&cwd)).and_then(|()| {
+            check_additional_directories(method, &requested, |path| self.workspace.cwd_kind(path))
+        });
+        if let Err(refusal) = checked {
             tracing::info!(code = refusal.code.0, method, "refused");
             let _ = self.conn.reject(ticket, refusal.code, &refusal.message);
             return;
@@ -229,6 +294,8 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
             }
         };
         log_warnings(&loaded.warnings);
+        let directories =
+            self.reopened_directories(&requested, &loaded.history.additional_directories);
         let updates = if resume {
             VecDeque::new()
         } else {
@@ -245,6 +312,7 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
             ticket,
             session: session.to_owned(),
             cwd,
+            directories,
             updates,
             history: loaded.history,
         });
@@ -283,7 +351,8 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
             ticket,
             session,
             cwd,
-            history,
+            directories,
+            mut history,
             ..
         } = load;
         // A reloaded session starts over: no turn, no remembered permission answers.
@@ -291,6 +360,10 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
         let answer: LoadSessionResponse =
             self.sessions
                 .open_stored(&session, &cwd, history.mode.as_deref(), &history.model);
+        if let Some(state) = self.sessions.get_mut(&session) {
+            state.additional_directories.clone_from(&directories);
+        }
+        history.additional_directories = directories;
         match self.conn.accept_load(ticket, &answer) {
             Ok(()) => {
                 tracing::info!(

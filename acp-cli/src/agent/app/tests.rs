@@ -11,6 +11,7 @@ use acp_core::conn::agent::Limits;
 use super::{AgentApp, Notice, Workspace, agent_config};
 use crate::agent::sessions::{CwdKind, SessionTable};
 use crate::demo::DemoBackend;
+use crate::demo::paths::Roots;
 use crate::store::{Deleted, Loaded, Saved, SessionHistory, SessionPage, StoreError};
 use acp_core::schema::ListSessionsRequest;
 
@@ -35,14 +36,14 @@ impl Workspace for FakeWorkspace {
         }
     }
 
-    fn read(&self, _cwd: &str, path: &str) -> Result<String, String> {
+    fn read(&self, _roots: Roots<'_>, path: &str) -> Result<String, String> {
         self.files
             .get(path)
             .cloned()
             .ok_or_else(|| format!("cannot read '{path}': not found"))
     }
 
-    fn write(&self, _cwd: &str, path: &str, content: &str) -> Result<(), String> {
+    fn write(&self, _roots: Roots<'_>, path: &str, content: &str) -> Result<(), String> {
         self.writes
             .borrow_mut()
             .push((path.to_owned(), content.to_owned()));
