@@ -432,3 +432,77 @@ fn unknown_commands_list_the_commands() {
         ]
     );
 }
+
+#[test]
+fn additional_directories_are_inside_the_session_for_read_and_write() {
+    let mut agent = Agent::start("cmd-roots", &[]);
+    let shared = agent.cwd.parent().unwrap().join("agent-cmd-roots-shared");
+    let _ = std::fs::remove_dir_all(&shared);
+    std::fs::create_dir_all(&shared).unwrap();
+    let shared = s(&shared).to_owned();
+    agent.call(
+        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}"#,
+        1,
+    );
+    let relative = agent.call(
+        &format!(
+            r#"{{"jsonrpc":"2.0","id":2,"method":"session/new","params":{{"cwd":"{}","additionalDirectories":["shared"],"mcpServers":[]}}}}"#,
+            s(&agent.cwd.clone())
+        ),
+        2,
+    );
+    assert_eq!(
+        relative,
+        [
+            r#"{"jsonrpc":"2.0","id":2,"error":{"code":-32602,"message":"Invalid params: session/new.additionalDirectories[0] must be an absolute path, got 'shared'"}}"#
+        ]
+    );
+    let answer = agent.call(
+        &format!(
+            r#"{{"jsonrpc":"2.0","id":3,"method":"session/new","params":{{"cwd":"{}","additionalDirectories":["{shared}"],"mcpServers":[]}}}}"#,
+            s(&agent.cwd.clone())
+        ),
+        3,
+    );
+    let sid = agent_support::session_id(&answer[0]).expect("a session");
+    agent.expect_commands(&sid);
+    agent.call(
+        &format!(
+            r#"{{"jsonrpc":"2.0","id":4,"method":"session/set_mode","params":{{"sessionId":"{sid}","modeId":"full-access"}}}}"#
+        ),
+        4,
+    );
+    let lines = agent.prompt(
+        5,
+        &sid,
+        &format!("/write {shared}/out.txt shared text\n/read {shared}/out.txt"),
+    );
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.contains(&format!("Read 11 bytes from {shared}/out.txt"))),
+        "{lines:?}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(format!("{shared}/out.txt")).unwrap(),
+        "shared text"
+    );
+    // A link in the shared directory to somewhere else is still outside.
+    let elsewhere = agent
+        .cwd
+        .parent()
+        .unwrap()
+        .join("agent-cmd-roots-secret.txt");
+    std::fs::write(&elsewhere, "secret").unwrap();
+    let link = format!("{shared}/link.txt");
+    let _ = std::fs::remove_file(&link);
+    std::os::unix::fs::symlink(&elsewhere, &link).unwrap();
+    let lines = agent.prompt(6, &sid, &format!("/read {link}"));
+    let cwd = s(&agent.cwd.clone()).to_owned();
+    assert!(
+        lines.iter().any(|l| l.contains(&format!(
+            "Error: '{link}' is outside the session cwd '{cwd}' and its additional directories (after resolving symlinks)"
+        ))),
+        "{lines:?}"
+    );
+}

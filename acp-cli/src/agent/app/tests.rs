@@ -502,3 +502,150 @@ fn a_turn_closes_with_its_usage_before_the_answer_and_only_the_first_is_titled()
         37 + 5 + 5
     );
 }
+
+/// `session/new` in `/p` with these `additionalDirectories` (a JSON array).
+fn new_with_directories(id: u64, directories: &str) -> String {
+    format!(
+        "{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"session/new\",\"params\":{{\"cwd\":\"/p\",\"additionalDirectories\":{directories},\"mcpServers\":[]}}}}\n"
+    )
+}
+
+fn initialized() -> App {
+    let mut ws = workspace();
+    ws.dirs.push("/data");
+    ws.files.insert("/etc/hosts".into(), "x".into());
+    ws.files.insert("/data/a.txt".into(), "shared".into());
+    let mut app = app_with(Limits::default(), ws);
+    exchange(
+        &mut app,
+        0,
+        "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":1}}\n",
+    );
+    app
+}
+
+#[test]
+fn additional_directories_that_are_relative_or_missing_are_refused_with_their_index() {
+    let mut app = initialized();
+    for (directories, message) in [
+        (
+            r#"["x"]"#,
+            "Invalid params: session/new.additionalDirectories[0] must be an absolute path, got 'x'",
+        ),
+        (
+            r#"["/data","/gone"]"#,
+            "Invalid params: session/new.additionalDirectories[1] does not exist: '/gone'",
+        ),
+        (
+            r#"["/etc/hosts"]"#,
+            "Invalid params: session/new.additionalDirectories[0] is not a directory: '/etc/hosts'",
+        ),
+    ] {
+        let out = exchange(&mut app, 0, &new_with_directories(2, directories));
+        assert_eq!(
+            out,
+            format!(
+                "{{\"jsonrpc\":\"2.0\",\"id\":2,\"error\":{{\"code\":-32602,\"message\":\"{message}\"}}}}\n"
+            )
+        );
+    }
+    assert_eq!(app.sessions.len(), 0, "no session was opened");
+}
+
+#[test]
+fn additional_directories_are_inside_the_session_saved_and_restored_on_load() {
+    let mut app = initialized();
+    let out = exchange(&mut app, 0, &new_with_directories(2, r#"["/data"]"#));
+    assert!(out.contains(SID), "{out}");
+    assert_eq!(
+        app.sessions.get(SID).unwrap().additional_directories,
+        ["/data"]
+    );
+    let mut state = app.sessions.get(SID).cloned().expect("session");
+    state.set_mode("full-access");
+    *app.sessions.get_mut(SID).expect("session") = state;
+    let out = exchange(
+        &mut app,
+        0,
+        &prompt("/read /data/a.txt\\n/read /elsewhere/b.txt"),
+    );
+    assert!(out.contains("Read 6 bytes from /data/a.txt"), "{out}");
+    assert!(
+        out.contains(
+            "Error: '/elsewhere/b.txt' is outside the session cwd '/p' and its additional directories"
+        ),
+        "{out}"
+    );
+    let saved = app.workspace.saved.borrow()[&("/p".to_owned(), SID.to_owned())].clone();
+    assert_eq!(
+        saved.additional_directories,
+        ["/data"],
+        "saved with the session"
+    );
+
+    // Loaded without a list: the stored one comes back. With a list: that list replaces it.
+    let close = |id: u64| {
+        format!(
+            "{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"session/close\",\"params\":{{\"sessionId\":\"{SID}\"}}}}\n"
+        )
+    };
+    exchange(&mut app, 0, &close(4));
+    exchange(
+        &mut app,
+        0,
+        &format!(
+            "{{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"session/load\",\"params\":{{\"sessionId\":\"{SID}\",\"cwd\":\"/p\",\"mcpServers\":[]}}}}\n"
+        ),
+    );
+    assert_eq!(
+        app.sessions.get(SID).unwrap().additional_directories,
+        ["/data"]
+    );
+    exchange(&mut app, 0, &close(6));
+    let out = exchange(
+        &mut app,
+        0,
+        &format!(
+            "{{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"session/resume\",\"params\":{{\"sessionId\":\"{SID}\",\"cwd\":\"/p\",\"additionalDirectories\":[\"/p\"],\"mcpServers\":[]}}}}\n"
+        ),
+    );
+    assert!(out.contains("\"id\":7,\"result\""), "{out}");
+    assert_eq!(
+        app.sessions.get(SID).unwrap().additional_directories,
+        ["/p"]
+    );
+    exchange(&mut app, 0, &close(8));
+    let out = exchange(
+        &mut app,
+        0,
+        &format!(
+            "{{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"session/load\",\"params\":{{\"sessionId\":\"{SID}\",\"cwd\":\"/p\",\"additionalDirectories\":[\"rel\"],\"mcpServers\":[]}}}}\n"
+        ),
+    );
+    assert_eq!(
+        out,
+        "{\"jsonrpc\":\"2.0\",\"id\":9,\"error\":{\"code\":-32602,\"message\":\"Invalid params: session/load.additionalDirectories[0] must be an absolute path, got 'rel'\"}}\n"
+    );
+}
+
+#[test]
+fn a_stored_directory_that_is_gone_is_not_restored() {
+    let mut app = initialized();
+    let mut history = SessionHistory::new("sess_old", "demo");
+    history.record_user_prompt(&[acp_core::schema::ContentBlock::text("hi")]);
+    history.end_turn(acp_core::schema::StopReason::EndTurn);
+    history.additional_directories = vec!["/data".into(), "/gone".into()];
+    app.workspace
+        .saved
+        .borrow_mut()
+        .insert(("/p".into(), "sess_old".into()), history);
+    exchange(
+        &mut app,
+        0,
+        "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"session/resume\",\"params\":{\"sessionId\":\"sess_old\",\"cwd\":\"/p\",\"mcpServers\":[]}}\n",
+    );
+    assert_eq!(
+        app.sessions.get("sess_old").unwrap().additional_directories,
+        ["/data"]
+    );
+}
