@@ -137,7 +137,7 @@ const IN_PLACE_KINDS: [&str; 5] = [
 ];
 
 /// The kinds the owned types decode that the views pass through as [`SessionUpdateView::Other`].
-const OTHER_KINDS: [&str; 8] = [
+const OTHER_KINDS: [&str; 13] = [
     "available_commands_update",
     "current_mode_update",
     "config_option_update",
@@ -146,11 +146,16 @@ const OTHER_KINDS: [&str; 8] = [
     "notice",
     "compaction_update",
     "compaction_summary_chunk",
+    "plan_update",
+    "plan_removed",
+    "subagent_update",
+    "session_message",
+    "session_message_chunk",
 ];
 
 impl<'a> SessionUpdateView<'a> {
     /// Every `sessionUpdate` value that is not [`SessionUpdateView::Unknown`].
-    pub const KNOWN: [&'static str; 14] = [
+    pub const KNOWN: [&'static str; 19] = [
         "user_message_chunk",
         "agent_message_chunk",
         "agent_thought_chunk",
@@ -165,6 +170,11 @@ impl<'a> SessionUpdateView<'a> {
         OTHER_KINDS[5],
         OTHER_KINDS[6],
         OTHER_KINDS[7],
+        OTHER_KINDS[8],
+        OTHER_KINDS[9],
+        OTHER_KINDS[10],
+        OTHER_KINDS[11],
+        OTHER_KINDS[12],
     ];
 
     /// Reads the update starting at `text[start]` into `self`, in place when its tag comes
@@ -344,6 +354,8 @@ pub struct ToolCallView<'a> {
     pub tool_call_id: JsonStr<'a>,
     /// A human title.
     pub title: JsonStr<'a>,
+    /// The tool's own name, when a string.
+    pub name: Option<JsonStr<'a>>,
     /// The kind as sent; absent means `other` (see [`ToolCallView::kind`]).
     pub kind: Option<ToolKind<'a>>,
     /// The status as sent; absent means `pending` (see [`ToolCallView::status`]).
@@ -361,7 +373,7 @@ pub struct ToolCallView<'a> {
 }
 
 /// The members of a tool call (the owned fast path reads the same ones).
-pub(super) const TOOL_CALL_KEYS: [&str; 9] = [
+pub(super) const TOOL_CALL_KEYS: [&str; 10] = [
     "toolCallId",
     "title",
     "kind",
@@ -371,6 +383,7 @@ pub(super) const TOOL_CALL_KEYS: [&str; 9] = [
     "rawInput",
     "rawOutput",
     "_meta",
+    "name",
 ];
 
 /// Where `content` sits in [`TOOL_CALL_KEYS`].
@@ -381,7 +394,7 @@ pub(super) const CONTENT: usize = 4;
 /// (most often the only one: a diff, with both texts) is read on the way rather than
 /// skipped now and read again when iterated.
 struct ToolCallMembers<'a> {
-    slots: [Option<RawValue<'a>>; 9],
+    slots: [Option<RawValue<'a>>; 10],
     first: Option<FirstItem<'a>>,
 }
 
@@ -402,7 +415,7 @@ impl<'a> ToolCallMembers<'a> {
 
     fn none() -> Self {
         ToolCallMembers {
-            slots: [None; 9],
+            slots: [None; 10],
             first: None,
         }
     }
@@ -470,10 +483,12 @@ impl<'a> ToolCallView<'a> {
             raw_input,
             raw_output,
             meta,
+            name,
         ] = members.slots;
         Ok(Self {
             tool_call_id: required_str(id, "toolCallId")?,
             title: required_str(title, "title")?,
+            name: lenient_str(name),
             kind: ToolKind::lenient(kind),
             status: ToolCallStatus::lenient(status),
             content: ToolCallContents::new(lenient_array(content), first),
@@ -508,6 +523,8 @@ pub struct ToolCallUpdateView<'a> {
     pub status: Option<ToolCallStatus>,
     /// New title.
     pub title: Option<JsonStr<'a>>,
+    /// New tool name.
+    pub name: Option<JsonStr<'a>>,
     /// Replaces the content, when an array.
     pub content: Option<ToolCallContents<'a>>,
     /// Replaces the locations, when an array.
@@ -550,12 +567,14 @@ impl<'a> ToolCallUpdateView<'a> {
             raw_input,
             raw_output,
             meta,
+            name,
         ] = members.slots;
         Ok(Self {
             tool_call_id: required_str(id, "toolCallId")?,
             kind: ToolKind::lenient(kind),
             status: ToolCallStatus::lenient(status),
             title: lenient_str(title),
+            name: lenient_str(name),
             content: lenient_array(content).map(|c| ToolCallContents::new(Some(c), first)),
             locations: lenient_array(locations).map(|l| Locations(Some(l))),
             raw_input: any_value(raw_input),
@@ -594,6 +613,13 @@ pub enum ToolCallContentView<'a> {
         /// Extension data, when an object.
         meta: Option<RawValue<'a>>,
     },
+    /// `type: "session"`: a session (a subagent's) doing the call's work.
+    Session {
+        /// The session's id.
+        session_id: JsonStr<'a>,
+        /// Extension data, when an object.
+        meta: Option<RawValue<'a>>,
+    },
 }
 
 impl<'a> ToolCallContentView<'a> {
@@ -626,10 +652,16 @@ impl<'a> ToolCallContentView<'a> {
                 terminal_id: required_str(terminal_id, "terminalId")?,
                 meta: lenient_object(meta),
             })
+        } else if tag.eq_str("session") {
+            let [session_id, meta] = members(value, ["sessionId", "_meta"])?;
+            Ok(Self::Session {
+                session_id: required_str(session_id, "sessionId")?,
+                meta: lenient_object(meta),
+            })
         } else {
             // Closed union: the owned types name the object, not its tag.
             Err(Fault::here(Detail::OneOf {
-                expected: &["content", "diff", "terminal"],
+                expected: &["content", "diff", "terminal", "session"],
                 got: tag,
             }))
         }
