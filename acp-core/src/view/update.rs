@@ -1,11 +1,15 @@
 //! `session/update`, borrowed: message and thought chunks, tool calls, tool call updates and
-//! plans. Other kinds are passed through raw.
+//! plans, and the dispatch to the kinds of [`super::progress`]. Other kinds are passed through
+//! raw.
 
 use crate::wire::{JsonStr, RawValue};
 
 use super::content::ContentBlockView;
 use super::enums::{PlanEntryPriority, PlanEntryStatus, ToolCallStatus, ToolKind};
 use super::error::{Detail, Fault};
+use super::progress::{
+    NoticeView, PlanRemovedView, PlanUpdateView, SessionInfoUpdateView, UsageUpdateView,
+};
 use super::read::{
     EMPTY_OBJECT, ItemsAt, Read, any_value, dropped, fill, fill_string, first_member, key_name,
     leading_tag, lenient_array, lenient_object, lenient_str, members, members_after, next_member,
@@ -114,8 +118,21 @@ pub enum SessionUpdateView<'a> {
     ToolCallUpdate(ToolCallUpdateView<'a>),
     /// The whole current plan.
     Plan(PlanView<'a>),
+    /// One plan, by id (`plan_update`).
+    PlanUpdate(PlanUpdateView<'a>),
+    /// A plan, by id, is gone (`plan_removed`).
+    PlanRemoved(PlanRemovedView<'a>),
+    /// The session's title or timestamp changed (`session_info_update`).
+    SessionInfoUpdate(SessionInfoUpdateView<'a>),
+    /// Context window use and cost (`usage_update`).
+    UsageUpdate(UsageUpdateView<'a>),
+    /// A message for the user outside the conversation (`notice`).
+    Notice(NoticeView<'a>),
+    /// A chunk of a message between sessions (`session_message_chunk`); its `message_id` is
+    /// always there.
+    SessionMessageChunk(ContentChunkView<'a>),
     /// A kind the owned types know but the views do not look into (`available_commands_update`,
-    /// `current_mode_update`, `usage_update`, …): its name and the whole object, unchecked.
+    /// `current_mode_update`, `subagent_update`, …): its name and the whole object, unchecked.
     Other {
         /// The `sessionUpdate` value.
         kind: &'static str,
@@ -137,24 +154,19 @@ const IN_PLACE_KINDS: [&str; 5] = [
 ];
 
 /// The kinds the owned types decode that the views pass through as [`SessionUpdateView::Other`].
-const OTHER_KINDS: [&str; 13] = [
+const OTHER_KINDS: [&str; 7] = [
     "available_commands_update",
     "current_mode_update",
     "config_option_update",
-    "session_info_update",
-    "usage_update",
-    "notice",
     "compaction_update",
     "compaction_summary_chunk",
-    "plan_update",
-    "plan_removed",
     "subagent_update",
     "session_message",
-    "session_message_chunk",
 ];
 
 impl<'a> SessionUpdateView<'a> {
-    /// Every `sessionUpdate` value that is not [`SessionUpdateView::Unknown`].
+    /// Every `sessionUpdate` value that is not [`SessionUpdateView::Unknown`], in the owned
+    /// `SessionUpdate::KNOWN` order.
     pub const KNOWN: [&'static str; 19] = [
         "user_message_chunk",
         "agent_message_chunk",
@@ -162,19 +174,19 @@ impl<'a> SessionUpdateView<'a> {
         "tool_call",
         "tool_call_update",
         "plan",
-        OTHER_KINDS[0],
-        OTHER_KINDS[1],
-        OTHER_KINDS[2],
-        OTHER_KINDS[3],
-        OTHER_KINDS[4],
-        OTHER_KINDS[5],
-        OTHER_KINDS[6],
-        OTHER_KINDS[7],
-        OTHER_KINDS[8],
-        OTHER_KINDS[9],
-        OTHER_KINDS[10],
-        OTHER_KINDS[11],
-        OTHER_KINDS[12],
+        "available_commands_update",
+        "current_mode_update",
+        "config_option_update",
+        "session_info_update",
+        "usage_update",
+        "notice",
+        "compaction_update",
+        "compaction_summary_chunk",
+        "plan_update",
+        "plan_removed",
+        "subagent_update",
+        "session_message",
+        "session_message_chunk",
     ];
 
     /// Reads the update starting at `text[start]` into `self`, in place when its tag comes
@@ -235,6 +247,18 @@ impl<'a> SessionUpdateView<'a> {
             "tool_call" => Self::ToolCall(ToolCallView::read(update)?),
             "tool_call_update" => Self::ToolCallUpdate(ToolCallUpdateView::read(update)?),
             "plan" => Self::Plan(PlanView::read(update)?),
+            "plan_update" => Self::PlanUpdate(PlanUpdateView::read(update)?),
+            "plan_removed" => Self::PlanRemoved(PlanRemovedView::read(update)?),
+            "session_info_update" => Self::SessionInfoUpdate(SessionInfoUpdateView::read(update)?),
+            "usage_update" => Self::UsageUpdate(UsageUpdateView::read(update)?),
+            "notice" => Self::Notice(NoticeView::read(update)?),
+            "session_message_chunk" => {
+                let chunk = ContentChunkView::read(update)?;
+                if chunk.message_id.is_none() {
+                    return Err(message_id_fault(update));
+                }
+                Self::SessionMessageChunk(chunk)
+            }
             other => match OTHER_KINDS.iter().find(|known| **known == other) {
                 Some(kind) => Self::Other { kind, raw: update },
                 None => Self::Unknown(update),
@@ -251,6 +275,12 @@ impl<'a> SessionUpdateView<'a> {
             Self::ToolCall(_) => "tool_call",
             Self::ToolCallUpdate(_) => "tool_call_update",
             Self::Plan(_) => "plan",
+            Self::PlanUpdate(_) => "plan_update",
+            Self::PlanRemoved(_) => "plan_removed",
+            Self::SessionInfoUpdate(_) => "session_info_update",
+            Self::UsageUpdate(_) => "usage_update",
+            Self::Notice(_) => "notice",
+            Self::SessionMessageChunk(_) => "session_message_chunk",
             Self::Other { kind, .. } => kind,
             Self::Unknown(raw) => raw
                 .get_field("sessionUpdate")
@@ -894,4 +924,14 @@ impl<'a> PlanEntryView<'a> {
             meta: lenient_object(meta),
         })
     }
+}
+
+/// Why a `session_message_chunk` has no `messageId`: absent, or not a string.
+#[cold]
+fn message_id_fault(update: RawValue<'_>) -> Fault<'_> {
+    let detail = match update.get_field("messageId") {
+        Some(_) => Detail::MustBe("a string"),
+        None => Detail::Required,
+    };
+    Fault::field("messageId", detail)
 }
