@@ -83,6 +83,7 @@ impl Backend for DemoBackend {
     fn forget_session(&mut self, session: &str) {
         self.turns.remove(session);
         self.shared.memory.forget_session(session);
+        self.shared.plans.remove(session);
     }
 
     fn session_opened(&self) -> Vec<acp_core::schema::SessionUpdate> {

@@ -78,7 +78,8 @@ pub fn usage_update(used: u64, size: u64) -> SessionUpdate {
 
 /// Bytes of text a session has exchanged: its prompts' text blocks and the text of the
 /// agent's messages and thoughts, over every turn of `history` (loaded ones and the running
-/// one included).
+/// one included). Text relayed from subagents (`session_message`) is another session's and
+/// is not counted, so the figure never shrinks when a loaded history lacks it.
 pub fn exchanged_bytes(history: &SessionHistory) -> u64 {
     history
         .turns()

@@ -111,6 +111,21 @@ pub const COMMANDS: &[CommandSpec] = &[
         args: "TEXT",
         description: "Set the session's title",
     },
+    CommandSpec {
+        name: "plan2",
+        args: "A | B",
+        description: "Send a plan_update with these entries under a fresh plan id",
+    },
+    CommandSpec {
+        name: "unplan",
+        args: "",
+        description: "Remove the last /plan2 plan of this session",
+    },
+    CommandSpec {
+        name: "subagent",
+        args: "NAME TEXT",
+        description: "Start a subagent named NAME and relay TEXT from it",
+    },
 ];
 
 /// The default size of one `/flood` chunk, in bytes.
@@ -210,6 +225,17 @@ pub enum Command {
     },
     /// `/title TEXT`.
     Title(String),
+    /// `/plan2 A | B`: the entries, trimmed.
+    Plan2(Vec<String>),
+    /// `/unplan`.
+    Unplan,
+    /// `/subagent NAME TEXT`.
+    Subagent {
+        /// The subagent's name (its session title).
+        name: String,
+        /// What it says.
+        text: String,
+    },
     /// A command with bad arguments: the message to answer with.
     BadArguments(String),
     /// An unknown command (its name, slash included).
@@ -263,19 +289,24 @@ pub fn parse_command(line: &str) -> Command {
         "/echo" => Command::Echo(arg.to_owned()),
         "/think" if arg.is_empty() => usage("/think TEXT", "/think needs a text"),
         "/think" => Command::Think(arg.to_owned()),
-        "/plan" => {
-            let entries: Vec<String> = arg
-                .split('|')
-                .map(str::trim)
-                .filter(|e| !e.is_empty())
-                .map(str::to_owned)
-                .collect();
-            if entries.is_empty() {
-                usage("/plan A | B | C", "/plan needs at least one entry")
-            } else {
-                Command::Plan(entries)
+        "/plan" => match plan_entries(arg) {
+            Some(entries) => Command::Plan(entries),
+            None => usage("/plan A | B | C", "/plan needs at least one entry"),
+        },
+        "/plan2" => match plan_entries(arg) {
+            Some(entries) => Command::Plan2(entries),
+            None => usage("/plan2 A | B", "/plan2 needs at least one entry"),
+        },
+        "/unplan" => Command::Unplan,
+        "/subagent" => match arg.split_once(' ') {
+            Some((name, text)) if !name.is_empty() && !text.trim().is_empty() => {
+                Command::Subagent {
+                    name: name.to_owned(),
+                    text: text.to_owned(),
+                }
             }
-        }
+            _ => usage("/subagent NAME TEXT", "/subagent needs a name and a text"),
+        },
         "/tool" => match arg.split_once(' ') {
             Some((kind, title)) if !title.trim().is_empty() => {
                 match TOOL_KINDS.iter().find(|(k, _)| *k == kind) {
@@ -355,6 +386,18 @@ fn parse_flood(arg: &str) -> Command {
         return usage(format!("/flood takes at most two numbers, got '{arg}'"));
     }
     Command::Flood { count, bytes }
+}
+
+/// The entries of `/plan` and `/plan2`: split on `|`, trimmed, empty ones dropped; `None`
+/// when none is left.
+fn plan_entries(arg: &str) -> Option<Vec<String>> {
+    let entries: Vec<String> = arg
+        .split('|')
+        .map(str::trim)
+        .filter(|e| !e.is_empty())
+        .map(str::to_owned)
+        .collect();
+    (!entries.is_empty()).then_some(entries)
 }
 
 fn parse_notice(arg: &str) -> Command {
@@ -602,6 +645,18 @@ mod tests {
             parse_command("/title  Fix the build "),
             Command::Title(" Fix the build ".into())
         );
+        assert_eq!(
+            parse_command("/plan2 Draft |Review| "),
+            Command::Plan2(vec!["Draft".into(), "Review".into()])
+        );
+        assert_eq!(parse_command("/unplan"), Command::Unplan);
+        assert_eq!(
+            parse_command("/subagent scout Found 3 files"),
+            Command::Subagent {
+                name: "scout".into(),
+                text: "Found 3 files".into()
+            }
+        );
     }
 
     #[test]
@@ -648,6 +703,26 @@ mod tests {
                 "/usage needs the amount as a number, got 'inf'; usage: /usage USED SIZE [AMOUNT CURRENCY]",
             ),
             ("/title", "/title needs a text; usage: /title TEXT"),
+            (
+                "/plan2 | ",
+                "/plan2 needs at least one entry; usage: /plan2 A | B",
+            ),
+            (
+                "/plan2",
+                "/plan2 needs at least one entry; usage: /plan2 A | B",
+            ),
+            (
+                "/subagent",
+                "/subagent needs a name and a text; usage: /subagent NAME TEXT",
+            ),
+            (
+                "/subagent scout",
+                "/subagent needs a name and a text; usage: /subagent NAME TEXT",
+            ),
+            (
+                "/subagent scout  ",
+                "/subagent needs a name and a text; usage: /subagent NAME TEXT",
+            ),
             ("/title   ", "/title needs a text; usage: /title TEXT"),
         ];
         for (line, message) in cases {
@@ -686,7 +761,8 @@ mod tests {
             "unknown command '/dance'. Commands: /echo TEXT, /think TEXT, /plan A | B | C, \
              /tool KIND TITLE, /read PATH, /write PATH TEXT, /ask QUESTION, /sleep MS, \
              /flood N [BYTES], /stop REASON, /error TEXT, /history, /notice SEVERITY TITLE, \
-             /usage USED SIZE [AMOUNT CURRENCY], /title TEXT; any other text is echoed."
+             /usage USED SIZE [AMOUNT CURRENCY], /title TEXT, /plan2 A | B, /unplan, \
+             /subagent NAME TEXT; any other text is echoed."
         );
     }
 }

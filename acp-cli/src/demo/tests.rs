@@ -4,7 +4,8 @@
 use acp_core::Instant;
 use acp_core::machine::permission::{PermissionDecision, PermissionOption, RejectReason};
 use acp_core::schema::{
-    ContentBlock, SessionUpdate, ToolCall, ToolCallContent, ToolCallStatus, ToolKind,
+    ContentBlock, IdleState, IdleStopReason, PlanUpdateContent, SessionMessage, SessionUpdate,
+    StateUpdate, SubagentUpdate, ToolCall, ToolCallContent, ToolCallStatus, ToolKind,
 };
 use acp_core::wire::ErrorCode;
 
@@ -882,10 +883,10 @@ fn unknown_commands_and_bad_arguments_answer_with_a_message_and_go_on() {
         turn("/dance\n/sleep soon\n/echo still here"),
         [
             "title: /dance",
-            "message: unknown command '/dance'. Commands: /echo TEXT, /think TEXT, /plan A | B | C, /tool KIND TITLE, /read PATH, /write PATH TEXT, /ask QUESTION, /sleep MS, /flood N [BYTES], /stop REASON, /error TEXT, /history, /notice SEVERITY TITLE, /usage USED SIZE [AMOUNT CURRENCY], /title TEXT; any other text is echoed.",
+            "message: unknown command '/dance'. Commands: /echo TEXT, /think TEXT, /plan A | B | C, /tool KIND TITLE, /read PATH, /write PATH TEXT, /ask QUESTION, /sleep MS, /flood N [BYTES], /stop REASON, /error TEXT, /history, /notice SEVERITY TITLE, /usage USED SIZE [AMOUNT CURRENCY], /title TEXT, /plan2 A | B, /unplan, /subagent NAME TEXT; any other text is echoed.",
             "message: /sleep needs a whole number of milliseconds, got 'soon'; usage: /sleep MS",
             "message: still here",
-            "usage: 423/1000000",
+            "usage: 467/1000000",
             "end end_turn",
         ]
     );
@@ -1079,4 +1080,131 @@ fn a_failed_or_cancelled_turn_still_reports_usage_before_its_answer() {
         ["usage: 9/1000000", "end cancelled"],
         "one usage_update however often the turn is cancelled"
     );
+}
+
+#[test]
+fn plan2_sends_a_fresh_plan_id_and_unplan_removes_the_last_one() {
+    let mut b = DemoBackend::new();
+    start(
+        &mut b,
+        S,
+        "/plan2 Draft | Review\n/plan2 Ship\n/unplan\n/unplan",
+        Posture::WorkspaceWrite,
+        ClientFs::default(),
+    );
+    let steps: Vec<Step> = (0..6).map(|_| b.step(S, Instant(0))).collect();
+    let Step::Update(SessionUpdate::PlanUpdate(first)) = &steps[1] else {
+        panic!("a plan_update, got {:?}", steps[1]);
+    };
+    let PlanUpdateContent::Items(items) = &first.plan else {
+        panic!("items form");
+    };
+    assert_eq!(items.plan_id, "plan-1");
+    let entries: Vec<(&str, String, String)> = items
+        .entries
+        .iter()
+        .map(|e| {
+            (
+                e.content.as_str(),
+                e.status.to_string(),
+                e.priority.to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        entries,
+        [
+            ("Draft", "pending".to_owned(), "medium".to_owned()),
+            ("Review", "pending".to_owned(), "medium".to_owned())
+        ]
+    );
+    let Step::Update(SessionUpdate::PlanUpdate(second)) = &steps[2] else {
+        panic!("a plan_update");
+    };
+    assert_eq!(
+        second.plan.plan_id(),
+        Some("plan-2"),
+        "a fresh id each time"
+    );
+    let Step::Update(SessionUpdate::PlanRemoved(removed)) = &steps[3] else {
+        panic!("a plan_removed, got {:?}", steps[3]);
+    };
+    assert_eq!(removed.plan_id, "plan-2", "the last one");
+    assert_eq!(
+        render(&steps[4]),
+        "message: /unplan: this session has no /plan2 plan to remove"
+    );
+}
+
+#[test]
+fn unplan_is_per_session_and_forgotten_with_it() {
+    let mut b = DemoBackend::new();
+    start(
+        &mut b,
+        "a",
+        "/plan2 A",
+        Posture::WorkspaceWrite,
+        ClientFs::default(),
+    );
+    run(&mut b, "a", 0);
+    start(
+        &mut b,
+        "b",
+        "/unplan",
+        Posture::WorkspaceWrite,
+        ClientFs::default(),
+    );
+    assert_eq!(
+        run(&mut b, "b", 0)[1],
+        "message: /unplan: this session has no /plan2 plan to remove"
+    );
+    b.forget_session("a");
+    start(
+        &mut b,
+        "a",
+        "/unplan",
+        Posture::WorkspaceWrite,
+        ClientFs::default(),
+    );
+    assert_eq!(
+        run(&mut b, "a", 0)[1],
+        "message: /unplan: this session has no /plan2 plan to remove"
+    );
+}
+
+#[test]
+fn subagent_announces_a_named_session_then_relays_its_text() {
+    let mut b = DemoBackend::new();
+    start(
+        &mut b,
+        S,
+        "/subagent scout Found 3 files\n/subagent critic Looks fine",
+        Posture::WorkspaceWrite,
+        ClientFs::default(),
+    );
+    let steps: Vec<Step> = (0..7).map(|_| b.step(S, Instant(0))).collect();
+    let mut expected = SubagentUpdate::new("subagent-1");
+    expected.title = Some(Some("scout".into()));
+    let mut idle = IdleState::default();
+    idle.stop_reason = Some(IdleStopReason::EndTurn);
+    expected.state = Some(Some(StateUpdate::Idle(idle)));
+    assert_eq!(
+        steps[1],
+        Step::Update(SessionUpdate::SubagentUpdate(expected))
+    );
+    let mut relayed = SessionMessage::new("message-2");
+    relayed.sender_session_id = Some(Some("subagent-1".into()));
+    relayed.recipient_session_id = Some(Some(S.into()));
+    relayed.content = Some(Some(vec![ContentBlock::text("Found 3 files")]));
+    assert_eq!(
+        steps[2],
+        Step::Update(SessionUpdate::SessionMessage(relayed))
+    );
+    let Step::Update(SessionUpdate::SubagentUpdate(second)) = &steps[3] else {
+        panic!("a second subagent");
+    };
+    assert_eq!(second.session_id, "subagent-3", "a session of its own");
+    // Relayed text is the subagent's, not counted as this session's: 57 bytes of prompt.
+    assert_eq!(render(&steps[5]), "usage: 57/1000000");
+    assert_eq!(render(&steps[6]), "end end_turn");
 }

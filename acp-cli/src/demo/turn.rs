@@ -6,7 +6,7 @@
 //! bounded work and a `/flood` of a million chunks is produced one chunk per call, only as fast
 //! as the driver can send them.
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 
 use acp_core::Instant;
 use acp_core::conn::agent::tool_key;
@@ -15,9 +15,10 @@ use acp_core::machine::permission::{
 };
 use acp_core::machine::turn::StopReason;
 use acp_core::schema::{
-    ContentBlock, ContentChunk, Cost, Diff, NoticeSeverity, Plan, PlanEntry, PlanEntryPriority,
-    PlanEntryStatus, SessionUpdate, ToolCall, ToolCallContent, ToolCallLocation, ToolCallStatus,
-    ToolCallUpdate, ToolContent, ToolKind,
+    ContentBlock, ContentChunk, Cost, Diff, IdleState, IdleStopReason, NoticeSeverity, Plan,
+    PlanEntry, PlanEntryPriority, PlanEntryStatus, PlanItems, PlanRemoved, PlanUpdate,
+    PlanUpdateContent, SessionMessage, SessionUpdate, StateUpdate, SubagentUpdate, ToolCall,
+    ToolCallContent, ToolCallLocation, ToolCallStatus, ToolCallUpdate, ToolContent, ToolKind,
 };
 
 use super::paths::{Roots, resolve_inside};
@@ -27,13 +28,19 @@ use crate::agent::backend::{ClientFs, FsVia, Reply, Step, TurnStart};
 use crate::agent::modes::Posture;
 use crate::store::{SessionHistory, TurnItem};
 
-/// What the turns of one connection share: the `*_always` memory and the tool call counter.
+/// What the turns of one connection share: the `*_always` memory, the counters of the ids
+/// handed out, and each session's last `/plan2` plan.
 #[derive(Debug)]
 pub struct Shared {
     /// Remembered `*_always` answers, per session per tool (kind and title).
     pub memory: PermissionMemory<Vec<Remembered>>,
     /// The number of the last tool call id handed out (`tool-1`, `tool-2`, …).
     pub last_tool: u64,
+    /// The number of the last id handed out for plans (`plan-N`), subagent sessions
+    /// (`subagent-N`) and messages (`message-N`): one counter, so no two ids look alike.
+    pub last_id: u64,
+    /// Each session's last `/plan2` plan id, for `/unplan`.
+    pub plans: HashMap<String, String>,
 }
 
 /// The most `*_always` answers remembered per connection; past it the oldest is forgotten,
@@ -45,6 +52,8 @@ impl Default for Shared {
         Self {
             memory: PermissionMemory::new(Vec::new(), MEMORY_LIMIT),
             last_tool: 0,
+            last_id: 0,
+            plans: HashMap::new(),
         }
     }
 }
@@ -302,9 +311,47 @@ impl DemoTurn {
                 self.update(update);
             }
             Command::Title(title) => self.update(reports::title_update(title)),
+            Command::Plan2(entries) => {
+                shared.last_id += 1;
+                let plan_id = format!("plan-{}", shared.last_id);
+                let entries = entries
+                    .into_iter()
+                    .map(|e| PlanEntry::new(e, PlanEntryPriority::Medium, PlanEntryStatus::Pending))
+                    .collect();
+                shared.plans.insert(self.session.clone(), plan_id.clone());
+                self.update(SessionUpdate::PlanUpdate(PlanUpdate::new(
+                    PlanUpdateContent::Items(PlanItems::new(plan_id, entries)),
+                )));
+            }
+            Command::Unplan => match shared.plans.remove(&self.session) {
+                Some(plan_id) => self.update(SessionUpdate::PlanRemoved(PlanRemoved::new(plan_id))),
+                None => self.update(message(
+                    "/unplan: this session has no /plan2 plan to remove".to_owned(),
+                )),
+            },
+            Command::Subagent { name, text } => self.subagent(shared, name, text),
             Command::BadArguments(text) => self.update(message(text)),
             Command::Unknown(name) => self.update(message(unknown_command_message(&name))),
         }
+    }
+
+    /// `/subagent NAME TEXT`: a subagent session titled NAME, idle after its work, then its
+    /// message TEXT relayed into this session.
+    fn subagent(&mut self, shared: &mut Shared, name: String, text: String) {
+        shared.last_id += 1;
+        let subagent = format!("subagent-{}", shared.last_id);
+        let mut announce = SubagentUpdate::new(subagent.clone());
+        announce.title = Some(Some(name));
+        let mut idle = IdleState::default();
+        idle.stop_reason = Some(IdleStopReason::EndTurn);
+        announce.state = Some(Some(StateUpdate::Idle(idle)));
+        self.update(SessionUpdate::SubagentUpdate(announce));
+        shared.last_id += 1;
+        let mut relayed = SessionMessage::new(format!("message-{}", shared.last_id));
+        relayed.sender_session_id = Some(Some(subagent));
+        relayed.recipient_session_id = Some(Some(self.session.clone()));
+        relayed.content = Some(Some(vec![ContentBlock::text(text)]));
+        self.update(SessionUpdate::SessionMessage(relayed));
     }
 
     /// `/read PATH`: a tool call of kind `read` that never asks (DESIGN.md §5).
