@@ -30,7 +30,9 @@ use acp_core::schema::{
 use acp_core::wire::ErrorCode;
 
 use super::backend::{Backend, ClientFs, FsVia, Reply, Step, TurnStart};
-use super::sessions::{CwdKind, SessionTable, check_additional_directories, check_cwd};
+use super::sessions::{
+    CwdKind, SessionTable, check_additional_directories, check_cwd, check_system_prompt,
+};
 use crate::demo::paths::Roots;
 use crate::store::{Deleted, Loaded, Saved, SessionHistory, SessionPage, StoreError};
 
@@ -67,7 +69,7 @@ pub fn agent_info() -> AgentInfo {
 
 /// The connection configuration of `acp-cli --acp --stdio`: sessions survive the process,
 /// so `session/load` and every session method are served; `additionalDirectories` are
-/// honoured.
+/// honoured and a `systemPrompt` (append mode) is kept with the session.
 pub fn agent_config() -> AgentConfig {
     let mut config = AgentConfig::new(agent_info());
     config.features.load_session = true;
@@ -76,6 +78,7 @@ pub fn agent_config() -> AgentConfig {
     config.features.session_close = true;
     config.features.session_delete = true;
     config.features.additional_directories = true;
+    config.features.system_prompt = true;
     config
 }
 
@@ -499,6 +502,7 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
                         session,
                         cwd: &state.cwd,
                         additional_directories: &state.additional_directories,
+                        system_prompt: state.system_prompt.as_deref(),
                         posture: state.posture,
                         client_fs: self.client_fs,
                         prompt: &prompt,
@@ -603,24 +607,40 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
     fn new_session(&mut self, ticket: Ticket, request: &NewSessionRequest) {
         let cwd = request.cwd.as_str();
         let directories = &request.additional_directories;
-        let checked = check_cwd(cwd, self.workspace.cwd_kind(cwd)).and_then(|()| {
-            check_additional_directories("session/new", directories, |path| {
-                self.workspace.cwd_kind(path)
+        let checked = check_cwd(cwd, self.workspace.cwd_kind(cwd))
+            .and_then(|()| {
+                check_additional_directories("session/new", directories, |path| {
+                    self.workspace.cwd_kind(path)
+                })
             })
-        });
-        if let Err(refusal) = checked {
-            tracing::info!(code = refusal.code.0, "session/new refused");
-            let _ = self.conn.reject(ticket, refusal.code, &refusal.message);
-            return;
-        }
+            .and_then(|()| {
+                request
+                    .system_prompt
+                    .as_ref()
+                    .map(|prompt| check_system_prompt("session/new", prompt))
+                    .transpose()
+            });
+        let system_prompt = match checked {
+            Ok(system_prompt) => system_prompt,
+            Err(refusal) => {
+                tracing::info!(code = refusal.code.0, "session/new refused");
+                let _ = self.conn.reject(ticket, refusal.code, &refusal.message);
+                return;
+            }
+        };
+        let requested = persist::Requested {
+            directories,
+            system_prompt: system_prompt.as_deref(),
+        };
         if let Some(selector) = self.persist.resume.take()
-            && self.resume_session(ticket, cwd, directories, &selector)
+            && self.resume_session(ticket, cwd, requested, &selector)
         {
             return;
         }
         let (id, answer) = self.sessions.open(cwd);
         if let Some(session) = self.sessions.get_mut(&id) {
             session.additional_directories.clone_from(directories);
+            session.system_prompt.clone_from(&system_prompt);
         }
         match self.conn.accept_new_session(ticket, &answer) {
             Ok(()) => {
@@ -628,6 +648,7 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
                 let model = self.sessions.get(&id).map(|s| s.model.clone());
                 let mut history = SessionHistory::new(id.clone(), model.unwrap_or_default());
                 history.additional_directories.clone_from(directories);
+                history.system_prompt = system_prompt;
                 self.persist.opened(history, cwd);
                 self.first_session(cwd);
                 self.session_opened(&id);

@@ -43,6 +43,8 @@ pub struct TurnStart<'a> {
     /// The session's `additionalDirectories`: absolute directories that count as inside the
     /// session, like the cwd.
     pub additional_directories: &'a [String],
+    /// The client's `systemPrompt` text (append mode), if it gave one.
+    pub system_prompt: Option<&'a str>,
     /// The session's permission posture (its mode); it cannot change during a turn.
     pub posture: Posture,
     /// The client's file capabilities.

@@ -13,8 +13,9 @@ use std::fmt;
 use std::hash::{BuildHasher, Hasher};
 
 use acp_core::schema::{
-    LoadSessionResponse, NewSessionResponse, SessionConfigOption, SessionConfigOptionCategory,
-    SessionConfigSelectOption, SessionConfigValue,
+    ContentBlock, LoadSessionResponse, NewSessionResponse, SessionConfigOption,
+    SessionConfigOptionCategory, SessionConfigSelectOption, SessionConfigValue, SystemPrompt,
+    SystemPromptMode,
 };
 use acp_core::wire::ErrorCode;
 
@@ -118,6 +119,37 @@ pub fn check_additional_directories(
     Ok(())
 }
 
+/// `systemPrompt` of `session/new`, `session/load` or `session/resume` (named by `method`):
+/// the demo advertises only the `append` mode and takes only `text` blocks, and the schema
+/// asks an agent to refuse what it cannot apply rather than fall back. Returns the prompt's
+/// text (blocks joined with newlines).
+pub fn check_system_prompt(method: &str, prompt: &SystemPrompt) -> Result<String, Refusal> {
+    if prompt.mode != SystemPromptMode::Append {
+        return Err(Refusal::invalid_params(format_args!(
+            "{method}.systemPrompt.mode '{}' is not supported; only 'append' is advertised",
+            prompt.mode
+        )));
+    }
+    if prompt.content.is_empty() {
+        return Err(Refusal::invalid_params(format_args!(
+            "{method}.systemPrompt.content must not be empty"
+        )));
+    }
+    let mut texts = Vec::with_capacity(prompt.content.len());
+    for (index, block) in prompt.content.iter().enumerate() {
+        match block {
+            ContentBlock::Text(text) => texts.push(text.text.as_str()),
+            other => {
+                return Err(Refusal::invalid_params(format_args!(
+                    "{method}.systemPrompt.content[{index}] must be a text block, got '{}'",
+                    other.type_name()
+                )));
+            }
+        }
+    }
+    Ok(texts.join("\n"))
+}
+
 /// One session as the application knows it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct AgentSession {
@@ -126,6 +158,8 @@ pub struct AgentSession {
     /// `additionalDirectories`: absolute, existing when the session opened; they count as
     /// inside the session for file tools.
     pub additional_directories: Vec<String>,
+    /// The client's `systemPrompt` text (append mode), if it gave one.
+    pub system_prompt: Option<String>,
     /// The mode id, as last set (a preset or any other id, which is only stored and echoed).
     pub mode_id: String,
     /// The permission posture: the last preset set (other mode ids leave it as it was).
@@ -142,6 +176,7 @@ impl AgentSession {
         Self {
             cwd: cwd.to_owned(),
             additional_directories: Vec::new(),
+            system_prompt: None,
             mode_id: Posture::default().id().to_owned(),
             posture: Posture::default(),
             provider: DEMO_PROVIDER.to_owned(),
@@ -393,6 +428,39 @@ mod tests {
         ];
         for (method, list, message) in cases {
             let refusal = check_additional_directories(method, &list, found).unwrap_err();
+            assert_eq!(refusal.code, ErrorCode::INVALID_PARAMS);
+            assert_eq!(refusal.message, message);
+        }
+    }
+
+    #[test]
+    fn a_system_prompt_must_be_append_mode_and_text_only() {
+        let text = |t: &str| ContentBlock::text(t);
+        let prompt = SystemPrompt::new(
+            SystemPromptMode::Append,
+            vec![text("Be brief."), text("Cite.")],
+        );
+        assert_eq!(
+            check_system_prompt("session/new", &prompt),
+            Ok("Be brief.\nCite.".to_owned())
+        );
+        let image = acp_core::schema::ContentBlock::Image(Default::default());
+        let cases = [
+            (
+                SystemPrompt::new(SystemPromptMode::Override, vec![text("x")]),
+                "Invalid params: session/new.systemPrompt.mode 'override' is not supported; only 'append' is advertised",
+            ),
+            (
+                SystemPrompt::new(SystemPromptMode::Append, vec![]),
+                "Invalid params: session/new.systemPrompt.content must not be empty",
+            ),
+            (
+                SystemPrompt::new(SystemPromptMode::Append, vec![text("x"), image]),
+                "Invalid params: session/new.systemPrompt.content[1] must be a text block, got 'image'",
+            ),
+        ];
+        for (prompt, message) in cases {
+            let refusal = check_system_prompt("session/new", &prompt).unwrap_err();
             assert_eq!(refusal.code, ErrorCode::INVALID_PARAMS);
             assert_eq!(refusal.message, message);
         }

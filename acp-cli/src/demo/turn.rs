@@ -130,6 +130,8 @@ pub struct DemoTurn {
     script: VecDeque<Command>,
     /// Turns the session finished before this one (what `/history` reports).
     finished_turns: usize,
+    /// Whether the client gave the session a system prompt (`/history` says so).
+    system_prompt: bool,
     ready: VecDeque<Step>,
     wait: Wait,
     /// Bytes of text the session has exchanged, this turn's updates so far included (what
@@ -154,6 +156,7 @@ impl DemoTurn {
             client_fs: start.client_fs,
             script: script.into(),
             finished_turns,
+            system_prompt: start.system_prompt.is_some(),
             ready: VecDeque::new(),
             wait: Wait::Nothing,
             exchanged: reports::exchanged_bytes(start.history),
@@ -296,7 +299,10 @@ impl DemoTurn {
             }
             Command::Stop(reason) => self.conclude(Step::End(reason)),
             Command::Error(text) => self.conclude(Step::Fail(text)),
-            Command::History => self.update(message(history_text(self.finished_turns))),
+            Command::History => self.update(message(history_text(
+                self.finished_turns,
+                self.system_prompt,
+            ))),
             Command::Notice { severity, title } => self.update(notice(severity, title)),
             Command::Usage { used, size, cost } => {
                 let mut update = reports::usage_update(used, size);
@@ -584,11 +590,16 @@ fn message(text: String) -> SessionUpdate {
     SessionUpdate::AgentMessageChunk(ContentChunk::new(ContentBlock::text(text)))
 }
 
-/// The answer to `/history`.
-pub fn history_text(finished_turns: usize) -> String {
-    match finished_turns {
+/// The answer to `/history`: the finished turns, and whether a system prompt is set.
+pub fn history_text(finished_turns: usize, system_prompt: bool) -> String {
+    let turns = match finished_turns {
         1 => "this session has 1 completed turn".to_owned(),
         n => format!("this session has {n} completed turns"),
+    };
+    if system_prompt {
+        format!("{turns}; a system prompt is set")
+    } else {
+        turns
     }
 }
 

@@ -12,7 +12,7 @@
 //!   "messages": [ OpenAI-format history: user / assistant (content, reasoning_content,
 //!                 tool_calls) / tool (tool_call_id, name, content) ],
 //!   "_acp": { "version": 1, "message_count": N, "mode": …, "additional_directories": […],
-//!             "turns": [ … ] }
+//!             "system_prompt": "…", "turns": [ … ] }
 //! }
 //! ```
 //!
@@ -235,9 +235,11 @@ impl SessionFile {
     /// The history the file holds, and a note when `_acp` had to be passed over.
     pub(crate) fn into_history(self) -> (SessionHistory, Option<String>) {
         let mut directories = Vec::new();
+        let mut system_prompt = None;
         let (turns, mode, note) = match self.extension.map(read_extension) {
             Some(Ok(extension)) if extension.message_count == self.messages.len() => {
                 directories = extension.additional_directories;
+                system_prompt = extension.system_prompt;
                 (extension.turns, extension.mode, None)
             }
             Some(Ok(_)) => (
@@ -263,6 +265,7 @@ impl SessionFile {
         history.mode = mode;
         history.active_skills = self.active_skills;
         history.additional_directories = directories;
+        history.system_prompt = system_prompt;
         (history, note)
     }
 }
@@ -283,6 +286,8 @@ struct ExtensionIn {
     mode: Option<String>,
     #[serde(default)]
     additional_directories: Vec<String>,
+    #[serde(default)]
+    system_prompt: Option<String>,
     turns: Vec<Turn>,
 }
 
@@ -294,6 +299,8 @@ struct ExtensionOut<'a> {
     mode: Option<&'a str>,
     #[serde(skip_serializing_if = "<[String]>::is_empty")]
     additional_directories: &'a [String],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    system_prompt: Option<&'a str>,
     turns: Vec<&'a Turn>,
 }
 
@@ -359,6 +366,7 @@ pub(crate) fn encode(
             message_count: messages.len(),
             mode: history.mode.as_deref(),
             additional_directories: &history.additional_directories,
+            system_prompt: history.system_prompt.as_deref(),
             turns,
         },
         messages,

@@ -24,6 +24,8 @@ pub struct SessionHistory {
     pub active_skills: Vec<String>,
     /// The session's `additionalDirectories` (kept in `_acp`; Agentao has no such field).
     pub additional_directories: Vec<String>,
+    /// The client's `systemPrompt` text (kept in `_acp`; Agentao has no such field).
+    pub system_prompt: Option<String>,
     turns: Vec<Turn>,
 }
 
@@ -67,6 +69,7 @@ impl SessionHistory {
             mode: None,
             active_skills: Vec::new(),
             additional_directories: Vec::new(),
+            system_prompt: None,
             turns: Vec::new(),
         }
     }

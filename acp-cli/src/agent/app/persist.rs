@@ -18,14 +18,16 @@ use acp_core::machine::Ticket;
 use acp_core::machine::turn::StopReason;
 use acp_core::schema::{
     CloseSessionResponse, ContentBlock, DeleteSessionResponse, ListSessionsRequest,
-    LoadSessionResponse, NewSessionResponse, SessionUpdate,
+    LoadSessionResponse, NewSessionResponse, SessionUpdate, SystemPrompt,
 };
 use acp_core::wire::ErrorCode;
 use serde::Deserialize;
 
 use super::{AgentApp, Workspace};
 use crate::agent::backend::Backend;
-use crate::agent::sessions::{CwdKind, check_additional_directories, check_cwd};
+use crate::agent::sessions::{
+    CwdKind, check_additional_directories, check_cwd, check_system_prompt,
+};
 use crate::store::{SessionHistory, StoreError, StoreWarning, replay};
 
 /// Most working directories remembered for `session/list` and `session/delete` without a
@@ -53,8 +55,20 @@ pub(super) struct Load {
     cwd: String,
     /// The session's additional directories, decided when the request came.
     directories: Vec<String>,
+    /// The session's system prompt, decided when the request came.
+    system_prompt: Option<String>,
     updates: VecDeque<SessionUpdate>,
     history: SessionHistory,
+}
+
+/// What a client asked for when it reopens a session (checked already): each replaces what
+/// was stored, and what it leaves out comes back from the stored session.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Requested<'a> {
+    /// `additionalDirectories`: a non-empty list is the complete list.
+    pub(super) directories: &'a [String],
+    /// `systemPrompt`'s text.
+    pub(super) system_prompt: Option<&'a str>,
 }
 
 /// The part of `session/load` and `session/resume` params this side needs (the connection
@@ -67,6 +81,9 @@ struct CwdParam {
     /// skipped.
     #[serde(default)]
     additional_directories: Option<serde_json::Value>,
+    /// Decoded by the connection already; `null` is absent.
+    #[serde(default)]
+    system_prompt: Option<SystemPrompt>,
 }
 
 impl CwdParam {
@@ -154,6 +171,7 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
         history
             .additional_directories
             .clone_from(&state.additional_directories);
+        history.system_prompt.clone_from(&state.system_prompt);
         match self.workspace.save_session(&state.cwd, history) {
             Ok(saved) => {
                 log_warnings(&saved.warnings);
@@ -195,7 +213,7 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
         &mut self,
         ticket: Ticket,
         cwd: &str,
-        requested: &[String],
+        requested: Requested<'_>,
         selector: &str,
     ) -> bool {
         let wanted = (!selector.is_empty()).then_some(selector);
@@ -211,7 +229,10 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
         log_warnings(&loaded.warnings);
         let mut history = loaded.history;
         history.additional_directories =
-            self.reopened_directories(requested, &history.additional_directories);
+            self.reopened_directories(requested.directories, &history.additional_directories);
+        if let Some(prompt) = requested.system_prompt {
+            history.system_prompt = Some(prompt.to_owned());
+        }
         let id = history.session_id().to_owned();
         if self.sessions.get(&id).is_some() || self.conn.session(&id).is_some() {
             tracing::warn!(
@@ -227,6 +248,7 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
             session
                 .additional_directories
                 .clone_from(&history.additional_directories);
+            session.system_prompt.clone_from(&history.system_prompt);
         }
         let mut answer = NewSessionResponse::default();
         answer.session_id = id.clone();
@@ -262,10 +284,10 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
         } else {
             "session/load"
         };
-        let (cwd, requested) = match serde_json::from_str::<CwdParam>(params) {
+        let (cwd, requested, prompt) = match serde_json::from_str::<CwdParam>(params) {
             Ok(param) => {
                 let requested = param.additional_directories();
-                (param.cwd, requested)
+                (param.cwd, requested, param.system_prompt)
             }
             Err(error) => {
                 let message = format!("Invalid params: {method}.cwd: {error}");
@@ -275,14 +297,26 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
                 return;
             }
         };
-        let checked = check_cwd(&cwd, self.workspace.cwd_kind(&cwd)).and_then(|()| {
-            check_additional_directories(method, &requested, |path| self.workspace.cwd_kind(path))
-        });
-        if let Err(refusal) = checked {
-            tracing::info!(code = refusal.code.0, method, "refused");
-            let _ = self.conn.reject(ticket, refusal.code, &refusal.message);
-            return;
-        }
+        let checked = check_cwd(&cwd, self.workspace.cwd_kind(&cwd))
+            .and_then(|()| {
+                check_additional_directories(method, &requested, |path| {
+                    self.workspace.cwd_kind(path)
+                })
+            })
+            .and_then(|()| {
+                prompt
+                    .as_ref()
+                    .map(|prompt| check_system_prompt(method, prompt))
+                    .transpose()
+            });
+        let system_prompt = match checked {
+            Ok(system_prompt) => system_prompt,
+            Err(refusal) => {
+                tracing::info!(code = refusal.code.0, method, "refused");
+                let _ = self.conn.reject(ticket, refusal.code, &refusal.message);
+                return;
+            }
+        };
         let loaded = match self.workspace.load_session(&cwd, Some(session)) {
             Ok(loaded) => loaded,
             Err(error) => {
@@ -296,6 +330,7 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
         log_warnings(&loaded.warnings);
         let directories =
             self.reopened_directories(&requested, &loaded.history.additional_directories);
+        let system_prompt = system_prompt.or_else(|| loaded.history.system_prompt.clone());
         let updates = if resume {
             VecDeque::new()
         } else {
@@ -313,6 +348,7 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
             session: session.to_owned(),
             cwd,
             directories,
+            system_prompt,
             updates,
             history: loaded.history,
         });
@@ -352,6 +388,7 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
             session,
             cwd,
             directories,
+            system_prompt,
             mut history,
             ..
         } = load;
@@ -362,8 +399,10 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
                 .open_stored(&session, &cwd, history.mode.as_deref(), &history.model);
         if let Some(state) = self.sessions.get_mut(&session) {
             state.additional_directories.clone_from(&directories);
+            state.system_prompt.clone_from(&system_prompt);
         }
         history.additional_directories = directories;
+        history.system_prompt = system_prompt;
         match self.conn.accept_load(ticket, &answer) {
             Ok(()) => {
                 tracing::info!(

@@ -649,3 +649,84 @@ fn a_stored_directory_that_is_gone_is_not_restored() {
         ["/data"]
     );
 }
+
+#[test]
+fn a_system_prompt_is_kept_with_the_session_and_history_mentions_it() {
+    let mut app = initialized();
+    let new = |id: u64, system_prompt: &str| {
+        format!(
+            "{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"session/new\",\"params\":{{\"cwd\":\"/p\",\"systemPrompt\":{system_prompt},\"mcpServers\":[]}}}}\n"
+        )
+    };
+    for (system_prompt, message) in [
+        (
+            r#"{"mode":"override","content":[{"type":"text","text":"x"}]}"#,
+            "Invalid params: session/new.systemPrompt.mode 'override' is not supported; only 'append' is advertised",
+        ),
+        (
+            r#"{"mode":"append","content":[]}"#,
+            "Invalid params: session/new.systemPrompt.content must not be empty",
+        ),
+        (
+            r#"{"mode":"append","content":[{"type":"resource_link","uri":"file:///a","name":"a"}]}"#,
+            "Invalid params: session/new.systemPrompt.content[0] must be a text block, got 'resource_link'",
+        ),
+    ] {
+        assert_eq!(
+            exchange(&mut app, 0, &new(2, system_prompt)),
+            format!(
+                "{{\"jsonrpc\":\"2.0\",\"id\":2,\"error\":{{\"code\":-32602,\"message\":\"{message}\"}}}}\n"
+            )
+        );
+    }
+    let out = exchange(
+        &mut app,
+        0,
+        &new(
+            2,
+            r#"{"mode":"append","content":[{"type":"text","text":"Be brief."}]}"#,
+        ),
+    );
+    assert!(out.contains(SID), "{out}");
+    assert_eq!(
+        app.sessions.get(SID).unwrap().system_prompt.as_deref(),
+        Some("Be brief.")
+    );
+    let out = exchange(&mut app, 0, &prompt("/history"));
+    assert!(
+        out.contains("\"text\":\"this session has 0 completed turns; a system prompt is set\""),
+        "{out}"
+    );
+    let saved = app.workspace.saved.borrow()[&("/p".to_owned(), SID.to_owned())].clone();
+    assert_eq!(saved.system_prompt.as_deref(), Some("Be brief."));
+
+    // Reloaded without one, the stored prompt comes back; a new one replaces it.
+    for (id, params, expected) in [
+        (5, "", "Be brief."),
+        (
+            7,
+            r#","systemPrompt":{"mode":"append","content":[{"type":"text","text":"Be kind."}]}"#,
+            "Be kind.",
+        ),
+    ] {
+        exchange(
+            &mut app,
+            0,
+            &format!(
+                "{{\"jsonrpc\":\"2.0\",\"id\":{},\"method\":\"session/close\",\"params\":{{\"sessionId\":\"{SID}\"}}}}\n",
+                id - 1
+            ),
+        );
+        exchange(
+            &mut app,
+            0,
+            &format!(
+                "{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"session/load\",\"params\":{{\"sessionId\":\"{SID}\",\"cwd\":\"/p\",\"mcpServers\":[]{params}}}}}\n"
+            ),
+        );
+        assert_eq!(
+            app.sessions.get(SID).unwrap().system_prompt.as_deref(),
+            Some(expected)
+        );
+    }
+}
