@@ -730,3 +730,39 @@ fn a_system_prompt_is_kept_with_the_session_and_history_mentions_it() {
         );
     }
 }
+
+#[test]
+fn resume_flag_restores_the_stored_directories_and_system_prompt_unless_the_request_gives_its_own()
+{
+    for (params, directories, system_prompt) in [
+        ("", vec!["/data"], "Stored."),
+        (
+            r#","additionalDirectories":["/p"],"systemPrompt":{"mode":"append","content":[{"type":"text","text":"New."}]}"#,
+            vec!["/p"],
+            "New.",
+        ),
+    ] {
+        let mut app = initialized();
+        let mut history = SessionHistory::new("sess_old", "demo");
+        history.record_user_prompt(&[acp_core::schema::ContentBlock::text("hi")]);
+        history.end_turn(acp_core::schema::StopReason::EndTurn);
+        history.additional_directories = vec!["/data".into()];
+        history.system_prompt = Some("Stored.".into());
+        app.workspace
+            .saved
+            .borrow_mut()
+            .insert(("/p".into(), "sess_old".into()), history);
+        app.resume_first_session("");
+        let out = exchange(
+            &mut app,
+            0,
+            &format!(
+                "{{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"session/new\",\"params\":{{\"cwd\":\"/p\",\"mcpServers\":[]{params}}}}}\n"
+            ),
+        );
+        assert!(out.contains("\"sessionId\":\"sess_old\""), "{out}");
+        let session = app.sessions.get("sess_old").expect("resumed");
+        assert_eq!(session.additional_directories, directories, "{params}");
+        assert_eq!(session.system_prompt.as_deref(), Some(system_prompt));
+    }
+}
