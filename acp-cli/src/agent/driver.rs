@@ -26,6 +26,7 @@ use super::local_fs;
 use super::logging::LogSink;
 use super::sessions::{CwdKind, SessionTable};
 use crate::demo::DemoBackend;
+use crate::demo::paths::Roots;
 use crate::host::clock::HostClock;
 use crate::store::{
     DEFAULT_PAGE_SIZE, Deleted, Loaded, Saved, SessionHistory, SessionPage, SessionStore,
@@ -59,12 +60,12 @@ impl Workspace for RealWorkspace {
         }
     }
 
-    fn read(&self, cwd: &str, path: &str) -> Result<String, String> {
-        local_fs::read_inside(cwd, path)
+    fn read(&self, roots: Roots<'_>, path: &str) -> Result<String, String> {
+        local_fs::read_inside(roots, path)
     }
 
-    fn write(&self, cwd: &str, path: &str, content: &str) -> Result<(), String> {
-        local_fs::write_inside(cwd, path, content)
+    fn write(&self, roots: Roots<'_>, path: &str, content: &str) -> Result<(), String> {
+        local_fs::write_inside(roots, path, content)
     }
 
     fn save_session(&self, cwd: &str, history: &mut SessionHistory) -> Result<Saved, StoreError> {

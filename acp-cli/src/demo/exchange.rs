@@ -41,7 +41,7 @@ const LINE_TIMEOUT: Duration = Duration::from_secs(20);
 /// agent's permission requests during it.
 const SCRIPT: &[(&str, &str, &str)] = &[
     (
-        "Plain text is echoed; /think, /plan and /echo send one update each",
+        "The first prompt names the session (session_info_update); plain text is echoed; /think, /plan and /echo send one update each; every turn ends with a usage_update",
         "Hello, agent!\n/think The user said hello.\n/plan Greet | Show a tool | Finish\n/echo Hi! Try the commands below.",
         "allow_once",
     ),
@@ -88,6 +88,21 @@ const SCRIPT: &[(&str, &str, &str)] = &[
     (
         "An unknown command answers with the list of commands",
         "/help",
+        "allow_once",
+    ),
+    (
+        "/notice, /usage and /title: a warning, usage figures with a cost, a new title",
+        "/notice warning Disk almost full\n/usage 1200 200000 0.42 USD\n/title Demo tour",
+        "allow_once",
+    ),
+    (
+        "/plan2 sends a plan by id (plan_update); /unplan removes it (plan_removed)",
+        "/plan2 Draft | Review\n/unplan",
+        "allow_once",
+    ),
+    (
+        "/subagent: a subagent session (subagent_update), then its message (session_message)",
+        "/subagent scout Found 3 files worth a look",
         "allow_once",
     ),
 ];
@@ -179,11 +194,15 @@ impl Demo {
         let id = send_request!(self, "initialize", &init);
         self.wait_for(id)?;
 
-        section("A session in the scratch directory: session/new")?;
+        section(
+            "A session in the scratch directory: session/new, then the commands it offers (available_commands_update)",
+        )?;
         let cwd = self.cwd.to_string_lossy().into_owned();
         let id = send_request!(self, "session/new", &NewSessionRequest::new(cwd));
         let answer = self.wait_for(id)?;
         let session = session_id(&answer).ok_or("session/new did not answer a sessionId")?;
+        // The agent sends its commands right after the answer (R-SESSION-8).
+        self.print_next_line()?;
 
         for (what, text, permission) in SCRIPT {
             section(what)?;
@@ -227,6 +246,18 @@ impl Demo {
             Ok(())
         } else {
             Err(format!("the agent exited with {status}"))
+        }
+    }
+
+    /// Prints the agent's next line.
+    fn print_next_line(&mut self) -> Result<(), String> {
+        match self.lines.recv_timeout(LINE_TIMEOUT) {
+            Ok(line) => {
+                println!("← {line}");
+                Ok(())
+            }
+            Err(RecvTimeoutError::Timeout) => Err(format!("no line within {LINE_TIMEOUT:?}")),
+            Err(RecvTimeoutError::Disconnected) => Err("the agent closed its stdout".into()),
         }
     }
 
