@@ -112,12 +112,19 @@ pub struct Glue {
     groups: Vec<u32>,
     /// Events that came up while a command (prompt, answer) was carried out.
     backlog: Vec<(String, AgentEvent)>,
+    /// The links do not offer `fs/*` to their agents (`acp-cli client --no-fs`).
+    no_fs: bool,
 }
 
 impl Glue {
     /// No connections yet.
     pub fn new() -> Glue {
         Glue::default()
+    }
+
+    /// Links opened from now on offer `fs/*` to their agents (the default) or not.
+    pub fn offer_fs(&mut self, on: bool) {
+        self.no_fs = !on;
     }
 
     /// Server `name`'s link, while it has one.
@@ -166,7 +173,7 @@ impl Glue {
                 if let Some(pid) = runner.supervisor().server(&server).and_then(|l| l.pid()) {
                     self.groups.push(pid);
                 }
-                self.links.insert(server.clone(), Link::open(&cwd));
+                self.links.insert(server.clone(), Link::open_with(&cwd, !self.no_fs));
                 let _ = runner.handle(&server, Input::HandshakeStarted);
                 self.pump(runner, &server, &mut out).await;
             }
