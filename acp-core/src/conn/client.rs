@@ -732,6 +732,7 @@ fn send_named<S: ClientStorage, P: Serialize + ?Sized>(
     let row = OurRequest {
         id,
         method: out.method,
+        empty_result: empty_result(name),
     };
     if core.requests.try_push(row).is_err() {
         let _ = core.pending.withdraw(id);
@@ -790,6 +791,23 @@ fn write_cancel<O: crate::wire::frame::Storage>(outbox: &mut Outbox<O>, session:
             }),
         )
     });
+}
+
+/// Whether the result of `method` (a request a client sends) is an object whose members are
+/// all optional, so `{}` is a whole answer: a `null` result there is read as `{}` (some SDKs
+/// answer `null`; DESIGN.md §4.1 "empty results"). Without `alloc` the method table is not
+/// built, so the names are listed here; a test holds them to the table.
+pub fn empty_result(method: &str) -> bool {
+    matches!(
+        method,
+        "authenticate"
+            | "logout"
+            | "session/load"
+            | "session/resume"
+            | "session/close"
+            | "session/delete"
+            | "session/set_mode"
+    )
 }
 
 /// The id to echo, from the raw JSON text kept by the owed table.
@@ -882,8 +900,12 @@ impl<S: ClientStorage> Core<S> {
     }
 
     fn take_method(&mut self, id: RequestId) -> Option<ClientMethod> {
+        self.take_request(id).map(|r| r.method)
+    }
+
+    fn take_request(&mut self, id: RequestId) -> Option<OurRequest> {
         let index = self.requests.rows().iter().position(|r| r.id == id)?;
-        Some(self.requests.remove_at(index).method)
+        Some(self.requests.remove_at(index))
     }
 
     fn push(&mut self, event: ClientEvent) {
@@ -1064,8 +1086,14 @@ impl<S: ClientStorage> Core<S> {
                 self.violation(Violation::LateResponse { request: id });
             }
             ResponseVerdict::Settled(settled) => {
-                let method = self.take_method(settled.id).unwrap_or(ClientMethod::Other);
+                let row = self.take_request(settled.id);
+                let method = row.map_or(ClientMethod::Other, |r| r.method);
+                let empty_result = row.is_some_and(|r| r.empty_result);
                 let result = match response.outcome {
+                    // DESIGN §4.1 "empty results": some SDKs answer `null` where `{}` is meant.
+                    Outcome::Result(result) if empty_result && result.is_null() => {
+                        Ok(RawValue::EMPTY_OBJECT)
+                    }
                     Outcome::Result(result) => Ok(result),
                     Outcome::Error(error) => Err(Failure::Error {
                         code: error.code,

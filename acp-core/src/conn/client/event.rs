@@ -372,7 +372,8 @@ pub enum ClientEvent {
         request: RequestId,
         /// Its method.
         method: ClientMethod,
-        /// The result, as sent.
+        /// The result, as sent (a `null` where every member is optional reads `{}`: see
+        /// [`empty_result`](super::empty_result)).
         result: Payload,
     },
     /// A request other than `initialize` and `session/prompt` failed. For `session/new`,
