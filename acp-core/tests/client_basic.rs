@@ -241,12 +241,18 @@ fn load_and_resume_are_gated_on_the_agents_capabilities() {
     assert_eq!(
         host.conn
             .load_session(Instant(0), "old", "/w", NO_MCP_SERVERS),
-        Err(UsageError::CapabilityNotAdvertised)
+        Err(UsageError::NotAdvertised {
+            method: "session/load",
+            needs: "agentCapabilities.loadSession"
+        })
     );
     assert_eq!(
         host.conn
             .resume_session(Instant(0), "old", "/w", NO_MCP_SERVERS),
-        Err(UsageError::CapabilityNotAdvertised)
+        Err(UsageError::NotAdvertised {
+            method: "session/resume",
+            needs: "agentCapabilities.sessionCapabilities.resume"
+        })
     );
     assert!(host.sent().is_empty());
 

@@ -8,8 +8,10 @@
 //!
 //! - `initialize` sends `clientInfo` and the capabilities the application serves, checks the
 //!   negotiated `protocolVersion` (only 1) and records the agent's capabilities; nothing else
-//!   is sent before its answer. `session/load` and `session/resume` are refused locally
-//!   unless the agent advertised them.
+//!   is sent before its answer. Optional methods (`session/load`, `session/list`,
+//!   `session/resume`, `session/close`, `session/delete`, `logout`, `authenticate`,
+//!   `_agentao.cn/set_model`) and prompt content beyond text and resource links are refused
+//!   locally ([`UsageError::NotAdvertised`]) unless the agent advertised them.
 //! - Every request we send is settled exactly once: by its answer, an error, a malformed
 //!   answer, its deadline, or EOF, which fails every pending request at once (Agentao's
 //!   client waits for each timeout: its bug 17).
@@ -376,7 +378,7 @@ impl<S: ClientStorage> ClientConnection<S> {
     }
 
     /// Sends `session/load` of `session_id`; only if the agent advertised `loadSession`
-    /// ([`UsageError::CapabilityNotAdvertised`]). History arrives as updates in context
+    /// ([`UsageError::NotAdvertised`]). History arrives as updates in context
     /// [`UpdateContext::Replay`], then [`ClientEvent::SessionOpened`].
     pub fn load_session<M: Serialize + ?Sized>(
         &mut self,
@@ -386,14 +388,12 @@ impl<S: ClientStorage> ClientConnection<S> {
         mcp_servers: &M,
     ) -> Result<RequestId, UsageError> {
         self.core.begin_ready(now)?;
-        self.core
-            .handshake
-            .require_peer(Capabilities::LOAD_SESSION)?;
+        self.core.require("session/load")?;
         self.open_existing(ClientMethod::LoadSession, session_id, cwd, mcp_servers)
     }
 
     /// Sends `session/resume` of `session_id`; only if the agent advertised
-    /// `sessionCapabilities.resume` ([`UsageError::CapabilityNotAdvertised`]).
+    /// `sessionCapabilities.resume` ([`UsageError::NotAdvertised`]).
     pub fn resume_session<M: Serialize + ?Sized>(
         &mut self,
         now: Instant,
@@ -402,9 +402,7 @@ impl<S: ClientStorage> ClientConnection<S> {
         mcp_servers: &M,
     ) -> Result<RequestId, UsageError> {
         self.core.begin_ready(now)?;
-        if !self.core.features.resume {
-            return Err(UsageError::CapabilityNotAdvertised);
-        }
+        self.core.require("session/resume")?;
         self.open_existing(ClientMethod::ResumeSession, session_id, cwd, mcp_servers)
     }
 
@@ -508,6 +506,13 @@ impl<S: ClientStorage> ClientConnection<S> {
     /// Sends any other request (`authenticate`, `session/list`, `_agentao.cn/set_model`, an
     /// extension) after `initialize`. Answered by [`ClientEvent::Answered`] or
     /// [`ClientEvent::Failed`] with [`ClientMethod::Other`].
+    ///
+    /// An optional method the agent did not advertise is refused locally with
+    /// [`UsageError::NotAdvertised`] naming what it needs, and nothing is sent:
+    /// `session/load` (`loadSession`), `session/list`, `session/resume`, `session/close`,
+    /// `session/delete` (`sessionCapabilities.*`), `logout` (`auth.logout`), `authenticate`
+    /// (a non-empty `authMethods`) and `_agentao.cn/set_model` (listed in the agent's
+    /// `_meta` extensions).
     pub fn request<P: Serialize + ?Sized>(
         &mut self,
         now: Instant,
@@ -515,6 +520,7 @@ impl<S: ClientStorage> ClientConnection<S> {
         params: &P,
     ) -> Result<RequestId, UsageError> {
         self.core.begin_ready(now)?;
+        self.core.require(method)?;
         let out = Outgoing::new(ClientMethod::Other, None, self.core.config.request_timeout);
         send_named(&mut self.core, &mut self.transport, out, method, params)
     }
@@ -754,10 +760,23 @@ fn send_named<S: ClientStorage, P: Serialize + ?Sized>(
         core.forget(id);
         return Err(error);
     }
+    let before = transport.outbox_ref().len();
     let written = transport
         .outbox()
-        .push_line(|s| write_request(s, id.0, name, Some(params)));
-    if written.is_err() {
+        .push_line(|s| write_request(s, id.0, name, Some(params)))
+        .map_err(|_| UsageError::OutboxFull)
+        .and_then(|()| {
+            if out.method != ClientMethod::Prompt {
+                return Ok(());
+            }
+            let line = &transport.outbox_ref().pending()[before..];
+            let (allowed, written) = (core.prompt_content_advertised(line), line.len());
+            if allowed.is_err() {
+                transport.outbox().retract(written);
+            }
+            allowed
+        });
+    if let Err(error) = written {
         match (out.session_input, out.session) {
             (SessionStart::New | SessionStart::Existing, _) => {
                 let _ = core.sessions.handle(now, SessionInput::OpenFailed { req });
@@ -774,7 +793,7 @@ fn send_named<S: ClientStorage, P: Serialize + ?Sized>(
             _ => {}
         }
         core.forget(id);
-        return Err(UsageError::OutboxFull);
+        return Err(error);
     }
     Ok(id)
 }
@@ -876,6 +895,105 @@ impl<S: ClientStorage> Core<S> {
             Init::Failed => Err(UsageError::HandshakeFailed),
             Init::NotSent | Init::InFlight(_) => Err(UsageError::NotInitialized),
         }
+    }
+
+    /// Whether the agent advertised what sending `method` needs (DESIGN §4 "other v1
+    /// methods": an agent answers `-32601` for what it does not advertise, so asking is a
+    /// local mistake).
+    fn require(&self, method: &str) -> Result<(), UsageError> {
+        let f = self.features;
+        let peer = self.handshake.peer();
+        let (advertised, method, needs) = match method {
+            "session/load" => (
+                peer.contains(Capabilities::LOAD_SESSION),
+                "session/load",
+                "agentCapabilities.loadSession",
+            ),
+            "session/list" => (
+                f.list,
+                "session/list",
+                "agentCapabilities.sessionCapabilities.list",
+            ),
+            "session/resume" => (
+                f.resume,
+                "session/resume",
+                "agentCapabilities.sessionCapabilities.resume",
+            ),
+            "session/close" => (
+                f.close,
+                "session/close",
+                "agentCapabilities.sessionCapabilities.close",
+            ),
+            "session/delete" => (
+                f.delete,
+                "session/delete",
+                "agentCapabilities.sessionCapabilities.delete",
+            ),
+            "logout" => (f.logout, "logout", "agentCapabilities.auth.logout"),
+            "authenticate" => (f.authenticate, "authenticate", "a non-empty authMethods"),
+            "_agentao.cn/set_model" => (
+                peer.contains(Capabilities::SET_MODEL),
+                "_agentao.cn/set_model",
+                "_agentao.cn/set_model in _meta[\"_agentao.cn/extensions\"]",
+            ),
+            _ => return Ok(()),
+        };
+        if advertised {
+            Ok(())
+        } else {
+            Err(UsageError::NotAdvertised { method, needs })
+        }
+    }
+
+    /// Whether every block of the `session/prompt` line we just wrote is of a type the agent
+    /// takes: `text` and `resource_link` always, `image`, `audio` and `resource` only when
+    /// advertised in `promptCapabilities` (DESIGN §4 "session/prompt").
+    fn prompt_content_advertised(&self, line: &[u8]) -> Result<(), UsageError> {
+        let peer = self.handshake.peer();
+        let every = Capabilities::PROMPT_IMAGE
+            .with(Capabilities::PROMPT_AUDIO, true)
+            .with(Capabilities::PROMPT_EMBEDDED_CONTEXT, true);
+        if peer.contains(every) {
+            return Ok(());
+        }
+        let blocks = core::str::from_utf8(line)
+            .ok()
+            .and_then(|text| crate::wire::json::parse_value(text.trim_end()).ok())
+            .and_then(|request| peek::path(request, &["params", "prompt"]));
+        let Some(blocks) = blocks else {
+            return Ok(());
+        };
+        for block in blocks.elements() {
+            let Some(kind) = block.get_field("type").and_then(|t| t.as_str()) else {
+                continue;
+            };
+            let needed = [
+                (
+                    "image",
+                    Capabilities::PROMPT_IMAGE,
+                    "agentCapabilities.promptCapabilities.image",
+                ),
+                (
+                    "audio",
+                    Capabilities::PROMPT_AUDIO,
+                    "agentCapabilities.promptCapabilities.audio",
+                ),
+                (
+                    "resource",
+                    Capabilities::PROMPT_EMBEDDED_CONTEXT,
+                    "agentCapabilities.promptCapabilities.embeddedContext",
+                ),
+            ];
+            for (name, flag, needs) in needed {
+                if kind.eq_str(name) && !peer.contains(flag) {
+                    return Err(UsageError::NotAdvertised {
+                        method: "session/prompt",
+                        needs,
+                    });
+                }
+            }
+        }
+        Ok(())
     }
 
     /// The busy gate for mode and config changes.

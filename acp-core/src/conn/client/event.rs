@@ -142,6 +142,12 @@ pub struct AgentFeatures {
     pub list: bool,
     /// `agentCapabilities.sessionCapabilities.close`: `session/close`.
     pub close: bool,
+    /// `agentCapabilities.sessionCapabilities.delete`: `session/delete`.
+    pub delete: bool,
+    /// `agentCapabilities.auth.logout`: `logout`.
+    pub logout: bool,
+    /// A non-empty `authMethods`: `authenticate`.
+    pub authenticate: bool,
 }
 
 /// Why a request of ours did not get a usable result.
