@@ -173,7 +173,8 @@ impl Glue {
                 if let Some(pid) = runner.supervisor().server(&server).and_then(|l| l.pid()) {
                     self.groups.push(pid);
                 }
-                self.links.insert(server.clone(), Link::open_with(&cwd, !self.no_fs));
+                self.links
+                    .insert(server.clone(), Link::open_with(&cwd, !self.no_fs));
                 let _ = runner.handle(&server, Input::HandshakeStarted);
                 self.pump(runner, &server, &mut out).await;
             }
