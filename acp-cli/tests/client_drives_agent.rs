@@ -527,6 +527,9 @@ fn drive_the_other_methods(results: &mut Results) {
         format!(r#"{{"sessionId":{session},"model":"tiny"}}"#),
     );
     call(&mut agent, 7, "session/list", "{}".into());
+    // `session/cancel` sent as a request (Agentao's form) has no result type; it answers `{}`.
+    let cancelled = call(&mut agent, 14, "session/cancel", by_id.clone());
+    assert_eq!(cancelled["result"], json!({}));
     call(&mut agent, 8, "session/close", by_id.clone());
     call(&mut agent, 9, "session/load", reopen.clone());
     call(&mut agent, 10, "session/close", by_id.clone());

@@ -563,9 +563,11 @@ fn a_null_result_reads_as_empty_where_every_member_is_optional() {
         ));
         let events = host.events();
         match events.as_slice() {
-            [ClientEvent::Answered {
-                request, result, ..
-            }] => {
+            [
+                ClientEvent::Answered {
+                    request, result, ..
+                },
+            ] => {
                 assert_eq!(*request, id);
                 result.as_json().map(str::to_owned)
             }
@@ -581,7 +583,11 @@ fn a_null_result_reads_as_empty_where_every_member_is_optional() {
     ] {
         let params: serde_json::Value = serde_json::from_str(params).unwrap();
         let id = host.conn.request(Instant(0), method, &params).unwrap();
-        assert_eq!(answer_null(&mut host, id).as_deref(), Some("{}"), "{method}");
+        assert_eq!(
+            answer_null(&mut host, id).as_deref(),
+            Some("{}"),
+            "{method}"
+        );
     }
     // `session/list` needs `sessions`: its `null` stays as sent, for the application to refuse.
     let id = host
@@ -596,9 +602,17 @@ fn a_null_result_reads_as_empty_where_every_member_is_optional() {
         .load_session(Instant(0), "old", "/w", NO_MCP_SERVERS)
         .unwrap();
     host.sent();
-    host.agent(&format!(r#"{{"jsonrpc":"2.0","id":{},"result":null}}"#, id.0));
+    host.agent(&format!(
+        r#"{{"jsonrpc":"2.0","id":{},"result":null}}"#,
+        id.0
+    ));
     let events = host.events();
-    let [ClientEvent::SessionOpened { session, result, .. }] = events.as_slice() else {
+    let [
+        ClientEvent::SessionOpened {
+            session, result, ..
+        },
+    ] = events.as_slice()
+    else {
         panic!("{events:?}")
     };
     assert_eq!((session.as_str(), result.as_json()), ("old", Some("{}")));

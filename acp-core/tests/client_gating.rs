@@ -45,7 +45,10 @@ fn gated(method: &str, params: Value, advertised: Value, needs: &'static str, me
         }
     );
     assert_eq!(refused.to_string(), message);
-    assert!(host.conn.outbox().pending().is_empty(), "{method}: bytes were written");
+    assert!(
+        host.conn.outbox().pending().is_empty(),
+        "{method}: bytes were written"
+    );
     assert_eq!(host.conn.requests_in_flight(), 0);
 
     let mut host = ready(advertised);
@@ -204,7 +207,9 @@ fn prompt_gated(blocks: Value, flag: &str, needs: &'static str) {
     );
     assert_eq!(
         refused.to_string(),
-        format!("session/prompt needs {needs}, which the agent did not advertise; nothing was sent")
+        format!(
+            "session/prompt needs {needs}, which the agent did not advertise; nothing was sent"
+        )
     );
     assert!(host.conn.outbox().pending().is_empty());
     assert_eq!(host.conn.requests_in_flight(), 0);
