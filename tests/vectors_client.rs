@@ -282,7 +282,12 @@ impl Harness for Client {
     fn client(&mut self, command: &Value) -> Result<(), String> {
         let result = self.run(command)?;
         let expected = command.get("error").and_then(Value::as_str);
-        let got = result.err().map(|e| format!("{e:?}"));
+        // The variant's name only: `NotAdvertised { method, needs }` is `NotAdvertised`.
+        let got = result.err().map(|e| {
+            let debug = format!("{e:?}");
+            let name = debug.split([' ', '(', '{']).next().unwrap_or_default();
+            name.to_owned()
+        });
         self.pump();
         if got.as_deref() != expected {
             return Err(format!(
