@@ -211,6 +211,9 @@ impl Client {
             "set_config_option" => conn
                 .set_config_option(now, &s("sessionId"), &s("configId"), &command["value"])
                 .map(drop),
+            "request" => conn
+                .request(now, &s("method"), &command["params"])
+                .map(drop),
             "respond_permission" => {
                 let ticket = self.ticket(command)?;
                 let option = s("optionId");
