@@ -213,6 +213,13 @@ fn prompt_gated(blocks: Value, flag: &str, needs: &'static str) {
     );
     assert!(host.conn.outbox().pending().is_empty());
     assert_eq!(host.conn.requests_in_flight(), 0);
+    // The same blocks through `request()` are refused the same way.
+    let params = json!({"sessionId": "s1", "prompt": blocks});
+    assert_eq!(
+        host.conn.request(Instant(0), "session/prompt", &params),
+        Err(refused)
+    );
+    assert!(host.conn.outbox().pending().is_empty());
     // No turn was started: a text prompt goes out right after.
     host.conn.prompt_text(Instant(0), "s1", "hi").unwrap();
     assert_eq!(host.sent().len(), 1);

@@ -425,8 +425,9 @@ impl<S: ClientStorage> ClientConnection<S> {
 
     /// Sends `session/prompt` with `prompt` as the content blocks (anything that serializes
     /// as a JSON array of `ContentBlock`s). One turn per session
-    /// ([`UsageError::TurnInProgress`]). Answered by [`ClientEvent::TurnEnded`]; the prompt
-    /// deadline is [`ClientConfig::prompt_timeout`].
+    /// ([`UsageError::TurnInProgress`]). `image`, `audio` and `resource` blocks need the
+    /// agent's `promptCapabilities` ([`UsageError::NotAdvertised`], nothing sent). Answered
+    /// by [`ClientEvent::TurnEnded`]; the prompt deadline is [`ClientConfig::prompt_timeout`].
     pub fn prompt<P: Serialize + ?Sized>(
         &mut self,
         now: Instant,
@@ -512,7 +513,8 @@ impl<S: ClientStorage> ClientConnection<S> {
     /// `session/load` (`loadSession`), `session/list`, `session/resume`, `session/close`,
     /// `session/delete` (`sessionCapabilities.*`), `logout` (`auth.logout`), `authenticate`
     /// (a non-empty `authMethods`) and `_agentao.cn/set_model` (listed in the agent's
-    /// `_meta` extensions).
+    /// `_meta` extensions); so is a `session/prompt` with image, audio or resource blocks the
+    /// agent's `promptCapabilities` do not allow, as with [`ClientConnection::prompt`].
     pub fn request<P: Serialize + ?Sized>(
         &mut self,
         now: Instant,
@@ -766,7 +768,8 @@ fn send_named<S: ClientStorage, P: Serialize + ?Sized>(
         .push_line(|s| write_request(s, id.0, name, Some(params)))
         .map_err(|_| UsageError::OutboxFull)
         .and_then(|()| {
-            if out.method != ClientMethod::Prompt {
+            // Typed or through `request()`, a prompt carries only advertised content.
+            if name != "session/prompt" {
                 return Ok(());
             }
             let line = &transport.outbox_ref().pending()[before..];
