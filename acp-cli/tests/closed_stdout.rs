@@ -168,7 +168,14 @@ fn client_stops_the_agent_and_ends_quietly() {
         "",
     );
     assert_quiet("client", &ended);
-    assert_eq!(ended.stderr, "Sending to acp-cli...\n");
+    // stderr carries what the agent told the client before the turn's text, and nothing else.
+    assert_eq!(
+        ended.stderr,
+        "Sending to acp-cli...\n\
+         commands: /echo /think /plan /tool /read /write /ask /sleep /flood /stop /error \
+         /history /notice /usage /title /plan2 /unplan /subagent\n\
+         title: /echo first chunk\n"
+    );
 }
 
 #[test]

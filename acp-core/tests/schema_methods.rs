@@ -419,3 +419,29 @@ fn every_tool_kind_and_enum_value_round_trips() {
     assert_eq!(ToolKind::NAMES.len(), 10);
     assert_eq!(StopReason::NAMES.len(), 5);
 }
+
+#[test]
+fn empty_results_are_the_schemas_objects_with_only_optional_members() {
+    // R-RPC-5: where `{}` is a whole answer, `null` reads as `{}`.
+    let root = schema();
+    for method in Method::ALL {
+        let Some(result) = method.result_type() else {
+            continue;
+        };
+        let expected = match root["$defs"].get(result) {
+            Some(def) => {
+                def["type"] == "object"
+                    && def.get("required").is_none()
+                    && ["anyOf", "oneOf", "allOf"]
+                        .iter()
+                        .all(|k| def.get(k).is_none())
+            }
+            // Agentao's extensions: their results have required members.
+            None => false,
+        };
+        assert_eq!(method.empty_result(), expected, "{}", method.name());
+        if expected {
+            assert_valid(result, &json("{}"));
+        }
+    }
+}

@@ -56,8 +56,9 @@ pub const EXIT_INTERRUPTED: i32 = 130;
         acp-cli client --prompt 'list the files' -- my-agent --stdio\n  \
         echo 'review main.rs' | acp-cli client --approve allow --cwd ./proj -- python agent.py\n\n\
         The answer goes to stdout; thoughts, plans, tool calls and the stop reason to stderr.\n\
-        The agent may read and write files inside --cwd only. Ctrl-C cancels the turn; a second\n\
-        Ctrl-C stops the agent. Exit status: 0 when the turn ended, 1 on failure, 130 after Ctrl-C."
+        Through the client the agent may read and write files inside --cwd only; with --no-fs\n\
+        it works on files itself. Ctrl-C cancels the turn; a second Ctrl-C stops the agent.\n\
+        Exit status: 0 when the turn ended, 1 on failure, 130 after Ctrl-C."
 )]
 pub struct ClientArgs {
     /// The session's working directory (default: the current directory).
@@ -74,6 +75,10 @@ pub struct ClientArgs {
     /// The prompt (default: all of stdin).
     #[arg(long, value_name = "TEXT")]
     pub prompt: Option<String>,
+    /// Do not offer `fs/read_text_file` and `fs/write_text_file` to the agent (no `fs`
+    /// client capability): the agent then reads and writes files itself.
+    #[arg(long)]
+    pub no_fs: bool,
     /// The agent's command line. It runs in --cwd; a program path with a slash is taken
     /// from the current directory.
     #[arg(last = true, required = true, value_name = "AGENT")]
@@ -221,9 +226,11 @@ impl Client {
             StopTimings::default(),
             std::process::id(),
         );
+        let mut glue = Glue::new();
+        glue.offer_fs(!args.no_fs);
         Client {
             runner,
-            glue: Glue::new(),
+            glue,
             name,
             prompt,
             approve,

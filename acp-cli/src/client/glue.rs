@@ -115,12 +115,19 @@ pub struct Glue {
     asked: BTreeMap<(String, Ticket), InteractionId>,
     /// Events that came up while a command (prompt, answer) was carried out.
     backlog: Vec<(String, AgentEvent)>,
+    /// The links do not offer `fs/*` to their agents (`acp-cli client --no-fs`).
+    no_fs: bool,
 }
 
 impl Glue {
     /// No connections yet.
     pub fn new() -> Glue {
         Glue::default()
+    }
+
+    /// Links opened from now on offer `fs/*` to their agents (the default) or not.
+    pub fn offer_fs(&mut self, on: bool) {
+        self.no_fs = !on;
     }
 
     /// Server `name`'s link, while it has one.
@@ -149,7 +156,8 @@ impl Glue {
                     .map(|c| PathBuf::from(c.resolve_cwd(&runner.project_root().to_string_lossy())))
                     .unwrap_or_else(|| runner.project_root().to_path_buf());
                 let cwd = std::path::absolute(&cwd).unwrap_or(cwd);
-                self.links.insert(server.clone(), Link::open(&cwd));
+                self.links
+                    .insert(server.clone(), Link::open_with(&cwd, !self.no_fs));
                 let _ = runner.handle(&server, Input::HandshakeStarted);
                 self.pump(runner, &server, &mut out).await;
             }

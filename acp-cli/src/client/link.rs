@@ -123,11 +123,18 @@ impl std::fmt::Debug for Link {
 pub const CLIENT_NAME: &str = "acp-cli";
 
 impl Link {
-    /// A link that has sent `initialize`; the session will be opened in `cwd` (absolute).
+    /// A link that has sent `initialize` offering `fs/*`; the session will be opened in
+    /// `cwd` (absolute).
     pub fn open(cwd: &Path) -> Link {
+        Link::open_with(cwd, true)
+    }
+
+    /// Like [`Link::open`]; `offer_fs: false` advertises no `fs` capability, so the agent
+    /// works on files itself (and the link answers any `fs/*` request `-32601`).
+    pub fn open_with(cwd: &Path, offer_fs: bool) -> Link {
         let serves = Serves {
-            fs_read: true,
-            fs_write: true,
+            fs_read: offer_fs,
+            fs_write: offer_fs,
             ask_user: true,
             ..Serves::NOTHING
         };
@@ -376,7 +383,8 @@ impl Link {
                 format!("cannot write {}: {e}", path.display()),
             )
         })?;
-        Ok(Value::Null)
+        // The schema's WriteTextFileResponse is an object: `{}`, never `null`.
+        Ok(Value::Object(serde_json::Map::new()))
     }
 
     /// The request's `path`, if it is absolute and lies inside the session's directory
