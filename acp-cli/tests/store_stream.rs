@@ -175,5 +175,8 @@ fn the_streamed_file_is_byte_for_byte_what_the_in_memory_encoder_wrote() {
     );
     // Loading it back gives the same turns.
     let loaded = store.load(history.session_id()).unwrap();
-    assert_eq!(loaded.history.turns(), history.turns()[..40].to_vec().as_slice());
+    assert_eq!(
+        loaded.history.turns(),
+        history.turns()[..40].to_vec().as_slice()
+    );
 }
