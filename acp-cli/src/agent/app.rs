@@ -182,6 +182,7 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
         self.turns.clear();
         self.asked.clear();
         self.persist.loads.clear();
+        self.persist.replays.clear();
     }
 
     /// The clock reached `now`: deadlines of requests and sleeps.
@@ -239,7 +240,10 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
         if self.conn.is_closed() {
             return;
         }
+        // Replays first: a turn steps only while the outbox has room, so a resumed session's
+        // new turn follows the whole of its history.
         self.progress_loads();
+        self.progress_replays();
         // Sleepers whose time has come.
         for wait in self.turns.values_mut() {
             if matches!(wait, TurnWait::Until(at) if *at <= now) {

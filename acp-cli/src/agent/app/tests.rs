@@ -379,3 +379,85 @@ fn a_long_replay_waits_for_the_client_to_read_and_the_answer_comes_last() {
     assert!(answer.contains("\"configOptions\""), "{answer}");
     assert!(answer.contains("\"modes\""), "{answer}");
 }
+
+#[test]
+fn resume_answers_session_new_then_replays_and_a_prompt_sent_meanwhile_waits_for_the_replay() {
+    let limits = Limits {
+        outbox_limit: 64 * 1024,
+        outbox_high_water: 16 * 1024,
+        ..Limits::default()
+    };
+    let workspace = workspace();
+    let mut history = SessionHistory::new("sess_stored", "demo");
+    for n in 0..2000 {
+        history.record_user_prompt(&[acp_core::schema::ContentBlock::text(format!("turn {n}"))]);
+        history.end_turn(acp_core::schema::StopReason::EndTurn);
+    }
+    workspace
+        .saved
+        .borrow_mut()
+        .insert(("/p".into(), "sess_stored".into()), history);
+    let mut app = app_with(limits, workspace);
+    app.resume_first_session("");
+    let open = concat!(
+        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}"#,
+        "\n",
+        r#"{"jsonrpc":"2.0","id":2,"method":"session/new","params":{"cwd":"/p","mcpServers":[]}}"#,
+        "\n",
+    );
+    let mut lines: Vec<String> = Vec::new();
+    let out = exchange(&mut app, 0, open);
+    assert!(
+        out.len() <= 16 * 1024 + 2048,
+        "bounded: {} bytes",
+        out.len()
+    );
+    lines.extend(out.lines().map(str::to_owned));
+    // The client has the answer and prompts at once, without reading the rest of the replay.
+    let prompt = r#"{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{"sessionId":"sess_stored","prompt":[{"type":"text","text":"/echo after"}]}}"#;
+    let input = format!("{prompt}\n");
+    let mut fed = 0;
+    for _ in 0..10_000 {
+        fed += app.handle_bytes(Instant(0), &input.as_bytes()[fed..]);
+        app.pump(Instant(0));
+        let out = take_output(&mut app);
+        assert!(
+            out.len() <= 16 * 1024 + 2048,
+            "bounded: {} bytes",
+            out.len()
+        );
+        lines.extend(out.lines().map(str::to_owned));
+        if lines.last().is_some_and(|l| l.contains("stopReason")) {
+            break;
+        }
+    }
+    assert_eq!(fed, input.len());
+    let answer = lines
+        .iter()
+        .position(|l| {
+            l.starts_with(r#"{"jsonrpc":"2.0","id":2,"result":{"sessionId":"sess_stored""#)
+        })
+        .expect("session/new answered");
+    let replayed: Vec<usize> = (0..lines.len())
+        .filter(|&i| lines[i].contains("user_message_chunk"))
+        .collect();
+    let echoed = lines
+        .iter()
+        .position(|l| l.contains(r#""text":"after""#))
+        .expect("the prompt ran");
+    assert_eq!(replayed.len(), 2000);
+    assert!(answer < replayed[0], "the answer first");
+    assert!(
+        lines[replayed[1999]].contains(r#""text":"turn 1999""#),
+        "in order: {}",
+        lines[replayed[1999]]
+    );
+    assert!(
+        replayed[1999] < echoed,
+        "the whole history before the new turn"
+    );
+    assert_eq!(
+        lines.last().unwrap(),
+        r#"{"jsonrpc":"2.0","id":3,"result":{"stopReason":"end_turn"}}"#
+    );
+}
