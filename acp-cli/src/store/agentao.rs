@@ -26,7 +26,7 @@ use std::borrow::Cow;
 use std::collections::BTreeSet;
 use std::convert::Infallible;
 use std::fmt;
-use std::io;
+use std::io::{self, Read};
 
 use acp_core::schema::{
     ContentBlock, Plan, PlanEntry, PlanEntryPriority, PlanEntryStatus, StopReason, ToolCall,
@@ -61,19 +61,38 @@ pub(crate) struct SessionHeader {
 }
 
 impl SessionHeader {
-    /// Reads a file's header fields; `messages` is checked to be a list but not kept, so
-    /// scanning a directory costs no allocation per message. `Err` says why the file is not a
-    /// session file (the same reasons [`SessionFile::parse`] gives).
-    pub(crate) fn parse(bytes: &[u8]) -> Result<Self, String> {
-        let first = bytes.iter().find(|byte| !byte.is_ascii_whitespace());
-        if first != Some(&b'{') {
-            return Err(match serde_json::from_slice::<IgnoredAny>(bytes) {
+    /// Reads a file's header fields as the file streams by; `messages` (and `_acp`) are
+    /// checked but not kept, so scanning a directory costs no allocation per message and no
+    /// copy of the file. `Err` says why the file is not a session file (the same reasons
+    /// [`SessionFile::parse`] gives), or that it could not be read.
+    pub(crate) fn read(mut reader: impl io::BufRead) -> Result<Self, String> {
+        // The first byte that is not whitespace says whether this can be an object. The
+        // whitespace is handed on to the parser, so its error positions are the file's.
+        let mut leading = Vec::new();
+        let first = loop {
+            let buffer = reader.fill_buf().map_err(read_error)?;
+            if buffer.is_empty() {
+                break None;
+            }
+            let blank = buffer
+                .iter()
+                .position(|byte| !byte.is_ascii_whitespace())
+                .unwrap_or(buffer.len());
+            let first = buffer.get(blank).copied();
+            leading.extend_from_slice(&buffer[..blank]);
+            reader.consume(blank);
+            if first.is_some() {
+                break first;
+            }
+        };
+        let reader = io::Cursor::new(leading).chain(reader);
+        if first != Some(b'{') {
+            return Err(match serde_json::from_reader::<_, IgnoredAny>(reader) {
                 Ok(_) => NOT_AN_OBJECT.to_owned(),
-                Err(err) => format!("not valid JSON ({err})"),
+                Err(err) => json_error(err),
             });
         }
-        let fields: HeaderFields =
-            serde_json::from_slice(bytes).map_err(|err| format!("not valid JSON ({err})"))?;
+        let fields: HeaderFields = serde_json::from_reader(reader).map_err(json_error)?;
         let header = Self::from_fields(
             fields.session_id.as_ref(),
             fields.title.as_ref(),
@@ -106,6 +125,19 @@ impl SessionHeader {
             updated_at: updated_at_text.as_deref().and_then(Timestamp::parse_iso),
             updated_at_text,
         })
+    }
+}
+
+fn read_error(err: io::Error) -> String {
+    format!("cannot read ({err})")
+}
+
+/// Why a file streamed through serde_json is not usable: unreadable, or not JSON.
+fn json_error(err: serde_json::Error) -> String {
+    if err.is_io() {
+        format!("cannot read ({err})")
+    } else {
+        format!("not valid JSON ({err})")
     }
 }
 

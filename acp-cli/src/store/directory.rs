@@ -31,7 +31,7 @@
 
 use std::collections::BTreeMap;
 use std::fs::{self, File, OpenOptions};
-use std::io::{self, BufWriter, Read, Write};
+use std::io::{self, BufReader, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -385,7 +385,7 @@ impl SessionStore {
             if !name.ends_with(".json") {
                 continue;
             }
-            match read_parsed(&path, SessionHeader::parse) {
+            match read_header(&path) {
                 Ok(Some(header)) => scan.entries.push(Entry { path, header }),
                 Ok(None) => {}
                 Err(reason) => scan.warnings.push(StoreWarning {
@@ -434,10 +434,11 @@ fn load_newest(
     None
 }
 
-/// A file read and parsed: `Ok(None)` for something that is not a regular file (a directory
-/// named `x.json`, a file removed meanwhile); `Err` with the reason it cannot be used.
-fn read_parsed<T>(path: &Path, parse: fn(&[u8]) -> Result<T, String>) -> Result<Option<T>, String> {
-    let mut file = match File::open(path) {
+/// A session file opened for reading: `Ok(None)` for something that is not a regular file (a
+/// directory named `x.json`, a file removed meanwhile); `Err` with the reason it cannot be
+/// used (too large included).
+fn open_session_file(path: &Path) -> Result<Option<File>, String> {
+    let file = match File::open(path) {
         Ok(file) => file,
         Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(None),
         Err(err) => return Err(format!("cannot open ({err})")),
@@ -451,11 +452,31 @@ fn read_parsed<T>(path: &Path, parse: fn(&[u8]) -> Result<T, String>) -> Result<
     if metadata.len() > MAX_FILE_BYTES {
         return Err(format!("larger than {MAX_FILE_BYTES} bytes"));
     }
+    Ok(Some(file))
+}
+
+/// A file read whole and parsed (see [`open_session_file`] for `Ok(None)` and `Err`).
+fn read_parsed<T>(path: &Path, parse: fn(&[u8]) -> Result<T, String>) -> Result<Option<T>, String> {
+    let Some(mut file) = open_session_file(path)? else {
+        return Ok(None);
+    };
     let mut bytes = Vec::new();
     file.read_to_end(&mut bytes)
         .map_err(|err| format!("cannot read ({err})"))?;
     parse(&bytes).map(Some)
 }
+
+/// A file's header, read as the file streams by: a scan holds no whole file in memory (the
+/// one just saved included).
+fn read_header(path: &Path) -> Result<Option<SessionHeader>, String> {
+    let Some(file) = open_session_file(path)? else {
+        return Ok(None);
+    };
+    SessionHeader::read(BufReader::with_capacity(READ_BUFFER, file)).map(Some)
+}
+
+/// How much of a session file a scan reads at once.
+const READ_BUFFER: usize = 64 * 1024;
 
 /// How much of a session file is written to the temporary file at once.
 const WRITE_BUFFER: usize = 64 * 1024;
