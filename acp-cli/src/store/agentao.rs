@@ -839,3 +839,51 @@ fn coerce_text(content: Option<&Value>) -> String {
         Some(other) => other.to_string(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What `SessionHeader::read` says of `text`, fed through a reader that holds 4 bytes at
+    /// a time (so whitespace and values span many buffers).
+    fn read(text: &str) -> Result<SessionHeader, String> {
+        SessionHeader::read(io::BufReader::with_capacity(4, text.as_bytes()))
+    }
+
+    #[test]
+    fn a_streamed_header_fails_with_the_whole_file_parsers_words_and_positions() {
+        let cases = [
+            "\n\n   {\"session_id\": \"a\", \"messages\": [1,",
+            "  \n [1, 2]",
+            "\n\n\n      x",
+            "",
+            "      ",
+            "{\"session_id\": \"a\", \"messages\": []} trailing",
+        ];
+        for text in cases {
+            let expected = match serde_json::from_str::<Value>(text) {
+                Ok(_) => NOT_AN_OBJECT.to_owned(),
+                Err(err) => format!("not valid JSON ({err})"),
+            };
+            assert_eq!(read(text).unwrap_err(), expected, "{text:?}");
+        }
+    }
+
+    #[test]
+    fn a_streamed_header_reads_the_fields_after_leading_whitespace() {
+        let text = "\n\n      {\"session_id\":\"sess_1\",\"title\":\"t\",\"updated_at\":\"2026-11-21T07:00:00+00:00\",\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}],\"_acp\":{\"turns\":[]}}\n";
+        let header = read(text).unwrap();
+        assert_eq!(header.session_id, "sess_1");
+        assert_eq!(header.title, "t");
+        assert_eq!(
+            header.updated_at_text.as_deref(),
+            Some("2026-11-21T07:00:00+00:00")
+        );
+        assert!(header.updated_at.is_some());
+        assert_eq!(read("{\"session_id\":\"s\"}").unwrap_err(), NO_MESSAGES);
+        assert_eq!(
+            read("{\"session_id\":\"\",\"messages\":[]}").unwrap_err(),
+            NO_SESSION_ID
+        );
+    }
+}
