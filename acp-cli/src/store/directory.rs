@@ -192,9 +192,17 @@ impl SessionStore {
             write_file(out, history, created_at, now)
         })?;
         history.created_at = Some(created_at);
+        // What was just written need not be read back (it may be large).
+        let written = SessionHeader {
+            session_id: history.session_id().to_owned(),
+            title: history.title(),
+            created_at: Some(created_at),
+            updated_at: Some(now),
+            updated_at_text: Some(now.to_iso()),
+        };
 
         // The session is safe on disk now; housekeeping that fails is only worth a warning.
-        let scan = match self.scan() {
+        let scan = match self.scan_knowing(Some((&path, written))) {
             Ok(scan) => scan,
             Err(err) => {
                 return Ok(Saved {
@@ -346,6 +354,13 @@ impl SessionStore {
     /// Reads every `*.json` file (sorted by name, so results do not depend on the directory's
     /// order), skipping what is not a session, and removes dead processes' temporary files.
     fn scan(&self) -> Result<Scan, StoreError> {
+        self.scan_knowing(None)
+    }
+
+    /// [`SessionStore::scan`], taking the header of the file at `known.0` as given rather than
+    /// reading it.
+    fn scan_knowing(&self, known: Option<(&Path, SessionHeader)>) -> Result<Scan, StoreError> {
+        let mut known = known;
         let reader = match fs::read_dir(&self.dir) {
             Ok(reader) => reader,
             Err(err) if err.kind() == io::ErrorKind::NotFound => {
@@ -383,6 +398,12 @@ impl SessionStore {
                 continue;
             }
             if !name.ends_with(".json") {
+                continue;
+            }
+            if known.as_ref().is_some_and(|(known, _)| *known == path)
+                && let Some((_, header)) = known.take()
+            {
+                scan.entries.push(Entry { path, header });
                 continue;
             }
             match read_header(&path) {
