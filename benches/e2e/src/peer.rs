@@ -165,9 +165,7 @@ impl Peer {
             }
             match self.child.try_wait() {
                 Ok(Some(status)) => return (Some(status), last),
-                Ok(None) if start.elapsed() < limit => {
-                    std::thread::sleep(Duration::from_millis(1))
-                }
+                Ok(None) if start.elapsed() < limit => std::thread::sleep(Duration::from_millis(1)),
                 _ => return (None, last),
             }
         }
