@@ -54,7 +54,7 @@ pub(super) struct Persistence {
 /// replays first, and turns only while the outbox has room).
 #[derive(Debug)]
 pub(super) struct Replay {
-    pub(super) session: String,
+    session: String,
     updates: VecDeque<SessionUpdate>,
 }
 
