@@ -283,6 +283,11 @@ impl Agent {
                     .ok_or("`update` must be an update object")?;
                 conn.send_update(&text("session")?, &update)
             }
+            "replay" => {
+                let update = RawUpdate::new(verbatim("update")?.get())
+                    .ok_or("`update` must be an update object")?;
+                conn.send_replay(&text("session")?, &update)
+            }
             "end_turn" => {
                 let stop = StopReason::from_wire(&text("stop")?).ok_or("unknown stop reason")?;
                 conn.end_turn(&text("session")?, stop).map(drop)

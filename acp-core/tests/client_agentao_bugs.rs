@@ -4,6 +4,7 @@
 //! tested in `supervisor_config.rs` and `supervisor_lifecycle.rs`; item 22's "/acp cancel
 //! <unknown> prints success" has its connection-level counterpart here (cancelling an
 //! unknown session is an error). Also the §8.4–8.6 decisions we make differently.
+#![cfg(feature = "alloc")] // the owned schema types and growable buffers
 
 mod client_support;
 

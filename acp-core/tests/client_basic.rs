@@ -1,5 +1,6 @@
 //! The client connection, command by command, against a scripted agent: exact lines out,
 //! exact events in.
+#![cfg(feature = "alloc")] // the owned schema types and growable buffers
 
 mod client_support;
 

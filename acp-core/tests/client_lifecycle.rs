@@ -1,4 +1,5 @@
 //! Cancel, deadlines and EOF: every request settled exactly once, whatever happens.
+#![cfg(feature = "alloc")] // the owned schema types and growable buffers
 
 mod client_support;
 

@@ -1,5 +1,6 @@
 //! `ClientConnection` against `AgentConnection`, wired in memory with a virtual clock: both
 //! sides of this crate agree on every exchange of a session's life.
+#![cfg(feature = "alloc")] // the owned schema types and growable buffers
 
 use acp_core::Instant;
 use acp_core::conn::agent::{AgentConfig, AgentConnection, AgentEvent, AgentInfo, RawUpdate};

@@ -8,6 +8,7 @@
 //!   after EOF or after every deadline has passed;
 //! - after `cancel`, the session's open permission and ask_user requests are answered
 //!   `cancelled`.
+#![cfg(feature = "alloc")] // the owned schema types and growable buffers
 
 mod client_support;
 

@@ -1,5 +1,6 @@
 //! Agent → client requests: served ones become events, unserved ones are answered at once,
 //! each is answered exactly once, with an answer of the right shape.
+#![cfg(feature = "alloc")] // the owned schema types and growable buffers
 
 mod client_support;
 

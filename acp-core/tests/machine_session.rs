@@ -953,6 +953,7 @@ fn a_failed_turn_is_reported_failed_unless_cancelled() {
 }
 
 #[test]
+#[cfg(feature = "alloc")] // `Vec` storage
 fn a_growable_table_holds_as_many_sessions_as_its_limit() {
     use acp_core::machine::session::Sessions;
     let mut t = Sessions::new(Vec::new(), 50);

@@ -1,5 +1,6 @@
 //! Every decode error a peer can trigger, with its exact message: the method, the path of the
 //! bad field, and what was expected (Agentao's wording where it has one).
+#![cfg(feature = "alloc")] // the owned schema types and growable buffers
 
 use acp_core::schema::*;
 use pretty_assertions::assert_eq;

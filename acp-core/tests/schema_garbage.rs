@@ -1,5 +1,6 @@
 //! Peer garbage is never a panic: arbitrary JSON (and arbitrary text) as the params or result
 //! of every method decodes or fails with an error, in both directions.
+#![cfg(feature = "alloc")] // the owned schema types and growable buffers
 
 use acp_core::schema::*;
 use quickcheck::{Arbitrary, Gen, QuickCheck};

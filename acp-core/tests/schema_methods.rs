@@ -1,6 +1,7 @@
 //! The method table, and one sample per method and per union variant: each decodes by method,
 //! re-encodes to an equal JSON value, and what we encode validates against the matching `$defs`
 //! type of the vendored official schema.
+#![cfg(feature = "alloc")] // the owned schema types and growable buffers
 
 mod schema_common;
 

@@ -1,5 +1,6 @@
 //! Property tests: generated values of the main types survive encode → decode unchanged, and
 //! what we encode validates against the official schema.
+#![cfg(feature = "alloc")] // the owned schema types and growable buffers
 
 mod schema_common;
 

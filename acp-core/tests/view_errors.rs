@@ -1,5 +1,6 @@
 //! Every view decode error a peer can trigger, with its exact message, which is also the owned
 //! types' message for the same input (checked side by side).
+#![cfg(feature = "alloc")] // the owned schema types and growable buffers
 
 use acp_core::schema::{
     AgentNotification, AgentRequest, AgentResponse, ClientNotification, ClientRequest,

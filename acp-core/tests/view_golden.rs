@@ -1,4 +1,5 @@
 //! The golden fixtures the views cover decode into views whose fields equal the owned types'.
+#![cfg(feature = "alloc")] // the owned schema types and growable buffers
 
 #[path = "schema_common/mod.rs"]
 mod schema_common;

@@ -2,6 +2,7 @@
 //! paths (`decode`) give: the same value, or the same error message, on fixtures, hand-picked
 //! edge cases and generated messages: `session/update` notifications here, prompt and
 //! permission requests and their results in `view_owned_turn.rs`.
+#![cfg(feature = "alloc")] // the owned schema types and growable buffers
 
 #[path = "schema_common/mod.rs"]
 mod schema_common;

@@ -2,6 +2,7 @@
 //! `session/prompt`, `AgentRequest::decode_raw` for `session/request_permission`, and the
 //! results that answer them) give exactly what the serde paths give: the same value, or the
 //! same error message, on fixtures, hand-picked edge cases and generated messages.
+#![cfg(feature = "alloc")] // the owned schema types and growable buffers
 
 #[path = "schema_common/mod.rs"]
 mod schema_common;

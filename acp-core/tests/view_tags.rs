@@ -1,6 +1,7 @@
 //! The views read a tag that comes first once and then walk the members after it, and match
 //! member names as sent: these cases check that escaped spellings, spacing and repeats still
 //! read as the owned types read them.
+#![cfg(feature = "alloc")] // the owned schema types and growable buffers
 
 use acp_core::schema::AgentNotification;
 use acp_core::view::{AgentNotificationView, ContentBlockView, SessionUpdateView};

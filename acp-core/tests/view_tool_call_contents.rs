@@ -1,6 +1,7 @@
 //! A tool call's content items as the views iterate them (the first item is read while the
 //! array is walked to find its end, the rest when iterated) against the owned types' list:
 //! the same items, in the same order, none twice, none lost, invalid ones skipped.
+#![cfg(feature = "alloc")] // the owned schema types and growable buffers
 
 use acp_core::schema::{AgentNotification, SessionUpdate, ToolCallContent};
 use acp_core::view::{AgentNotificationView, SessionUpdateView, ToolCallContentView};

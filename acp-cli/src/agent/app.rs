@@ -193,6 +193,7 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
         self.turns.clear();
         self.asked.clear();
         self.persist.loads.clear();
+        self.persist.replays.clear();
     }
 
     /// The clock reached `now`: deadlines of requests and sleeps.
@@ -250,7 +251,10 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
         if self.conn.is_closed() {
             return;
         }
+        // Replays first: a turn steps only while the outbox has room, so a resumed session's
+        // new turn follows the whole of its history.
         self.progress_loads();
+        self.progress_replays();
         self.send_announcements();
         // Sleepers whose time has come.
         for wait in self.turns.values_mut() {
@@ -669,10 +673,12 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
         self.send_announcements();
     }
 
-    /// Sends queued announcements while the outbox has room. Bounded by the queue.
+    /// Sends queued announcements while the outbox has room. Bounded by the queue. A session
+    /// whose stored history is still being replayed (`--resume`) hears them after it, as a
+    /// loaded session does.
     fn send_announcements(&mut self) {
         while let Some((session, update)) = self.announcements.front() {
-            if !self.conn.has_room_for_updates() {
+            if !self.conn.has_room_for_updates() || self.persist.is_replaying(session) {
                 return;
             }
             match self.conn.send_update(session, update) {

@@ -23,19 +23,23 @@
 //! `messages` no longer have the length `_acp` was written with (edited by someone else), is
 //! read from `messages` alone with the mapping of agentao-behaviour.md §6.3.
 
+use std::borrow::Cow;
 use std::collections::BTreeSet;
+use std::convert::Infallible;
 use std::fmt;
+use std::io::{self, Read};
 
 use acp_core::schema::{
     ContentBlock, Plan, PlanEntry, PlanEntryPriority, PlanEntryStatus, StopReason, ToolCall,
     ToolCallContent, ToolCallStatus, ToolContent, ToolKind,
 };
 use serde::de::{self, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::ser::{SerializeSeq, Serializer};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::history::{SessionHistory, Turn, TurnItem};
-use super::text::{prompt_text, strip_system_reminders, tool_output_text};
+use super::text::{block_text, prompt_pieces, strip_system_reminders, tool_output_pieces};
 use super::time::Timestamp;
 
 /// The top-level key of our lossless copy.
@@ -58,19 +62,38 @@ pub(crate) struct SessionHeader {
 }
 
 impl SessionHeader {
-    /// Reads a file's header fields; `messages` is checked to be a list but not kept, so
-    /// scanning a directory costs no allocation per message. `Err` says why the file is not a
-    /// session file (the same reasons [`SessionFile::parse`] gives).
-    pub(crate) fn parse(bytes: &[u8]) -> Result<Self, String> {
-        let first = bytes.iter().find(|byte| !byte.is_ascii_whitespace());
-        if first != Some(&b'{') {
-            return Err(match serde_json::from_slice::<IgnoredAny>(bytes) {
+    /// Reads a file's header fields as the file streams by; `messages` (and `_acp`) are
+    /// checked but not kept, so scanning a directory costs no allocation per message and no
+    /// copy of the file. `Err` says why the file is not a session file (the same reasons
+    /// [`SessionFile::parse`] gives), or that it could not be read.
+    pub(crate) fn read(mut reader: impl io::BufRead) -> Result<Self, String> {
+        // The first byte that is not whitespace says whether this can be an object. The
+        // whitespace is handed on to the parser, so its error positions are the file's.
+        let mut leading = Vec::new();
+        let first = loop {
+            let buffer = reader.fill_buf().map_err(read_error)?;
+            if buffer.is_empty() {
+                break None;
+            }
+            let blank = buffer
+                .iter()
+                .position(|byte| !byte.is_ascii_whitespace())
+                .unwrap_or(buffer.len());
+            let first = buffer.get(blank).copied();
+            leading.extend_from_slice(&buffer[..blank]);
+            reader.consume(blank);
+            if first.is_some() {
+                break first;
+            }
+        };
+        let reader = io::Cursor::new(leading).chain(reader);
+        if first != Some(b'{') {
+            return Err(match serde_json::from_reader::<_, IgnoredAny>(reader) {
                 Ok(_) => NOT_AN_OBJECT.to_owned(),
-                Err(err) => format!("not valid JSON ({err})"),
+                Err(err) => json_error(err),
             });
         }
-        let fields: HeaderFields =
-            serde_json::from_slice(bytes).map_err(|err| format!("not valid JSON ({err})"))?;
+        let fields: HeaderFields = serde_json::from_reader(reader).map_err(json_error)?;
         let header = Self::from_fields(
             fields.session_id.as_ref(),
             fields.title.as_ref(),
@@ -103,6 +126,19 @@ impl SessionHeader {
             updated_at: updated_at_text.as_deref().and_then(Timestamp::parse_iso),
             updated_at_text,
         })
+    }
+}
+
+fn read_error(err: io::Error) -> String {
+    format!("cannot read ({err})")
+}
+
+/// Why a file streamed through serde_json is not usable: unreadable, or not JSON.
+fn json_error(err: serde_json::Error) -> String {
+    if err.is_io() {
+        format!("cannot read ({err})")
+    } else {
+        format!("not valid JSON ({err})")
     }
 }
 
@@ -301,7 +337,7 @@ struct ExtensionOut<'a> {
     additional_directories: &'a [String],
     #[serde(skip_serializing_if = "Option::is_none")]
     system_prompt: Option<&'a str>,
-    turns: Vec<&'a Turn>,
+    turns: &'a [&'a Turn],
 }
 
 #[derive(Serialize)]
@@ -312,48 +348,108 @@ struct FileOut<'a> {
     updated_at: String,
     model: &'a str,
     active_skills: &'a [String],
-    messages: Vec<MessageOut>,
+    messages: MessagesOut<'a>,
     #[serde(rename = "_acp")]
     extension: ExtensionOut<'a>,
 }
 
-/// One OpenAI-format message, keys in Agentao's order.
+/// The OpenAI-format history, serialised one message at a time straight from the turns.
+struct MessagesOut<'a> {
+    turns: &'a [&'a Turn],
+    count: usize,
+}
+
+impl Serialize for MessagesOut<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut seq = serializer.serialize_seq(Some(self.count))?;
+        each_message(self.turns, |message| seq.serialize_element(&message))?;
+        seq.end()
+    }
+}
+
+/// One OpenAI-format message, keys in Agentao's order; its texts borrow from the turns.
 #[derive(Serialize)]
-struct MessageOut {
+struct MessageOut<'a> {
     role: &'static str,
-    content: Option<String>,
+    content: Option<Text<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    reasoning_content: Option<String>,
+    reasoning_content: Option<Text<'a>>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    tool_calls: Vec<ToolCallOut>,
+    tool_calls: Vec<ToolCallOut<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    tool_call_id: Option<String>,
+    tool_call_id: Option<Cow<'a, str>>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    name: Option<String>,
+    name: Option<&'static str>,
 }
 
 #[derive(Serialize)]
-struct ToolCallOut {
-    id: String,
+struct ToolCallOut<'a> {
+    id: Cow<'a, str>,
     #[serde(rename = "type")]
     kind: &'static str,
-    function: FunctionOut,
+    function: FunctionOut<'a>,
 }
 
 #[derive(Serialize)]
-struct FunctionOut {
-    name: String,
-    arguments: String,
+struct FunctionOut<'a> {
+    name: &'static str,
+    arguments: Text<'a>,
 }
 
-/// The file's bytes for a history's finished turns: pretty JSON, indent 2, UTF-8 unescaped.
-pub(crate) fn encode(
+/// A JSON string written piece by piece (serde_json escapes each piece as it goes, exactly
+/// as it escapes a whole string), so a text joined from many blocks is never copied into one
+/// `String`: a one-million-chunk answer costs no second copy when saved.
+enum Text<'a> {
+    /// These pieces, one after the other.
+    Pieces(Vec<&'a str>),
+    /// A JSON value in compact form (a tool call's input as its `arguments` string).
+    Json(&'a Value),
+    /// A text made up here.
+    Owned(String),
+}
+
+impl<'a> Text<'a> {
+    /// Pieces, or `None` when together they are empty.
+    fn non_empty(pieces: Vec<&'a str>) -> Option<Self> {
+        pieces
+            .iter()
+            .any(|piece| !piece.is_empty())
+            .then_some(Text::Pieces(pieces))
+    }
+}
+
+impl fmt::Display for Text<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Text::Pieces(pieces) => pieces.iter().try_for_each(|piece| f.write_str(piece)),
+            Text::Json(value) => fmt::Display::fmt(value, f),
+            Text::Owned(text) => f.write_str(text),
+        }
+    }
+}
+
+impl Serialize for Text<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}
+
+/// Writes the file for a history's finished turns to `out`: pretty JSON, indent 2, UTF-8
+/// unescaped. Streamed: messages are made from the turns one at a time and borrow their
+/// texts, so saving needs little memory beyond the history itself, however long it is.
+pub(crate) fn write_file(
+    out: impl io::Write,
     history: &SessionHistory,
     created_at: Timestamp,
     updated_at: Timestamp,
-) -> Vec<u8> {
+) -> io::Result<()> {
     let turns: Vec<&Turn> = history.completed_turns().collect();
-    let messages = messages_from_turns(&turns);
+    let mut count = 0;
+    let counted: Result<(), Infallible> = each_message(&turns, |_| {
+        count += 1;
+        Ok(())
+    });
+    let Ok(()) = counted;
     let file = FileOut {
         session_id: history.session_id(),
         title: history.title(),
@@ -361,65 +457,73 @@ pub(crate) fn encode(
         updated_at: updated_at.to_iso(),
         model: &history.model,
         active_skills: &history.active_skills,
+        messages: MessagesOut {
+            turns: &turns,
+            count,
+        },
         extension: ExtensionOut {
             version: EXTENSION_VERSION,
-            message_count: messages.len(),
+            message_count: count,
             mode: history.mode.as_deref(),
             additional_directories: &history.additional_directories,
             system_prompt: history.system_prompt.as_deref(),
-            turns,
+            turns: &turns,
         },
-        messages,
     };
-    // Serialising owned strings, numbers and schema types into memory cannot fail.
-    serde_json::to_vec_pretty(&file).unwrap_or_default()
+    // Serialising owned strings, numbers and schema types cannot fail: errors are the
+    // writer's, and come back as they were.
+    serde_json::to_writer_pretty(out, &file).map_err(io::Error::from)
 }
 
 /// One assistant message being put together: reasoning, then text, then tool calls, then
 /// the calls' results. An item that would go earlier than what is there starts a new one, so
 /// the order of the turn survives the OpenAI shape.
 #[derive(Default)]
-struct AssistantDraft {
+struct AssistantDraft<'a> {
     rank: u8,
-    reasoning: String,
-    text: String,
-    calls: Vec<ToolCallOut>,
-    results: Vec<MessageOut>,
+    reasoning: Vec<&'a str>,
+    text: Vec<&'a str>,
+    calls: Vec<ToolCallOut<'a>>,
+    results: Vec<MessageOut<'a>>,
 }
 
-impl AssistantDraft {
-    fn is_empty(&self) -> bool {
-        self.reasoning.is_empty() && self.text.is_empty() && self.calls.is_empty()
-    }
-
-    fn flush_into(&mut self, messages: &mut Vec<MessageOut>) {
+impl<'a> AssistantDraft<'a> {
+    fn flush_into<E>(
+        &mut self,
+        emit: &mut impl FnMut(MessageOut<'a>) -> Result<(), E>,
+    ) -> Result<(), E> {
         let draft = std::mem::take(self);
-        if draft.is_empty() {
-            return;
+        let content = Text::non_empty(draft.text);
+        let reasoning_content = Text::non_empty(draft.reasoning);
+        if content.is_none() && reasoning_content.is_none() && draft.calls.is_empty() {
+            return Ok(());
         }
-        messages.push(MessageOut {
+        emit(MessageOut {
             role: "assistant",
-            content: (!draft.text.is_empty()).then_some(draft.text),
-            reasoning_content: (!draft.reasoning.is_empty()).then_some(draft.reasoning),
+            content,
+            reasoning_content,
             tool_calls: draft.calls,
             tool_call_id: None,
             name: None,
-        });
-        messages.extend(draft.results);
+        })?;
+        draft.results.into_iter().try_for_each(emit)
     }
 }
 
-fn messages_from_turns(turns: &[&Turn]) -> Vec<MessageOut> {
-    let mut messages = Vec::new();
-    for (turn_index, turn) in turns.iter().enumerate() {
-        messages.push(MessageOut {
+/// Hands `emit` the OpenAI-format messages of `turns`, in order.
+fn each_message<'a, E>(
+    turns: &[&'a Turn],
+    mut emit: impl FnMut(MessageOut<'a>) -> Result<(), E>,
+) -> Result<(), E> {
+    for (turn_index, turn) in turns.iter().copied().enumerate() {
+        emit(MessageOut {
             role: "user",
-            content: Some(prompt_text(&turn.prompt)),
+            content: Some(Text::Pieces(prompt_pieces(&turn.prompt))),
             reasoning_content: None,
             tool_calls: Vec::new(),
             tool_call_id: None,
             name: None,
-        });
+        })?;
         let mut draft = AssistantDraft::default();
         for (item_index, item) in turn.items.iter().enumerate() {
             let rank = match item {
@@ -428,36 +532,32 @@ fn messages_from_turns(turns: &[&Turn]) -> Vec<MessageOut> {
                 TurnItem::ToolCall(_) | TurnItem::Plan(_) => 2,
             };
             if rank < draft.rank {
-                draft.flush_into(&mut messages);
+                draft.flush_into(&mut emit)?;
             }
             draft.rank = rank;
             match item {
-                TurnItem::Thought(block) => draft
-                    .reasoning
-                    .push_str(&prompt_text(core::slice::from_ref(block))),
-                TurnItem::Message(block) => draft
-                    .text
-                    .push_str(&prompt_text(core::slice::from_ref(block))),
+                TurnItem::Thought(block) => draft.reasoning.extend(block_text(block)),
+                TurnItem::Message(block) => draft.text.extend(block_text(block)),
                 TurnItem::ToolCall(call) => {
                     let name = tool_name_for(&call.kind());
-                    let arguments = call
-                        .raw_input
-                        .as_ref()
-                        .map_or_else(|| "{}".to_owned(), Value::to_string);
-                    let mut result = tool_output_text(&call.content);
-                    if call.status() == ToolCallStatus::Failed && !result.starts_with(ERROR_PREFIX)
+                    let arguments = match &call.raw_input {
+                        Some(input) => Text::Json(input),
+                        None => Text::Pieces(vec!["{}"]),
+                    };
+                    let mut result = tool_output_pieces(&call.content);
+                    if call.status() == ToolCallStatus::Failed
+                        && !starts_with(&result, ERROR_PREFIX)
                     {
-                        result = match result.is_empty() {
-                            true => format!("{ERROR_PREFIX} tool call failed"),
-                            false => format!("{ERROR_PREFIX} {result}"),
+                        result = match result.iter().all(|piece| piece.is_empty()) {
+                            true => vec![ERROR_PREFIX, " tool call failed"],
+                            false => [ERROR_PREFIX, " "].into_iter().chain(result).collect(),
                         };
                     }
+                    let id = Cow::Borrowed(call.tool_call_id.as_str());
                     draft
                         .results
-                        .push(tool_result(&call.tool_call_id, name, result));
-                    draft
-                        .calls
-                        .push(function_call(call.tool_call_id.clone(), name, arguments));
+                        .push(tool_result(id.clone(), name, Text::Pieces(result)));
+                    draft.calls.push(function_call(id, name, arguments));
                 }
                 TurnItem::Plan(plan) => {
                     let id = format!("plan_{turn_index}_{item_index}");
@@ -474,42 +574,55 @@ fn messages_from_turns(turns: &[&Turn]) -> Vec<MessageOut> {
                     let mut arguments = Map::new();
                     arguments.insert("todos".into(), Value::Array(todos));
                     draft.results.push(tool_result(
-                        &id,
+                        Cow::Owned(id.clone()),
                         TODO_WRITE,
-                        "Todo list updated.".to_owned(),
+                        Text::Pieces(vec!["Todo list updated."]),
                     ));
                     draft.calls.push(function_call(
-                        id,
+                        Cow::Owned(id),
                         TODO_WRITE,
-                        Value::Object(arguments).to_string(),
+                        Text::Owned(Value::Object(arguments).to_string()),
                     ));
                 }
             }
         }
-        draft.flush_into(&mut messages);
+        draft.flush_into(&mut emit)?;
     }
-    messages
+    Ok(())
 }
 
-fn function_call(id: String, name: &str, arguments: String) -> ToolCallOut {
+/// Whether the pieces, joined, start with `prefix`.
+fn starts_with(pieces: &[&str], prefix: &str) -> bool {
+    let mut rest = prefix.as_bytes();
+    for piece in pieces {
+        let shared = rest.len().min(piece.len());
+        if piece.as_bytes()[..shared] != rest[..shared] {
+            return false;
+        }
+        rest = &rest[shared..];
+        if rest.is_empty() {
+            return true;
+        }
+    }
+    rest.is_empty()
+}
+
+fn function_call<'a>(id: Cow<'a, str>, name: &'static str, arguments: Text<'a>) -> ToolCallOut<'a> {
     ToolCallOut {
         id,
         kind: "function",
-        function: FunctionOut {
-            name: name.to_owned(),
-            arguments,
-        },
+        function: FunctionOut { name, arguments },
     }
 }
 
-fn tool_result(id: &str, name: &str, content: String) -> MessageOut {
+fn tool_result<'a>(id: Cow<'a, str>, name: &'static str, content: Text<'a>) -> MessageOut<'a> {
     MessageOut {
         role: "tool",
         content: Some(content),
         reasoning_content: None,
         tool_calls: Vec::new(),
-        tool_call_id: Some(id.to_owned()),
-        name: Some(name.to_owned()),
+        tool_call_id: Some(id),
+        name: Some(name),
     }
 }
 
@@ -741,5 +854,53 @@ fn coerce_text(content: Option<&Value>) -> String {
             texts.join("\n")
         }
         Some(other) => other.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What `SessionHeader::read` says of `text`, fed through a reader that holds 4 bytes at
+    /// a time (so whitespace and values span many buffers).
+    fn read(text: &str) -> Result<SessionHeader, String> {
+        SessionHeader::read(io::BufReader::with_capacity(4, text.as_bytes()))
+    }
+
+    #[test]
+    fn a_streamed_header_fails_with_the_whole_file_parsers_words_and_positions() {
+        let cases = [
+            "\n\n   {\"session_id\": \"a\", \"messages\": [1,",
+            "  \n [1, 2]",
+            "\n\n\n      x",
+            "",
+            "      ",
+            "{\"session_id\": \"a\", \"messages\": []} trailing",
+        ];
+        for text in cases {
+            let expected = match serde_json::from_str::<Value>(text) {
+                Ok(_) => NOT_AN_OBJECT.to_owned(),
+                Err(err) => format!("not valid JSON ({err})"),
+            };
+            assert_eq!(read(text).unwrap_err(), expected, "{text:?}");
+        }
+    }
+
+    #[test]
+    fn a_streamed_header_reads_the_fields_after_leading_whitespace() {
+        let text = "\n\n      {\"session_id\":\"sess_1\",\"title\":\"t\",\"updated_at\":\"2026-11-21T07:00:00+00:00\",\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}],\"_acp\":{\"turns\":[]}}\n";
+        let header = read(text).unwrap();
+        assert_eq!(header.session_id, "sess_1");
+        assert_eq!(header.title, "t");
+        assert_eq!(
+            header.updated_at_text.as_deref(),
+            Some("2026-11-21T07:00:00+00:00")
+        );
+        assert!(header.updated_at.is_some());
+        assert_eq!(read("{\"session_id\":\"s\"}").unwrap_err(), NO_MESSAGES);
+        assert_eq!(
+            read("{\"session_id\":\"\",\"messages\":[]}").unwrap_err(),
+            NO_SESSION_ID
+        );
     }
 }

@@ -31,11 +31,11 @@
 
 use std::collections::BTreeMap;
 use std::fs::{self, File, OpenOptions};
-use std::io::{self, Read, Write};
+use std::io::{self, BufReader, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use super::agentao::{SessionFile, SessionHeader, encode};
+use super::agentao::{SessionFile, SessionHeader, write_file};
 use super::error::{StoreError, StoreWarning};
 use super::history::SessionHistory;
 use super::time::Timestamp;
@@ -188,11 +188,21 @@ impl SessionStore {
         let path = self
             .dir
             .join(Self::file_name_for(history.session_id(), created_at));
-        write_atomically(&self.dir, &path, &encode(history, created_at, now))?;
+        write_atomically(&self.dir, &path, |out| {
+            write_file(out, history, created_at, now)
+        })?;
         history.created_at = Some(created_at);
+        // What was just written need not be read back (it may be large).
+        let written = SessionHeader {
+            session_id: history.session_id().to_owned(),
+            title: history.title(),
+            created_at: Some(created_at),
+            updated_at: Some(now),
+            updated_at_text: Some(now.to_iso()),
+        };
 
         // The session is safe on disk now; housekeeping that fails is only worth a warning.
-        let scan = match self.scan() {
+        let scan = match self.scan_knowing(Some((&path, written))) {
             Ok(scan) => scan,
             Err(err) => {
                 return Ok(Saved {
@@ -344,6 +354,13 @@ impl SessionStore {
     /// Reads every `*.json` file (sorted by name, so results do not depend on the directory's
     /// order), skipping what is not a session, and removes dead processes' temporary files.
     fn scan(&self) -> Result<Scan, StoreError> {
+        self.scan_knowing(None)
+    }
+
+    /// [`SessionStore::scan`], taking the header of the file at `known.0` as given rather than
+    /// reading it.
+    fn scan_knowing(&self, known: Option<(&Path, SessionHeader)>) -> Result<Scan, StoreError> {
+        let mut known = known;
         let reader = match fs::read_dir(&self.dir) {
             Ok(reader) => reader,
             Err(err) if err.kind() == io::ErrorKind::NotFound => {
@@ -383,7 +400,13 @@ impl SessionStore {
             if !name.ends_with(".json") {
                 continue;
             }
-            match read_parsed(&path, SessionHeader::parse) {
+            if known.as_ref().is_some_and(|(known, _)| *known == path)
+                && let Some((_, header)) = known.take()
+            {
+                scan.entries.push(Entry { path, header });
+                continue;
+            }
+            match read_header(&path) {
                 Ok(Some(header)) => scan.entries.push(Entry { path, header }),
                 Ok(None) => {}
                 Err(reason) => scan.warnings.push(StoreWarning {
@@ -432,10 +455,11 @@ fn load_newest(
     None
 }
 
-/// A file read and parsed: `Ok(None)` for something that is not a regular file (a directory
-/// named `x.json`, a file removed meanwhile); `Err` with the reason it cannot be used.
-fn read_parsed<T>(path: &Path, parse: fn(&[u8]) -> Result<T, String>) -> Result<Option<T>, String> {
-    let mut file = match File::open(path) {
+/// A session file opened for reading: `Ok(None)` for something that is not a regular file (a
+/// directory named `x.json`, a file removed meanwhile); `Err` with the reason it cannot be
+/// used (too large included).
+fn open_session_file(path: &Path) -> Result<Option<File>, String> {
+    let file = match File::open(path) {
         Ok(file) => file,
         Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(None),
         Err(err) => return Err(format!("cannot open ({err})")),
@@ -449,14 +473,44 @@ fn read_parsed<T>(path: &Path, parse: fn(&[u8]) -> Result<T, String>) -> Result<
     if metadata.len() > MAX_FILE_BYTES {
         return Err(format!("larger than {MAX_FILE_BYTES} bytes"));
     }
+    Ok(Some(file))
+}
+
+/// A file read whole and parsed (see [`open_session_file`] for `Ok(None)` and `Err`).
+fn read_parsed<T>(path: &Path, parse: fn(&[u8]) -> Result<T, String>) -> Result<Option<T>, String> {
+    let Some(mut file) = open_session_file(path)? else {
+        return Ok(None);
+    };
     let mut bytes = Vec::new();
     file.read_to_end(&mut bytes)
         .map_err(|err| format!("cannot read ({err})"))?;
     parse(&bytes).map(Some)
 }
 
-/// Writes `bytes` to `path` so that readers see the old content or the new, never a mix.
-fn write_atomically(dir: &Path, path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
+/// A file's header, read as the file streams by: a scan holds no whole file in memory (the
+/// one just saved included).
+fn read_header(path: &Path) -> Result<Option<SessionHeader>, String> {
+    let Some(file) = open_session_file(path)? else {
+        return Ok(None);
+    };
+    SessionHeader::read(BufReader::with_capacity(READ_BUFFER, file)).map(Some)
+}
+
+/// How much of a session file a scan reads at once.
+const READ_BUFFER: usize = 64 * 1024;
+
+/// How much of a session file is written to the temporary file at once.
+const WRITE_BUFFER: usize = 64 * 1024;
+
+/// Writes what `write` produces to `path` so that readers see the old content or the new,
+/// never a mix. The content is streamed into a temporary file next to `path` (through a
+/// small buffer, never whole in memory), which is fsynced and renamed over `path`; if
+/// `write` or the disk fails, the temporary file is removed and `path` is untouched.
+fn write_atomically(
+    dir: &Path,
+    path: &Path,
+    write: impl FnOnce(&mut dyn Write) -> io::Result<()>,
+) -> Result<(), StoreError> {
     static NEXT_TEMP: AtomicU64 = AtomicU64::new(0);
     let name = path
         .file_name()
@@ -468,11 +522,13 @@ fn write_atomically(dir: &Path, path: &Path, bytes: &[u8]) -> Result<(), StoreEr
         NEXT_TEMP.fetch_add(1, Ordering::Relaxed)
     ));
     let written = (|| {
-        let mut file = OpenOptions::new()
+        let file = OpenOptions::new()
             .write(true)
             .create_new(true)
             .open(&temp)?;
-        file.write_all(bytes)?;
+        let mut out = BufWriter::with_capacity(WRITE_BUFFER, file);
+        write(&mut out)?;
+        let file = out.into_inner().map_err(io::IntoInnerError::into_error)?;
         file.sync_all()?;
         drop(file);
         fs::rename(&temp, path)
@@ -544,5 +600,71 @@ fn io_error(action: &'static str, path: &Path, source: io::Error) -> StoreError 
         action,
         path: path.to_owned(),
         source,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A fresh directory under the system temp dir, removed on drop.
+    struct Scratch(PathBuf);
+
+    impl Scratch {
+        fn new(test: &str) -> Self {
+            let path =
+                std::env::temp_dir().join(format!("acp-store-unit-{}-{test}", std::process::id()));
+            let _ = fs::remove_dir_all(&path);
+            fs::create_dir_all(&path).unwrap();
+            Self(path)
+        }
+    }
+
+    impl Drop for Scratch {
+        fn drop(&mut self) {
+            let _ = fs::remove_dir_all(&self.0);
+        }
+    }
+
+    fn names(dir: &Path) -> Vec<String> {
+        let mut names: Vec<String> = fs::read_dir(dir)
+            .unwrap()
+            .map(|entry| entry.unwrap().file_name().into_string().unwrap())
+            .collect();
+        names.sort();
+        names
+    }
+
+    #[test]
+    fn a_write_that_fails_half_way_leaves_the_old_file_and_no_temporary_file() {
+        let scratch = Scratch::new("write-fails");
+        let path = scratch.0.join("s.json");
+        write_atomically(&scratch.0, &path, |out| out.write_all(b"old")).unwrap();
+
+        // More than the write buffer goes out before the failure, so part of the new content
+        // has reached the temporary file when it fails (as when the disk fills up).
+        let failed = write_atomically(&scratch.0, &path, |out| {
+            out.write_all(&vec![b'x'; 3 * WRITE_BUFFER])?;
+            Err(io::Error::new(io::ErrorKind::StorageFull, "disk full"))
+        })
+        .unwrap_err();
+
+        assert_eq!(
+            failed.to_string(),
+            format!("cannot write {}: disk full", path.display())
+        );
+        assert_eq!(fs::read(&path).unwrap(), b"old");
+        assert_eq!(names(&scratch.0), ["s.json"]);
+    }
+
+    #[test]
+    fn a_complete_write_replaces_the_file_and_leaves_no_temporary_file() {
+        let scratch = Scratch::new("write-ok");
+        let path = scratch.0.join("s.json");
+        write_atomically(&scratch.0, &path, |out| out.write_all(b"old")).unwrap();
+        let long = vec![b'y'; 3 * WRITE_BUFFER + 5];
+        write_atomically(&scratch.0, &path, |out| out.write_all(&long)).unwrap();
+        assert_eq!(fs::read(&path).unwrap(), long);
+        assert_eq!(names(&scratch.0), ["s.json"]);
     }
 }

@@ -9,11 +9,16 @@ const REMINDER_CLOSE: &str = "</system-reminder>";
 /// The text a prompt carries: text blocks, resource links as their URI, embedded text
 /// resources as their text; one line each. Images and audio have no text.
 pub(crate) fn prompt_text(blocks: &[ContentBlock]) -> String {
-    let parts: Vec<&str> = blocks.iter().filter_map(block_text).collect();
-    parts.join("\n")
+    prompt_pieces(blocks).concat()
 }
 
-fn block_text(block: &ContentBlock) -> Option<&str> {
+/// [`prompt_text`] as borrowed pieces, newlines included, for writing without a copy.
+pub(crate) fn prompt_pieces(blocks: &[ContentBlock]) -> Vec<&str> {
+    joined(blocks.iter().filter_map(block_text))
+}
+
+/// The text of one block (see [`prompt_text`]); `None` for images and audio.
+pub(crate) fn block_text(block: &ContentBlock) -> Option<&str> {
     match block {
         ContentBlock::Text(text) => Some(&text.text),
         ContentBlock::ResourceLink(link) => Some(&link.uri),
@@ -25,24 +30,42 @@ fn block_text(block: &ContentBlock) -> Option<&str> {
     }
 }
 
-/// The text of a tool call's output: its content blocks' text, and a line per diff.
-pub(crate) fn tool_output_text(content: &[ToolCallContent]) -> String {
-    let mut lines = Vec::new();
+/// The text of a tool call's output, as borrowed pieces: its content blocks' text, and a
+/// line per diff and per terminal; one line each.
+pub(crate) fn tool_output_pieces(content: &[ToolCallContent]) -> Vec<&str> {
+    let mut lines: Vec<[&str; 2]> = Vec::new();
     for item in content {
         match item {
             ToolCallContent::Content(block) => {
                 if let Some(text) = block_text(&block.content) {
-                    lines.push(text.to_owned());
+                    lines.push(["", text]);
                 }
             }
-            ToolCallContent::Diff(diff) => lines.push(format!("Wrote {}", diff.path)),
-            ToolCallContent::Terminal(terminal) => {
-                lines.push(format!("Terminal {}", terminal.terminal_id))
-            }
+            ToolCallContent::Diff(diff) => lines.push(["Wrote ", &diff.path]),
+            ToolCallContent::Terminal(terminal) => lines.push(["Terminal ", &terminal.terminal_id]),
             _ => {}
         }
     }
-    lines.join("\n")
+    let mut pieces = Vec::with_capacity(lines.len() * 3);
+    for (index, line) in lines.iter().enumerate() {
+        if index > 0 {
+            pieces.push("\n");
+        }
+        pieces.extend(line.iter().filter(|piece| !piece.is_empty()));
+    }
+    pieces
+}
+
+/// `texts` with a newline between each two.
+fn joined<'a>(texts: impl Iterator<Item = &'a str>) -> Vec<&'a str> {
+    let mut pieces = Vec::new();
+    for text in texts {
+        if !pieces.is_empty() {
+            pieces.push("\n");
+        }
+        pieces.push(text);
+    }
+    pieces
 }
 
 /// Removes every `<system-reminder>…</system-reminder>` block (an unclosed one runs to the

@@ -577,6 +577,46 @@ impl<B: Buffers> AgentConnection<B> {
         Ok(())
     }
 
+    /// Sends one update of a stored session's history for a session that is already open: the
+    /// replay of a session resumed through `session/new` (R-STORE-3:
+    /// `--resume` answers `session/new` first, then replays the history behind the
+    /// response). Any kind goes, turn content included, whether or not a turn runs: the
+    /// application keeps a new turn's own updates until its replay is out. A replayed
+    /// `tool_call` is history, never a call a permission request may name. While a
+    /// `session/load` is in flight this is [`send_update`](Self::send_update).
+    ///
+    /// Refused for a session not open ([`UsageError::UnknownSession`] before the answer,
+    /// [`UsageError::SessionNotActive`] once closed), and with [`UsageError::WouldBlock`]
+    /// while the outbox is above its high-water mark.
+    pub fn send_replay<U: Update + ?Sized>(
+        &mut self,
+        session: &str,
+        update: &U,
+    ) -> Result<(), UsageError> {
+        let core = &mut self.core;
+        core.live()?;
+        match core.sessions.get(session) {
+            None => return Err(UsageError::UnknownSession),
+            Some(SessionState::Active { .. } | SessionState::Creating { load: true, .. }) => {}
+            Some(SessionState::Creating { .. } | SessionState::Closed) => {
+                return Err(UsageError::SessionNotActive);
+            }
+        }
+        let out = self.transport.outbox();
+        if !out.has_room_for_updates() {
+            return Err(UsageError::WouldBlock);
+        }
+        wire_out::notification(
+            out,
+            "session/update",
+            &UpdateParams {
+                session_id: session,
+                update,
+            },
+        )?;
+        Ok(())
+    }
+
     /// Answers the running turn's `session/prompt` with `stop` — or with `cancelled` if the
     /// client cancelled it, whatever `stop` says. Exactly once per turn.
     pub fn end_turn(&mut self, session: &str, stop: StopReason) -> Result<StopReason, UsageError> {

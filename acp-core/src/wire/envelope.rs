@@ -459,6 +459,8 @@ fn classify<'a>(
 
 #[cfg(test)]
 mod tests {
+    extern crate std;
+
     use super::*;
 
     /// `jsonrpc`, `method` and a string `id` are read with the escape flag the scan found, not

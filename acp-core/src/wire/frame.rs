@@ -737,6 +737,7 @@ mod tests {
         Ok(line.to_owned())
     }
 
+    #[cfg(feature = "alloc")]
     const TOO_LONG_64: FrameError = FrameError::LineTooLong { limit: 64 };
 
     #[test]

@@ -1,7 +1,8 @@
 //! End-to-end `/flood` benchmark: notifications per second from an agent child process over
 //! stdio to a reading client, for our agent (`acp-cli --acp --stdio`) and an agent built on the
 //! official Rust SDK (`peer-agent` of tests/interop/rust), in one run; then the agents' peak
-//! memory while a client reads nothing during `/flood 1000000`. See README.md.
+//! memory while a client reads nothing during `/flood 1000000`; then our agent's peak memory
+//! over a long turn read after a stall, saving included. See README.md.
 
 mod memory;
 mod peer;
@@ -30,12 +31,16 @@ struct Options {
     memory_secs: f64,
     /// The memory run stops sampling an agent once it is resident beyond this.
     memory_cap_mib: u64,
+    /// How long the long-turn run reads nothing before reading at full speed.
+    stall_secs: f64,
     throughput: bool,
     memory: bool,
+    long_turn: bool,
 }
 
 const USAGE: &str = "usage: acp-bench-e2e [--ours PATH] [--official PATH] [--count N] [--bytes B] \
-[--rounds R] [--memory-count N] [--memory-secs S] [--memory-cap-mib M] [--only throughput|memory]";
+[--rounds R] [--memory-count N] [--memory-secs S] [--memory-cap-mib M] [--stall-secs S] \
+[--only throughput|memory|long-turn]";
 
 impl Options {
     fn parse(mut args: impl Iterator<Item = String>) -> Result<Options, String> {
@@ -49,8 +54,10 @@ impl Options {
             memory_count: 1_000_000,
             memory_secs: 3.0,
             memory_cap_mib: 2048,
+            stall_secs: 5.0,
             throughput: true,
             memory: true,
+            long_turn: true,
         };
         while let Some(flag) = args.next() {
             let mut value = || args.next().ok_or_else(|| format!("{flag} needs a value"));
@@ -66,22 +73,20 @@ impl Options {
                 "--bytes" => options.bytes = number(value()?)? as usize,
                 "--rounds" => options.rounds = number(value()?)?.max(1) as usize,
                 "--memory-count" => options.memory_count = number(value()?)?,
-                "--memory-secs" => {
-                    let text = value()?;
-                    options.memory_secs = text
-                        .parse()
-                        .ok()
-                        .filter(|s: &f64| s.is_finite() && *s > 0.0)
-                        .ok_or_else(|| format!("--memory-secs needs seconds, got '{text}'"))?;
-                }
+                "--memory-secs" => options.memory_secs = seconds(&flag, value()?)?,
+                "--stall-secs" => options.stall_secs = seconds(&flag, value()?)?,
                 "--memory-cap-mib" => options.memory_cap_mib = number(value()?)?,
-                "--only" => match value()?.as_str() {
-                    "throughput" => options.memory = false,
-                    "memory" => options.throughput = false,
-                    other => {
-                        return Err(format!("--only takes throughput or memory, not '{other}'"));
+                "--only" => {
+                    let only = value()?;
+                    options.throughput = only == "throughput";
+                    options.memory = only == "memory";
+                    options.long_turn = only == "long-turn";
+                    if !(options.throughput || options.memory || options.long_turn) {
+                        return Err(format!(
+                            "--only takes throughput, memory or long-turn, not '{only}'"
+                        ));
                     }
-                },
+                }
                 "-h" | "--help" => return Err(USAGE.into()),
                 other => return Err(format!("unknown argument '{other}'\n{USAGE}")),
             }
@@ -103,6 +108,14 @@ impl Options {
             },
         ]
     }
+}
+
+/// A positive, finite number of seconds.
+fn seconds(flag: &str, text: String) -> Result<f64, String> {
+    text.parse()
+        .ok()
+        .filter(|s: &f64| s.is_finite() && *s > 0.0)
+        .ok_or_else(|| format!("{flag} needs seconds, got '{text}'"))
 }
 
 /// A scratch directory for the sessions' cwd (our agent writes `acp-cli.log` there).
@@ -130,7 +143,13 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    for agent in options.agents() {
+    // The long-turn run needs only our agent.
+    let needed = if options.throughput || options.memory {
+        2
+    } else {
+        1
+    };
+    for agent in options.agents().into_iter().take(needed) {
         if !agent.program.is_file() {
             eprintln!(
                 "{} not found at {}; build it first (benches/e2e/run.sh does)",
@@ -153,6 +172,9 @@ fn main() -> ExitCode {
         }
         if options.memory {
             memory(&options, &scratch.0)?;
+        }
+        if options.long_turn {
+            long_turn(&options, &scratch.0)?;
         }
         Ok::<(), PeerError>(())
     })();
@@ -266,7 +288,8 @@ fn memory(options: &Options, cwd: &Path) -> Result<(), PeerError> {
         let prompt = format!("/flood {} {}", options.memory_count, options.bytes);
         let start = Instant::now();
         let id = peer.send_prompt(&prompt)?;
-        let (peak, last, sampled) = sample_while_unread(pid, options);
+        let limit = Duration::from_secs_f64(options.memory_secs);
+        let (peak, last, sampled) = sample_while_unread(pid, limit, options.memory_cap_mib);
         // Our agent must have paused, not dropped: read the whole flood now and count it. The
         // official agent's queue would take a minute to drain, so it is only killed.
         let then = if index == 0 {
@@ -304,12 +327,86 @@ fn memory(options: &Options, cwd: &Path) -> Result<(), PeerError> {
     Ok(())
 }
 
-/// Samples the child's memory every 10 ms for `memory_secs` (or until it passes the cap or
-/// exits): the highest reading, the last one, and how long it sampled.
-fn sample_while_unread(pid: u32, options: &Options) -> (Memory, Memory, Duration) {
+/// Our agent over one long turn: `/flood N B` unread for `stall_secs` (the agent pauses),
+/// then read at full speed to the end; the turn is saved when it ends, before its answer
+/// goes out, and once more when stdin closes. The peak is the kernel's `VmHWM`.
+fn long_turn(options: &Options, cwd: &Path) -> Result<(), PeerError> {
+    let [ours, _] = options.agents();
+    println!(
+        "== long turn: /flood {} {}, nothing read for {} s, then read at full speed; the turn is \
+saved as it ends (ours only: the official agent saves nothing)",
+        options.memory_count, options.bytes, options.stall_secs
+    );
+    println!();
+    println!(
+        "| agent | RSS before prompt MiB | VmHWM after the stall MiB | VmHWM after the answer \
+(turn saved) MiB | VmHWM at exit (saved again) MiB | session file MiB | read after the stall s |"
+    );
+    println!("|---|---:|---:|---:|---:|---:|---:|");
+    let load_before = load_average();
+    let mut peer = Peer::start(&ours, cwd)?;
+    let pid = peer.pid();
+    let before = Memory::of(pid).unwrap_or_default();
+    let prompt = format!("/flood {} {}", options.memory_count, options.bytes);
+    let id = peer.send_prompt(&prompt)?;
+    let stall = Duration::from_secs_f64(options.stall_secs);
+    let (stalled, _, _) = sample_while_unread(pid, stall, options.memory_cap_mib);
     let start = Instant::now();
-    let limit = Duration::from_secs_f64(options.memory_secs);
-    let cap_kib = options.memory_cap_mib * 1024;
+    let turn = peer.finish_prompt(id, start)?;
+    if turn.chunks != options.memory_count {
+        return Err(PeerError::Unexpected(format!(
+            "{}: {} chunks arrived, {} were asked for",
+            ours.name, turn.chunks, options.memory_count
+        )));
+    }
+    let answered = Memory::of(pid).unwrap_or_default();
+    let (status, at_exit) = peer.close_and_wait(Duration::from_secs(30));
+    if !status.is_some_and(|s| s.success()) {
+        return Err(PeerError::Unexpected(format!(
+            "{}: exited with {status:?} after stdin closed",
+            ours.name
+        )));
+    }
+    let file = session_file(cwd, peer.session_id())
+        .and_then(|path| std::fs::metadata(path).ok())
+        .map_or_else(|| "missing".to_owned(), |m| mib(m.len() / 1024));
+    println!(
+        "| {} | {} | {} | {} | {} | {file} | {:.1} |",
+        ours.name,
+        mib(before.rss_kib),
+        mib(stalled.hwm_kib),
+        mib(answered.hwm_kib),
+        mib(at_exit.hwm_kib),
+        turn.elapsed.as_secs_f64(),
+    );
+    println!();
+    println!("target (issue 18): peak under 64 MiB");
+    println!(
+        "load average (1/5/15 min): before {load_before}, after {}",
+        load_average()
+    );
+    Ok(())
+}
+
+/// The file our agent saved `session` to in `cwd`: `<stamp>_<id>.json` (ids of the demo
+/// agent need no escaping).
+fn session_file(cwd: &Path, session: &str) -> Option<PathBuf> {
+    let suffix = format!("_{session}.json");
+    std::fs::read_dir(cwd.join(".agentao/sessions"))
+        .ok()?
+        .filter_map(|entry| entry.ok().map(|e| e.path()))
+        .find(|path| {
+            path.file_name()
+                .and_then(|name| name.to_str())
+                .is_some_and(|name| name.ends_with(&suffix))
+        })
+}
+
+/// Samples the child's memory every 10 ms for `limit` (or until it passes the cap or exits):
+/// the highest reading, the last one, and how long it sampled.
+fn sample_while_unread(pid: u32, limit: Duration, cap_mib: u64) -> (Memory, Memory, Duration) {
+    let start = Instant::now();
+    let cap_kib = cap_mib * 1024;
     let mut peak = Memory::default();
     let mut last = Memory::default();
     while start.elapsed() < limit {

@@ -9,11 +9,13 @@
 use std::fmt;
 use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::process::{Child, ChildStdin, ChildStdout, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
 use acp_core::wire::envelope::{self, Message, Outcome};
 use acp_core::wire::frame::Framer;
+
+use crate::memory::Memory;
 
 /// How many bytes one `read(2)` asks for.
 const READ_BLOCK: usize = 64 * 1024;
@@ -74,7 +76,8 @@ pub struct Turn {
 /// A running agent with an open session. Dropping it kills the child.
 pub struct Peer {
     child: Child,
-    stdin: ChildStdin,
+    /// `None` once closed.
+    stdin: Option<ChildStdin>,
     stdout: ChildStdout,
     framer: Framer<Vec<u8>>,
     block: Box<[u8]>,
@@ -105,7 +108,7 @@ impl Peer {
         };
         let mut peer = Peer {
             child,
-            stdin,
+            stdin: Some(stdin),
             stdout,
             framer: Framer::with_limit(MAX_LINE),
             block: vec![0; READ_BLOCK].into_boxed_slice(),
@@ -140,6 +143,32 @@ impl Peer {
     /// The child's process id, for `/proc/<pid>/status`.
     pub fn pid(&self) -> u32 {
         self.child.id()
+    }
+
+    /// The id `session/new` answered with.
+    pub fn session_id(&self) -> &str {
+        &self.session_id
+    }
+
+    /// Closes the agent's stdin (it saves its sessions and exits) and waits up to `limit`
+    /// for it to exit, reading `/proc/<pid>/status` every millisecond meanwhile: the exit
+    /// status (`None` if it did not exit in time) and the last reading before it was gone,
+    /// whose `VmHWM` is the peak of its whole life but for its last millisecond at most.
+    pub fn close_and_wait(&mut self, limit: Duration) -> (Option<ExitStatus>, Memory) {
+        drop(self.stdin.take());
+        let pid = self.pid();
+        let start = Instant::now();
+        let mut last = Memory::default();
+        loop {
+            if let Some(now) = Memory::of(pid) {
+                last = now;
+            }
+            match self.child.try_wait() {
+                Ok(Some(status)) => return (Some(status), last),
+                Ok(None) if start.elapsed() < limit => std::thread::sleep(Duration::from_millis(1)),
+                _ => return (None, last),
+            }
+        }
     }
 
     /// Sends `session/prompt` with one text block and returns its request id, without reading.
@@ -184,10 +213,14 @@ impl Peer {
         let id = self.next_id;
         let line =
             format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"{method}","params":{params}}}"#);
-        self.stdin
+        let stdin = self.stdin.as_mut().ok_or(PeerError::Io(
+            "writing to the agent",
+            io::Error::new(io::ErrorKind::BrokenPipe, "stdin was closed"),
+        ))?;
+        stdin
             .write_all(line.as_bytes())
-            .and_then(|()| self.stdin.write_all(b"\n"))
-            .and_then(|()| self.stdin.flush())
+            .and_then(|()| stdin.write_all(b"\n"))
+            .and_then(|()| stdin.flush())
             .map_err(|e| PeerError::Io("writing to the agent", e))?;
         Ok(id)
     }

@@ -3,13 +3,15 @@
 //! Each session's [`SessionHistory`] is fed exactly what goes on the wire (the prompt, every
 //! update sent, the stop reason) and saved after every finished turn, after `session/close`
 //! and at EOF, so a `kill -9` loses at most the running turn. `session/load` replays a stored
-//! history before its answer; `session/resume` and `--resume` answer without a replay
-//! (the connection never sends a session's updates before its `session/new` answer, so a
-//! resumed session's history is there for the next prompt, not on the client's screen).
+//! history before its answer; `--resume` answers the first `session/new` with a stored
+//! session and replays its history right behind that answer (never before it: the client
+//! learns the session id from the answer); a prompt sent meanwhile runs after the replay.
+//! `session/resume` answers without a replay, as ACP says.
 //! `session/list`, `session/close` and `session/delete` are answered here too.
 //!
-//! A replay goes out only as fast as the outbox drains: its updates wait in a [`Load`] and
-//! [`AgentApp::pump`] sends them while there is room, then the answer.
+//! A replay goes out only as fast as the outbox drains: its updates wait in a [`Load`] (then
+//! the answer) or a [`Replay`] (after it), and [`AgentApp::pump`] sends them while there is
+//! room.
 
 use std::collections::{HashMap, VecDeque};
 use std::path::PathBuf;
@@ -45,6 +47,17 @@ pub(super) struct Persistence {
     known_cwds: Vec<PathBuf>,
     /// `session/load`s whose replay is being sent.
     pub(super) loads: Vec<Load>,
+    /// Sessions resumed by `--resume` whose replay is being sent behind their answer.
+    pub(super) replays: Vec<Replay>,
+}
+
+/// The history of a session resumed by `--resume`, still to send after its `session/new`
+/// answer. A turn of the session steps only once it is out ([`AgentApp::pump`] sends
+/// replays first, and turns only while the outbox has room).
+#[derive(Debug)]
+pub(super) struct Replay {
+    session: String,
+    updates: VecDeque<SessionUpdate>,
 }
 
 /// A `session/load` in progress: the replay still to send, then the answer.
@@ -99,6 +112,11 @@ impl CwdParam {
 }
 
 impl Persistence {
+    /// Whether `session`'s stored history is still going out behind its `session/new` answer.
+    pub(super) fn is_replaying(&self, session: &str) -> bool {
+        self.replays.iter().any(|replay| replay.session == session)
+    }
+
     /// A session is open (new, loaded or resumed) with this history.
     pub(super) fn opened(&mut self, history: SessionHistory, cwd: &str) {
         self.remember_cwd(cwd);
@@ -259,12 +277,20 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
             self.sessions.remove(&id);
             return false;
         }
+        let updates: VecDeque<SessionUpdate> = replay(&history).into();
         tracing::info!(
             session = id.as_str(),
             cwd,
             turns = history.turn_count(),
+            replayed = updates.len(),
             "session resumed (--resume)"
         );
+        if !updates.is_empty() {
+            self.persist.replays.push(Replay {
+                session: id.clone(),
+                updates,
+            });
+        }
         self.persist.opened(history, cwd);
         self.first_session(cwd);
         self.session_opened(&id);
@@ -381,6 +407,30 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
         }
     }
 
+    /// Sends what the outbox takes of each `--resume` replay. Bounded by the updates queued.
+    pub(super) fn progress_replays(&mut self) {
+        // Bounded: each pass sends an update or drops a replay, or returns.
+        while let Some(replay) = self.persist.replays.first_mut() {
+            let Some(update) = replay.updates.front() else {
+                self.persist.replays.remove(0);
+                continue;
+            };
+            if !self.conn.has_room_for_updates() {
+                return;
+            }
+            match self.conn.send_replay(&replay.session, update) {
+                Ok(()) => {
+                    replay.updates.pop_front();
+                }
+                Err(acp_core::machine::UsageError::WouldBlock) => return,
+                Err(error) => {
+                    tracing::warn!(session = replay.session.as_str(), %error, "replay stopped");
+                    self.persist.replays.remove(0);
+                }
+            }
+        }
+    }
+
     /// The replay is out: the session opens with its stored mode and model.
     fn answer_load(&mut self, load: Load) {
         let Load {
@@ -457,6 +507,9 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
         self.backend.forget_session(session);
         self.sessions.remove(session);
         self.persist.histories.remove(session);
+        self.persist
+            .replays
+            .retain(|replay| replay.session != session);
         tracing::info!(session, "session closed");
         if let Err(error) = self.conn.respond(ticket, &CloseSessionResponse::default()) {
             tracing::warn!(%error, "session/close answer not sent");

@@ -766,3 +766,144 @@ fn resume_flag_restores_the_stored_directories_and_system_prompt_unless_the_requ
         assert_eq!(session.system_prompt.as_deref(), Some(system_prompt));
     }
 }
+
+#[test]
+fn resume_answers_session_new_then_replays_and_a_prompt_sent_meanwhile_waits_for_the_replay() {
+    let limits = Limits {
+        outbox_limit: 64 * 1024,
+        outbox_high_water: 16 * 1024,
+        ..Limits::default()
+    };
+    let workspace = workspace();
+    let mut history = SessionHistory::new("sess_stored", "demo");
+    for n in 0..2000 {
+        history.record_user_prompt(&[acp_core::schema::ContentBlock::text(format!("turn {n}"))]);
+        history.end_turn(acp_core::schema::StopReason::EndTurn);
+    }
+    workspace
+        .saved
+        .borrow_mut()
+        .insert(("/p".into(), "sess_stored".into()), history);
+    let mut app = app_with(limits, workspace);
+    app.resume_first_session("");
+    let open = concat!(
+        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}"#,
+        "\n",
+        r#"{"jsonrpc":"2.0","id":2,"method":"session/new","params":{"cwd":"/p","mcpServers":[]}}"#,
+        "\n",
+    );
+    let mut lines: Vec<String> = Vec::new();
+    let out = exchange(&mut app, 0, open);
+    assert!(
+        out.len() <= 16 * 1024 + 2048,
+        "bounded: {} bytes",
+        out.len()
+    );
+    lines.extend(out.lines().map(str::to_owned));
+    // The client has the answer and prompts at once, without reading the rest of the replay.
+    let prompt = r#"{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{"sessionId":"sess_stored","prompt":[{"type":"text","text":"/echo after"}]}}"#;
+    let input = format!("{prompt}\n");
+    let mut fed = 0;
+    for _ in 0..10_000 {
+        fed += app.handle_bytes(Instant(0), &input.as_bytes()[fed..]);
+        app.pump(Instant(0));
+        let out = take_output(&mut app);
+        assert!(
+            out.len() <= 16 * 1024 + 2048,
+            "bounded: {} bytes",
+            out.len()
+        );
+        lines.extend(out.lines().map(str::to_owned));
+        if lines.last().is_some_and(|l| l.contains("stopReason")) {
+            break;
+        }
+    }
+    assert_eq!(fed, input.len());
+    let answer = lines
+        .iter()
+        .position(|l| {
+            l.starts_with(r#"{"jsonrpc":"2.0","id":2,"result":{"sessionId":"sess_stored""#)
+        })
+        .expect("session/new answered");
+    let replayed: Vec<usize> = (0..lines.len())
+        .filter(|&i| lines[i].contains("user_message_chunk"))
+        .collect();
+    let echoed = lines
+        .iter()
+        .position(|l| l.contains(r#""text":"after""#))
+        .expect("the prompt ran");
+    assert_eq!(replayed.len(), 2000);
+    assert!(answer < replayed[0], "the answer first");
+    assert!(
+        lines[replayed[1999]].contains(r#""text":"turn 1999""#),
+        "in order: {}",
+        lines[replayed[1999]]
+    );
+    assert!(
+        replayed[1999] < echoed,
+        "the whole history before the new turn"
+    );
+    assert_eq!(
+        lines.last().unwrap(),
+        r#"{"jsonrpc":"2.0","id":3,"result":{"stopReason":"end_turn"}}"#
+    );
+}
+
+#[test]
+fn closing_a_resumed_session_stops_its_replay() {
+    let limits = Limits {
+        outbox_limit: 64 * 1024,
+        outbox_high_water: 16 * 1024,
+        ..Limits::default()
+    };
+    let workspace = workspace();
+    let mut history = SessionHistory::new("sess_stored", "demo");
+    for n in 0..2000 {
+        history.record_user_prompt(&[acp_core::schema::ContentBlock::text(format!("turn {n}"))]);
+        history.end_turn(acp_core::schema::StopReason::EndTurn);
+    }
+    workspace
+        .saved
+        .borrow_mut()
+        .insert(("/p".into(), "sess_stored".into()), history);
+    let mut app = app_with(limits, workspace);
+    app.resume_first_session("sess_stored");
+    let open = concat!(
+        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}"#,
+        "\n",
+        r#"{"jsonrpc":"2.0","id":2,"method":"session/new","params":{"cwd":"/p","mcpServers":[]}}"#,
+        "\n",
+    );
+    let first = exchange(&mut app, 0, open);
+    let replayed_before_close = first.matches("user_message_chunk").count();
+    assert!(
+        (1..2000).contains(&replayed_before_close),
+        "{replayed_before_close}"
+    );
+    let close =
+        r#"{"jsonrpc":"2.0","id":3,"method":"session/close","params":{"sessionId":"sess_stored"}}"#;
+    let input = format!("{close}\n");
+    let mut fed = 0;
+    let mut after = String::new();
+    for _ in 0..10_000 {
+        fed += app.handle_bytes(Instant(0), &input.as_bytes()[fed..]);
+        app.pump(Instant(0));
+        let out = take_output(&mut app);
+        if out.is_empty() && fed == input.len() {
+            break;
+        }
+        after.push_str(&out);
+    }
+    let answer = after
+        .find(r#"{"jsonrpc":"2.0","id":3,"result":{}}"#)
+        .expect("session/close answered");
+    assert!(
+        !after[answer..].contains("user_message_chunk"),
+        "nothing of the replay after the close: {}",
+        &after[answer..]
+    );
+    assert!(
+        replayed_before_close + after.matches("user_message_chunk").count() < 2000,
+        "the replay stopped short"
+    );
+}

@@ -252,6 +252,8 @@ pub(in crate::wire) fn held_by_escapes(backslashes: u64, carried: bool) -> (u64,
 
 #[cfg(test)]
 mod tests {
+    extern crate std;
+
     use super::*;
 
     /// The classes byte by byte.
