@@ -56,6 +56,7 @@ fn official_values_come_back_unchanged_through_ours() {
     // The views cover initialize, session/new, prompt, cancel, permission and every
     // session/update sample (its unviewed kinds pass through as `Other`).
     let updates = all.iter().filter(|s| s.method == "session/update").count();
+    eprintln!("{} samples, {viewed} also read by a view", all.len());
     assert!(
         viewed > updates,
         "{viewed} samples viewed, {updates} of them updates"
@@ -542,6 +543,7 @@ fn every_line_our_encoder_writes_in_the_vectors_reads_as_official() {
             }
         }
     }
+    eprintln!("{files} vector files: {tally:?}");
     assert!(files > 50, "{files} vector files");
     assert!(tally.typed > 100, "{tally:?}");
     assert!(tally.errors > 20, "{tally:?}");
