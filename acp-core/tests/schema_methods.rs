@@ -446,3 +446,89 @@ fn empty_results_are_the_schemas_objects_with_only_optional_members() {
         }
     }
 }
+
+/// The constructors of the update kinds an agent sends write the wire shape the samples above
+/// decode from.
+#[test]
+fn update_constructors_write_the_wire_shape() {
+    let cases: Vec<(SessionUpdate, &str)> = vec![
+        (
+            SessionUpdate::UsageUpdate(UsageUpdate::new(5, 10).with_cost(Cost::new(0.5, "USD"))),
+            r#"{"sessionUpdate":"usage_update","used":5,"size":10,"cost":{"amount":0.5,"currency":"USD"}}"#,
+        ),
+        (
+            SessionUpdate::Notice(Notice::new(NoticeSeverity::Warning, "Slow")),
+            r#"{"sessionUpdate":"notice","severity":"warning","title":"Slow"}"#,
+        ),
+        (
+            SessionUpdate::SessionInfoUpdate(SessionInfoUpdate::title("Fix it")),
+            r#"{"sessionUpdate":"session_info_update","title":"Fix it"}"#,
+        ),
+        (
+            SessionUpdate::AvailableCommandsUpdate(AvailableCommandsUpdate::new(vec![
+                AvailableCommand::new("echo", "Echo text").with_input_hint("text"),
+                AvailableCommand::new("help", "List commands"),
+            ])),
+            r#"{"sessionUpdate":"available_commands_update","availableCommands":[{"name":"echo","description":"Echo text","input":{"hint":"text"}},{"name":"help","description":"List commands"}]}"#,
+        ),
+        (
+            SessionUpdate::PlanUpdate(PlanUpdate::new(PlanUpdateContent::Items(PlanItems::new(
+                "p1",
+                vec![PlanEntry::new(
+                    "a",
+                    PlanEntryPriority::High,
+                    PlanEntryStatus::Pending,
+                )],
+            )))),
+            r#"{"sessionUpdate":"plan_update","plan":{"type":"items","planId":"p1","entries":[{"content":"a","priority":"high","status":"pending"}]}}"#,
+        ),
+        (
+            SessionUpdate::PlanUpdate(PlanUpdate::new(PlanUpdateContent::Markdown(
+                PlanMarkdown::new("p2", "- a"),
+            ))),
+            r#"{"sessionUpdate":"plan_update","plan":{"type":"markdown","planId":"p2","content":"- a"}}"#,
+        ),
+        (
+            SessionUpdate::PlanRemoved(PlanRemoved::new("p1")),
+            r#"{"sessionUpdate":"plan_removed","planId":"p1"}"#,
+        ),
+        (
+            SessionUpdate::SubagentUpdate({
+                let mut update = SubagentUpdate::new("sub_1");
+                update.title = Some(Some("Researcher".into()));
+                update.capabilities = Some(Some(SubagentSessionCapabilities::cancellable()));
+                update.state = Some(Some(StateUpdate::Running(StateDetails::default())));
+                update
+            }),
+            r#"{"sessionUpdate":"subagent_update","sessionId":"sub_1","title":"Researcher","capabilities":{"cancel":{}},"state":{"state":"running"}}"#,
+        ),
+        (
+            SessionUpdate::SessionMessage({
+                let mut message = SessionMessage::new("m1");
+                message.sender_session_id = Some(Some("sub_1".into()));
+                message.content = Some(Some(vec![ContentBlock::text("done")]));
+                message
+            }),
+            r#"{"sessionUpdate":"session_message","messageId":"m1","senderSessionId":"sub_1","content":[{"type":"text","text":"done"}]}"#,
+        ),
+        (
+            SessionUpdate::SessionMessageChunk(SessionMessageChunk::new(
+                "m1",
+                ContentBlock::text("do"),
+            )),
+            r#"{"sessionUpdate":"session_message_chunk","messageId":"m1","content":{"type":"text","text":"do"}}"#,
+        ),
+        (
+            SessionUpdate::CompactionUpdate(CompactionUpdate::new(
+                "k1",
+                CompactionStatus::InProgress,
+            )),
+            r#"{"sessionUpdate":"compaction_update","compactionId":"k1","status":"in_progress"}"#,
+        ),
+    ];
+    for (update, wire) in cases {
+        assert_eq!(serde_json::to_value(&update).unwrap(), json(wire), "{wire}");
+        let decoded: SessionUpdate = serde_json::from_str(wire).unwrap();
+        assert_eq!(decoded, update, "{wire}");
+    }
+}

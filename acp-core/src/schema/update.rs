@@ -203,6 +203,16 @@ pub struct AvailableCommandsUpdate {
     pub meta: Option<Meta>,
 }
 
+impl AvailableCommandsUpdate {
+    /// The full list of `commands`.
+    pub fn new(commands: Vec<AvailableCommand>) -> Self {
+        Self {
+            available_commands: commands,
+            meta: None,
+        }
+    }
+}
+
 /// A slash command the user can run.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -229,6 +239,24 @@ pub struct AvailableCommand {
     pub meta: Option<Meta>,
 }
 
+impl AvailableCommand {
+    /// A command that takes no input.
+    pub fn new(name: impl Into<String>, description: impl Into<String>) -> Self {
+        Self {
+            name: name.into(),
+            description: description.into(),
+            input: None,
+            meta: None,
+        }
+    }
+
+    /// The same command, taking free text described by `hint`.
+    pub fn with_input_hint(mut self, hint: impl Into<String>) -> Self {
+        self.input = Some(AvailableCommandInput::new(hint));
+        self
+    }
+}
+
 /// A command's input: free text with a hint (the schema's only shape).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -244,6 +272,16 @@ pub struct AvailableCommandInput {
         deserialize_with = "lenient::meta"
     )]
     pub meta: Option<Meta>,
+}
+
+impl AvailableCommandInput {
+    /// Free text, with `hint` shown until the user types.
+    pub fn new(hint: impl Into<String>) -> Self {
+        Self {
+            hint: hint.into(),
+            meta: None,
+        }
+    }
 }
 
 /// `current_mode_update`.
@@ -291,6 +329,16 @@ pub struct ConfigOptionUpdate {
     pub meta: Option<Meta>,
 }
 
+impl ConfigOptionUpdate {
+    /// The full set of `options`.
+    pub fn new(options: Vec<SessionConfigOption>) -> Self {
+        Self {
+            config_options: options,
+            meta: None,
+        }
+    }
+}
+
 /// `session_info_update`: a patch. Absent fields stay; `null` clears.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -320,6 +368,16 @@ pub struct SessionInfoUpdate {
     pub meta: Option<Meta>,
 }
 
+impl SessionInfoUpdate {
+    /// Sets the title (and nothing else).
+    pub fn title(title: impl Into<String>) -> Self {
+        Self {
+            title: Some(Some(title.into())),
+            ..Self::default()
+        }
+    }
+}
+
 /// `usage_update`: context window use.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -346,6 +404,24 @@ pub struct UsageUpdate {
     pub meta: Option<Meta>,
 }
 
+impl UsageUpdate {
+    /// `used` of `size` tokens, no cost.
+    pub fn new(used: u64, size: u64) -> Self {
+        Self {
+            used,
+            size,
+            cost: None,
+            meta: None,
+        }
+    }
+
+    /// The same usage, with what the session cost so far.
+    pub fn with_cost(mut self, cost: Cost) -> Self {
+        self.cost = Some(cost);
+        self
+    }
+}
+
 /// An amount of money.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -363,6 +439,17 @@ pub struct Cost {
         deserialize_with = "lenient::meta"
     )]
     pub meta: Option<Meta>,
+}
+
+impl Cost {
+    /// `amount` in `currency` (ISO 4217).
+    pub fn new(amount: f64, currency: impl Into<String>) -> Self {
+        Self {
+            amount,
+            currency: currency.into(),
+            meta: None,
+        }
+    }
 }
 
 /// `notice`: something the user should see outside the conversation.
@@ -389,6 +476,18 @@ pub struct Notice {
         deserialize_with = "lenient::meta"
     )]
     pub meta: Option<Meta>,
+}
+
+impl Notice {
+    /// A notice with a title and no description.
+    pub fn new(severity: NoticeSeverity, title: impl Into<String>) -> Self {
+        Self {
+            severity,
+            title: title.into(),
+            description: None,
+            meta: None,
+        }
+    }
 }
 
 string_enum! {
@@ -436,6 +535,19 @@ pub struct CompactionUpdate {
     pub meta: Option<Meta>,
 }
 
+impl CompactionUpdate {
+    /// Compaction `compaction_id` is at `status`.
+    pub fn new(compaction_id: impl Into<String>, status: CompactionStatus) -> Self {
+        Self {
+            compaction_id: compaction_id.into(),
+            status,
+            summary: None,
+            error: None,
+            meta: None,
+        }
+    }
+}
+
 string_enum! {
     /// A compaction's progress; unknown statuses are kept.
     pub enum CompactionStatus (open) {
@@ -467,6 +579,17 @@ pub struct CompactionSummaryChunk {
         deserialize_with = "lenient::meta"
     )]
     pub meta: Option<Meta>,
+}
+
+impl CompactionSummaryChunk {
+    /// A chunk of the summary of compaction `compaction_id`.
+    pub fn new(compaction_id: impl Into<String>, content: ContentBlock) -> Self {
+        Self {
+            compaction_id: compaction_id.into(),
+            content,
+            meta: None,
+        }
+    }
 }
 
 /// `session_message_chunk`: a streamed piece of a [`SessionMessage`]'s content.
@@ -652,6 +775,16 @@ pub struct SubagentSessionCapabilities {
         deserialize_with = "lenient::meta"
     )]
     pub meta: Option<Meta>,
+}
+
+impl SubagentSessionCapabilities {
+    /// The client may cancel the subagent's turns.
+    pub fn cancellable() -> Self {
+        Self {
+            cancel: Some(Marker::default()),
+            meta: None,
+        }
+    }
 }
 
 /// A session's work state, discriminated by `state`. States this version does not know are

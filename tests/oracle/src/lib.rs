@@ -1,0 +1,1 @@
+//! Nothing here: the differential tests live in `tests/`.
