@@ -7,7 +7,7 @@ mod client_support;
 use acp_core::Instant;
 use acp_core::conn::client::{
     ClientEvent, ClientMethod, Failure, HandshakeError, NO_MCP_SERVERS, PermissionAnswer, Serves,
-    TurnOutcome, UpdateContext,
+    Shows, TurnOutcome, UpdateContext,
 };
 use acp_core::machine::UsageError;
 use acp_core::machine::handshake::Capabilities;
@@ -36,6 +36,34 @@ fn initialize_sends_client_info_and_the_served_capabilities() {
         [
             r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{"fs":{"readTextFile":true,"writeTextFile":true},"terminal":true,"elicitation":{"form":{}},"_meta":{"_agentao.cn/extensions":[{"method":"_agentao.cn/ask_user"}]}},"clientInfo":{"name":"acp-test","version":"0.1.0"}}}"#
         ]
+    );
+}
+
+#[test]
+fn initialize_advertises_the_update_kinds_the_application_shows() {
+    let mut config = client_support::config(Serves::NOTHING);
+    config.shows = Shows::EVERYTHING;
+    let mut host: Host = Host::with_config(config);
+    host.conn.initialize(Instant(0)).unwrap();
+    assert_eq!(
+        host.sent(),
+        [
+            r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{"fs":{"readTextFile":false,"writeTextFile":false},"terminal":false,"session":{"notices":{},"compaction":{}},"subagents":{},"plan":{}},"clientInfo":{"name":"acp-test","version":"0.1.0"}}}"#
+        ]
+    );
+
+    // Each one alone, and `session` only when one of its members is on.
+    let mut config = client_support::config(Serves::NOTHING);
+    config.shows = Shows {
+        compaction: true,
+        ..Shows::NOTHING
+    };
+    let mut host: Host = Host::with_config(config);
+    host.conn.initialize(Instant(0)).unwrap();
+    let sent = host.sent();
+    assert!(
+        sent[0].contains(r#""terminal":false,"session":{"compaction":{}}},"#),
+        "{sent:?}"
     );
 }
 

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use acp_core::Instant;
 use acp_core::conn::client::{
     AgentMethod, AskUserAnswer, ClientConfig, ClientConnection, ClientEvent, ClientMethod, Failure,
-    Growable, HandshakeError, NO_MCP_SERVERS, PermissionAnswer, Serves, TurnOutcome,
+    Growable, HandshakeError, NO_MCP_SERVERS, PermissionAnswer, Serves, Shows, TurnOutcome,
 };
 use acp_core::machine::Ticket;
 use acp_core::wire::ErrorCode;
@@ -142,6 +142,8 @@ impl Link {
         // The supervisor's lifecycle owns the turn deadline (it pauses while the user
         // thinks); the connection's own would cut a turn the user is still answering.
         config.prompt_timeout = None;
+        // The renderer shows every update kind (client/updates.rs), so agents may send them all.
+        config.shows = Shows::EVERYTHING;
         let mut link = Link {
             conn: ClientConnection::new(config),
             origin: std::time::Instant::now(),

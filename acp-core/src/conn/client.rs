@@ -88,7 +88,7 @@ use core::time::Duration;
 
 use serde::Serialize;
 
-pub use config::{ClientConfig, Serves};
+pub use config::{ClientConfig, Serves, Shows};
 pub use event::{
     AgentFeatures, AgentMethod, ClientEvent, ClientMethod, Failure, HandshakeError,
     IncomingRequest, TurnOutcome, UpdateContext, Violation,

@@ -48,6 +48,39 @@ impl Serves {
     };
 }
 
+/// The update kinds the application shows that an agent sends only when told so
+/// (`clientCapabilities.plan`, `.subagents`, `.session.notices`, `.session.compaction`). Every
+/// other update kind needs no capability.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Shows {
+    /// `plan_update` and `plan_removed` (`plan`).
+    pub plans: bool,
+    /// `subagent_update`, `session_message` and `session_message_chunk` (`subagents`).
+    pub subagents: bool,
+    /// `notice` (`session.notices`).
+    pub notices: bool,
+    /// `compaction_update` and `compaction_summary_chunk` (`session.compaction`).
+    pub compaction: bool,
+}
+
+impl Shows {
+    /// Advertises none of them: agents keep to the updates every client gets.
+    pub const NOTHING: Self = Self {
+        plans: false,
+        subagents: false,
+        notices: false,
+        compaction: false,
+    };
+
+    /// Advertises all of them.
+    pub const EVERYTHING: Self = Self {
+        plans: true,
+        subagents: true,
+        notices: true,
+        compaction: true,
+    };
+}
+
 /// The settings of a [`ClientConnection`](super::ClientConnection).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ClientConfig {
@@ -59,6 +92,8 @@ pub struct ClientConfig {
     pub version: &'static str,
     /// What the application answers.
     pub serves: Serves,
+    /// The update kinds the application shows that need a capability. Default: none.
+    pub shows: Shows,
     /// Deadline of every request but `session/prompt` (`initialize`, `session/new`, …);
     /// `None` waits until the answer, a cancel or EOF. Default 30 s (Agentao §8.4).
     pub request_timeout: Option<Duration>,
@@ -88,6 +123,7 @@ impl ClientConfig {
             title: None,
             version,
             serves,
+            shows: Shows::NOTHING,
             request_timeout: Some(Duration::from_secs(30)),
             prompt_timeout: Some(Duration::from_secs(60)),
             max_line: 16 * 1024 * 1024,

@@ -3,7 +3,7 @@
 
 use serde::Serialize;
 
-use super::config::{ClientConfig, Serves};
+use super::config::{ClientConfig, Serves, Shows};
 
 /// `_meta` key under which extension methods are listed (Agentao's convention, used on both
 /// sides).
@@ -21,7 +21,7 @@ impl<'a> InitializeParams<'a> {
     pub(crate) fn new(config: &'a ClientConfig) -> Self {
         Self {
             protocol_version: crate::machine::handshake::PROTOCOL_VERSION,
-            client_capabilities: ClientCaps::new(config.serves),
+            client_capabilities: ClientCaps::new(config.serves, config.shows),
             client_info: Info {
                 name: config.name,
                 title: config.title,
@@ -38,12 +38,27 @@ struct ClientCaps {
     terminal: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     elicitation: Option<Elicitation>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    session: Option<SessionCaps>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    subagents: Option<Empty>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    plan: Option<Empty>,
     #[serde(rename = "_meta", skip_serializing_if = "Option::is_none")]
     meta: Option<Extensions>,
 }
 
+/// `clientCapabilities.session`: the session-level update kinds the client shows.
+#[derive(Serialize)]
+struct SessionCaps {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    notices: Option<Empty>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    compaction: Option<Empty>,
+}
+
 impl ClientCaps {
-    fn new(serves: Serves) -> Self {
+    fn new(serves: Serves, shows: Shows) -> Self {
         Self {
             fs: Fs {
                 read_text_file: serves.fs_read,
@@ -51,6 +66,12 @@ impl ClientCaps {
             },
             terminal: serves.terminal,
             elicitation: serves.elicitation.then_some(Elicitation { form: Empty {} }),
+            session: (shows.notices || shows.compaction).then_some(SessionCaps {
+                notices: shows.notices.then_some(Empty {}),
+                compaction: shows.compaction.then_some(Empty {}),
+            }),
+            subagents: shows.subagents.then_some(Empty {}),
+            plan: shows.plans.then_some(Empty {}),
             meta: serves.ask_user.then_some(Extensions {
                 list: [Extension {
                     method: "_agentao.cn/ask_user",
