@@ -223,7 +223,9 @@ fn a_turn_failed_with_its_own_code_answers_that_code_and_message_unless_cancelle
     h.prompt(2, "s1");
     h.send(r#"{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"s1"}}"#);
     h.take_events();
-    h.agent.fail_turn_with("s1", ErrorCode(-32000), auth).unwrap();
+    h.agent
+        .fail_turn_with("s1", ErrorCode(-32000), auth)
+        .unwrap();
     assert_eq!(
         h.take_lines(),
         [

@@ -7,6 +7,7 @@
 //! - [`local_fs`]: `/read` and `/write` done by the agent itself, confined to the cwd.
 //! - [`modes`]: the four session mode presets and what they mean for tools.
 //! - [`sessions`]: the application side of sessions: cwd checks, ids, mode and model.
+//! - [`tools`]: what every backend's tools share: the mode gate, `*_always`, refusal texts.
 
 pub mod app;
 pub mod backend;
@@ -15,3 +16,4 @@ pub mod local_fs;
 pub mod logging;
 pub mod modes;
 pub mod sessions;
+pub mod tools;

@@ -10,9 +10,7 @@ use std::collections::VecDeque;
 
 use acp_core::Instant;
 use acp_core::conn::agent::tool_key;
-use acp_core::machine::permission::{
-    PermissionDecision, PermissionMemory, RejectReason, Remembered,
-};
+use acp_core::machine::permission::{PermissionDecision, PermissionMemory, Remembered};
 use acp_core::machine::turn::StopReason;
 use acp_core::schema::{
     ContentBlock, ContentChunk, Diff, Plan, PlanEntry, PlanEntryPriority, PlanEntryStatus,
@@ -24,7 +22,7 @@ use super::paths::resolve_inside;
 use super::script::{Command, unknown_command_message};
 use crate::agent::backend::{ClientFs, FsVia, Reply, Step, TurnStart};
 use crate::agent::modes::Posture;
-use crate::store::{SessionHistory, TurnItem};
+use crate::agent::tools::{self, Gate, rejection_text};
 
 /// What the turns of one connection share: the `*_always` memory and the tool call counter.
 #[derive(Debug)]
@@ -35,9 +33,7 @@ pub struct Shared {
     pub last_tool: u64,
 }
 
-/// The most `*_always` answers remembered per connection; past it the oldest is forgotten,
-/// which only means that tool is asked about again.
-pub const MEMORY_LIMIT: usize = 4096;
+pub use crate::agent::tools::{MEMORY_LIMIT, last_tool_number};
 
 impl Default for Shared {
     fn default() -> Self {
@@ -100,13 +96,6 @@ enum Wait {
     Until(Instant),
     /// `/flood`: chunks still to send, and the text of each.
     Flood { remaining: u64, chunk: String },
-}
-
-/// Whether a tool may run, by the session's mode and remembered answers.
-enum Gate {
-    Run,
-    Ask,
-    Refuse(String),
 }
 
 /// One turn of the demo backend.
@@ -375,17 +364,14 @@ impl DemoTurn {
     /// Asks, runs or refuses a tool by mode and memory.
     fn gate_and_run(&mut self, shared: &Shared, tool: OpenTool) {
         let request = tool.permission_request();
-        let gate = match self.mode_gate(&tool.kind) {
-            Gate::Ask => match shared.memory.recall(&self.session, &tool_key(&request)) {
-                Some(true) => Gate::Run,
-                Some(false) => Gate::Refuse(
-                    "Error: rejected: 'reject_always' was chosen earlier for this tool".into(),
-                ),
-                None => Gate::Ask,
-            },
-            other => other,
-        };
-        match gate {
+        let key = tool_key(&request);
+        match tools::gate(
+            self.posture,
+            &tool.kind,
+            &shared.memory,
+            &self.session,
+            &key,
+        ) {
             Gate::Run => self.run_tool(tool),
             Gate::Refuse(why) => self.fail_tool(&tool, &why),
             Gate::Ask => {
@@ -397,23 +383,7 @@ impl DemoTurn {
 
     /// What the session's mode says about a tool of `kind` (R-MODE-2).
     fn mode_gate(&self, kind: &ToolKind) -> Gate {
-        match self.posture {
-            Posture::Plan => {
-                Gate::Refuse("Error: the session is in plan mode; tools do not run".into())
-            }
-            Posture::ReadOnly
-                if !matches!(
-                    kind,
-                    ToolKind::Read | ToolKind::Search | ToolKind::Think | ToolKind::Fetch
-                ) =>
-            {
-                Gate::Refuse(format!(
-                    "Error: the session is in read-only mode; a tool of kind '{kind}' may not run"
-                ))
-            }
-            Posture::FullAccess => Gate::Run,
-            Posture::ReadOnly | Posture::WorkspaceWrite => Gate::Ask,
-        }
+        tools::mode_gate(self.posture, kind)
     }
 
     /// The tool may run: `in_progress`, then its work.
@@ -493,21 +463,6 @@ pub fn history_text(finished_turns: usize) -> String {
     }
 }
 
-/// The highest `N` of the `tool-N` ids in a history: a loaded session's new tool calls
-/// are numbered after it, so no id the client has seen in the replay is used again.
-pub fn last_tool_number(history: &SessionHistory) -> u64 {
-    history
-        .turns()
-        .iter()
-        .flat_map(|turn| &turn.items)
-        .filter_map(|item| match item {
-            TurnItem::ToolCall(call) => call.tool_call_id.strip_prefix("tool-")?.parse().ok(),
-            _ => None,
-        })
-        .max()
-        .unwrap_or(0)
-}
-
 /// `bytes` bytes of printable text: the alphabet, repeated.
 fn flood_chunk(bytes: usize) -> String {
     b"abcdefghijklmnopqrstuvwxyz"
@@ -516,28 +471,4 @@ fn flood_chunk(bytes: usize) -> String {
         .take(bytes)
         .map(|&b| char::from(b))
         .collect()
-}
-
-/// The tool content of a refused permission.
-fn rejection_text(reason: RejectReason) -> String {
-    match reason {
-        RejectReason::Chosen(option) => format!("Error: rejected by the user ({option})"),
-        RejectReason::UnknownOption => {
-            "Error: permission refused: the client chose an option that was not offered".into()
-        }
-        RejectReason::UnknownOutcome => {
-            "Error: permission refused: the client's outcome is neither 'selected' nor 'cancelled'"
-                .into()
-        }
-        RejectReason::Malformed => {
-            "Error: permission refused: the client's answer could not be read".into()
-        }
-        RejectReason::Error(code) => {
-            format!(
-                "Error: permission refused: the client answered with error {}",
-                code.0
-            )
-        }
-        RejectReason::TimedOut => "Error: permission refused: no answer in time".into(),
-    }
 }

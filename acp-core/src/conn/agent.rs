@@ -590,7 +590,10 @@ impl<B: Buffers> AgentConnection<B> {
         session: &str,
         message: &M,
     ) -> Result<StopReason, UsageError> {
-        self.finish_turn(session, Err((ErrorCode::INTERNAL_ERROR, &Internal(message))))
+        self.finish_turn(
+            session,
+            Err((ErrorCode::INTERNAL_ERROR, &Internal(message))),
+        )
     }
 
     /// Answers the running turn's `session/prompt` with this error code and exactly this
