@@ -5,5 +5,8 @@
 //!
 //! The HTTP client (configuration from the environment, HTTP/1.1 + TLS, SSE, retries) and the
 //! backend that turns a model's stream into ACP updates and tool calls build on it.
+//!
+//! - [`backend`]: the llm backend: the tool loop, its tools and its context, sans-IO.
 
+pub mod backend;
 pub mod chat;
