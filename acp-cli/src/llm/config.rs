@@ -154,12 +154,19 @@ impl ModelConfig {
     /// Whether a request can be made: a key, a base URL that parses and a model. The errors
     /// are what a prompt is answered with.
     pub fn check(&self) -> Result<(), ModelError> {
-        let Some(_) = &self.api_key else {
+        let Some(key) = &self.api_key else {
             return Err(ModelError::MissingKey {
                 variable: self.key_variable(),
                 provider: self.provider.clone(),
             });
         };
+        // The key goes into a header line: a line break in it would end the header.
+        if key.expose().chars().any(char::is_control) {
+            return Err(ModelError::Config(format!(
+                "{} contains a control character",
+                self.key_variable()
+            )));
+        }
         self.endpoint()?;
         if self.model.is_empty() {
             return Err(ModelError::Config(format!(
@@ -375,6 +382,16 @@ mod tests {
             "Authentication required: set OPENAI_API_KEY (LLM_PROVIDER=openai)"
         );
         assert_eq!(error.code(), -32000);
+    }
+
+    #[test]
+    fn a_key_with_a_line_break_is_a_config_error() {
+        let config =
+            ModelConfig::from_env(env(&[("OPENAI_API_KEY", "sk-a\r\nX-Evil: 1")]), None).unwrap();
+        assert_eq!(
+            config.check().unwrap_err().to_string(),
+            "model configuration: OPENAI_API_KEY contains a control character"
+        );
     }
 
     #[test]

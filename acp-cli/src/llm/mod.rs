@@ -6,10 +6,16 @@
 //! - [`sse`]: the Server-Sent Events parser, fed the body in any pieces.
 //! - [`openai`]: the Chat Completions wire format: the request body, and the streamed chunks
 //!   assembled into text, reasoning and tool calls.
+//! - [`response`]: an HTTP/1.1 response head and its body framing (chunked, length, close).
+//! - [`retry`]: which failures are tried again, after how long, through which sleeper.
+//! - [`http`]: the transport: TCP or TLS, one request, the body streamed through the above.
 //!
 //! The backend that turns a model's stream into ACP updates and tool calls builds on it.
 
 pub mod chat;
 pub mod config;
+pub mod http;
 pub mod openai;
+pub mod response;
+pub mod retry;
 pub mod sse;

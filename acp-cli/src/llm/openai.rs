@@ -335,6 +335,17 @@ impl StreamAssembler {
         self.done
     }
 
+    /// Whether a `finish_reason` or `[DONE]` arrived: the answer is complete even if the
+    /// connection now breaks.
+    pub fn has_finish_reason(&self) -> bool {
+        self.finish.is_some() || self.done
+    }
+
+    /// How many chunks (not counting `[DONE]`) were read.
+    pub fn chunks(&self) -> usize {
+        self.chunks
+    }
+
     /// The end of the body: the answer, or why the stream did not finish.
     pub fn finish(mut self) -> Result<Finished, ModelError> {
         let reason = match (self.finish, self.done) {
