@@ -379,3 +379,5 @@ fn a_long_replay_waits_for_the_client_to_read_and_the_answer_comes_last() {
     assert!(answer.contains("\"configOptions\""), "{answer}");
     assert!(answer.contains("\"modes\""), "{answer}");
 }
+
+mod llm;
