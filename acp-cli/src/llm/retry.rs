@@ -56,10 +56,8 @@ pub trait Sleeper {
 pub struct TimerSleeper;
 
 impl Sleeper for TimerSleeper {
-    fn sleep(&mut self, delay: Duration) -> impl Future<Output = ()> + Send {
-        async move {
-            smol::Timer::after(delay).await;
-        }
+    async fn sleep(&mut self, delay: Duration) {
+        smol::Timer::after(delay).await;
     }
 }
 
