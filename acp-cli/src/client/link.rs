@@ -362,7 +362,8 @@ impl Link {
                 format!("cannot write {}: {e}", path.display()),
             )
         })?;
-        Ok(Value::Null)
+        // The result schema is an object of optional members: `{}`, never `null`.
+        Ok(Value::Object(serde_json::Map::new()))
     }
 
     /// The request's `path`, if it is absolute and lies inside the session's directory
