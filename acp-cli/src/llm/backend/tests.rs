@@ -275,7 +275,7 @@ fn model_errors_fail_the_turn_with_their_code_and_text() {
     };
     assert_eq!(
         h.reply(Reply::ModelDone(Err(status))),
-        ["fail: the model server answered HTTP 500: boom"]
+        ["fail -32603: the model server answered HTTP 500: boom"]
     );
 }
 

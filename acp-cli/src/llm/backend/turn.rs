@@ -249,14 +249,11 @@ impl LlmTurn {
                 }
             }
             (Wait::Model, Reply::ModelDone(Err(error))) => {
-                let step = match error.code() {
-                    -32603 => Step::Fail(error.to_string()),
-                    code => Step::FailWith {
-                        code,
-                        message: error.to_string(),
-                    },
-                };
-                self.ready.push_back(step);
+                // The error's own text and code (`-32000` for credentials, else `-32603`).
+                self.ready.push_back(Step::FailWith {
+                    code: error.code(),
+                    message: error.to_string(),
+                });
             }
             (Wait::Permission(tool), Reply::Permission(decision)) => {
                 shared
