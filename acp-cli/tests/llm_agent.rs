@@ -279,11 +279,23 @@ fn without_a_key_the_prompt_fails_with_32000() {
 fn a_resumed_session_continues_the_conversation_and_the_key_is_written_nowhere() {
     let dir = scratch_dir("llm-resume");
     let mock = MockModel::start(vec![
-        calls(&[("c1", "list_directory", r#"{"path":"."}"#)]),
+        calls(&[
+            ("c1", "list_directory", r#"{"path":"."}"#),
+            (
+                "c2",
+                "run_shell_command",
+                r#"{"command":"echo \"key=$OPENAI_API_KEY\""}"#,
+            ),
+        ]),
         Reply::text(&["First answer."]),
         Reply::text(&["Second answer."]),
     ]);
-    let first = client(&["--prompt", "first"], &agent(&mock, &[]), &dir, "");
+    let first = client(
+        &["--approve", "allow", "--prompt", "first"],
+        &agent(&mock, &[]),
+        &dir,
+        "",
+    );
     assert_eq!(first.code, Some(0), "{first:?}");
     let second = client(
         &["--prompt", "second"],
@@ -303,15 +315,25 @@ fn a_resumed_session_continues_the_conversation_and_the_key_is_written_nowhere()
         .collect();
     assert_eq!(
         roles,
-        ["system", "user", "assistant", "tool", "assistant", "user"]
+        [
+            "system",
+            "user",
+            "assistant",
+            "tool",
+            "tool",
+            "assistant",
+            "user"
+        ]
     );
+    // The shell does not see the key.
+    assert_eq!(body["messages"][4]["content"], "Exit code: 0\nkey=\n");
     assert_eq!(body["messages"][1]["content"], "first");
     assert_eq!(
         body["messages"][2]["tool_calls"][0]["function"]["name"],
         "list_directory"
     );
-    assert_eq!(body["messages"][4]["content"], "First answer.");
-    assert_eq!(body["messages"][5]["content"], "second");
+    assert_eq!(body["messages"][5]["content"], "First answer.");
+    assert_eq!(body["messages"][6]["content"], "second");
 
     // The key went out in the Authorization header only.
     assert_eq!(

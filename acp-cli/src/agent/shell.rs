@@ -5,6 +5,10 @@
 //! The whole group is killed with SIGKILL when the command outlives its timeout and when the
 //! future is dropped (the turn was cancelled), so neither the command nor what it started
 //! outlives the turn.
+//!
+//! The command inherits the agent's environment except every `*_API_KEY` variable: what the
+//! model runs must not be able to print the key into its output, which goes to the model,
+//! the client and the session file.
 
 use std::os::unix::process::CommandExt;
 use std::time::Duration;
@@ -46,6 +50,11 @@ pub async fn run(command: &str, cwd: &str, timeout: Duration) -> Result<ShellOut
         .arg(command)
         .current_dir(cwd)
         .process_group(0);
+    for (name, _) in std::env::vars_os() {
+        if name.to_string_lossy().ends_with("_API_KEY") {
+            std_command.env_remove(name);
+        }
+    }
     let mut child = Command::from(std_command)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
