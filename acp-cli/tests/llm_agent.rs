@@ -354,3 +354,113 @@ fn a_resumed_session_continues_the_conversation_and_the_key_is_written_nowhere()
         assert!(!text.contains(KEY), "the key is in {path}");
     }
 }
+
+/// The agent on raw pipes, for what `acp-cli client` cannot do (set a mode).
+struct RawAgent {
+    child: std::process::Child,
+    lines: std::io::Lines<std::io::BufReader<std::process::ChildStdout>>,
+}
+
+impl RawAgent {
+    fn start(mock: &MockModel, cwd: &Path) -> Self {
+        let mut child = std::process::Command::new(acp_cli())
+            .args([
+                "--acp",
+                "--stdio",
+                "--backend",
+                "llm",
+                "--model",
+                "mock-model",
+            ])
+            .env("OPENAI_API_KEY", KEY)
+            .env("OPENAI_BASE_URL", mock.base_url())
+            .env_remove("LLM_PROVIDER")
+            .current_dir(cwd)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("start acp-cli");
+        let stdout = child.stdout.take().expect("stdout");
+        Self {
+            child,
+            lines: std::io::BufRead::lines(std::io::BufReader::new(stdout)),
+        }
+    }
+
+    /// Sends one line and reads until the answer to `id`; returns every line read.
+    fn call(&mut self, id: u64, line: &str) -> Vec<String> {
+        use std::io::Write;
+        let stdin = self.child.stdin.as_mut().expect("stdin");
+        writeln!(stdin, "{line}").expect("write");
+        let mut read = Vec::new();
+        for line in self.lines.by_ref() {
+            let line = line.expect("a line");
+            let done = serde_json::from_str::<serde_json::Value>(&line)
+                .is_ok_and(|v| v["id"] == id && v.get("method").is_none());
+            read.push(line);
+            if done {
+                return read;
+            }
+        }
+        panic!("the agent ended before answering {id}: {read:?}");
+    }
+}
+
+impl Drop for RawAgent {
+    fn drop(&mut self) {
+        drop(self.child.stdin.take());
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn run_shell_command_is_refused_in_read_only_mode_and_the_model_hears_why() {
+    let dir = scratch_dir("llm-readonly");
+    let mock = MockModel::start(vec![
+        calls(&[("c1", "run_shell_command", r#"{"command":"touch made"}"#)]),
+        Reply::text(&["Cannot."]),
+    ]);
+    let mut agent = RawAgent::start(&mock, &dir);
+    agent.call(
+        1,
+        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}"#,
+    );
+    let opened = agent.call(
+        2,
+        &format!(
+            r#"{{"jsonrpc":"2.0","id":2,"method":"session/new","params":{{"cwd":"{}","mcpServers":[]}}}}"#,
+            dir.display()
+        ),
+    );
+    let answer: serde_json::Value = serde_json::from_str(opened.last().unwrap()).unwrap();
+    let sid = answer["result"]["sessionId"].as_str().unwrap().to_owned();
+    agent.call(
+        3,
+        &format!(
+            r#"{{"jsonrpc":"2.0","id":3,"method":"session/set_mode","params":{{"sessionId":"{sid}","modeId":"read-only"}}}}"#
+        ),
+    );
+    let turn = agent.call(
+        4,
+        &format!(
+            r#"{{"jsonrpc":"2.0","id":4,"method":"session/prompt","params":{{"sessionId":"{sid}","prompt":[{{"type":"text","text":"touch it"}}]}}}}"#
+        ),
+    );
+    assert_eq!(
+        turn.last().unwrap(),
+        r#"{"jsonrpc":"2.0","id":4,"result":{"stopReason":"end_turn"}}"#
+    );
+    assert!(
+        !turn
+            .iter()
+            .any(|l| l.contains("session/request_permission")),
+        "{turn:?}"
+    );
+    assert!(!dir.join("made").exists());
+    let refusal = "Error: the session is in read-only mode; a tool of kind 'execute' may not run";
+    assert_eq!(
+        tool_results(&mock, 1),
+        [("c1".to_owned(), refusal.to_owned())]
+    );
+}
