@@ -93,7 +93,13 @@ fn per_chunk(c: &mut Criterion) {
         b.iter(|| {
             if fed % 10_000 == 0 {
                 assembler = StreamAssembler::new();
-                feed(&mut parser, &mut assembler, &mut events, TOOL_START, &mut None);
+                feed(
+                    &mut parser,
+                    &mut assembler,
+                    &mut events,
+                    TOOL_START,
+                    &mut None,
+                );
             }
             fed += 1;
             let mut out = None;

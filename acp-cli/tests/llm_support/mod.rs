@@ -348,8 +348,9 @@ fn serve(mut stream: TcpStream, connection: usize, shared: &Shared) {
                     }
                     Piece::HoldUntilClosed => {
                         let _ = stream.flush();
-                        wait_for_close(&mut stream);
-                        let _ = shared.closed.lock().unwrap().send(connection);
+                        if wait_for_close(&mut stream) {
+                            let _ = shared.closed.lock().unwrap().send(connection);
+                        }
                         return;
                     }
                     Piece::Cut => {
@@ -379,15 +380,23 @@ fn serve(mut stream: TcpStream, connection: usize, shared: &Shared) {
     let _ = stream.shutdown(Shutdown::Write);
 }
 
-/// Reads until the client closes (EOF or an error such as a reset).
-fn wait_for_close(stream: &mut TcpStream) {
+/// Reads until the client closes (EOF or a reset). No timeout: only the client's close ends
+/// the wait, so a client that never closes fails the test at [`MockModel::wait_client_closed`].
+/// Returns whether it saw the close (false on any other error).
+fn wait_for_close(stream: &mut TcpStream) -> bool {
+    let _ = stream.set_read_timeout(None);
     let mut buffer = [0u8; 1024];
     loop {
         match stream.read(&mut buffer) {
-            Ok(0) => return,
+            Ok(0) => return true,
             Ok(_) => {}
             Err(error) if error.kind() == ErrorKind::Interrupted => {}
-            Err(_) => return,
+            Err(error) => {
+                return matches!(
+                    error.kind(),
+                    ErrorKind::ConnectionReset | ErrorKind::ConnectionAborted
+                );
+            }
         }
     }
 }
