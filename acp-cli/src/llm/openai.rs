@@ -738,4 +738,68 @@ mod tests {
             .tests(2000)
             .quickcheck(property as fn(Vec<usize>) -> bool);
     }
+
+    /// The events and end of `bytes` fed in pieces cut at `cuts`, whatever the bytes are.
+    fn through_parser_bytes(
+        bytes: &[u8],
+        cuts: &[usize],
+    ) -> (Vec<StreamEvent>, Result<Finished, ModelError>) {
+        let mut cuts: Vec<usize> = cuts.iter().map(|c| c % (bytes.len() + 1)).collect();
+        cuts.push(bytes.len());
+        cuts.sort_unstable();
+        let mut parser = crate::llm::sse::SseParser::with_limit(512);
+        let mut assembler = StreamAssembler::new();
+        let mut produced = Vec::new();
+        let mut events = Vec::new();
+        let mut start = 0;
+        for cut in cuts {
+            events.clear();
+            let parsed = parser.feed(&bytes[start..cut], &mut events);
+            for event in &events {
+                if let Err(error) = assembler.on_event(event, &mut |e| produced.push(e)) {
+                    return (produced, Err(error));
+                }
+            }
+            if let Err(error) = parsed {
+                return (produced, Err(ModelError::Stream(error.to_string())));
+            }
+            start = cut;
+        }
+        (produced, assembler.finish())
+    }
+
+    /// Pieces of a real answer's lines, garbage and line ends.
+    fn tokens() -> Vec<Vec<u8>> {
+        let mut tokens: Vec<Vec<u8>> = STREAM
+            .split_inclusive('\n')
+            .map(|line| line.as_bytes().to_vec())
+            .collect();
+        for extra in [
+            &b"data: {"[..],
+            b"\"}]}",
+            b"\r",
+            b"\n",
+            b"\xFF",
+            b"data: [DONE]",
+            b":",
+        ] {
+            tokens.push(extra.to_vec());
+        }
+        tokens
+    }
+
+    #[test]
+    fn shuffled_and_broken_answers_never_panic_and_split_the_same() {
+        fn property(picks: Vec<u8>, cuts: Vec<usize>) -> bool {
+            let tokens = tokens();
+            let bytes: Vec<u8> = picks
+                .iter()
+                .flat_map(|pick| tokens[usize::from(*pick) % tokens.len()].clone())
+                .collect();
+            through_parser_bytes(&bytes, &cuts) == through_parser_bytes(&bytes, &[])
+        }
+        quickcheck::QuickCheck::new()
+            .tests(1000)
+            .quickcheck(property as fn(Vec<u8>, Vec<usize>) -> bool);
+    }
 }
