@@ -91,7 +91,7 @@ fn per_chunk(c: &mut Criterion) {
         let mut assembler = StreamAssembler::new();
         let mut fed = 0u32;
         b.iter(|| {
-            if fed % 10_000 == 0 {
+            if fed.is_multiple_of(10_000) {
                 assembler = StreamAssembler::new();
                 feed(
                     &mut parser,

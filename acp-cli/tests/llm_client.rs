@@ -20,7 +20,8 @@ use acp_cli::llm::config::ModelConfig;
 use acp_cli::llm::http::stream_chat_with;
 use acp_cli::llm::retry::{RetryPolicy, Sleeper};
 use llm_support::{
-    Framing, MockModel, Piece, Reply, dead_port, done, finish, reasoning, text, tool_call,
+    Framing, MockModel, Piece, Reply, dead_port, done, finish, reasoning, text,
+    tls_certificate_path, tool_call,
 };
 use serde_json::json;
 use smol::future::FutureExt;
@@ -41,12 +42,19 @@ impl Sleeper for Recorder {
 
 /// OpenAI configured at `base_url` with [`KEY`] and model `mock-model`.
 fn config(base_url: &str) -> ModelConfig {
+    config_trusting(base_url, None)
+}
+
+/// The same, with `SSL_CERT_FILE` set to `ca_file`.
+fn config_trusting(base_url: &str, ca_file: Option<&str>) -> ModelConfig {
     let base_url = base_url.to_owned();
+    let ca_file = ca_file.map(str::to_owned);
     ModelConfig::from_env(
         move |name| match name {
             "OPENAI_API_KEY" => Some(KEY.to_owned()),
             "OPENAI_BASE_URL" => Some(base_url.clone()),
             "OPENAI_MODEL" => Some("mock-model".to_owned()),
+            "SSL_CERT_FILE" => ca_file.clone(),
             _ => None,
         },
         None,
@@ -388,6 +396,57 @@ fn a_tls_handshake_failure_is_a_clear_connect_error() {
             "cannot reach the model server: TLS handshake with 127.0.0.1:{port} failed: \
              received corrupt message of type InvalidContentType"
         )
+    );
+}
+
+#[test]
+fn https_to_a_server_whose_certificate_is_trusted_streams() {
+    let server = MockModel::start_tls(vec![Reply::text(&["over ", "TLS"])]);
+    assert!(server.base_url().starts_with("https://127.0.0.1:"));
+    let config = config_trusting(&server.base_url(), Some(&tls_certificate_path()));
+    let outcome = run_with(&config, &request());
+    assert_eq!(outcome.events, vec![t("over "), t("TLS")]);
+    assert_eq!(outcome.result.unwrap().reason, FinishReason::Stop);
+    let requests = server.requests();
+    assert_eq!(requests.len(), 1);
+    assert_eq!(
+        requests[0].header("authorization"),
+        Some(&*format!("Bearer {KEY}"))
+    );
+}
+
+#[test]
+fn https_to_a_server_whose_certificate_is_not_trusted_fails_the_handshake() {
+    let server = MockModel::start_tls(vec![Reply::text(&["never"])]);
+    let port = server.address().port();
+    let error = run(&server).result.unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        format!(
+            "cannot reach the model server: TLS handshake with 127.0.0.1:{port} failed: \
+             invalid peer certificate: UnknownIssuer"
+        )
+    );
+    assert_eq!(server.requests().len(), 0, "nothing was sent");
+}
+
+#[test]
+fn an_unusable_ssl_cert_file_is_a_config_error() {
+    let server = MockModel::start_tls(vec![]);
+    let missing = config_trusting(&server.base_url(), Some("/nonexistent/ca.pem"));
+    assert_eq!(
+        run_with(&missing, &request())
+            .result
+            .unwrap_err()
+            .to_string(),
+        "model configuration: SSL_CERT_FILE '/nonexistent/ca.pem' cannot be read: \
+         No such file or directory (os error 2)"
+    );
+    let not_pem = concat!(env!("CARGO_MANIFEST_DIR"), "/Cargo.toml");
+    let empty = config_trusting(&server.base_url(), Some(not_pem));
+    assert_eq!(
+        run_with(&empty, &request()).result.unwrap_err().to_string(),
+        format!("model configuration: SSL_CERT_FILE '{not_pem}' holds no certificate")
     );
 }
 

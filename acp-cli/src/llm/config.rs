@@ -5,6 +5,8 @@
 //! `openai` has a built-in endpoint and model; any other provider needs its `_BASE_URL` and
 //! `_MODEL`. `--model provider/model` (or a bare `model`) overrides the choice.
 //!
+//! `SSL_CERT_FILE` adds trusted certificates for `https://` base URLs.
+//!
 //! Reading never fails: the agent must start and open sessions without a key. What is missing
 //! is reported by [`ModelConfig::check`] when a prompt needs the model.
 
@@ -104,6 +106,10 @@ pub struct ModelConfig {
     /// The base URL requests go to (`…/chat/completions` is appended). Empty when the
     /// provider has no default and `<PROVIDER>_BASE_URL` is unset.
     pub base_url: String,
+    /// `SSL_CERT_FILE`: a PEM file of extra trusted certificates (a local server's own CA or
+    /// a company proxy's), trusted beside the built-in roots. Python's OpenAI SDK reads the
+    /// same variable.
+    pub ca_file: Option<String>,
 }
 
 impl ModelConfig {
@@ -138,6 +144,7 @@ impl ModelConfig {
             model,
             api_key,
             base_url,
+            ca_file: set("SSL_CERT_FILE"),
         })
     }
 

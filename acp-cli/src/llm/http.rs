@@ -15,7 +15,8 @@ use std::sync::{Arc, OnceLock};
 
 use futures_rustls::TlsConnector;
 use futures_rustls::client::TlsStream;
-use futures_rustls::rustls::pki_types::ServerName;
+use futures_rustls::rustls::pki_types::pem::{self, PemObject};
+use futures_rustls::rustls::pki_types::{CertificateDer, ServerName};
 use futures_rustls::rustls::{self, ClientConfig, RootCertStore};
 use smol::io::{AsyncReadExt, AsyncWriteExt};
 use smol::net::TcpStream;
@@ -84,7 +85,15 @@ pub async fn stream_chat_with(
             messages = request.messages.len(),
             "model request"
         );
-        match exchange(&endpoint, &head, &body, &mut on_event).await {
+        match exchange(
+            &endpoint,
+            config.ca_file.as_deref(),
+            &head,
+            &body,
+            &mut on_event,
+        )
+        .await
+        {
             Err(Attempt::Busy {
                 status,
                 message,
@@ -166,11 +175,12 @@ fn request_head(endpoint: &Endpoint, key: &str, body_length: usize) -> Vec<u8> {
 /// One try: connect, send, read the head, then stream the body or read the error body.
 async fn exchange(
     endpoint: &Endpoint,
+    ca_file: Option<&str>,
     head: &[u8],
     body: &[u8],
     on_event: &mut impl FnMut(StreamEvent),
 ) -> Result<Finished, Attempt> {
-    let mut connection = Connection::open(endpoint).await?;
+    let mut connection = Connection::open(endpoint, ca_file).await?;
     connection
         .send(head, body)
         .await
@@ -305,7 +315,7 @@ enum Connection {
 
 impl Connection {
     /// Connects (and shakes hands, for TLS).
-    async fn open(endpoint: &Endpoint) -> Result<Self, ModelError> {
+    async fn open(endpoint: &Endpoint, ca_file: Option<&str>) -> Result<Self, ModelError> {
         let place = format!("{}:{}", endpoint.host, endpoint.port);
         let tcp = TcpStream::connect((endpoint.host.as_str(), endpoint.port))
             .await
@@ -321,7 +331,7 @@ impl Connection {
                 endpoint.host
             ))
         })?;
-        let tls = TlsConnector::from(tls_config())
+        let tls = TlsConnector::from(tls_config(ca_file)?)
             .connect(name, tcp)
             .await
             .map_err(|error| {
@@ -374,26 +384,42 @@ impl Connection {
     }
 }
 
-/// The TLS client configuration, built once: ring's provider, the webpki roots, ALPN
-/// `http/1.1`.
-fn tls_config() -> Arc<ClientConfig> {
-    static CONFIG: OnceLock<Arc<ClientConfig>> = OnceLock::new();
-    CONFIG
-        .get_or_init(|| {
-            let roots = RootCertStore {
-                roots: webpki_roots::TLS_SERVER_ROOTS.to_vec(),
-            };
-            let mut config = ClientConfig::builder_with_provider(Arc::new(
-                rustls::crypto::ring::default_provider(),
-            ))
+/// The TLS client configuration: ring's provider, the webpki roots (plus the certificates
+/// of `ca_file`, when set), ALPN `http/1.1`. Without `ca_file` it is built once.
+fn tls_config(ca_file: Option<&str>) -> Result<Arc<ClientConfig>, ModelError> {
+    static DEFAULT: OnceLock<Arc<ClientConfig>> = OnceLock::new();
+    let Some(path) = ca_file else {
+        return Ok(DEFAULT.get_or_init(|| build_tls_config(Vec::new())).clone());
+    };
+    let unreadable = |why: String| ModelError::Config(format!("SSL_CERT_FILE '{path}' {why}"));
+    let certificates = CertificateDer::pem_file_iter(path)
+        .map_err(|error| match error {
+            pem::Error::Io(error) => unreadable(format!("cannot be read: {error}")),
+            error => unreadable(format!("is not a PEM file: {error}")),
+        })?
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|error| unreadable(format!("is not a PEM file: {error}")))?;
+    if certificates.is_empty() {
+        return Err(unreadable("holds no certificate".to_owned()));
+    }
+    Ok(build_tls_config(certificates))
+}
+
+/// A client configuration trusting the webpki roots and `extra`.
+fn build_tls_config(extra: Vec<CertificateDer<'static>>) -> Arc<ClientConfig> {
+    let mut roots = RootCertStore {
+        roots: webpki_roots::TLS_SERVER_ROOTS.to_vec(),
+    };
+    // A certificate webpki cannot use as a trust anchor is skipped, as browsers do.
+    let _ = roots.add_parsable_certificates(extra);
+    let mut config =
+        ClientConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
             .with_safe_default_protocol_versions()
             .expect("ring supports the default TLS versions")
             .with_root_certificates(roots)
             .with_no_client_auth();
-            config.alpn_protocols = vec![b"http/1.1".to_vec()];
-            Arc::new(config)
-        })
-        .clone()
+    config.alpn_protocols = vec![b"http/1.1".to_vec()];
+    Arc::new(config)
 }
 
 /// `error` with every occurrence of `key` replaced, in case a server echoed it.

@@ -679,4 +679,127 @@ mod tests {
             format!("{}…", "x".repeat(200))
         );
     }
+
+    /// A whole answer as SSE bytes: reasoning, text with escapes and a multi-byte
+    /// character, two interleaved tool calls, a comment, CRLF line ends, the finish.
+    const STREAM: &str = concat!(
+        ": keep-alive\r\n\r\n",
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"reasoning_content\":\"hm\"}}]}\n\n",
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"caf\\u00e9 \\\"ok\\\" €\"}}]}\r\n\r\n",
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"a\",\"function\":{\"name\":\"glob\",\"arguments\":\"{\\\"pat\"}}]}}]}\n\n",
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":1,\"id\":\"b\",\"function\":{\"name\":\"read_file\",\"arguments\":\"{}\"}}]}}]}\n\n",
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"function\":{\"arguments\":\"tern\\\":\\\"*\\\"}\"}}]}}]}\n\n",
+        "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"tool_calls\"}]}\n\n",
+        "data: [DONE]\n\n",
+    );
+
+    /// The events and end of `STREAM` fed in pieces cut at `cuts`.
+    fn through_parser(cuts: &[usize]) -> (Vec<StreamEvent>, Result<Finished, ModelError>) {
+        let bytes = STREAM.as_bytes();
+        let mut cuts: Vec<usize> = cuts.iter().map(|c| c % (bytes.len() + 1)).collect();
+        cuts.push(bytes.len());
+        cuts.sort_unstable();
+        let mut parser = crate::llm::sse::SseParser::new();
+        let mut assembler = StreamAssembler::new();
+        let mut produced = Vec::new();
+        let mut events = Vec::new();
+        let mut start = 0;
+        for cut in cuts {
+            events.clear();
+            parser.feed(&bytes[start..cut], &mut events).unwrap();
+            for event in &events {
+                if let Err(error) = assembler.on_event(event, &mut |e| produced.push(e)) {
+                    return (produced, Err(error));
+                }
+            }
+            start = cut;
+        }
+        (produced, assembler.finish())
+    }
+
+    #[test]
+    fn a_whole_answer_split_anywhere_gives_the_same_events_and_end() {
+        let (events, end) = through_parser(&[]);
+        assert_eq!(
+            events,
+            vec![
+                StreamEvent::Reasoning("hm".into()),
+                StreamEvent::Text("café \"ok\" €".into()),
+            ]
+        );
+        let end = end.unwrap();
+        assert_eq!(end.reason, FinishReason::ToolCalls);
+        assert_eq!(end.tool_calls.len(), 2);
+        assert_eq!(end.tool_calls[0].arguments, "{\"pattern\":\"*\"}");
+        fn property(cuts: Vec<usize>) -> bool {
+            through_parser(&cuts) == through_parser(&[])
+        }
+        quickcheck::QuickCheck::new()
+            .tests(2000)
+            .quickcheck(property as fn(Vec<usize>) -> bool);
+    }
+
+    /// The events and end of `bytes` fed in pieces cut at `cuts`, whatever the bytes are.
+    fn through_parser_bytes(
+        bytes: &[u8],
+        cuts: &[usize],
+    ) -> (Vec<StreamEvent>, Result<Finished, ModelError>) {
+        let mut cuts: Vec<usize> = cuts.iter().map(|c| c % (bytes.len() + 1)).collect();
+        cuts.push(bytes.len());
+        cuts.sort_unstable();
+        let mut parser = crate::llm::sse::SseParser::with_limit(512);
+        let mut assembler = StreamAssembler::new();
+        let mut produced = Vec::new();
+        let mut events = Vec::new();
+        let mut start = 0;
+        for cut in cuts {
+            events.clear();
+            let parsed = parser.feed(&bytes[start..cut], &mut events);
+            for event in &events {
+                if let Err(error) = assembler.on_event(event, &mut |e| produced.push(e)) {
+                    return (produced, Err(error));
+                }
+            }
+            if let Err(error) = parsed {
+                return (produced, Err(ModelError::Stream(error.to_string())));
+            }
+            start = cut;
+        }
+        (produced, assembler.finish())
+    }
+
+    /// Pieces of a real answer's lines, garbage and line ends.
+    fn tokens() -> Vec<Vec<u8>> {
+        let mut tokens: Vec<Vec<u8>> = STREAM
+            .split_inclusive('\n')
+            .map(|line| line.as_bytes().to_vec())
+            .collect();
+        for extra in [
+            &b"data: {"[..],
+            b"\"}]}",
+            b"\r",
+            b"\n",
+            b"\xFF",
+            b"data: [DONE]",
+            b":",
+        ] {
+            tokens.push(extra.to_vec());
+        }
+        tokens
+    }
+
+    #[test]
+    fn shuffled_and_broken_answers_never_panic_and_split_the_same() {
+        fn property(picks: Vec<u8>, cuts: Vec<usize>) -> bool {
+            let tokens = tokens();
+            let bytes: Vec<u8> = picks
+                .iter()
+                .flat_map(|pick| tokens[usize::from(*pick) % tokens.len()].clone())
+                .collect();
+            through_parser_bytes(&bytes, &cuts) == through_parser_bytes(&bytes, &[])
+        }
+        quickcheck::QuickCheck::new()
+            .tests(1000)
+            .quickcheck(property as fn(Vec<u8>, Vec<usize>) -> bool);
+    }
 }

@@ -20,6 +20,9 @@ use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::Duration;
 
+use futures_rustls::rustls::pki_types::pem::PemObject;
+use futures_rustls::rustls::pki_types::{CertificateDer, PrivateKeyDer};
+use futures_rustls::rustls::{self, ServerConfig, ServerConnection, StreamOwned};
 use serde_json::{Value, json};
 
 /// How long a test waits for the mock to report something before failing (a guard against
@@ -215,6 +218,7 @@ struct Shared {
 /// The running mock server. Dropping it stops accepting.
 pub struct MockModel {
     address: SocketAddr,
+    tls: bool,
     shared: Arc<Shared>,
     closed: Receiver<usize>,
 }
@@ -222,8 +226,20 @@ pub struct MockModel {
 impl MockModel {
     /// Starts a server that answers with `script`, in order.
     pub fn start(script: Vec<Reply>) -> Self {
+        Self::start_with(script, None)
+    }
+
+    /// The same over TLS, with the test-only certificate of `fixtures/llm_tls/` (for
+    /// `localhost` and `127.0.0.1`; trust it with `SSL_CERT_FILE=`[`tls_certificate_path`]).
+    pub fn start_tls(script: Vec<Reply>) -> Self {
+        Self::start_with(script, Some(tls_server_config()))
+    }
+
+    /// Starts the server, in TLS when `tls` is given.
+    fn start_with(script: Vec<Reply>, tls: Option<Arc<ServerConfig>>) -> Self {
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind loopback");
         let address = listener.local_addr().expect("local address");
+        let is_tls = tls.is_some();
         let (closed_tx, closed) = channel();
         let shared = Arc::new(Shared {
             script: Mutex::new(script.into()),
@@ -242,19 +258,35 @@ impl MockModel {
                 let shared = Arc::clone(&accept_shared);
                 number += 1;
                 let connection = number;
-                thread::spawn(move || serve(stream, connection, &shared));
+                let tls = tls.clone();
+                thread::spawn(move || {
+                    let Ok(tcp) = stream.try_clone() else { return };
+                    let _ = tcp.set_read_timeout(Some(GUARD));
+                    match tls {
+                        None => serve(stream, &tcp, connection, &shared),
+                        Some(config) => {
+                            let Ok(session) = ServerConnection::new(config) else {
+                                return;
+                            };
+                            serve(StreamOwned::new(session, stream), &tcp, connection, &shared);
+                        }
+                    }
+                });
             }
         });
         Self {
             address,
+            tls: is_tls,
             shared,
             closed,
         }
     }
 
-    /// `http://127.0.0.1:<port>/v1`, the value for `OPENAI_BASE_URL`.
+    /// `http://127.0.0.1:<port>/v1` (`https://` for [`MockModel::start_tls`]), the value
+    /// for `OPENAI_BASE_URL`.
     pub fn base_url(&self) -> String {
-        format!("http://{}/v1", self.address)
+        let scheme = if self.tls { "https" } else { "http" };
+        format!("{scheme}://{}/v1", self.address)
     }
 
     /// The address it listens on.
@@ -286,6 +318,35 @@ impl Drop for MockModel {
     }
 }
 
+/// The test-only certificate [`MockModel::start_tls`] serves, as a PEM file path.
+pub fn tls_certificate_path() -> String {
+    concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/llm_tls/cert.pem"
+    )
+    .to_owned()
+}
+
+/// The TLS server configuration of the test-only certificate and key.
+fn tls_server_config() -> Arc<ServerConfig> {
+    let directory = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/llm_tls");
+    let certificates: Vec<CertificateDer<'static>> =
+        CertificateDer::pem_file_iter(format!("{directory}/cert.pem"))
+            .expect("the test certificate")
+            .collect::<Result<_, _>>()
+            .expect("a PEM certificate");
+    let key = PrivateKeyDer::from_pem_file(format!("{directory}/test-only-key.pem"))
+        .expect("the test key");
+    let config =
+        ServerConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
+            .with_safe_default_protocol_versions()
+            .expect("TLS versions")
+            .with_no_client_auth()
+            .with_single_cert(certificates, key)
+            .expect("a usable certificate");
+    Arc::new(config)
+}
+
 /// A free loopback port with nothing listening on it (bound, then released).
 pub fn dead_port() -> u16 {
     let listener = TcpListener::bind("127.0.0.1:0").expect("bind loopback");
@@ -293,8 +354,7 @@ pub fn dead_port() -> u16 {
 }
 
 /// Serves one connection: reads the request, answers with the next reply.
-fn serve(mut stream: TcpStream, connection: usize, shared: &Shared) {
-    let _ = stream.set_read_timeout(Some(GUARD));
+fn serve(mut stream: impl Read + Write, tcp: &TcpStream, connection: usize, shared: &Shared) {
     let Some(recorded) = read_request(&mut stream) else {
         // Not HTTP (a TLS hello, say): answer like a plain server would, then close.
         let _ = stream.write_all(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n");
@@ -348,12 +408,13 @@ fn serve(mut stream: TcpStream, connection: usize, shared: &Shared) {
                     }
                     Piece::HoldUntilClosed => {
                         let _ = stream.flush();
-                        wait_for_close(&mut stream);
-                        let _ = shared.closed.lock().unwrap().send(connection);
+                        if wait_for_close(&mut stream, tcp) {
+                            let _ = shared.closed.lock().unwrap().send(connection);
+                        }
                         return;
                     }
                     Piece::Cut => {
-                        let _ = stream.shutdown(Shutdown::Both);
+                        let _ = tcp.shutdown(Shutdown::Both);
                         return;
                     }
                 };
@@ -376,24 +437,32 @@ fn serve(mut stream: TcpStream, connection: usize, shared: &Shared) {
         }
     }
     let _ = stream.flush();
-    let _ = stream.shutdown(Shutdown::Write);
+    let _ = tcp.shutdown(Shutdown::Write);
 }
 
-/// Reads until the client closes (EOF or an error such as a reset).
-fn wait_for_close(stream: &mut TcpStream) {
+/// Reads until the client closes (EOF or a reset). No timeout: only the client's close ends
+/// the wait, so a client that never closes fails the test at [`MockModel::wait_client_closed`].
+/// Returns whether it saw the close (false on any other error).
+fn wait_for_close(stream: &mut impl Read, tcp: &TcpStream) -> bool {
+    let _ = tcp.set_read_timeout(None);
     let mut buffer = [0u8; 1024];
     loop {
         match stream.read(&mut buffer) {
-            Ok(0) => return,
+            Ok(0) => return true,
             Ok(_) => {}
             Err(error) if error.kind() == ErrorKind::Interrupted => {}
-            Err(_) => return,
+            Err(error) => {
+                return matches!(
+                    error.kind(),
+                    ErrorKind::ConnectionReset | ErrorKind::ConnectionAborted
+                );
+            }
         }
     }
 }
 
 /// Reads one request: head (until a blank line) and a `Content-Length` body.
-fn read_request(stream: &mut TcpStream) -> Option<Recorded> {
+fn read_request(stream: &mut impl Read) -> Option<Recorded> {
     let mut bytes = Vec::new();
     let mut buffer = [0u8; 4096];
     let head_end = loop {
