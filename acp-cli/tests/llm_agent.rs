@@ -464,3 +464,50 @@ fn run_shell_command_is_refused_in_read_only_mode_and_the_model_hears_why() {
         [("c1".to_owned(), refusal.to_owned())]
     );
 }
+
+#[test]
+fn a_cancel_while_a_shell_command_runs_kills_it_and_answers_cancelled() {
+    let dir = scratch_dir("llm-cancel-shell");
+    let mock = MockModel::start(vec![calls(&[(
+        "c1",
+        "run_shell_command",
+        r#"{"command":"echo $$ > pid.txt; exec sleep 3600"}"#,
+    )])]);
+    let mut args: Vec<String> = ["client", "--approve", "allow", "--prompt", "wait", "--"]
+        .iter()
+        .map(|s| (*s).to_owned())
+        .collect();
+    args.extend(agent(&mock, &[]));
+    let run = Running::start(&args, &dir, None);
+    let pid_file = dir.join("pid.txt");
+    let give_up = std::time::Instant::now() + client_support::PATIENCE;
+    let pid: u32 = loop {
+        if let Some(pid) = std::fs::read_to_string(&pid_file)
+            .ok()
+            .and_then(|text| text.trim().parse().ok())
+        {
+            break pid;
+        }
+        assert!(
+            std::time::Instant::now() < give_up,
+            "the command never started"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    };
+    run.interrupt();
+    let run = run.finish();
+    assert!(
+        run.stderr.contains("stop reason: cancelled"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(run.code, Some(130), "{run:?}");
+    let give_up = std::time::Instant::now() + client_support::PATIENCE;
+    while !client_support::is_gone(pid) {
+        assert!(
+            std::time::Instant::now() < give_up,
+            "the command {pid} still runs"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+}
