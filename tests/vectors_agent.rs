@@ -54,6 +54,8 @@ fn features(vector: &Vector) -> AgentFeatures {
             "session_resume" => &mut f.session_resume,
             "session_close" => &mut f.session_close,
             "session_delete" => &mut f.session_delete,
+            "additional_directories" => &mut f.additional_directories,
+            "system_prompt" => &mut f.system_prompt,
             "set_model" => &mut f.set_model,
             "ask_user" => &mut f.ask_user,
             other => panic!("{}: unknown feature {other}", vector.name),

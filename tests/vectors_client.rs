@@ -211,6 +211,9 @@ impl Client {
             "set_config_option" => conn
                 .set_config_option(now, &s("sessionId"), &s("configId"), &command["value"])
                 .map(drop),
+            "request" => conn
+                .request(now, &s("method"), &command["params"])
+                .map(drop),
             "respond_permission" => {
                 let ticket = self.ticket(command)?;
                 let option = s("optionId");
@@ -282,7 +285,12 @@ impl Harness for Client {
     fn client(&mut self, command: &Value) -> Result<(), String> {
         let result = self.run(command)?;
         let expected = command.get("error").and_then(Value::as_str);
-        let got = result.err().map(|e| format!("{e:?}"));
+        // The variant's name only: `NotAdvertised { method, needs }` is `NotAdvertised`.
+        let got = result.err().map(|e| {
+            let debug = format!("{e:?}");
+            let name = debug.split([' ', '(', '{']).next().unwrap_or_default();
+            name.to_owned()
+        });
         self.pump();
         if got.as_deref() != expected {
             return Err(format!(

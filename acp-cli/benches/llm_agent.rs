@@ -14,6 +14,7 @@ use std::time::Instant as WallClock;
 use acp_cli::agent::app::{AgentApp, Job, Workspace, agent_config};
 use acp_cli::agent::backend::Reply;
 use acp_cli::agent::sessions::{CwdKind, SessionTable};
+use acp_cli::demo::paths::Roots;
 use acp_cli::llm::backend::LlmBackend;
 use acp_cli::llm::chat::StreamEvent;
 use acp_cli::llm::openai::StreamAssembler;
@@ -36,10 +37,10 @@ impl Workspace for Nothing {
     fn cwd_kind(&self, _path: &str) -> CwdKind {
         CwdKind::Directory
     }
-    fn read(&self, _cwd: &str, _path: &str) -> Result<String, String> {
+    fn read(&self, _roots: Roots<'_>, _path: &str) -> Result<String, String> {
         Err("no files".into())
     }
-    fn write(&self, _cwd: &str, _path: &str, _content: &str) -> Result<(), String> {
+    fn write(&self, _roots: Roots<'_>, _path: &str, _content: &str) -> Result<(), String> {
         Err("no files".into())
     }
     fn save_session(&self, _cwd: &str, _h: &mut SessionHistory) -> Result<Saved, StoreError> {

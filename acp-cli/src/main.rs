@@ -10,7 +10,7 @@ use clap::{Parser, Subcommand};
 
 /// The Agent Client Protocol (ACP v1) from the command line.
 #[derive(Debug, Parser)]
-#[command(name = "acp-cli", version, about, long_about = None)]
+#[command(name = "acp-cli", version, about, long_about = None, after_help = AFTER_HELP)]
 struct Cli {
     /// Run as an ACP agent that editors launch (with --stdio)
     #[arg(long)]
@@ -88,6 +88,11 @@ With --json, prints exactly one JSON object: {\"file\", \"bytes\", \"messages\",
 \"passes\", \"paths\": {\"envelope\": {\"mb_per_s\", \"msg_per_s\"}, \"borrowed\": {...},
 \"owned\": {...}}, \"methods\": {\"session/update\": N, ...}}.";
 
+const AFTER_HELP: &str = "\
+When stdout's reader goes away (`acp-cli demo | head`), any command stops quietly with exit
+status 0; any other failed write to stdout prints `acp-cli: cannot write to stdout: <error>` and
+exits 1.";
+
 /// A process exit code from a subcommand's `i32` status.
 fn exit_code(status: i32) -> ExitCode {
     ExitCode::from(u8::try_from(status).unwrap_or(1))
@@ -100,6 +105,11 @@ fn usage_error(message: &str) -> ExitCode {
 }
 
 fn main() -> ExitCode {
+    // One place decides how a failed write to stdout ends every command.
+    acp_cli::stdout::exit_code(run())
+}
+
+fn run() -> ExitCode {
     let cli = Cli::parse();
     if cli.stdio && !cli.acp {
         return usage_error("--stdio requires --acp (no other transport mode uses stdio)");
@@ -218,9 +228,9 @@ fn bench(file: &std::path::Path, json: bool, passes: usize) -> ExitCode {
                 eprintln!();
             }
             if json {
-                println!("{}", report.to_json());
+                acp_cli::stdout::print(format_args!("{}\n", report.to_json()));
             } else {
-                print!("{report}");
+                acp_cli::stdout::print(format_args!("{report}"));
             }
             ExitCode::SUCCESS
         }

@@ -3,7 +3,7 @@
 
 mod agent_support;
 
-use agent_support::{Agent, OPTIONS, choose, message, request_id, s, stop, update};
+use agent_support::{Agent, OPTIONS, choose, message, request_id, s, stop, title, update, usage};
 
 #[test]
 fn plain_text_echo_think_and_plan() {
@@ -17,6 +17,7 @@ fn plain_text_echo_think_and_plan() {
     assert_eq!(
         lines,
         [
+            title(&sid, "Hello there"),
             message(&sid, "Hello there"),
             message(&sid, "Hi!"),
             update(
@@ -27,6 +28,8 @@ fn plain_text_echo_think_and_plan() {
                 &sid,
                 r#"{"sessionUpdate":"plan","entries":[{"content":"Read","priority":"medium","status":"pending"},{"content":"Edit the code","priority":"medium","status":"pending"},{"content":"Test","priority":"medium","status":"pending"}]}"#
             ),
+            // 66 bytes of prompt; 11 + 3 + 3 of message and thought text.
+            usage(&sid, 83),
             stop(3, "end_turn"),
         ]
     );
@@ -37,6 +40,7 @@ fn tool_allowed_then_rejected_then_remembered() {
     let mut agent = Agent::start("cmd-tool", &[]);
     let sid = agent.handshake();
     agent.send(&Agent::prompt_line(3, &sid, "/tool execute Run tests"));
+    assert_eq!(agent.recv(), title(&sid, "/tool execute Run tests"));
     assert_eq!(
         agent.recv(),
         update(
@@ -64,6 +68,7 @@ fn tool_allowed_then_rejected_then_remembered() {
                 &sid,
                 r#"{"sessionUpdate":"tool_call_update","toolCallId":"tool-1","status":"completed","content":[{"type":"content","content":{"type":"text","text":"Done: Run tests"}}]}"#
             ),
+            usage(&sid, 23),
             stop(3, "end_turn"),
         ]
     );
@@ -85,6 +90,8 @@ fn tool_allowed_then_rejected_then_remembered() {
                 r#"{"sessionUpdate":"tool_call_update","toolCallId":"tool-2","status":"failed","content":[{"type":"content","content":{"type":"text","text":"Error: rejected by the user (reject_once)"}}]}"#
             ),
             message(&sid, "after"),
+            // 23 so far, 30 of prompt and 5 echoed.
+            usage(&sid, 58),
             stop(4, "end_turn"),
         ]
     );
@@ -94,7 +101,7 @@ fn tool_allowed_then_rejected_then_remembered() {
     agent.recv();
     let rid = request_id(&agent.recv());
     agent.send(&choose(&rid, "allow_always"));
-    assert_eq!(agent.until_response(5).len(), 3);
+    assert_eq!(agent.until_response(5).len(), 4);
     assert_eq!(
         agent.prompt(6, &sid, "/tool fetch Weather"),
         [
@@ -110,6 +117,7 @@ fn tool_allowed_then_rejected_then_remembered() {
                 &sid,
                 r#"{"sessionUpdate":"tool_call_update","toolCallId":"tool-4","status":"completed","content":[{"type":"content","content":{"type":"text","text":"Done: Weather"}}]}"#
             ),
+            usage(&sid, 58 + 19 + 19),
             stop(6, "end_turn"),
         ]
     );
@@ -127,6 +135,7 @@ fn read_and_write_locally_inside_the_cwd() {
         "/write notes.txt two words \n/read notes.txt",
     ));
     let diff = format!(r#"{{"type":"diff","path":"{path}","newText":"two words "}}"#);
+    assert_eq!(agent.recv(), title(&sid, "/write notes.txt two words"));
     assert_eq!(
         agent.recv(),
         update(
@@ -174,6 +183,7 @@ fn read_and_write_locally_inside_the_cwd() {
                     r#"{{"sessionUpdate":"tool_call_update","toolCallId":"tool-2","status":"completed","content":[{{"type":"content","content":{{"type":"text","text":"Read 10 bytes from {path}"}}}}]}}"#
                 )
             ),
+            usage(&sid, 43),
             stop(3, "end_turn"),
         ]
     );
@@ -192,6 +202,7 @@ fn paths_outside_the_cwd_fail_including_through_symlinks() {
     assert_eq!(
         agent.prompt(3, &sid, "/read ../secret.txt"),
         [
+            title(&sid, "/read ../secret.txt"),
             update(
                 &sid,
                 r#"{"sessionUpdate":"tool_call","toolCallId":"tool-1","title":"Read ../secret.txt","kind":"read","status":"pending"}"#
@@ -202,6 +213,7 @@ fn paths_outside_the_cwd_fail_including_through_symlinks() {
                     r#"{{"sessionUpdate":"tool_call_update","toolCallId":"tool-1","status":"failed","content":[{{"type":"content","content":{{"type":"text","text":"Error: '../secret.txt' is outside the session cwd '{cwd}'"}}}}]}}"#
                 )
             ),
+            usage(&sid, 19),
             stop(3, "end_turn"),
         ]
     );
@@ -227,6 +239,7 @@ fn read_and_write_through_the_client_when_it_offers_fs() {
     let sid = agent.handshake_with(r#"{"fs":{"readTextFile":true,"writeTextFile":true}}"#);
     let path = format!("{}/doc.md", s(&agent.cwd.clone()));
     agent.send(&Agent::prompt_line(3, &sid, "/read doc.md"));
+    assert_eq!(agent.recv(), title(&sid, "/read doc.md"));
     assert_eq!(agent.recv_n(2).len(), 2);
     let read = agent.recv();
     let rid = request_id(&read);
@@ -248,6 +261,7 @@ fn read_and_write_through_the_client_when_it_offers_fs() {
                     r#"{{"sessionUpdate":"tool_call_update","toolCallId":"tool-1","status":"completed","content":[{{"type":"content","content":{{"type":"text","text":"Read 6 bytes from {path}"}}}}]}}"#
                 )
             ),
+            usage(&sid, 12),
             stop(3, "end_turn"),
         ]
     );
@@ -279,6 +293,7 @@ fn read_and_write_through_the_client_when_it_offers_fs() {
                     r#"{{"sessionUpdate":"tool_call_update","toolCallId":"tool-2","status":"failed","content":[{{"type":"diff","path":"{path}","newText":"new text"}},{{"type":"content","content":{{"type":"text","text":"Error: the client answered -32000 read-only buffer"}}}}]}}"#
                 )
             ),
+            usage(&sid, 12 + 22),
             stop(4, "end_turn"),
         ]
     );
@@ -293,6 +308,7 @@ fn ask_echoes_the_answer_or_the_sentinel() {
     let mut agent = Agent::start("cmd-ask", &[]);
     let sid = agent.handshake();
     agent.send(&Agent::prompt_line(3, &sid, "/ask Your name?\n/ask Again?"));
+    assert_eq!(agent.recv(), title(&sid, "/ask Your name?"));
     let ask = agent.recv();
     let rid = request_id(&ask);
     assert_eq!(
@@ -311,7 +327,12 @@ fn ask_echoes_the_answer_or_the_sentinel() {
     ));
     assert_eq!(
         agent.until_response(3),
-        [message(&sid, "(user unavailable)"), stop(3, "end_turn")]
+        [
+            message(&sid, "(user unavailable)"),
+            // 27 bytes of prompt, 3 + 18 of answers.
+            usage(&sid, 48),
+            stop(3, "end_turn")
+        ]
     );
 }
 
@@ -321,7 +342,12 @@ fn sleep_then_the_rest() {
     let sid = agent.handshake();
     assert_eq!(
         agent.prompt(3, &sid, "/sleep 5\n/echo awake"),
-        [message(&sid, "awake"), stop(3, "end_turn")]
+        [
+            title(&sid, "/sleep 5"),
+            message(&sid, "awake"),
+            usage(&sid, 20 + 5),
+            stop(3, "end_turn")
+        ]
     );
 }
 
@@ -330,14 +356,21 @@ fn flood_sends_n_chunks_of_bytes_each() {
     let mut agent = Agent::start("cmd-flood", &[]);
     let sid = agent.handshake();
     let lines = agent.prompt(3, &sid, "/flood 2000 7");
-    assert_eq!(lines.len(), 2001);
-    assert!(lines[..2000].iter().all(|l| *l == message(&sid, "abcdefg")));
-    assert_eq!(lines[2000], stop(3, "end_turn"));
+    assert_eq!(lines.len(), 2003);
+    assert_eq!(lines[0], title(&sid, "/flood 2000 7"));
+    assert!(
+        lines[1..2001]
+            .iter()
+            .all(|l| *l == message(&sid, "abcdefg"))
+    );
+    assert_eq!(lines[2001], usage(&sid, 13 + 2000 * 7));
+    assert_eq!(lines[2002], stop(3, "end_turn"));
     let lines = agent.prompt(4, &sid, "/flood 1");
     assert_eq!(
         lines,
         [
             message(&sid, "abcdefghijklmnopqrstuvwxyzabcdef"),
+            usage(&sid, 14013 + 8 + 32),
             stop(4, "end_turn")
         ]
     );
@@ -347,28 +380,40 @@ fn flood_sends_n_chunks_of_bytes_each() {
 fn stop_and_error_end_the_turn() {
     let mut agent = Agent::start("cmd-stop", &[]);
     let sid = agent.handshake();
+    // Bytes of text exchanged so far: only prompts here, the echo is never reached.
+    let mut used = 0;
     for (id, reason) in [
         (3, "end_turn"),
         (4, "max_tokens"),
         (5, "max_turn_requests"),
         (6, "refusal"),
     ] {
-        assert_eq!(
-            agent.prompt(id, &sid, &format!("/stop {reason}\n/echo never")),
-            [stop(id, reason)]
-        );
+        let text = format!("/stop {reason}\n/echo never");
+        used += text.len() as u64;
+        let mut expected = vec![usage(&sid, used), stop(id, reason)];
+        if id == 3 {
+            expected.insert(0, title(&sid, "/stop end_turn"));
+        }
+        assert_eq!(agent.prompt(id, &sid, &text), expected);
     }
+    assert_eq!(used, 114);
     assert_eq!(
         agent.prompt(7, &sid, "/echo before\n/error it broke\n/echo never"),
         [
             message(&sid, "before"),
+            // A failed turn reports its usage too, before its error.
+            usage(&sid, 114 + 40 + 6),
             r#"{"jsonrpc":"2.0","id":7,"error":{"code":-32603,"message":"Internal error: it broke"}}"#.to_owned(),
         ]
     );
     // The session is usable after a failed turn.
     assert_eq!(
         agent.prompt(8, &sid, "ok"),
-        [message(&sid, "ok"), stop(8, "end_turn")]
+        [
+            message(&sid, "ok"),
+            usage(&sid, 160 + 2 + 2),
+            stop(8, "end_turn")
+        ]
     );
 }
 
@@ -376,14 +421,88 @@ fn stop_and_error_end_the_turn() {
 fn unknown_commands_list_the_commands() {
     let mut agent = Agent::start("cmd-unknown", &[]);
     let sid = agent.handshake();
+    let answer = "unknown command '/nope'. Commands: /echo TEXT, /think TEXT, /plan A | B | C, /tool KIND TITLE, /read PATH, /write PATH TEXT, /ask QUESTION, /sleep MS, /flood N [BYTES], /stop REASON, /error TEXT, /history, /notice SEVERITY TITLE, /usage USED SIZE [AMOUNT CURRENCY], /title TEXT, /plan2 A | B, /unplan, /subagent NAME TEXT; any other text is echoed.";
     assert_eq!(
         agent.prompt(3, &sid, "/nope"),
         [
-            message(
-                &sid,
-                "unknown command '/nope'. Commands: /echo TEXT, /think TEXT, /plan A | B | C, /tool KIND TITLE, /read PATH, /write PATH TEXT, /ask QUESTION, /sleep MS, /flood N [BYTES], /stop REASON, /error TEXT, /history; any other text is echoed."
-            ),
+            title(&sid, "/nope"),
+            message(&sid, answer),
+            usage(&sid, 5 + answer.len() as u64),
             stop(3, "end_turn"),
         ]
+    );
+}
+
+#[test]
+fn additional_directories_are_inside_the_session_for_read_and_write() {
+    let mut agent = Agent::start("cmd-roots", &[]);
+    let shared = agent.cwd.parent().unwrap().join("agent-cmd-roots-shared");
+    let _ = std::fs::remove_dir_all(&shared);
+    std::fs::create_dir_all(&shared).unwrap();
+    let shared = s(&shared).to_owned();
+    agent.call(
+        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}"#,
+        1,
+    );
+    let relative = agent.call(
+        &format!(
+            r#"{{"jsonrpc":"2.0","id":2,"method":"session/new","params":{{"cwd":"{}","additionalDirectories":["shared"],"mcpServers":[]}}}}"#,
+            s(&agent.cwd.clone())
+        ),
+        2,
+    );
+    assert_eq!(
+        relative,
+        [
+            r#"{"jsonrpc":"2.0","id":2,"error":{"code":-32602,"message":"Invalid params: session/new.additionalDirectories[0] must be an absolute path, got 'shared'"}}"#
+        ]
+    );
+    let answer = agent.call(
+        &format!(
+            r#"{{"jsonrpc":"2.0","id":3,"method":"session/new","params":{{"cwd":"{}","additionalDirectories":["{shared}"],"mcpServers":[]}}}}"#,
+            s(&agent.cwd.clone())
+        ),
+        3,
+    );
+    let sid = agent_support::session_id(&answer[0]).expect("a session");
+    agent.expect_commands(&sid);
+    agent.call(
+        &format!(
+            r#"{{"jsonrpc":"2.0","id":4,"method":"session/set_mode","params":{{"sessionId":"{sid}","modeId":"full-access"}}}}"#
+        ),
+        4,
+    );
+    let lines = agent.prompt(
+        5,
+        &sid,
+        &format!("/write {shared}/out.txt shared text\n/read {shared}/out.txt"),
+    );
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.contains(&format!("Read 11 bytes from {shared}/out.txt"))),
+        "{lines:?}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(format!("{shared}/out.txt")).unwrap(),
+        "shared text"
+    );
+    // A link in the shared directory to somewhere else is still outside.
+    let elsewhere = agent
+        .cwd
+        .parent()
+        .unwrap()
+        .join("agent-cmd-roots-secret.txt");
+    std::fs::write(&elsewhere, "secret").unwrap();
+    let link = format!("{shared}/link.txt");
+    let _ = std::fs::remove_file(&link);
+    std::os::unix::fs::symlink(&elsewhere, &link).unwrap();
+    let lines = agent.prompt(6, &sid, &format!("/read {link}"));
+    let cwd = s(&agent.cwd.clone()).to_owned();
+    assert!(
+        lines.iter().any(|l| l.contains(&format!(
+            "Error: '{link}' is outside the session cwd '{cwd}' and its additional directories (after resolving symlinks)"
+        ))),
+        "{lines:?}"
     );
 }

@@ -26,6 +26,15 @@ fn the_demo_plays_the_whole_script_and_exits_0() {
         "\"message\":\"Internal error: the demo failed on purpose\"",
         "\"currentModeId\":\"plan\"",
         "{\"stopReason\":\"cancelled\"}",
+        "\"sessionUpdate\":\"session_info_update\",\"title\":\"Hello, agent!\"",
+        "\"sessionUpdate\":\"usage_update\",\"used\":",
+        "\"sessionUpdate\":\"notice\",\"severity\":\"warning\",\"title\":\"Disk almost full\"",
+        "\"sessionUpdate\":\"usage_update\",\"used\":1200,\"size\":200000,\"cost\":{\"amount\":0.42,\"currency\":\"USD\"}",
+        "\"sessionUpdate\":\"session_info_update\",\"title\":\"Demo tour\"",
+        "\"sessionUpdate\":\"plan_update\",\"plan\":{\"type\":\"items\",\"planId\":\"plan-1\"",
+        "\"sessionUpdate\":\"plan_removed\",\"planId\":\"plan-1\"",
+        "\"sessionUpdate\":\"subagent_update\",\"sessionId\":\"subagent-2\",\"title\":\"scout\"",
+        "\"sessionUpdate\":\"session_message\",\"messageId\":\"message-3\",\"senderSessionId\":\"subagent-2\"",
         "agent exited: exit status: 0",
     ] {
         assert!(
@@ -33,6 +42,21 @@ fn the_demo_plays_the_whole_script_and_exits_0() {
             "missing {expected:?} in:\n{stdout}"
         );
     }
+    // The commands come right after the session/new answer, in that section.
+    let new_section = stdout
+        .split("\n# ")
+        .find(|s| s.starts_with("A session in the scratch directory"))
+        .expect("the session/new section");
+    let lines: Vec<&str> = new_section.lines().filter(|l| l.starts_with('←')).collect();
+    assert_eq!(lines.len(), 2, "{new_section}");
+    assert!(
+        lines[0].contains("\"id\":2,\"result\":{\"sessionId\""),
+        "{new_section}"
+    );
+    assert!(
+        lines[1].contains("\"sessionUpdate\":\"available_commands_update\""),
+        "{new_section}"
+    );
     // Every exchanged line is one JSON object, marked with its direction.
     for line in stdout
         .lines()

@@ -4,7 +4,7 @@
 
 mod agent_support;
 
-use agent_support::{Agent, message, stop, update};
+use agent_support::{Agent, message, stop, title, update, usage};
 
 fn set_mode(id: u64, sid: &str, mode: &str) -> String {
     format!(
@@ -26,8 +26,8 @@ fn set_mode_announces_then_answers_and_changes_what_tools_do() {
             r#"{"jsonrpc":"2.0","id":3,"result":{"modeId":"full-access"}}"#.to_owned(),
         ]
     );
-    // full-access: no permission request.
-    assert_eq!(agent.prompt(4, &sid, "/tool execute Deploy").len(), 4);
+    // full-access: no permission request (title, tool call, two updates, usage, answer).
+    assert_eq!(agent.prompt(4, &sid, "/tool execute Deploy").len(), 6);
 
     agent.call(&set_mode(5, &sid, "read-only"), 5);
     assert_eq!(
@@ -41,6 +41,7 @@ fn set_mode_announces_then_answers_and_changes_what_tools_do() {
                 &sid,
                 r#"{"sessionUpdate":"tool_call_update","toolCallId":"tool-2","status":"failed","content":[{"type":"content","content":{"type":"text","text":"Error: the session is in read-only mode; a tool of kind 'execute' may not run"}}]}"#
             ),
+            usage(&sid, 20 + 20),
             stop(6, "end_turn"),
         ]
     );
@@ -127,6 +128,7 @@ fn changes_during_a_turn_are_refused_and_allowed_after_it() {
     let mut agent = Agent::start("modes-busy", &[]);
     let sid = agent.handshake();
     agent.send(&Agent::prompt_line(3, &sid, "/ask Wait?"));
+    assert_eq!(agent.recv(), title(&sid, "/ask Wait?"));
     let ask = agent.recv();
     let rid = agent_support::request_id(&ask);
     assert_eq!(
@@ -140,7 +142,11 @@ fn changes_during_a_turn_are_refused_and_allowed_after_it() {
     ));
     assert_eq!(
         agent.until_response(3),
-        [message(&sid, "yes"), stop(3, "end_turn")]
+        [
+            message(&sid, "yes"),
+            usage(&sid, 10 + 3),
+            stop(3, "end_turn")
+        ]
     );
     assert_eq!(agent.call(&set_mode(5, &sid, "plan"), 5).len(), 2);
 }

@@ -19,7 +19,7 @@ fn initialize_answers_the_agent_and_its_extensions() {
     assert_eq!(
         answer,
         [format!(
-            r#"{{"jsonrpc":"2.0","id":0,"result":{{"protocolVersion":1,"agentCapabilities":{{"loadSession":true,"promptCapabilities":{{"image":false,"audio":false,"embeddedContext":false}},"mcpCapabilities":{{"http":false,"sse":false}},"sessionCapabilities":{{"list":{{}},"resume":{{}},"close":{{}},"delete":{{}}}}}},"authMethods":[],"agentInfo":{{"name":"acp-cli","title":"acp-cli (demo agent)","version":"{}"}},"_meta":{{"_agentao.cn/extensions":[{{"method":"_agentao.cn/ask_user","description":"Request free-form text input from the user."}},{{"method":"_agentao.cn/set_model","description":"Switch the session's model (model-only, secret-free)."}}]}}}}}}"#,
+            r#"{{"jsonrpc":"2.0","id":0,"result":{{"protocolVersion":1,"agentCapabilities":{{"loadSession":true,"promptCapabilities":{{"image":false,"audio":false,"embeddedContext":false}},"mcpCapabilities":{{"http":false,"sse":false}},"sessionCapabilities":{{"list":{{}},"resume":{{}},"close":{{}},"delete":{{}},"additionalDirectories":{{}},"systemPrompt":{{}}}}}},"authMethods":[],"agentInfo":{{"name":"acp-cli","title":"acp-cli (demo agent)","version":"{}"}},"_meta":{{"_agentao.cn/extensions":[{{"method":"_agentao.cn/ask_user","description":"Request free-form text input from the user."}},{{"method":"_agentao.cn/set_model","description":"Switch the session's model (model-only, secret-free)."}}]}}}}}}"#,
             env!("CARGO_PKG_VERSION")
         )]
     );
@@ -49,6 +49,8 @@ fn session_new_answers_an_id_modes_and_config_options_as_agentao_does() {
             r#"{{"jsonrpc":"2.0","id":2,"result":{{"sessionId":"{id}",{MODES},{CONFIG}}}}}"#
         )]
     );
+    // Right after the answer: the commands an editor offers when the user types `/`.
+    agent.expect_commands(&id);
     // A second session gets another id.
     let other = agent.new_session(3);
     assert_ne!(other, id);
@@ -107,7 +109,7 @@ fn logs_go_to_stderr_and_the_first_session_cwd_never_to_stdout() {
     let mut agent = Agent::start("logs", &["--log-level", "info"]);
     let session = agent.handshake();
     let reply = agent.prompt(3, &session, "/echo hi");
-    assert_eq!(reply.len(), 2);
+    assert_eq!(reply.len(), 4, "title, message, usage, answer: {reply:?}");
     let log_path = agent.cwd.join("acp-cli.log");
     let (rest, status, stderr) = agent.finish();
     assert!(status.success());

@@ -3,7 +3,7 @@
 
 mod agent_support;
 
-use agent_support::{Agent, message, stop, update};
+use agent_support::{Agent, message, stop, title, update, usage};
 use rustix::process::Signal;
 
 fn cancel(sid: &str) -> String {
@@ -19,13 +19,20 @@ fn cancel_ends_a_long_sleep_at_once() {
         &sid,
         "/echo zzz\n/sleep 3600000\n/echo never",
     ));
+    assert_eq!(agent.recv(), title(&sid, "/echo zzz"));
     assert_eq!(agent.recv(), message(&sid, "zzz"));
     agent.send(&cancel(&sid));
+    // A cancelled turn still reports its usage before its answer: 36 + 3 bytes.
+    assert_eq!(agent.recv(), usage(&sid, 39));
     assert_eq!(agent.recv(), stop(3, "cancelled"));
     // The session goes on.
     assert_eq!(
         agent.prompt(4, &sid, "/echo again"),
-        [message(&sid, "again"), stop(4, "end_turn")]
+        [
+            message(&sid, "again"),
+            usage(&sid, 39 + 11 + 5),
+            stop(4, "end_turn")
+        ]
     );
 }
 
@@ -38,6 +45,7 @@ fn cancel_during_a_permission_request_fails_the_tool_and_ends_cancelled() {
         &sid,
         "/tool execute Deploy\n/echo never",
     ));
+    assert_eq!(agent.recv(), title(&sid, "/tool execute Deploy"));
     agent.recv_n(2);
     agent.send(&cancel(&sid));
     assert_eq!(
@@ -47,6 +55,7 @@ fn cancel_during_a_permission_request_fails_the_tool_and_ends_cancelled() {
                 &sid,
                 r#"{"sessionUpdate":"tool_call_update","toolCallId":"tool-1","status":"failed","content":[{"type":"content","content":{"type":"text","text":"Error: cancelled by user"}}]}"#
             ),
+            usage(&sid, 32),
             stop(3, "cancelled"),
         ]
     );
@@ -58,7 +67,8 @@ fn eof_with_a_turn_running_answers_it_cancelled_and_exits_0() {
     let sid = agent.handshake();
     agent.send(&Agent::prompt_line(3, &sid, "/sleep 3600000"));
     let (rest, status, _) = agent.finish();
-    assert_eq!(rest, [stop(3, "cancelled")]);
+    // EOF answers the turn at once: the connection closes, no usage_update.
+    assert_eq!(rest, [title(&sid, "/sleep 3600000"), stop(3, "cancelled")]);
     assert_eq!(status.code(), Some(0));
 }
 
@@ -83,6 +93,7 @@ fn sigterm_and_sigint_behave_like_eof() {
         let mut agent = Agent::start(name, &[]);
         let sid = agent.handshake();
         agent.send(&Agent::prompt_line(3, &sid, "/echo start\n/sleep 3600000"));
+        assert_eq!(agent.recv(), title(&sid, "/echo start"));
         assert_eq!(agent.recv(), message(&sid, "start"));
         agent.signal(signal);
         let (rest, status, _) = agent.wait_exit();

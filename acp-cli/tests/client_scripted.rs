@@ -376,6 +376,36 @@ fn second_ctrl_c_stops_an_agent_that_ignores_the_cancel() {
     assert!(is_gone(agent), "the agent {agent} outlived the client");
 }
 
+#[test]
+fn the_group_of_an_agent_that_exits_at_stdin_eof_goes_with_it() {
+    let dir = scratch_dir("group");
+    // A grandchild that holds none of the agent's pipes, so nothing waits for it; its pid
+    // goes to a file, since the client shows the agent's stderr only on failure.
+    let mut agent: Vec<String> = [
+        "sh",
+        "-c",
+        "sleep 1000 </dev/null >/dev/null 2>&1 & echo $! >grandchild.pid; exec \"$@\"",
+        "sh",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    agent.extend(scripted_agent(&[]));
+    let run = client(&["--prompt", "/echo hi"], &agent, &dir, "");
+    assert_eq!(run.code, Some(0), "{run:?}");
+    let pid_file = std::fs::read_to_string(dir.join("grandchild.pid")).unwrap();
+    let grandchild: u32 = pid_file.trim().parse().unwrap();
+    // The kill was sent before the client exited; its delivery is what may take a moment.
+    let give_up = std::time::Instant::now() + PATIENCE;
+    while !is_gone(grandchild) {
+        assert!(
+            std::time::Instant::now() < give_up,
+            "the grandchild {grandchild} outlived the client"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+}
+
 fn run_stdout(run: &Running) -> String {
     let out = std::cell::RefCell::new(String::new());
     run.wait_for("stdout", |o, _| {

@@ -1,6 +1,6 @@
 //! The runner carrying out the stop sequence on real children, with short waits: a child that
-//! exits on stdin EOF, one that needs SIGTERM, one that needs SIGKILL (with a grandchild that
-//! must go too). Outcomes only; the waits are generous upper bounds, never measured.
+//! exits on stdin EOF, one that needs SIGTERM, one that needs SIGKILL, each with a grandchild
+//! that must go too. Outcomes only; the waits are generous upper bounds, never measured.
 
 use acp_cli::host;
 mod host_support;
@@ -94,6 +94,51 @@ fn child_that_exits_on_stdin_eof_is_not_signalled() {
         // Stopping on purpose is not a failure.
         assert_eq!(lifecycle.last_error(), None);
         wait_gone(pid);
+    });
+}
+
+/// Starts a grandchild that lets go of every pipe (so nothing waits for it), prints its pid
+/// on stderr, then runs `rest`.
+fn with_detached_grandchild(rest: &str) -> String {
+    format!("sleep 1000 </dev/null >/dev/null 2>&1 & echo \"grandchild $!\" >&2; {rest}")
+}
+
+#[test]
+fn child_that_exits_on_stdin_eof_takes_its_group_along() {
+    run(async {
+        let mut runner = runner(&[("eof", &with_detached_grandchild("cat >/dev/null"))]);
+        let pid = start_ready(&mut runner, "eof").await;
+        let grandchild: u32 = stderr_line(&mut runner, "eof", "grandchild ")
+            .await
+            .parse()
+            .unwrap();
+        let events = stop(&mut runner, "eof").await;
+        // It left by itself at stdin EOF: no SIGTERM, no SIGKILL step of the lifecycle.
+        assert_eq!(exit_of(&events, pid), Some(ExitStatus::Code(0)));
+        wait_gone(pid);
+        // The runner kills the group of every agent that exits.
+        wait_gone(grandchild);
+    });
+}
+
+#[test]
+fn child_that_exits_on_its_own_takes_its_group_along() {
+    run(async {
+        let script = with_detached_grandchild("read line; exit 0");
+        let mut runner = runner(&[("quits", &script)]);
+        let pid = start_ready(&mut runner, "quits").await;
+        let grandchild: u32 = stderr_line(&mut runner, "quits", "grandchild ")
+            .await
+            .parse()
+            .unwrap();
+        runner.write_stdin("quits", b"go\n").await.unwrap();
+        let exited = runner
+            .run_until(|s| s.server("quits").unwrap().pid().is_none())
+            .await;
+        assert!(exited);
+        let events: Vec<_> = std::iter::from_fn(|| runner.poll_event()).collect();
+        assert_eq!(exit_of(&events, pid), Some(ExitStatus::Code(0)));
+        wait_gone(grandchild);
     });
 }
 

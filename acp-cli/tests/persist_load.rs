@@ -108,6 +108,7 @@ fn sigterm_loses_nothing_the_client_saw() {
         &session,
         "/echo before\n/sleep 600000",
     ));
+    assert_eq!(first.recv(), agent::title(&session, "/echo before"));
     assert_eq!(first.recv(), agent::message(&session, "before"));
     first.signal(rustix::process::Signal::TERM);
     let (rest, status, _) = first.wait_exit();
@@ -182,6 +183,8 @@ fn a_session_agentao_wrote_loads_replays_and_continues() {
         "demo/gpt-4o",
         "the stored model"
     );
+    // Right after the answer: the commands the loaded session offers.
+    agent.expect_commands("sess_3f9a1c2e4b5d");
     // The session id is matched whole: `sess_3f9a` is another (older) session.
     let lines = agent.call(&load_line(3, "sess_3f9a1c", &cwd), 3);
     assert_eq!(

@@ -17,7 +17,7 @@ fn initialize_advertises_load_and_every_session_method() {
     assert_eq!(caps["loadSession"], true);
     assert_eq!(
         caps["sessionCapabilities"],
-        json!({"list": {}, "resume": {}, "close": {}, "delete": {}})
+        json!({"list": {}, "resume": {}, "close": {}, "delete": {}, "additionalDirectories": {}, "systemPrompt": {}})
     );
 }
 

@@ -413,3 +413,32 @@ fn agent_text_is_sanitized_before_it_is_shown() {
     assert!(!done.stdout.contains('\u{1b}'), "{:?}", done.stdout);
     assert!(!done.stdout.contains('\u{202e}'));
 }
+
+#[test]
+fn the_main_agents_advertised_commands_go_to_it() {
+    let dir = project("agentcmds", &[]);
+    let done = repl(
+        &dir,
+        &scripted_agent(&["--commands", "log,status"]),
+        "hello\n/log noted\n//think deep\n/think again\n/status\n/help\n/quit\n",
+    );
+    // Advertised: sent as typed.
+    has(&done, "> logged\npython3: turn finished (end_turn)\n");
+    // `//text` sends `/text`, advertised or not.
+    has(
+        &done,
+        "[completed] look around\ndeep\npython3: turn finished (end_turn)\n",
+    );
+    has(&done, "Unknown command: /think (try /help)\n");
+    // The REPL's /status wins over the agent's.
+    has(&done, "> Main agent: python3 (ready, pid=");
+    has(
+        &done,
+        &format!(
+            "Anything else goes to the main agent.\n\
+             Commands of python3 (sent to it as typed; //text sends /text):\n  \
+             {:<26} does log\n  {:<26} does status (the REPL's /status comes first: type //status)\n",
+            "/log <what>", "/status <what>"
+        ),
+    );
+}

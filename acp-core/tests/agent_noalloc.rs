@@ -218,3 +218,44 @@ fn input_backpressure_holds_lines_until_the_outbox_is_written() {
     assert!(replies.iter().all(|r| r
         == r#"{"jsonrpc":"2.0","id":12345,"error":{"code":-32002,"message":"session/new called before initialize handshake"}}"#));
 }
+
+#[test]
+fn an_unadvertised_system_prompt_is_refused_and_an_advertised_one_passes() {
+    let new_session = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"session/new\",\"params\":{\"cwd\":\"/w\",\"systemPrompt\":{\"mode\":\"append\",\"content\":[{\"type\":\"text\",\"text\":\"x\"}]},\"mcpServers\":[]}}\n";
+    let init = "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":{\"protocolVersion\":1}}\n";
+    let mut events = Vec::new();
+    let mut plain = agent();
+    step(&mut plain, init, &mut events);
+    events.clear();
+    assert_eq!(
+        step(&mut plain, new_session, &mut events),
+        [
+            r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Invalid params: session/new.systemPrompt is not supported (sessionCapabilities.systemPrompt is not advertised)"}}"#
+        ]
+    );
+    assert!(
+        matches!(
+            events.as_slice(),
+            [AgentEvent::PeerViolation(acp_core::conn::agent::Violation::Refused(code))]
+                if code.0 == -32602
+        ),
+        "refused by the connection, never handed over: {events:?}"
+    );
+    events.clear();
+
+    let mut config = AgentConfig::new(AgentInfo::new("tiny", "Tiny", "1"));
+    config.features.system_prompt = true;
+    config.features.additional_directories = true;
+    let mut advertised: AgentConnection<Small> = AgentConnection::new(config);
+    let out = step(&mut advertised, init, &mut events);
+    assert!(
+        out[0].contains(r#""sessionCapabilities":{"additionalDirectories":{},"systemPrompt":{}}"#),
+        "{out:?}"
+    );
+    events.clear();
+    assert!(step(&mut advertised, new_session, &mut events).is_empty());
+    assert!(
+        matches!(events.as_slice(), [AgentEvent::NewSession { .. }]),
+        "{events:?}"
+    );
+}

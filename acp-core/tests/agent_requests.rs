@@ -448,3 +448,55 @@ fn eof_cancels_turns_settles_everything_and_names_sessions_to_save() {
     );
     assert!(h.agent.is_closed());
 }
+
+#[test]
+fn a_null_result_reads_as_empty_where_every_member_is_optional() {
+    // R-RPC-5: some SDKs answer `null` where the schema has `{}`.
+    use acp_core::schema::{ClientResponse, TerminalRequest, WriteTextFileRequest};
+    let mut h = in_turn(r#"{"fs":{"readTextFile":true,"writeTextFile":true},"terminal":true}"#);
+    let write: WriteTextFileRequest =
+        serde_json::from_str(r#"{"sessionId":"s1","path":"/w/a","content":"x"}"#).unwrap();
+    let terminal: TerminalRequest =
+        serde_json::from_str(r#"{"sessionId":"s1","terminalId":"t1"}"#).unwrap();
+    let mut next = 0;
+    let mut answer_null = |h: &mut Harness, id: RequestId| {
+        h.take_lines();
+        h.send(&format!(r#"{{"jsonrpc":"2.0","id":{next},"result":null}}"#));
+        next += 1;
+        match h.take_events().as_slice() {
+            [AgentEvent::Response { request, result }] => {
+                assert_eq!(*request, id);
+                result.clone()
+            }
+            other => panic!("{other:?}"),
+        }
+    };
+    let id = h.agent.write_text_file(h.now, &write, None).unwrap();
+    assert!(matches!(
+        answer_null(&mut h, id),
+        Ok(ClientResponse::WriteTextFile(_))
+    ));
+    for (method, empty) in [
+        ("terminal/wait_for_exit", r#"{}"#),
+        ("terminal/kill", "{}"),
+        ("terminal/release", "{}"),
+    ] {
+        let id = h.agent.terminal(h.now, method, &terminal, None).unwrap();
+        let result = answer_null(&mut h, id).unwrap_or_else(|e| panic!("{method}: {e:?}"));
+        assert_eq!(result.method().name(), method);
+        assert_eq!(serde_json::to_string(&result).unwrap(), empty, "{method}");
+    }
+    // Where a member is required, `null` is still a malformed answer.
+    let read: ReadTextFileRequest =
+        serde_json::from_str(r#"{"sessionId":"s1","path":"/w/a"}"#).unwrap();
+    let id = h.agent.read_text_file(h.now, &read, None).unwrap();
+    let error = answer_null(&mut h, id).unwrap_err();
+    assert_eq!(error.code, ErrorCode::INTERNAL_ERROR);
+    assert!(
+        error
+            .message
+            .starts_with("Internal error: malformed response: fs/read_text_file result"),
+        "{}",
+        error.message
+    );
+}

@@ -241,12 +241,18 @@ fn load_and_resume_are_gated_on_the_agents_capabilities() {
     assert_eq!(
         host.conn
             .load_session(Instant(0), "old", "/w", NO_MCP_SERVERS),
-        Err(UsageError::CapabilityNotAdvertised)
+        Err(UsageError::NotAdvertised {
+            method: "session/load",
+            needs: "agentCapabilities.loadSession"
+        })
     );
     assert_eq!(
         host.conn
             .resume_session(Instant(0), "old", "/w", NO_MCP_SERVERS),
-        Err(UsageError::CapabilityNotAdvertised)
+        Err(UsageError::NotAdvertised {
+            method: "session/resume",
+            needs: "agentCapabilities.sessionCapabilities.resume"
+        })
     );
     assert!(host.sent().is_empty());
 
@@ -539,4 +545,90 @@ fn a_session_id_too_long_to_track_fails_the_session_new() {
         "{events:?}"
     );
     assert_eq!(host.conn.sessions().count(), 1);
+}
+
+#[test]
+fn a_null_result_reads_as_empty_where_every_member_is_optional() {
+    // R-RPC-5: some SDKs answer `null` where the schema has `{}`.
+    let mut host = Host::ready(
+        Serves::NOTHING,
+        r#"{"loadSession":true,"sessionCapabilities":{"list":{},"resume":{},"close":{},"delete":{}},"auth":{"logout":{}}}"#,
+    );
+    host.open("s1");
+    let answer_null = |host: &mut Host, id: acp_core::machine::RequestId| {
+        host.sent();
+        host.agent(&format!(
+            r#"{{"jsonrpc":"2.0","id":{},"result":null}}"#,
+            id.0
+        ));
+        let events = host.events();
+        match events.as_slice() {
+            [
+                ClientEvent::Answered {
+                    request, result, ..
+                },
+            ] => {
+                assert_eq!(*request, id);
+                result.as_json().map(str::to_owned)
+            }
+            other => panic!("{other:?}"),
+        }
+    };
+    let id = host.conn.set_mode(Instant(0), "s1", "plan").unwrap();
+    assert_eq!(answer_null(&mut host, id).as_deref(), Some("{}"));
+    for (method, params) in [
+        ("session/close", r#"{"sessionId":"s1"}"#),
+        ("session/delete", r#"{"sessionId":"old"}"#),
+        ("logout", "{}"),
+    ] {
+        let params: serde_json::Value = serde_json::from_str(params).unwrap();
+        let id = host.conn.request(Instant(0), method, &params).unwrap();
+        assert_eq!(
+            answer_null(&mut host, id).as_deref(),
+            Some("{}"),
+            "{method}"
+        );
+    }
+    // `session/list` needs `sessions`: its `null` stays as sent, for the application to refuse.
+    let id = host
+        .conn
+        .request(Instant(0), "session/list", &serde_json::json!({}))
+        .unwrap();
+    assert_eq!(answer_null(&mut host, id).as_deref(), Some("null"));
+
+    // A session opened by `session/load` answered `null` opens with `{}` as its result.
+    let id = host
+        .conn
+        .load_session(Instant(0), "old", "/w", NO_MCP_SERVERS)
+        .unwrap();
+    host.sent();
+    host.agent(&format!(
+        r#"{{"jsonrpc":"2.0","id":{},"result":null}}"#,
+        id.0
+    ));
+    let events = host.events();
+    let [
+        ClientEvent::SessionOpened {
+            session, result, ..
+        },
+    ] = events.as_slice()
+    else {
+        panic!("{events:?}")
+    };
+    assert_eq!((session.as_str(), result.as_json()), ("old", Some("{}")));
+}
+
+#[test]
+fn empty_result_methods_match_the_method_table() {
+    use acp_core::schema::methods::{Direction, Method};
+    for method in Method::ALL {
+        if method.sent_by(Direction::ClientToAgent) && !method.is_notification() {
+            assert_eq!(
+                acp_core::conn::client::empty_result(method.name()),
+                method.empty_result(),
+                "{}",
+                method.name()
+            );
+        }
+    }
 }

@@ -207,3 +207,58 @@ fn eof_settles_everything_on_fixed_storage() {
     );
     assert!(sent(&mut conn).is_empty());
 }
+
+/// `{"sessionId": …}`, serializable without an allocator.
+#[derive(serde::Serialize)]
+struct BySession<'a> {
+    #[serde(rename = "sessionId")]
+    session_id: &'a str,
+}
+
+/// An image prompt block, serializable without an allocator.
+#[derive(serde::Serialize)]
+struct Image {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    data: &'static str,
+    #[serde(rename = "mimeType")]
+    mime_type: &'static str,
+}
+
+#[test]
+fn the_capability_gate_and_empty_results_work_on_fixed_storage() {
+    let mut conn = ready();
+    // Not advertised (only `loadSession` was): refused, nothing written.
+    assert_eq!(
+        conn.request(Instant(1), "session/close", &BySession { session_id: "s1" }),
+        Err(UsageError::NotAdvertised {
+            method: "session/close",
+            needs: "agentCapabilities.sessionCapabilities.close"
+        })
+    );
+    let image = [Image {
+        kind: "image",
+        data: "AAAA",
+        mime_type: "image/png",
+    }];
+    assert_eq!(
+        conn.prompt(Instant(1), "s1", &image),
+        Err(UsageError::NotAdvertised {
+            method: "session/prompt",
+            needs: "agentCapabilities.promptCapabilities.image"
+        })
+    );
+    assert!(conn.outbox().pending().is_empty());
+
+    // A `null` answer to `session/set_mode` reads as `{}`.
+    let id = conn.set_mode(Instant(1), "s1", "plan").unwrap();
+    sent(&mut conn);
+    let events = feed(
+        &mut conn,
+        &format!(r#"{{"jsonrpc":"2.0","id":{},"result":null}}"#, id.0),
+    );
+    match events.as_slice() {
+        [ClientEvent::Answered { result, .. }] => assert_eq!(result.as_json(), Some("{}")),
+        other => panic!("{other:?}"),
+    }
+}

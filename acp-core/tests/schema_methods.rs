@@ -46,16 +46,16 @@ fn the_validator_rejects_what_the_schema_forbids() {
 const SAMPLES: &[(&str, &str, Option<&str>)] = &[
     (
         "initialize",
-        r#"{"protocolVersion":1,"clientCapabilities":{"fs":{"readTextFile":true},"terminal":true,"session":{"configOptions":{"boolean":{}},"notices":{}},"auth":{"terminal":true},"elicitation":{"form":{},"url":{}}},"clientInfo":{"name":"zed","title":"Zed","version":"1.0"}}"#,
+        r#"{"protocolVersion":1,"clientCapabilities":{"fs":{"readTextFile":true},"terminal":true,"session":{"configOptions":{"boolean":{}},"notices":{},"compaction":{}},"subagents":{},"plan":{},"auth":{"terminal":true},"elicitation":{"form":{},"url":{}}},"clientInfo":{"name":"zed","title":"Zed","version":"1.0"}}"#,
         Some(
-            r#"{"protocolVersion":1,"agentCapabilities":{"loadSession":true,"promptCapabilities":{"image":true},"mcpCapabilities":{"http":true,"sse":true},"sessionCapabilities":{"list":{},"delete":{},"additionalDirectories":{},"resume":{},"close":{}},"auth":{"logout":{}}},"authMethods":[{"id":"key","name":"API key","description":"Paste a key"},{"type":"terminal","id":"login","name":"Log in","args":["--login"],"env":{"MODE":"1"}}],"agentInfo":{"name":"agentao","title":"Agentao","version":"0.4.20"},"_meta":{"_agentao.cn/extensions":[{"method":"_agentao.cn/ask_user","description":"Request free-form text input from the user."}]}}"#,
+            r#"{"protocolVersion":1,"agentCapabilities":{"loadSession":true,"promptCapabilities":{"image":true},"mcpCapabilities":{"http":true,"sse":true},"sessionCapabilities":{"list":{},"delete":{},"additionalDirectories":{},"resume":{},"close":{},"systemPrompt":{"mode":{"override":{}}}},"auth":{"logout":{}}},"authMethods":[{"id":"key","name":"API key","description":"Paste a key"},{"type":"terminal","id":"login","name":"Log in","args":["--login"],"env":{"MODE":"1"}}],"agentInfo":{"name":"agentao","title":"Agentao","version":"0.4.20"},"_meta":{"_agentao.cn/extensions":[{"method":"_agentao.cn/ask_user","description":"Request free-form text input from the user."}]}}"#,
         ),
     ),
     ("authenticate", r#"{"methodId":"key"}"#, Some("{}")),
     ("logout", "{}", Some("{}")),
     (
         "session/new",
-        r#"{"cwd":"/work","additionalDirectories":["/lib"],"mcpServers":[{"name":"fs","command":"/bin/mcp","args":["-v"],"env":[{"name":"A","value":"1"}]},{"type":"http","name":"web","url":"https://example.invalid/mcp","headers":[{"name":"X","value":"y"}]},{"type":"sse","name":"events","url":"https://example.invalid/sse","headers":[]}]}"#,
+        r#"{"cwd":"/work","additionalDirectories":["/lib"],"mcpServers":[{"name":"fs","command":"/bin/mcp","args":["-v"],"env":[{"name":"A","value":"1"}]},{"type":"http","name":"web","url":"https://example.invalid/mcp","headers":[{"name":"X","value":"y"}]},{"type":"sse","name":"events","url":"https://example.invalid/sse","headers":[]}],"systemPrompt":{"mode":"append","content":[{"type":"text","text":"Be terse."}]}}"#,
         Some(
             r#"{"sessionId":"sess_1","modes":{"currentModeId":"workspace-write","availableModes":[{"id":"read-only","name":"Read-only","description":"No writes or shell."},{"id":"workspace-write","name":"Workspace write"}]},"configOptions":[{"id":"model","name":"Model","category":"model","type":"select","currentValue":"openai/gpt","options":[{"value":"openai/gpt","name":"gpt"}]},{"id":"fast","name":"Fast","type":"boolean","currentValue":false}]}"#,
         ),
@@ -323,8 +323,8 @@ const UPDATES: &[&str] = &[
     r#"{"sessionUpdate":"user_message_chunk","content":{"type":"text","text":"hi"}}"#,
     r#"{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"hi"},"messageId":"m1"}"#,
     r#"{"sessionUpdate":"agent_thought_chunk","content":{"type":"text","text":"hmm"}}"#,
-    r#"{"sessionUpdate":"tool_call","toolCallId":"c1","title":"Run","kind":"execute","status":"in_progress","content":[{"type":"terminal","terminalId":"t1"},{"type":"diff","path":"/a","oldText":"x","newText":"y"}],"locations":[{"path":"/a","line":3}],"rawInput":{"cmd":"ls"},"rawOutput":[1,2]}"#,
-    r#"{"sessionUpdate":"tool_call_update","toolCallId":"c1","status":"failed","kind":"switch_mode","title":"t","content":[{"type":"content","content":{"type":"text","text":"Error: x"}}],"locations":[]}"#,
+    r#"{"sessionUpdate":"tool_call","toolCallId":"c1","title":"Run","name":"shell","kind":"execute","status":"in_progress","content":[{"type":"terminal","terminalId":"t1"},{"type":"diff","path":"/a","oldText":"x","newText":"y"}],"locations":[{"path":"/a","line":3}],"rawInput":{"cmd":"ls"},"rawOutput":[1,2]}"#,
+    r#"{"sessionUpdate":"tool_call_update","toolCallId":"c1","status":"failed","kind":"switch_mode","title":"t","name":"mode","content":[{"type":"content","content":{"type":"text","text":"Error: x"}}],"locations":[]}"#,
     r#"{"sessionUpdate":"plan","entries":[{"content":"a","priority":"low","status":"completed"},{"content":"b","priority":"medium","status":"in_progress"}]}"#,
     r#"{"sessionUpdate":"available_commands_update","availableCommands":[{"name":"echo","description":"Echo text","input":{"hint":"text"}},{"name":"plan","description":"Plan"}]}"#,
     r#"{"sessionUpdate":"current_mode_update","currentModeId":"plan"}"#,
@@ -334,11 +334,24 @@ const UPDATES: &[&str] = &[
     r#"{"sessionUpdate":"notice","severity":"warning","title":"Rate limited","description":"Retrying"}"#,
     r#"{"sessionUpdate":"compaction_update","compactionId":"k1","status":"completed","summary":[{"type":"text","text":"sum"}],"error":null}"#,
     r#"{"sessionUpdate":"compaction_summary_chunk","compactionId":"k1","content":{"type":"text","text":"s"}}"#,
+    r#"{"sessionUpdate":"plan_update","plan":{"type":"items","planId":"p1","entries":[{"content":"a","priority":"high","status":"pending"}]}}"#,
+    r#"{"sessionUpdate":"plan_removed","planId":"p1"}"#,
+    r#"{"sessionUpdate":"subagent_update","sessionId":"sub_1","title":"Researcher","description":null,"capabilities":{"cancel":{}},"state":{"state":"idle","stopReason":"error","error":{"code":-32603,"message":"boom"}},"cwd":"/work","additionalDirectories":["/lib"]}"#,
+    r#"{"sessionUpdate":"session_message","messageId":"m2","senderSessionId":"sub_1","recipientSessionId":null,"content":[{"type":"text","text":"found it"}]}"#,
+    r#"{"sessionUpdate":"session_message_chunk","messageId":"m2","content":{"type":"text","text":"fo"}}"#,
 ];
 
 /// Added to the stable surface after the vendored schema (schema crate 1.15.1): not in it yet.
-const NEWER_THAN_VENDORED_SCHEMA: &[&str] =
-    &["notice", "compaction_update", "compaction_summary_chunk"];
+const NEWER_THAN_VENDORED_SCHEMA: &[&str] = &[
+    "notice",
+    "compaction_update",
+    "compaction_summary_chunk",
+    "plan_update",
+    "plan_removed",
+    "subagent_update",
+    "session_message",
+    "session_message_chunk",
+];
 
 #[test]
 fn every_session_update_variant_round_trips_and_validates() {
@@ -405,4 +418,30 @@ fn every_tool_kind_and_enum_value_round_trips() {
     }
     assert_eq!(ToolKind::NAMES.len(), 10);
     assert_eq!(StopReason::NAMES.len(), 5);
+}
+
+#[test]
+fn empty_results_are_the_schemas_objects_with_only_optional_members() {
+    // R-RPC-5: where `{}` is a whole answer, `null` reads as `{}`.
+    let root = schema();
+    for method in Method::ALL {
+        let Some(result) = method.result_type() else {
+            continue;
+        };
+        let expected = match root["$defs"].get(result) {
+            Some(def) => {
+                def["type"] == "object"
+                    && def.get("required").is_none()
+                    && ["anyOf", "oneOf", "allOf"]
+                        .iter()
+                        .all(|k| def.get(k).is_none())
+            }
+            // Agentao's extensions: their results have required members.
+            None => false,
+        };
+        assert_eq!(method.empty_result(), expected, "{}", method.name());
+        if expected {
+            assert_valid(result, &json("{}"));
+        }
+    }
 }

@@ -24,6 +24,7 @@ fn owned_items(params: &str) -> Vec<String> {
             ToolCallContent::Diff(diff) => format!("diff {}", diff.path),
             ToolCallContent::Terminal(terminal) => format!("terminal {}", terminal.terminal_id),
             ToolCallContent::Content(_) => "content".to_owned(),
+            ToolCallContent::Session(session) => format!("session {}", session.session_id),
             other => panic!("unexpected item {other:?}"),
         })
         .collect()
@@ -51,6 +52,9 @@ fn view_items(params: &str) -> Vec<String> {
                         format!("terminal {}", terminal_id.to_cow())
                     }
                     ToolCallContentView::Content { .. } => "content".to_owned(),
+                    ToolCallContentView::Session { session_id, .. } => {
+                        format!("session {}", session_id.to_cow())
+                    }
                     other => panic!("unexpected item {other:?}"),
                 })
                 .collect()
@@ -63,6 +67,7 @@ const DIFF_B: &str = r#"{"type":"diff","path":"/b","newText":"new"}"#;
 const TERMINAL: &str = r#"{"type":"terminal","terminalId":"t1"}"#;
 const CONTENT: &str = r#"{"type":"content","content":{"type":"text","text":"out"}}"#;
 const INVALID: &str = r#"{"type":"diff","path":7,"newText":"n"}"#;
+const SESSION: &str = r#"{"type":"session","sessionId":"sub_1"}"#;
 
 #[test]
 fn every_item_once_in_order_whatever_the_first_one_is() {
@@ -76,6 +81,8 @@ fn every_item_once_in_order_whatever_the_first_one_is() {
         format!("[{DIFF_A},{INVALID},{CONTENT}]"),
         format!("[5,{TERMINAL},\"x\",{DIFF_B}]"),
         format!("[{CONTENT},{CONTENT}]"),
+        format!("[{SESSION},{DIFF_B}]"),
+        format!("[{DIFF_A},{SESSION}]"),
     ];
     for array in &arrays {
         for (kind, extra) in [("tool_call_update", ""), ("tool_call", r#","title":"t""#)] {
@@ -120,4 +127,44 @@ fn the_raw_array_is_the_whole_array_as_sent() {
         Some(format!("[{DIFF_A}, {DIFF_B}]"))
     );
     assert_eq!(contents.iter().count(), 2);
+}
+
+#[test]
+fn the_tool_name_reads_like_the_owned_one() {
+    for (kind, extra) in [("tool_call_update", ""), ("tool_call", r#","title":"t""#)] {
+        for (name, want) in [(r#""read_file""#, Some("read_file")), ("7", None)] {
+            let params = format!(
+                r#"{{"sessionId":"s","update":{{"sessionUpdate":"{kind}","toolCallId":"c"{extra},"name":{name}}}}}"#
+            );
+            let decoded = AgentNotification::decode("session/update", Some(&params));
+            // The owned fast path (from the views) reads the same value as serde.
+            let fast = AgentNotification::decode_raw("session/update", parse_value(&params).ok());
+            assert_eq!(fast, decoded, "{params}");
+            let Ok(AgentNotification::SessionUpdate(owned)) = decoded else {
+                panic!("the owned types decode {params}");
+            };
+            let owned = match owned.update {
+                SessionUpdate::ToolCall(call) => call.name,
+                SessionUpdate::ToolCallUpdate(update) => update.name,
+                other => panic!("not a tool call: {other:?}"),
+            };
+            let raw = parse_value(&params).unwrap();
+            let Ok(AgentNotificationView::SessionUpdate(view)) =
+                AgentNotificationView::decode("session/update", Some(raw))
+            else {
+                panic!("the views decode {params}");
+            };
+            let view = match view.update {
+                SessionUpdateView::ToolCall(call) => call.name,
+                SessionUpdateView::ToolCallUpdate(update) => update.name,
+                other => panic!("not a tool call: {other:?}"),
+            };
+            assert_eq!(owned.as_deref(), want, "{params}");
+            assert_eq!(
+                view.map(|n| n.to_cow().into_owned()).as_deref(),
+                want,
+                "{params}"
+            );
+        }
+    }
 }

@@ -7,10 +7,15 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
 
 cargo build --quiet --release --manifest-path "$repo/Cargo.toml" -p acp-cli
-cargo build --quiet --release --manifest-path "$repo/tests/interop/rust/Cargo.toml" --bin peer-agent
-cargo build --quiet --release --manifest-path "$here/Cargo.toml"
+# acp-cli is run from wherever cargo put it (CARGO_TARGET_DIR may move it); the other two
+# are built into their own directories explicitly.
+target_dir="$(cargo metadata --format-version 1 --no-deps --manifest-path "$repo/Cargo.toml" \
+    | python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')"
+cargo build --quiet --release --manifest-path "$repo/tests/interop/rust/Cargo.toml" --bin peer-agent \
+    --target-dir "$repo/tests/interop/rust/target"
+cargo build --quiet --release --manifest-path "$here/Cargo.toml" --target-dir "$here/target"
 
 exec "$here/target/release/acp-bench-e2e" \
-    --ours "$repo/target/release/acp-cli" \
+    --ours "$target_dir/release/acp-cli" \
     --official "$repo/tests/interop/rust/target/release/peer-agent" \
     "$@"

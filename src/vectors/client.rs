@@ -27,6 +27,7 @@ pub const COMMANDS: &[(&str, &[&str])] = &[
     ("cancel", &["sessionId"]),
     ("set_mode", &["sessionId", "modeId"]),
     ("set_config_option", &["sessionId", "configId", "value"]),
+    ("request", &["method", "params"]),
     ("respond_permission", &["id", "optionId", "outcome"]),
     ("respond_ask_user", &["id", "text", "outcome"]),
     ("respond", &["id", "result"]),

@@ -12,7 +12,11 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
 "$here/setup.sh" >/dev/null || { echo "setup.sh failed"; exit 1; }
 cargo build --quiet -p acp-cli --manifest-path "$root/Cargo.toml" || { echo "building acp-cli failed"; exit 1; }
-ours="$root/target/debug/acp-cli"
+# Where cargo put it: CARGO_TARGET_DIR (or a cargo config) may move the target directory.
+target_dir="$(cargo metadata --format-version 1 --no-deps --manifest-path "$root/Cargo.toml" \
+    | python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')" \
+    || { echo "cargo metadata failed"; exit 1; }
+ours="$target_dir/debug/acp-cli"
 
 declare -A client=(
     [py]="$here/.venv/bin/python $here/python/client.py"

@@ -2,7 +2,8 @@
 # Installs the official ACP SDKs locally (nothing global) and builds the peers:
 #   tests/interop/.venv              Python SDK `agent-client-protocol` (pinned)
 #   tests/interop/ts/node_modules    TypeScript SDK `@agentclientprotocol/sdk` (package-lock.json)
-#   tests/interop/rust/target        Rust SDK `agent-client-protocol` peers (version pinned with =)
+#   tests/interop/rust/target        Rust SDK `agent-client-protocol` peers (version pinned with =),
+#                                    always there: an exported CARGO_TARGET_DIR does not move them
 # Needs python3 (>= 3.10, with venv), node (>= 20) + npm, and cargo on PATH.
 # Safe to run again: it only reinstalls what is missing or stale.
 set -euo pipefail
@@ -35,6 +36,8 @@ if [ ! -d "$here/ts/node_modules/@agentclientprotocol/sdk" ] \
 fi
 
 echo "== Rust SDK peers -> $here/rust/target/debug/{peer-client,peer-agent}"
-cargo build --quiet --manifest-path "$here/rust/Cargo.toml"
+# An explicit --target-dir, because CARGO_TARGET_DIR (many set it globally) would otherwise move
+# the peers away from the paths the tests and scripts run them from.
+cargo build --quiet --manifest-path "$here/rust/Cargo.toml" --target-dir "$here/rust/target"
 
 echo "setup done"

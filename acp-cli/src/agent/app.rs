@@ -12,7 +12,7 @@
 //! `/flood` keeps only its counter), and the connection stops taking input: memory stays
 //! bounded by the outbox limit.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::path::PathBuf;
 
 use acp_core::Instant;
@@ -23,13 +23,17 @@ use acp_core::machine::turn::StopReason;
 use acp_core::machine::{RequestId, Ticket, UsageError};
 use acp_core::schema::agentao::USER_UNAVAILABLE;
 use acp_core::schema::{
-    AskUserRequest, ClientRequest, ClientResponse, ListSessionsRequest, ReadTextFileRequest,
-    SetModelResponse, SetSessionConfigOptionResponse, WriteTextFileRequest,
+    AskUserRequest, ClientRequest, ClientResponse, ListSessionsRequest, NewSessionRequest,
+    ReadTextFileRequest, SessionUpdate, SetModelResponse, SetSessionConfigOptionResponse,
+    WriteTextFileRequest,
 };
 use acp_core::wire::ErrorCode;
 
 use super::backend::{Backend, ClientFs, Explore, FsVia, Reply, Step, TurnStart};
-use super::sessions::{CwdKind, SessionTable, check_cwd};
+use super::sessions::{
+    CwdKind, SessionTable, check_additional_directories, check_cwd, check_system_prompt,
+};
+use crate::demo::paths::Roots;
 use crate::llm::chat::ChatRequest;
 use crate::store::{Deleted, Loaded, Saved, SessionHistory, SessionPage, StoreError};
 
@@ -37,10 +41,10 @@ use crate::store::{Deleted, Loaded, Saved, SessionHistory, SessionPage, StoreErr
 pub trait Workspace {
     /// What is at `path`.
     fn cwd_kind(&self, path: &str) -> CwdKind;
-    /// Reads a text file that must resolve inside `cwd`.
-    fn read(&self, cwd: &str, path: &str) -> Result<String, String>;
-    /// Writes a text file that must resolve inside `cwd`.
-    fn write(&self, cwd: &str, path: &str, content: &str) -> Result<(), String>;
+    /// Reads a text file that must resolve inside one of the session's `roots`.
+    fn read(&self, roots: Roots<'_>, path: &str) -> Result<String, String>;
+    /// Writes a text file that must resolve inside one of the session's `roots`.
+    fn write(&self, roots: Roots<'_>, path: &str, content: &str) -> Result<(), String>;
     /// Saves a session's finished turns under `<cwd>/.agentao/sessions/` (atomically).
     fn save_session(&self, cwd: &str, history: &mut SessionHistory) -> Result<Saved, StoreError>;
     /// The session stored under `cwd` with exactly this id, or the latest one (`None`).
@@ -65,7 +69,8 @@ pub fn agent_info() -> AgentInfo {
 }
 
 /// The connection configuration of `acp-cli --acp --stdio`: sessions survive the process,
-/// so `session/load` and every session method are served.
+/// so `session/load` and every session method are served; `additionalDirectories` are
+/// honoured and a `systemPrompt` (append mode) is kept with the session.
 pub fn agent_config() -> AgentConfig {
     let mut config = AgentConfig::new(agent_info());
     config.features.load_session = true;
@@ -73,6 +78,8 @@ pub fn agent_config() -> AgentConfig {
     config.features.session_resume = true;
     config.features.session_close = true;
     config.features.session_delete = true;
+    config.features.additional_directories = true;
+    config.features.system_prompt = true;
     config
 }
 
@@ -178,6 +185,9 @@ pub struct AgentApp<B, W> {
     /// Jobs (and aborts) the driver has not taken yet.
     job_queue: std::collections::VecDeque<Job>,
     last_job: u64,
+    /// Updates about newly opened sessions (the backend's `session_opened`), sent after the
+    /// answer that opened them, as soon as the outbox has room.
+    announcements: VecDeque<(String, SessionUpdate)>,
     first_session_seen: bool,
     closed: bool,
     /// What survives the process: histories, the `--resume` directive, loads in progress.
@@ -199,6 +209,7 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
             jobs: HashMap::new(),
             job_queue: std::collections::VecDeque::new(),
             last_job: 0,
+            announcements: VecDeque::new(),
             first_session_seen: false,
             closed: false,
             persist: persist::Persistence::default(),
@@ -337,6 +348,7 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
             return;
         }
         self.progress_loads();
+        self.send_announcements();
         // Sleepers whose time has come.
         for wait in self.turns.values_mut() {
             if matches!(wait, TurnWait::Until(at) if *at <= now) {
@@ -488,8 +500,10 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
                 self.track_file(session, sent, AskedFor::Read);
             }
             FsVia::Local => {
-                let cwd = self.cwd(session);
-                let result = self.workspace.read(&cwd, &path);
+                let result = match self.sessions.get(session) {
+                    Some(state) => self.workspace.read(state.roots(), &path),
+                    None => Err("the session is gone".to_owned()),
+                };
                 self.backend.resume(session, Reply::FileRead(result));
             }
         }
@@ -513,8 +527,10 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
                 self.track_file(session, sent, AskedFor::Write);
             }
             FsVia::Local => {
-                let cwd = self.cwd(session);
-                let result = self.workspace.write(&cwd, &path, &content);
+                let result = match self.sessions.get(session) {
+                    Some(state) => self.workspace.write(state.roots(), &path, &content),
+                    None => Err("the session is gone".to_owned()),
+                };
                 self.backend.resume(session, Reply::FileWritten(result));
             }
         }
@@ -577,13 +593,6 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
         }
     }
 
-    fn cwd(&self, session: &str) -> String {
-        self.sessions
-            .get(session)
-            .map(|s| s.cwd.clone())
-            .unwrap_or_default()
-    }
-
     fn wait_reply(&mut self, session: &str) {
         if let Some(wait) = self.turns.get_mut(session) {
             *wait = TurnWait::Reply;
@@ -622,7 +631,7 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
                     "initialized"
                 );
             }
-            AgentEvent::NewSession { ticket, request } => self.new_session(ticket, &request.cwd),
+            AgentEvent::NewSession { ticket, request } => self.new_session(ticket, &request),
             AgentEvent::Prompt {
                 session, prompt, ..
             } => {
@@ -638,6 +647,8 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
                     TurnStart {
                         session,
                         cwd: &state.cwd,
+                        additional_directories: &state.additional_directories,
+                        system_prompt: state.system_prompt.as_deref(),
                         posture: state.posture,
                         client_fs: self.client_fs,
                         prompt: &prompt,
@@ -739,30 +750,84 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
         }
     }
 
-    fn new_session(&mut self, ticket: Ticket, cwd: &str) {
-        if let Err(refusal) = check_cwd(cwd, self.workspace.cwd_kind(cwd)) {
-            tracing::info!(code = refusal.code.0, "session/new refused");
-            let _ = self.conn.reject(ticket, refusal.code, &refusal.message);
-            return;
-        }
+    fn new_session(&mut self, ticket: Ticket, request: &NewSessionRequest) {
+        let cwd = request.cwd.as_str();
+        let directories = &request.additional_directories;
+        let checked = check_cwd(cwd, self.workspace.cwd_kind(cwd))
+            .and_then(|()| {
+                check_additional_directories("session/new", directories, |path| {
+                    self.workspace.cwd_kind(path)
+                })
+            })
+            .and_then(|()| {
+                request
+                    .system_prompt
+                    .as_ref()
+                    .map(|prompt| check_system_prompt("session/new", prompt))
+                    .transpose()
+            });
+        let system_prompt = match checked {
+            Ok(system_prompt) => system_prompt,
+            Err(refusal) => {
+                tracing::info!(code = refusal.code.0, "session/new refused");
+                let _ = self.conn.reject(ticket, refusal.code, &refusal.message);
+                return;
+            }
+        };
+        let requested = persist::Requested {
+            directories,
+            system_prompt: system_prompt.as_deref(),
+        };
         if let Some(selector) = self.persist.resume.take()
-            && self.resume_session(ticket, cwd, &selector)
+            && self.resume_session(ticket, cwd, requested, &selector)
         {
             return;
         }
         let (id, answer) = self.sessions.open(cwd);
+        if let Some(session) = self.sessions.get_mut(&id) {
+            session.additional_directories.clone_from(directories);
+            session.system_prompt.clone_from(&system_prompt);
+        }
         match self.conn.accept_new_session(ticket, &answer) {
             Ok(()) => {
                 tracing::info!(session = id.as_str(), cwd, "session opened");
                 let model = self.sessions.get(&id).map(|s| s.model.clone());
-                self.persist
-                    .opened(SessionHistory::new(id, model.unwrap_or_default()), cwd);
+                let mut history = SessionHistory::new(id.clone(), model.unwrap_or_default());
+                history.additional_directories.clone_from(directories);
+                history.system_prompt = system_prompt;
+                self.persist.opened(history, cwd);
                 self.first_session(cwd);
+                self.session_opened(&id);
             }
             Err(error) => {
                 tracing::warn!(%error, "session/new answer not sent");
                 self.sessions.remove(&id);
             }
+        }
+    }
+
+    /// A session is open and its answer sent: queue what the backend tells about it, and
+    /// send it now if the outbox has room.
+    fn session_opened(&mut self, session: &str) {
+        for update in self.backend.session_opened() {
+            self.announcements.push_back((session.to_owned(), update));
+        }
+        self.send_announcements();
+    }
+
+    /// Sends queued announcements while the outbox has room. Bounded by the queue.
+    fn send_announcements(&mut self) {
+        while let Some((session, update)) = self.announcements.front() {
+            if !self.conn.has_room_for_updates() {
+                return;
+            }
+            match self.conn.send_update(session, update) {
+                Ok(()) => {}
+                Err(acp_core::machine::UsageError::WouldBlock) => return,
+                // The session was closed meanwhile: nothing to tell.
+                Err(error) => tracing::debug!(session, %error, "announcement dropped"),
+            }
+            self.announcements.pop_front();
         }
     }
 

@@ -41,6 +41,11 @@ pub struct TurnStart<'a> {
     pub session: &'a str,
     /// The session's working directory (absolute, as the client sent it).
     pub cwd: &'a str,
+    /// The session's `additionalDirectories`: absolute directories that count as inside the
+    /// session, like the cwd.
+    pub additional_directories: &'a [String],
+    /// The client's `systemPrompt` text (append mode), if it gave one.
+    pub system_prompt: Option<&'a str>,
     /// The session's permission posture (its mode); it cannot change during a turn.
     pub posture: Posture,
     /// The client's file capabilities.
@@ -199,4 +204,11 @@ pub trait Backend {
 
     /// The session is gone: drop everything kept for it.
     fn forget_session(&mut self, session: &str);
+
+    /// What to tell the client about a session as soon as it is open (after the
+    /// `session/new`, `session/load` or `session/resume` answer): for the demo, the
+    /// `available_commands_update` editors offer when the user types `/`.
+    fn session_opened(&self) -> Vec<SessionUpdate> {
+        Vec::new()
+    }
 }

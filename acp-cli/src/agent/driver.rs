@@ -35,6 +35,7 @@ use super::logging::LogSink;
 use super::model::ModelClient;
 use super::sessions::{CwdKind, SessionTable};
 use super::{explore, local_fs, shell};
+use crate::demo::paths::Roots;
 use crate::host::clock::HostClock;
 use crate::store::{
     DEFAULT_PAGE_SIZE, Deleted, Loaded, Saved, SessionHistory, SessionPage, SessionStore,
@@ -68,12 +69,12 @@ impl Workspace for RealWorkspace {
         }
     }
 
-    fn read(&self, cwd: &str, path: &str) -> Result<String, String> {
-        local_fs::read_inside(cwd, path)
+    fn read(&self, roots: Roots<'_>, path: &str) -> Result<String, String> {
+        local_fs::read_inside(roots, path)
     }
 
-    fn write(&self, cwd: &str, path: &str, content: &str) -> Result<(), String> {
-        local_fs::write_inside(cwd, path, content)
+    fn write(&self, roots: Roots<'_>, path: &str, content: &str) -> Result<(), String> {
+        local_fs::write_inside(roots, path, content)
     }
 
     fn save_session(&self, cwd: &str, history: &mut SessionHistory) -> Result<Saved, StoreError> {
@@ -338,6 +339,7 @@ async fn serve<B: Backend, W: Workspace>(
             Wake::Wrote(Err(error)) | Wake::Flushed(Err(error)) => {
                 // The client is gone: nothing more can reach it.
                 tracing::info!(%error, "stdout closed");
+                crate::stdout::note_error(&error);
                 app.handle_eof(now);
                 return Ok(());
             }

@@ -16,7 +16,7 @@ use ignore::WalkBuilder;
 use regex::RegexBuilder;
 
 use super::backend::{Explore, ExploreKind};
-use crate::demo::paths::outside_message;
+use crate::demo::paths::{Roots, outside_message};
 
 /// Most entries `list_directory` shows.
 pub const MAX_ENTRIES: usize = 1000;
@@ -32,14 +32,18 @@ const MAX_LINE_CHARS: usize = 240;
 /// Runs one look and answers the text the model gets, or why it failed.
 pub fn explore(request: &Explore) -> Result<String, String> {
     let roots = canonical_roots(&request.roots)?;
+    let named = Roots {
+        cwd: &request.roots[0],
+        additional: &request.roots[1..],
+    };
     match &request.what {
-        ExploreKind::List { path } => list(&roots, &request.roots[0], path),
-        ExploreKind::Glob { pattern, base } => glob(&roots, &request.roots[0], pattern, base),
+        ExploreKind::List { path } => list(&roots, named, path),
+        ExploreKind::Glob { pattern, base } => glob(&roots, named, pattern, base),
         ExploreKind::Search {
             pattern,
             base,
             include,
-        } => search(&roots, &request.roots[0], pattern, base, include.as_deref()),
+        } => search(&roots, named, pattern, base, include.as_deref()),
     }
 }
 
@@ -55,14 +59,19 @@ fn canonical_roots(roots: &[String]) -> Result<Vec<PathBuf>, String> {
 }
 
 /// `path` with its symlinks resolved, refused unless it lies inside a root.
-fn confined(roots: &[PathBuf], cwd: &str, path: &str, what: &str) -> Result<PathBuf, String> {
+fn confined(
+    roots: &[PathBuf],
+    named: Roots<'_>,
+    path: &str,
+    what: &str,
+) -> Result<PathBuf, String> {
     let real = fs::canonicalize(path).map_err(|e| cannot(what, path, &e))?;
     if roots.iter().any(|root| real.starts_with(root)) {
         Ok(real)
     } else {
         Err(format!(
             "{} (after resolving symlinks)",
-            outside_message(path, cwd)
+            outside_message(path, named)
         ))
     }
 }
@@ -80,8 +89,8 @@ fn shown(cwd: &Path, path: &Path) -> String {
     }
 }
 
-fn list(roots: &[PathBuf], cwd: &str, path: &str) -> Result<String, String> {
-    let dir = confined(roots, cwd, path, "list")?;
+fn list(roots: &[PathBuf], named: Roots<'_>, path: &str) -> Result<String, String> {
+    let dir = confined(roots, named, path, "list")?;
     let entries = fs::read_dir(&dir).map_err(|e| cannot("list", path, &e))?;
     let mut names: Vec<String> = entries
         .filter_map(Result::ok)
@@ -129,9 +138,9 @@ fn matcher(pattern: &str, literal_separator: bool) -> Result<GlobMatcher, String
         .map_err(|e| format!("invalid glob '{pattern}': {e}"))
 }
 
-fn glob(roots: &[PathBuf], cwd: &str, pattern: &str, base: &str) -> Result<String, String> {
+fn glob(roots: &[PathBuf], named: Roots<'_>, pattern: &str, base: &str) -> Result<String, String> {
     let matcher = matcher(pattern, true)?;
-    let start = confined(roots, cwd, base, "search")?;
+    let start = confined(roots, named, base, "search")?;
     let mut found = Vec::new();
     let mut more = 0usize;
     for entry in walk(&start).filter_map(Result::ok) {
@@ -161,7 +170,7 @@ fn glob(roots: &[PathBuf], cwd: &str, pattern: &str, base: &str) -> Result<Strin
 
 fn search(
     roots: &[PathBuf],
-    cwd: &str,
+    named: Roots<'_>,
     pattern: &str,
     base: &str,
     include: Option<&str>,
@@ -171,7 +180,7 @@ fn search(
         .build()
         .map_err(|e| format!("invalid regular expression '{pattern}': {e}"))?;
     let include = include.map(|glob| matcher(glob, false)).transpose()?;
-    let start = confined(roots, cwd, base, "search")?;
+    let start = confined(roots, named, base, "search")?;
     let mut found = Vec::new();
     let mut more = 0usize;
     for entry in walk(&start).filter_map(Result::ok) {

@@ -13,12 +13,14 @@ use std::fmt;
 use std::hash::{BuildHasher, Hasher};
 
 use acp_core::schema::{
-    LoadSessionResponse, NewSessionResponse, SessionConfigOption, SessionConfigOptionCategory,
-    SessionConfigSelectOption, SessionConfigValue,
+    ContentBlock, LoadSessionResponse, NewSessionResponse, SessionConfigOption,
+    SessionConfigOptionCategory, SessionConfigSelectOption, SessionConfigValue, SystemPrompt,
+    SystemPromptMode,
 };
 use acp_core::wire::ErrorCode;
 
 use super::modes::{Posture, mode_state};
+use crate::demo::paths::Roots;
 
 /// The provider the demo backend answers as.
 pub const DEMO_PROVIDER: &str = "demo";
@@ -84,11 +86,80 @@ pub fn check_cwd(raw: &str, found: CwdKind) -> Result<(), Refusal> {
     }
 }
 
+/// `additionalDirectories` of `session/new`, `session/load` or `session/resume` (named by
+/// `method`): each must be an absolute path to an existing directory (R-SESSION-4), in the
+/// style of the cwd's messages, with the index of the first one that is not. `found` says
+/// what is at a path.
+pub fn check_additional_directories(
+    method: &str,
+    directories: &[String],
+    found: impl Fn(&str) -> CwdKind,
+) -> Result<(), Refusal> {
+    for (index, raw) in directories.iter().enumerate() {
+        let field = format_args!("{method}.additionalDirectories[{index}]");
+        if !std::path::Path::new(raw).is_absolute() {
+            return Err(Refusal::invalid_params(format_args!(
+                "{field} must be an absolute path, got '{raw}'"
+            )));
+        }
+        match found(raw) {
+            CwdKind::Directory => {}
+            CwdKind::Missing => {
+                return Err(Refusal::invalid_params(format_args!(
+                    "{field} does not exist: '{raw}'"
+                )));
+            }
+            CwdKind::NotADirectory => {
+                return Err(Refusal::invalid_params(format_args!(
+                    "{field} is not a directory: '{raw}'"
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `systemPrompt` of `session/new`, `session/load` or `session/resume` (named by `method`):
+/// the demo advertises only the `append` mode and takes only `text` blocks, and the schema
+/// asks an agent to refuse what it cannot apply rather than fall back. Returns the prompt's
+/// text (blocks joined with newlines).
+pub fn check_system_prompt(method: &str, prompt: &SystemPrompt) -> Result<String, Refusal> {
+    if prompt.mode != SystemPromptMode::Append {
+        return Err(Refusal::invalid_params(format_args!(
+            "{method}.systemPrompt.mode '{}' is not supported; only 'append' is advertised",
+            prompt.mode
+        )));
+    }
+    if prompt.content.is_empty() {
+        return Err(Refusal::invalid_params(format_args!(
+            "{method}.systemPrompt.content must not be empty"
+        )));
+    }
+    let mut texts = Vec::with_capacity(prompt.content.len());
+    for (index, block) in prompt.content.iter().enumerate() {
+        match block {
+            ContentBlock::Text(text) => texts.push(text.text.as_str()),
+            other => {
+                return Err(Refusal::invalid_params(format_args!(
+                    "{method}.systemPrompt.content[{index}] must be a text block, got '{}'",
+                    other.type_name()
+                )));
+            }
+        }
+    }
+    Ok(texts.join("\n"))
+}
+
 /// One session as the application knows it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct AgentSession {
     /// The working directory, as the client sent it.
     pub cwd: String,
+    /// `additionalDirectories`: absolute, existing when the session opened; they count as
+    /// inside the session for file tools.
+    pub additional_directories: Vec<String>,
+    /// The client's `systemPrompt` text (append mode), if it gave one.
+    pub system_prompt: Option<String>,
     /// The mode id, as last set (a preset or any other id, which is only stored and echoed).
     pub mode_id: String,
     /// The permission posture: the last preset set (other mode ids leave it as it was).
@@ -104,10 +175,20 @@ impl AgentSession {
     pub fn new(cwd: &str) -> Self {
         Self {
             cwd: cwd.to_owned(),
+            additional_directories: Vec::new(),
+            system_prompt: None,
             mode_id: Posture::default().id().to_owned(),
             posture: Posture::default(),
             provider: DEMO_PROVIDER.to_owned(),
             model: DEMO_MODEL.to_owned(),
+        }
+    }
+
+    /// Where the session's files may live: the cwd and the additional directories.
+    pub fn roots(&self) -> Roots<'_> {
+        Roots {
+            cwd: &self.cwd,
+            additional: &self.additional_directories,
         }
     }
 
@@ -327,6 +408,84 @@ mod tests {
             file.message,
             "Invalid params: session/new.cwd is not a directory: '/etc/hosts'"
         );
+    }
+
+    #[test]
+    fn additional_directories_must_be_absolute_existing_directories() {
+        let found = |path: &str| match path {
+            "/data" | "/opt/lib" => CwdKind::Directory,
+            "/etc/hosts" => CwdKind::NotADirectory,
+            _ => CwdKind::Missing,
+        };
+        let dirs = |list: &[&str]| list.iter().map(|d| (*d).to_owned()).collect::<Vec<_>>();
+        assert_eq!(
+            check_additional_directories("session/new", &dirs(&["/data", "/opt/lib"]), found),
+            Ok(())
+        );
+        assert_eq!(
+            check_additional_directories("session/new", &[], found),
+            Ok(())
+        );
+        let cases = [
+            (
+                "session/new",
+                dirs(&["x"]),
+                "Invalid params: session/new.additionalDirectories[0] must be an absolute path, got 'x'",
+            ),
+            (
+                "session/load",
+                dirs(&["/data", "../up"]),
+                "Invalid params: session/load.additionalDirectories[1] must be an absolute path, got '../up'",
+            ),
+            (
+                "session/resume",
+                dirs(&["/data", "/opt/lib", "/gone"]),
+                "Invalid params: session/resume.additionalDirectories[2] does not exist: '/gone'",
+            ),
+            (
+                "session/new",
+                dirs(&["/etc/hosts"]),
+                "Invalid params: session/new.additionalDirectories[0] is not a directory: '/etc/hosts'",
+            ),
+        ];
+        for (method, list, message) in cases {
+            let refusal = check_additional_directories(method, &list, found).unwrap_err();
+            assert_eq!(refusal.code, ErrorCode::INVALID_PARAMS);
+            assert_eq!(refusal.message, message);
+        }
+    }
+
+    #[test]
+    fn a_system_prompt_must_be_append_mode_and_text_only() {
+        let text = |t: &str| ContentBlock::text(t);
+        let prompt = SystemPrompt::new(
+            SystemPromptMode::Append,
+            vec![text("Be brief."), text("Cite.")],
+        );
+        assert_eq!(
+            check_system_prompt("session/new", &prompt),
+            Ok("Be brief.\nCite.".to_owned())
+        );
+        let image = acp_core::schema::ContentBlock::Image(Default::default());
+        let cases = [
+            (
+                SystemPrompt::new(SystemPromptMode::Override, vec![text("x")]),
+                "Invalid params: session/new.systemPrompt.mode 'override' is not supported; only 'append' is advertised",
+            ),
+            (
+                SystemPrompt::new(SystemPromptMode::Append, vec![]),
+                "Invalid params: session/new.systemPrompt.content must not be empty",
+            ),
+            (
+                SystemPrompt::new(SystemPromptMode::Append, vec![text("x"), image]),
+                "Invalid params: session/new.systemPrompt.content[1] must be a text block, got 'image'",
+            ),
+        ];
+        for (prompt, message) in cases {
+            let refusal = check_system_prompt("session/new", &prompt).unwrap_err();
+            assert_eq!(refusal.code, ErrorCode::INVALID_PARAMS);
+            assert_eq!(refusal.message, message);
+        }
     }
 
     #[test]

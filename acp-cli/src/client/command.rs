@@ -8,9 +8,9 @@
 //! Output: the agent's answer on stdout as it arrives; thoughts, plans, tool calls, the
 //! questions and the stop reason on stderr. Exit status: 0 when the turn ended, 1 when the
 //! agent could not be started, failed its handshake, failed the prompt, died or timed out,
-//! 130 after Ctrl-C.
+//! 130 after Ctrl-C. A closed stdout ends the command early, as [`crate::stdout`] says.
 
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
 use acp_core::conn::client::TurnOutcome;
@@ -25,6 +25,7 @@ use smol::future::FutureExt as _;
 use super::glue::{AgentEvent, Answer, Ask, Glue, Question};
 use super::render;
 use super::terminal::{Interrupts, RawMode, StdinLines};
+use super::updates;
 use crate::host::runner::{AgentRunner, StopTimings};
 
 /// How the client answers permission requests.
@@ -55,8 +56,9 @@ pub const EXIT_INTERRUPTED: i32 = 130;
         acp-cli client --prompt 'list the files' -- my-agent --stdio\n  \
         echo 'review main.rs' | acp-cli client --approve allow --cwd ./proj -- python agent.py\n\n\
         The answer goes to stdout; thoughts, plans, tool calls and the stop reason to stderr.\n\
-        The agent may read and write files inside --cwd only. Ctrl-C cancels the turn; a second\n\
-        Ctrl-C stops the agent. Exit status: 0 when the turn ended, 1 on failure, 130 after Ctrl-C."
+        Through the client the agent may read and write files inside --cwd only; with --no-fs\n\
+        it works on files itself. Ctrl-C cancels the turn; a second Ctrl-C stops the agent.\n\
+        Exit status: 0 when the turn ended, 1 on failure, 130 after Ctrl-C."
 )]
 pub struct ClientArgs {
     /// The session's working directory (default: the current directory).
@@ -73,6 +75,10 @@ pub struct ClientArgs {
     /// The prompt (default: all of stdin).
     #[arg(long, value_name = "TEXT")]
     pub prompt: Option<String>,
+    /// Do not offer `fs/read_text_file` and `fs/write_text_file` to the agent (no `fs`
+    /// client capability): the agent then reads and writes files itself.
+    #[arg(long)]
+    pub no_fs: bool,
     /// The agent's command line. It runs in --cwd; a program path with a slash is taken
     /// from the current directory.
     #[arg(last = true, required = true, value_name = "AGENT")]
@@ -220,9 +226,11 @@ impl Client {
             StopTimings::default(),
             std::process::id(),
         );
+        let mut glue = Glue::new();
+        glue.offer_fs(!args.no_fs);
         Client {
             runner,
-            glue: Glue::new(),
+            glue,
             name,
             prompt,
             approve,
@@ -240,7 +248,6 @@ impl Client {
         self.raw = None;
         self.end_line();
         self.runner.stop_all().await;
-        self.glue.kill_leftover_groups();
         code
     }
 
@@ -361,15 +368,26 @@ impl Client {
                 Some(1)
             }
             AgentEvent::Text(text) => {
-                let mut stdout = std::io::stdout().lock();
-                let _ = stdout.write_all(text.as_bytes());
-                let _ = stdout.flush();
+                if !crate::stdout::print(format_args!("{text}")) {
+                    // Nobody reads the answer any more: stop (the status is then
+                    // `crate::stdout::exit_code`'s).
+                    return Some(0);
+                }
                 self.open_line = !text.is_empty() && !text.ends_with('\n')
                     || (self.open_line && text.is_empty());
                 None
             }
             AgentEvent::Aside(text) => {
                 eprintln!("{text}");
+                None
+            }
+            AgentEvent::UnknownUpdate(tag) => {
+                let styled = std::io::stderr().is_terminal();
+                eprintln!("{}", render::dim(&updates::unknown_line(&tag), styled));
+                None
+            }
+            AgentEvent::Commands(commands) => {
+                eprintln!("{}", updates::commands_line(&commands));
                 None
             }
             AgentEvent::Asked(id) => self.on_question(id).await,
@@ -593,7 +611,7 @@ impl Client {
     /// Ends the answer's last line so what follows on the terminal starts on its own.
     fn end_line(&mut self) {
         if self.open_line {
-            println!();
+            crate::stdout::print(format_args!("\n"));
             self.open_line = false;
         }
     }

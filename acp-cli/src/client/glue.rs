@@ -23,6 +23,7 @@ use crate::host::runner::{AgentRunner, RunnerEvent};
 
 use super::link::{HandshakeFailure, Link, LinkEvent};
 use super::render;
+use super::updates::AgentCommand;
 
 /// What the glue keeps for a question waiting in the supervisor's interactions.
 #[derive(Clone, Debug, PartialEq)]
@@ -90,6 +91,10 @@ pub enum AgentEvent {
     Text(String),
     /// A thought, a plan, a tool call (sanitized).
     Aside(String),
+    /// An update kind the client does not know: its tag, for one dim line.
+    UnknownUpdate(String),
+    /// The agent's slash commands.
+    Commands(Vec<AgentCommand>),
     /// A question now waits in the supervisor's interactions under this id.
     Asked(InteractionId),
     /// A question was settled without the person (cancel, disconnect).
@@ -108,10 +113,10 @@ pub struct Glue {
     links: BTreeMap<String, Link>,
     /// Per server: the interaction id of each open question's ticket.
     asked: BTreeMap<(String, Ticket), InteractionId>,
-    /// The process (and group) id of every agent process that got a connection.
-    groups: Vec<u32>,
     /// Events that came up while a command (prompt, answer) was carried out.
     backlog: Vec<(String, AgentEvent)>,
+    /// The links do not offer `fs/*` to their agents (`acp-cli client --no-fs`).
+    no_fs: bool,
 }
 
 impl Glue {
@@ -120,26 +125,14 @@ impl Glue {
         Glue::default()
     }
 
+    /// Links opened from now on offer `fs/*` to their agents (the default) or not.
+    pub fn offer_fs(&mut self, on: bool) {
+        self.no_fs = !on;
+    }
+
     /// Server `name`'s link, while it has one.
     pub fn link(&self, name: &str) -> Option<&Link> {
         self.links.get(name)
-    }
-
-    /// Kills what is left of every process group an agent of this glue led: the stop
-    /// sequence only kills a group when its leader needed SIGTERM (or still holds a pipe),
-    /// so a grandchild that let go of its pipes would outlive the agent that exited
-    /// politely. Call after the runner's `stop_all`.
-    pub fn kill_leftover_groups(&mut self) {
-        for pid in self.groups.drain(..) {
-            let Some(pid) = i32::try_from(pid)
-                .ok()
-                .and_then(rustix::process::Pid::from_raw)
-            else {
-                continue;
-            };
-            // ESRCH: nothing left, as it should be.
-            let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
-        }
     }
 
     /// The events that came up while [`Glue::prompt`] or [`Glue::answer`] ran; handle
@@ -163,10 +156,8 @@ impl Glue {
                     .map(|c| PathBuf::from(c.resolve_cwd(&runner.project_root().to_string_lossy())))
                     .unwrap_or_else(|| runner.project_root().to_path_buf());
                 let cwd = std::path::absolute(&cwd).unwrap_or(cwd);
-                if let Some(pid) = runner.supervisor().server(&server).and_then(|l| l.pid()) {
-                    self.groups.push(pid);
-                }
-                self.links.insert(server.clone(), Link::open(&cwd));
+                self.links
+                    .insert(server.clone(), Link::open_with(&cwd, !self.no_fs));
                 let _ = runner.handle(&server, Input::HandshakeStarted);
                 self.pump(runner, &server, &mut out).await;
             }
@@ -326,6 +317,8 @@ impl Glue {
             }
             LinkEvent::Text(text) => Some(AgentEvent::Text(text)),
             LinkEvent::Aside(text) => Some(AgentEvent::Aside(text)),
+            LinkEvent::UnknownUpdate(tag) => Some(AgentEvent::UnknownUpdate(tag)),
+            LinkEvent::Commands(commands) => Some(AgentEvent::Commands(commands)),
             LinkEvent::Permission { ticket, params } => {
                 let summary = render::permission_summary(&params);
                 let question = Question {

@@ -17,6 +17,7 @@ use acp_core::wire::ErrorCode;
 use serde_json::Value;
 
 use super::render;
+use super::updates::{AgentCommand, Shown, UpdateView};
 
 /// What the application learns from a link.
 #[derive(Clone, Debug, PartialEq)]
@@ -33,6 +34,11 @@ pub enum LinkEvent {
     /// Something to show beside the answer: a thought, a plan, a tool call (sanitized, one
     /// or more lines, no trailing newline).
     Aside(String),
+    /// An update of a kind this client does not know: its `sessionUpdate` tag (sanitized),
+    /// to show as one dim line.
+    UnknownUpdate(String),
+    /// The agent's slash commands (`available_commands_update`).
+    Commands(Vec<AgentCommand>),
     /// The agent asks for permission.
     Permission {
         /// The handle to answer with.
@@ -100,6 +106,8 @@ pub struct Link {
     /// The same, symlinks resolved: what `fs/*` paths must stay inside.
     root: PathBuf,
     session: Option<String>,
+    /// What updates show (it remembers plans and subagents).
+    view: UpdateView,
 }
 
 impl std::fmt::Debug for Link {
@@ -115,11 +123,18 @@ impl std::fmt::Debug for Link {
 pub const CLIENT_NAME: &str = "acp-cli";
 
 impl Link {
-    /// A link that has sent `initialize`; the session will be opened in `cwd` (absolute).
+    /// A link that has sent `initialize` offering `fs/*`; the session will be opened in
+    /// `cwd` (absolute).
     pub fn open(cwd: &Path) -> Link {
+        Link::open_with(cwd, true)
+    }
+
+    /// Like [`Link::open`]; `offer_fs: false` advertises no `fs` capability, so the agent
+    /// works on files itself (and the link answers any `fs/*` request `-32601`).
+    pub fn open_with(cwd: &Path, offer_fs: bool) -> Link {
         let serves = Serves {
-            fs_read: true,
-            fs_write: true,
+            fs_read: offer_fs,
+            fs_write: offer_fs,
             ask_user: true,
             ..Serves::NOTHING
         };
@@ -133,6 +148,7 @@ impl Link {
             cwd: cwd.to_string_lossy().into_owned(),
             root: cwd.canonicalize().unwrap_or_else(|_| cwd.to_path_buf()),
             session: None,
+            view: UpdateView::new(),
         };
         let now = link.now();
         // A fresh connection always accepts `initialize`.
@@ -267,7 +283,12 @@ impl Link {
             }
             ClientEvent::Update { params, .. } => {
                 let params: Value = serde_json::from_str(params.as_json()?).ok()?;
-                render::update(params.get("update")?)
+                Some(match self.view.show(&params)? {
+                    Shown::Text(text) => LinkEvent::Text(text),
+                    Shown::Aside(text) => LinkEvent::Aside(text),
+                    Shown::Unknown(tag) => LinkEvent::UnknownUpdate(tag),
+                    Shown::Commands(commands) => LinkEvent::Commands(commands),
+                })
             }
             ClientEvent::TurnEnded { outcome, .. } => Some(LinkEvent::TurnEnded(outcome)),
             ClientEvent::Request(request) => {
@@ -362,7 +383,7 @@ impl Link {
                 format!("cannot write {}: {e}", path.display()),
             )
         })?;
-        // The result schema is an object of optional members: `{}`, never `null`.
+        // The schema's WriteTextFileResponse is an object: `{}`, never `null`.
         Ok(Value::Object(serde_json::Map::new()))
     }
 

@@ -1,7 +1,8 @@
 //! The client side on real processes: drive an ACP agent from the command line.
 //!
 //! - [`link`]: one agent's connection with the requests the host serves itself (`fs/*`).
-//! - [`render`]: what a person is shown of updates and questions (sanitized).
+//! - [`updates`]: what a person is shown of session updates (sanitized).
+//! - [`render`]: what a person is shown of questions (sanitized).
 //! - [`glue`]: links on top of the host's [`AgentRunner`](crate::host::runner::AgentRunner).
 //! - [`terminal`]: typed lines and Ctrl-C.
 //! - [`command`]: `acp-cli client`.
@@ -11,3 +12,4 @@ pub mod glue;
 pub mod link;
 pub mod render;
 pub mod terminal;
+pub mod updates;

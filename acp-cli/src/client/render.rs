@@ -1,12 +1,11 @@
-//! What a person is shown of an agent's updates and questions: short plain-text lines, every
-//! piece of agent text passed through [`sanitize`] (agentao-behaviour.md §8.5 and §8.8 name
-//! the parts; the layout is ours).
+//! What a person is shown of an agent's questions (permission, input) and the text helpers
+//! the update view shares: short plain-text lines, every piece of agent text passed through
+//! [`sanitize`] (agentao-behaviour.md §8.5 and §8.8 name the parts; the layout is ours).
+//! Updates are shown by [`super::updates`].
 
 use acp_core::sanitize::sanitize;
 use acp_core::supervisor::answer::Decision;
 use serde_json::Value;
-
-use super::link::LinkEvent;
 
 /// `rawInput` entries shown in a permission prompt.
 pub const PERMISSION_ARGS: usize = 6;
@@ -19,57 +18,6 @@ pub const PERMISSION_TEXT_CHARS: usize = 100;
 
 /// The hint under a permission prompt.
 pub const PERMISSION_HINT: &str = "Press 1-4 · Esc to reject";
-
-/// The event for one `session/update`'s `update` object; `None` for kinds not shown.
-pub fn update(update: &Value) -> Option<LinkEvent> {
-    let kind = update.get("sessionUpdate")?.as_str()?;
-    match kind {
-        "agent_message_chunk" => Some(LinkEvent::Text(sanitize(&content_text(
-            update.get("content")?,
-        )?))),
-        "agent_thought_chunk" => {
-            let text = content_text(update.get("content")?)?;
-            Some(LinkEvent::Aside(format!("thought: {}", sanitize(&text))))
-        }
-        "plan" => {
-            let mut out = String::from("plan:");
-            for entry in update.get("entries")?.as_array()? {
-                let status = str_at(entry, "status").unwrap_or("pending");
-                let content = str_at(entry, "content").unwrap_or("");
-                out.push_str(&format!("\n  [{}] {}", sanitize(status), sanitize(content)));
-            }
-            Some(LinkEvent::Aside(out))
-        }
-        "tool_call" => {
-            let title = str_at(update, "title").unwrap_or("tool");
-            let kind = str_at(update, "kind").unwrap_or("other");
-            let status = str_at(update, "status").unwrap_or("pending");
-            Some(LinkEvent::Aside(format!(
-                "tool: {} ({}) [{}]",
-                sanitize(title),
-                sanitize(kind),
-                sanitize(status)
-            )))
-        }
-        "tool_call_update" => {
-            let id: String = str_at(update, "toolCallId")
-                .unwrap_or("?")
-                .chars()
-                .take(8)
-                .collect();
-            let status = str_at(update, "status")?;
-            let mut out = format!("tool {} — {}", sanitize(&id), sanitize(status));
-            for text in content_texts(update).take(PERMISSION_TEXTS) {
-                out.push_str(&format!(
-                    "\n  {}",
-                    sanitize(&cut(&text, PERMISSION_TEXT_CHARS))
-                ));
-            }
-            Some(LinkEvent::Aside(out))
-        }
-        _ => None,
-    }
-}
 
 /// The question of an `_agentao.cn/ask_user` request: `question`, else `message`, else
 /// `(input requested)`.
@@ -178,6 +126,16 @@ pub fn permission_confirmation(decision: Decision) -> &'static str {
     }
 }
 
+/// `text` dimmed (SGR 2) when `styled` (the stream it goes to is a terminal); plain
+/// otherwise, so piped output carries no escape sequences.
+pub fn dim(text: &str, styled: bool) -> String {
+    if styled {
+        format!("\u{1b}[2m{text}\u{1b}[0m")
+    } else {
+        text.to_owned()
+    }
+}
+
 /// What is printed when an input prompt gets an empty reply (§8.8).
 pub const EMPTY_REPLY: &str = "Empty reply — cancelled.";
 
@@ -198,7 +156,7 @@ fn str_at<'a>(value: &'a Value, key: &str) -> Option<&'a str> {
 }
 
 /// The text of a content block: `text` blocks only.
-fn content_text(content: &Value) -> Option<String> {
+pub(super) fn content_text(content: &Value) -> Option<String> {
     match str_at(content, "type") {
         Some("text") | None => str_at(content, "text").map(str::to_owned),
         Some(other) => Some(format!("[{other}]")),
@@ -206,7 +164,7 @@ fn content_text(content: &Value) -> Option<String> {
 }
 
 /// The texts of a tool call's `content` list (`{"type":"content","content":{text block}}`).
-fn content_texts(call: &Value) -> impl Iterator<Item = String> + '_ {
+pub(super) fn content_texts(call: &Value) -> impl Iterator<Item = String> + '_ {
     call.get("content")
         .and_then(Value::as_array)
         .into_iter()
@@ -215,7 +173,7 @@ fn content_texts(call: &Value) -> impl Iterator<Item = String> + '_ {
 }
 
 /// `text` cut to `max` characters: `max - 3` of them and `...`.
-fn cut(text: &str, max: usize) -> String {
+pub(super) fn cut(text: &str, max: usize) -> String {
     if text.chars().count() <= max {
         text.to_owned()
     } else {
@@ -268,6 +226,12 @@ mod tests {
     }
 
     #[test]
+    fn dim_only_for_terminals() {
+        assert_eq!(dim("(update: x)", false), "(update: x)");
+        assert_eq!(dim("(update: x)", true), "\u{1b}[2m(update: x)\u{1b}[0m");
+    }
+
+    #[test]
     fn permission_prompt_cuts_and_sanitizes() {
         let long = "x".repeat(100);
         let params = json!({"toolCall": {
@@ -281,36 +245,5 @@ mod tests {
         assert!(text.contains(&expected_arg), "{text}");
         assert!(text.contains("\n    ... +1 more\n    diff\n"), "{text}");
         assert!(text.ends_with("4. Reject all\nPress 1-4 · Esc to reject"));
-    }
-
-    #[test]
-    fn updates_render_as_lines() {
-        let text = update(&json!({"sessionUpdate": "agent_message_chunk",
-            "content": {"type": "text", "text": "hi\u{7}"}}));
-        assert_eq!(text, Some(LinkEvent::Text("hi".into())));
-        let tool = update(
-            &json!({"sessionUpdate": "tool_call", "toolCallId": "call_123456789",
-            "title": "Read", "kind": "read", "status": "pending"}),
-        );
-        assert_eq!(
-            tool,
-            Some(LinkEvent::Aside("tool: Read (read) [pending]".into()))
-        );
-        let done = update(&json!({"sessionUpdate": "tool_call_update",
-            "toolCallId": "call_123456789", "status": "completed"}));
-        assert_eq!(
-            done,
-            Some(LinkEvent::Aside("tool call_123 — completed".into()))
-        );
-        let plan = update(&json!({"sessionUpdate": "plan", "entries": [
-            {"content": "look", "status": "completed", "priority": "high"}]}));
-        assert_eq!(
-            plan,
-            Some(LinkEvent::Aside("plan:\n  [completed] look".into()))
-        );
-        assert_eq!(
-            update(&json!({"sessionUpdate": "available_commands_update"})),
-            None
-        );
     }
 }

@@ -41,7 +41,7 @@ const LINE_TIMEOUT: Duration = Duration::from_secs(20);
 /// agent's permission requests during it.
 const SCRIPT: &[(&str, &str, &str)] = &[
     (
-        "Plain text is echoed; /think, /plan and /echo send one update each",
+        "The first prompt names the session (session_info_update); plain text is echoed; /think, /plan and /echo send one update each; every turn ends with a usage_update",
         "Hello, agent!\n/think The user said hello.\n/plan Greet | Show a tool | Finish\n/echo Hi! Try the commands below.",
         "allow_once",
     ),
@@ -90,16 +90,43 @@ const SCRIPT: &[(&str, &str, &str)] = &[
         "/help",
         "allow_once",
     ),
+    (
+        "/notice, /usage and /title: a warning, usage figures with a cost, a new title",
+        "/notice warning Disk almost full\n/usage 1200 200000 0.42 USD\n/title Demo tour",
+        "allow_once",
+    ),
+    (
+        "/plan2 sends a plan by id (plan_update); /unplan removes it (plan_removed)",
+        "/plan2 Draft | Review\n/unplan",
+        "allow_once",
+    ),
+    (
+        "/subagent: a subagent session (subagent_update), then its message (session_message)",
+        "/subagent scout Found 3 files worth a look",
+        "allow_once",
+    ),
 ];
 
-/// Runs the demo; the exit code says whether the exchange completed.
+/// Runs the demo; the exit code says whether the exchange completed. A closed stdout ends it
+/// early and quietly (the status is then [`crate::stdout::exit_code`]'s).
 pub fn run() -> ExitCode {
     match Demo::start().and_then(|mut demo| demo.play()) {
         Ok(()) => ExitCode::SUCCESS,
         Err(message) => {
-            eprintln!("acp-cli demo: {message}");
+            if crate::stdout::is_open() {
+                eprintln!("acp-cli demo: {message}");
+            }
             ExitCode::FAILURE
         }
+    }
+}
+
+/// Prints to stdout; `Err` once stdout is unusable, which ends the demo.
+fn show(args: std::fmt::Arguments<'_>) -> Result<(), String> {
+    if crate::stdout::print(args) {
+        Ok(())
+    } else {
+        Err(String::from("stdout is closed"))
     }
 }
 
@@ -138,21 +165,26 @@ impl Demo {
                 }
             }
         });
-        println!("acp-cli demo: a scripted ACP client talking to `acp-cli --acp --stdio`");
-        println!("  session cwd: {}", cwd.display());
-        println!("  → client to agent, ← agent to client; one JSON-RPC message per line\n");
-        Ok(Self {
+        // Built before the first print, so an early end still stops the agent (`Drop`).
+        let demo = Self {
             stdin: child.stdin.take(),
             child,
             lines,
             next_id: 0,
             cwd,
             permission: "allow_once",
-        })
+        };
+        show(format_args!(
+            "acp-cli demo: a scripted ACP client talking to `acp-cli --acp --stdio`\n  \
+             session cwd: {}\n  \
+             → client to agent, ← agent to client; one JSON-RPC message per line\n\n",
+            demo.cwd.display()
+        ))?;
+        Ok(demo)
     }
 
     fn play(&mut self) -> Result<(), String> {
-        section("Handshake: initialize");
+        section("Handshake: initialize")?;
         let mut init = InitializeRequest::default();
         init.protocol_version = ProtocolVersion::V1;
         init.client_info = Some(Implementation::new(
@@ -162,21 +194,25 @@ impl Demo {
         let id = send_request!(self, "initialize", &init);
         self.wait_for(id)?;
 
-        section("A session in the scratch directory: session/new");
+        section(
+            "A session in the scratch directory: session/new, then the commands it offers (available_commands_update)",
+        )?;
         let cwd = self.cwd.to_string_lossy().into_owned();
         let id = send_request!(self, "session/new", &NewSessionRequest::new(cwd));
         let answer = self.wait_for(id)?;
         let session = session_id(&answer).ok_or("session/new did not answer a sessionId")?;
+        // The agent sends its commands right after the answer (R-SESSION-8).
+        self.print_next_line()?;
 
         for (what, text, permission) in SCRIPT {
-            section(what);
+            section(what)?;
             self.permission = permission;
             self.prompt(&session, text)?;
         }
 
         section(
             "session/set_mode plan: the agent announces the mode, then every tool fails without asking",
-        );
+        )?;
         let mut mode = SetSessionModeRequest::default();
         mode.session_id = session.clone();
         mode.mode_id = "plan".into();
@@ -184,7 +220,7 @@ impl Demo {
         self.wait_for(id)?;
         self.prompt(&session, "/tool edit Refactor everything")?;
 
-        section("/sleep, then session/cancel: the turn ends at once with stopReason cancelled");
+        section("/sleep, then session/cancel: the turn ends at once with stopReason cancelled")?;
         let id = self.send_prompt(&session, "/sleep 60000\n/echo (never sent)")?;
         let mut cancel = Vec::new();
         write_notification(
@@ -196,20 +232,32 @@ impl Demo {
         self.write(cancel)?;
         self.wait_for(id)?;
 
-        section("Closing stdin: the agent exits cleanly");
+        section("Closing stdin: the agent exits cleanly")?;
         drop(self.stdin.take());
         while let Ok(line) = self.lines.recv_timeout(LINE_TIMEOUT) {
-            println!("← {line}");
+            show(format_args!("← {line}\n"))?;
         }
         let status = self
             .child
             .wait()
             .map_err(|e| format!("waiting for the agent: {e}"))?;
-        println!("agent exited: {status}");
+        show(format_args!("agent exited: {status}\n"))?;
         if status.success() {
             Ok(())
         } else {
             Err(format!("the agent exited with {status}"))
+        }
+    }
+
+    /// Prints the agent's next line.
+    fn print_next_line(&mut self) -> Result<(), String> {
+        match self.lines.recv_timeout(LINE_TIMEOUT) {
+            Ok(line) => {
+                println!("← {line}");
+                Ok(())
+            }
+            Err(RecvTimeoutError::Timeout) => Err(format!("no line within {LINE_TIMEOUT:?}")),
+            Err(RecvTimeoutError::Disconnected) => Err("the agent closed its stdout".into()),
         }
     }
 
@@ -224,7 +272,7 @@ impl Demo {
     }
 
     fn write(&mut self, line: Vec<u8>) -> Result<(), String> {
-        print!("→ {}", String::from_utf8_lossy(&line));
+        show(format_args!("→ {}", String::from_utf8_lossy(&line)))?;
         let stdin = self.stdin.as_mut().ok_or("stdin is closed")?;
         stdin
             .write_all(&line)
@@ -244,7 +292,7 @@ impl Demo {
                     return Err("the agent closed its stdout".into());
                 }
             };
-            println!("← {line}");
+            show(format_args!("← {line}\n"))?;
             match scan(&line) {
                 Ok(Message::Response(response)) if response.id.as_u64() == Some(id) => {
                     return Ok(line);
@@ -293,8 +341,8 @@ impl Drop for Demo {
     }
 }
 
-fn section(title: &str) {
-    println!("\n# {title}");
+fn section(title: &str) -> Result<(), String> {
+    show(format_args!("\n# {title}\n"))
 }
 
 /// The `sessionId` of a `session/new` answer line.

@@ -11,10 +11,13 @@
 //! - [`exchange`]: `acp-cli demo`, a scripted client printing a whole exchange.
 //! - [`script`]: the prompt parsed into commands.
 //! - [`paths`]: relative paths against the session cwd, and the rule that keeps them inside.
+//! - [`reports`]: what the agent says about a session besides the conversation: the commands
+//!   it offers, the title, the usage.
 //! - [`turn`]: one turn as a sequence of steps.
 
 pub mod exchange;
 pub mod paths;
+pub mod reports;
 pub mod script;
 #[cfg(test)]
 mod tests;
@@ -81,5 +84,10 @@ impl Backend for DemoBackend {
     fn forget_session(&mut self, session: &str) {
         self.turns.remove(session);
         self.shared.memory.forget_session(session);
+        self.shared.plans.remove(session);
+    }
+
+    fn session_opened(&self) -> Vec<acp_core::schema::SessionUpdate> {
+        vec![reports::available_commands()]
     }
 }

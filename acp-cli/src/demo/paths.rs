@@ -1,5 +1,6 @@
 //! Where `/read` and `/write` may go: relative paths resolve against the session cwd, and the
-//! result must stay inside it (R-DEMO-2).
+//! result must stay inside the cwd or one of the session's `additionalDirectories`
+//! (R-DEMO-2, R-SESSION-4).
 //!
 //! This is the lexical half of the rule (`.` and `..` folded, no file system access), so the
 //! backend stays pure. The local file operations of the driver then check the same rule again
@@ -7,21 +8,53 @@
 
 use std::path::{Component, Path, PathBuf};
 
-/// Resolves `path` against `cwd` and folds `.` and `..`. Returns the absolute path, or the
-/// message of the refusal when it leaves `cwd`.
-pub fn resolve_inside(cwd: &str, path: &str) -> Result<String, String> {
-    let cwd_path = normalize(Path::new(cwd));
-    let joined = normalize(&Path::new(cwd).join(path));
-    if joined.starts_with(&cwd_path) {
-        Ok(joined.to_string_lossy().into_owned())
-    } else {
-        Err(outside_message(path, cwd))
+/// The directories a session's files may live in: its cwd, then its additional directories
+/// (absolute, checked to exist when the session opened).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Roots<'a> {
+    /// The session cwd, also the base of relative paths.
+    pub cwd: &'a str,
+    /// `additionalDirectories`, in the client's order.
+    pub additional: &'a [String],
+}
+
+impl<'a> Roots<'a> {
+    /// Only the cwd.
+    pub fn cwd(cwd: &'a str) -> Self {
+        Self {
+            cwd,
+            additional: &[],
+        }
+    }
+
+    /// Every root, the cwd first.
+    pub fn all(&self) -> impl Iterator<Item = &'a str> + use<'a> {
+        std::iter::once(self.cwd).chain(self.additional.iter().map(String::as_str))
     }
 }
 
-/// The refusal text for a path that leaves the cwd.
-pub fn outside_message(path: &str, cwd: &str) -> String {
-    format!("'{path}' is outside the session cwd '{cwd}'")
+/// Resolves `path` against the cwd and folds `.` and `..`. Returns the absolute path, or the
+/// message of the refusal when it is inside none of the roots.
+pub fn resolve_inside(roots: Roots<'_>, path: &str) -> Result<String, String> {
+    let joined = normalize(&Path::new(roots.cwd).join(path));
+    if roots
+        .all()
+        .any(|root| joined.starts_with(normalize(Path::new(root))))
+    {
+        Ok(joined.to_string_lossy().into_owned())
+    } else {
+        Err(outside_message(path, roots))
+    }
+}
+
+/// The refusal text for a path outside every root.
+pub fn outside_message(path: &str, roots: Roots<'_>) -> String {
+    let cwd = roots.cwd;
+    if roots.additional.is_empty() {
+        format!("'{path}' is outside the session cwd '{cwd}'")
+    } else {
+        format!("'{path}' is outside the session cwd '{cwd}' and its additional directories")
+    }
 }
 
 /// Folds `.` and `..` without touching the file system (`..` at the root stays at the root).
@@ -46,15 +79,15 @@ mod tests {
     #[test]
     fn relative_paths_resolve_against_the_cwd() {
         assert_eq!(
-            resolve_inside("/work/p", "notes.txt"),
+            resolve_inside(Roots::cwd("/work/p"), "notes.txt"),
             Ok("/work/p/notes.txt".into())
         );
         assert_eq!(
-            resolve_inside("/work/p/", "./a/../b/c.txt"),
+            resolve_inside(Roots::cwd("/work/p/"), "./a/../b/c.txt"),
             Ok("/work/p/b/c.txt".into())
         );
         assert_eq!(
-            resolve_inside("/work/p", "/work/p/x"),
+            resolve_inside(Roots::cwd("/work/p"), "/work/p/x"),
             Ok("/work/p/x".into())
         );
     }
@@ -62,17 +95,54 @@ mod tests {
     #[test]
     fn paths_leaving_the_cwd_are_refused_with_a_clear_message() {
         assert_eq!(
-            resolve_inside("/work/p", "../q/secret"),
+            resolve_inside(Roots::cwd("/work/p"), "../q/secret"),
             Err("'../q/secret' is outside the session cwd '/work/p'".into())
         );
         assert_eq!(
-            resolve_inside("/work/p", "/etc/passwd"),
+            resolve_inside(Roots::cwd("/work/p"), "/etc/passwd"),
             Err("'/etc/passwd' is outside the session cwd '/work/p'".into())
         );
         // A sibling whose name starts like the cwd is still outside.
         assert_eq!(
-            resolve_inside("/work/p", "/work/pq/x"),
+            resolve_inside(Roots::cwd("/work/p"), "/work/pq/x"),
             Err("'/work/pq/x' is outside the session cwd '/work/p'".into())
+        );
+    }
+
+    #[test]
+    fn additional_directories_count_as_inside_and_relative_paths_stay_on_the_cwd() {
+        let extra = vec!["/data/shared".to_owned(), "/opt/lib/".to_owned()];
+        let roots = Roots {
+            cwd: "/work/p",
+            additional: &extra,
+        };
+        assert_eq!(
+            resolve_inside(roots, "/data/shared/a.txt"),
+            Ok("/data/shared/a.txt".into())
+        );
+        assert_eq!(
+            resolve_inside(roots, "/opt/lib/x/../y"),
+            Ok("/opt/lib/y".into())
+        );
+        assert_eq!(
+            resolve_inside(roots, "../../data/shared/b"),
+            Ok("/data/shared/b".into()),
+            "relative to the cwd, landing in an additional directory"
+        );
+        assert_eq!(resolve_inside(roots, "notes"), Ok("/work/p/notes".into()));
+        assert_eq!(
+            resolve_inside(roots, "/data/sharedx/a"),
+            Err(
+                "'/data/sharedx/a' is outside the session cwd '/work/p' and its additional directories"
+                    .into()
+            )
+        );
+        assert_eq!(
+            resolve_inside(roots, "/data/shared/../secret"),
+            Err(
+                "'/data/shared/../secret' is outside the session cwd '/work/p' and its additional directories"
+                    .into()
+            )
         );
     }
 }

@@ -1,7 +1,7 @@
 //! The demo turn's script: the prompt's text blocks read line by line (R-DEMO-1).
 //!
 //! A line starting with `/` is a command; runs of other lines are plain text, echoed back.
-//! Parsing never fails: a command with bad arguments becomes [`Command::Usage`], an unknown
+//! Parsing never fails: a command with bad arguments becomes [`Command::BadArguments`], an unknown
 //! one [`Command::Unknown`], and both are answered with a message when the turn reaches them.
 //!
 //! Arguments are taken verbatim: the command name ends at the first space, and everything
@@ -9,22 +9,123 @@
 //! space). So `/echo  two` echoes ` two` and `/write a.txt x ` writes `x `.
 
 use acp_core::machine::turn::StopReason;
-use acp_core::schema::{ContentBlock, ToolKind};
+use acp_core::schema::{ContentBlock, NoticeSeverity, ToolKind};
 
-/// Every command, with its arguments, as listed to the user.
-pub const COMMANDS: &[&str] = &[
-    "/echo TEXT",
-    "/think TEXT",
-    "/plan A | B | C",
-    "/tool KIND TITLE",
-    "/read PATH",
-    "/write PATH TEXT",
-    "/ask QUESTION",
-    "/sleep MS",
-    "/flood N [BYTES]",
-    "/stop REASON",
-    "/error TEXT",
-    "/history",
+/// One demo command as the user is told about it: in the unknown-command answer and in the
+/// `available_commands_update` editors show when the user types `/`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CommandSpec {
+    /// The name, without the slash.
+    pub name: &'static str,
+    /// The arguments it takes (empty: none); also the input hint.
+    pub args: &'static str,
+    /// What it does, in one line.
+    pub description: &'static str,
+}
+
+impl CommandSpec {
+    /// The command as typed: `/name ARGS`.
+    pub fn usage(&self) -> String {
+        if self.args.is_empty() {
+            format!("/{}", self.name)
+        } else {
+            format!("/{} {}", self.name, self.args)
+        }
+    }
+}
+
+/// Every command, in the order it is listed to the user.
+pub const COMMANDS: &[CommandSpec] = &[
+    CommandSpec {
+        name: "echo",
+        args: "TEXT",
+        description: "Send TEXT back as one message chunk",
+    },
+    CommandSpec {
+        name: "think",
+        args: "TEXT",
+        description: "Send TEXT as one thought chunk",
+    },
+    CommandSpec {
+        name: "plan",
+        args: "A | B | C",
+        description: "Send a plan with these entries, all pending",
+    },
+    CommandSpec {
+        name: "tool",
+        args: "KIND TITLE",
+        description: "A pretend tool call that asks for permission first",
+    },
+    CommandSpec {
+        name: "read",
+        args: "PATH",
+        description: "Read a file inside the session and report its size",
+    },
+    CommandSpec {
+        name: "write",
+        args: "PATH TEXT",
+        description: "Write exactly TEXT to a file inside the session, after asking",
+    },
+    CommandSpec {
+        name: "ask",
+        args: "QUESTION",
+        description: "Ask the user a question and echo the answer",
+    },
+    CommandSpec {
+        name: "sleep",
+        args: "MS",
+        description: "Wait MS milliseconds; a cancel ends the wait at once",
+    },
+    CommandSpec {
+        name: "flood",
+        args: "N [BYTES]",
+        description: "Stream N message chunks of BYTES bytes each (default 32)",
+    },
+    CommandSpec {
+        name: "stop",
+        args: "REASON",
+        description: "End the turn with end_turn, max_tokens, max_turn_requests or refusal",
+    },
+    CommandSpec {
+        name: "error",
+        args: "TEXT",
+        description: "Fail the prompt with -32603 and TEXT",
+    },
+    CommandSpec {
+        name: "history",
+        args: "",
+        description: "Say how many turns this session has completed",
+    },
+    CommandSpec {
+        name: "notice",
+        args: "SEVERITY TITLE",
+        description: "Send a notice: info, warning or error",
+    },
+    CommandSpec {
+        name: "usage",
+        args: "USED SIZE [AMOUNT CURRENCY]",
+        description: "Report context window use, and optionally the cost so far",
+    },
+    CommandSpec {
+        name: "title",
+        args: "TEXT",
+        description: "Set the session's title",
+    },
+    CommandSpec {
+        name: "plan2",
+        args: "A | B",
+        description: "Send a plan_update with these entries under a fresh plan id",
+    },
+    CommandSpec {
+        name: "unplan",
+        args: "",
+        description: "Remove the last /plan2 plan of this session",
+    },
+    CommandSpec {
+        name: "subagent",
+        args: "NAME TEXT",
+        description: "Start a subagent named NAME and relay TEXT from it",
+    },
 ];
 
 /// The default size of one `/flood` chunk, in bytes.
@@ -45,6 +146,13 @@ const TOOL_KINDS: &[(&str, ToolKind)] = &[
     ("fetch", ToolKind::Fetch),
     ("switch_mode", ToolKind::SwitchMode),
     ("other", ToolKind::Other),
+];
+
+/// The severities `/notice` accepts (the schema's `NoticeSeverity` names).
+const SEVERITIES: &[(&str, NoticeSeverity)] = &[
+    ("info", NoticeSeverity::Info),
+    ("warning", NoticeSeverity::Warning),
+    ("error", NoticeSeverity::Error),
 ];
 
 /// The stop reasons `/stop` accepts (`cancelled` belongs to the client).
@@ -99,8 +207,37 @@ pub enum Command {
     Error(String),
     /// `/history`: how many turns the session has finished (loaded ones included).
     History,
+    /// `/notice SEVERITY TITLE`.
+    Notice {
+        /// How serious it is.
+        severity: NoticeSeverity,
+        /// The title (the rest of the line).
+        title: String,
+    },
+    /// `/usage USED SIZE [AMOUNT CURRENCY]`.
+    Usage {
+        /// Tokens in context.
+        used: u64,
+        /// The context window's size.
+        size: u64,
+        /// The cost so far: amount and currency.
+        cost: Option<(f64, String)>,
+    },
+    /// `/title TEXT`.
+    Title(String),
+    /// `/plan2 A | B`: the entries, trimmed.
+    Plan2(Vec<String>),
+    /// `/unplan`.
+    Unplan,
+    /// `/subagent NAME TEXT`.
+    Subagent {
+        /// The subagent's name (its session title).
+        name: String,
+        /// What it says.
+        text: String,
+    },
     /// A command with bad arguments: the message to answer with.
-    Usage(String),
+    BadArguments(String),
     /// An unknown command (its name, slash included).
     Unknown(String),
 }
@@ -146,25 +283,30 @@ pub fn parse_command(line: &str) -> Command {
         Some((name, arg)) => (name, arg),
         None => (line, ""),
     };
-    let usage = |form: &str, why: &str| Command::Usage(format!("{why}; usage: {form}"));
+    let usage = |form: &str, why: &str| Command::BadArguments(format!("{why}; usage: {form}"));
     match name {
         "/echo" if arg.is_empty() => usage("/echo TEXT", "/echo needs a text"),
         "/echo" => Command::Echo(arg.to_owned()),
         "/think" if arg.is_empty() => usage("/think TEXT", "/think needs a text"),
         "/think" => Command::Think(arg.to_owned()),
-        "/plan" => {
-            let entries: Vec<String> = arg
-                .split('|')
-                .map(str::trim)
-                .filter(|e| !e.is_empty())
-                .map(str::to_owned)
-                .collect();
-            if entries.is_empty() {
-                usage("/plan A | B | C", "/plan needs at least one entry")
-            } else {
-                Command::Plan(entries)
+        "/plan" => match plan_entries(arg) {
+            Some(entries) => Command::Plan(entries),
+            None => usage("/plan A | B | C", "/plan needs at least one entry"),
+        },
+        "/plan2" => match plan_entries(arg) {
+            Some(entries) => Command::Plan2(entries),
+            None => usage("/plan2 A | B", "/plan2 needs at least one entry"),
+        },
+        "/unplan" => Command::Unplan,
+        "/subagent" => match arg.split_once(' ') {
+            Some((name, text)) if !name.is_empty() && !text.trim().is_empty() => {
+                Command::Subagent {
+                    name: name.to_owned(),
+                    text: text.to_owned(),
+                }
             }
-        }
+            _ => usage("/subagent NAME TEXT", "/subagent needs a name and a text"),
+        },
         "/tool" => match arg.split_once(' ') {
             Some((kind, title)) if !title.trim().is_empty() => {
                 match TOOL_KINDS.iter().find(|(k, _)| *k == kind) {
@@ -172,7 +314,7 @@ pub fn parse_command(line: &str) -> Command {
                         kind: kind.clone(),
                         title: title.to_owned(),
                     },
-                    None => Command::Usage(format!(
+                    None => Command::BadArguments(format!(
                         "unknown tool kind '{kind}'; expected one of: {}",
                         TOOL_KINDS
                             .iter()
@@ -205,19 +347,23 @@ pub fn parse_command(line: &str) -> Command {
         "/flood" => parse_flood(arg),
         "/stop" => match STOP_REASONS.iter().find(|r| r.as_str() == arg.trim()) {
             Some(reason) => Command::Stop(*reason),
-            None => Command::Usage(format!(
+            None => Command::BadArguments(format!(
                 "/stop needs one of end_turn, max_tokens, max_turn_requests, refusal, got '{arg}'; usage: /stop REASON"
             )),
         },
         "/error" if arg.is_empty() => usage("/error TEXT", "/error needs a text"),
         "/error" => Command::Error(arg.to_owned()),
         "/history" => Command::History,
+        "/notice" => parse_notice(arg),
+        "/usage" => parse_usage(arg),
+        "/title" if arg.trim().is_empty() => usage("/title TEXT", "/title needs a text"),
+        "/title" => Command::Title(arg.to_owned()),
         _ => Command::Unknown(name.to_owned()),
     }
 }
 
 fn parse_flood(arg: &str) -> Command {
-    let usage = |why: String| Command::Usage(format!("{why}; usage: /flood N [BYTES]"));
+    let usage = |why: String| Command::BadArguments(format!("{why}; usage: /flood N [BYTES]"));
     let mut words = arg.split_whitespace();
     let count = match words.next().map(str::parse::<u64>) {
         Some(Ok(count)) => count,
@@ -242,11 +388,73 @@ fn parse_flood(arg: &str) -> Command {
     Command::Flood { count, bytes }
 }
 
+/// The entries of `/plan` and `/plan2`: split on `|`, trimmed, empty ones dropped; `None`
+/// when none is left.
+fn plan_entries(arg: &str) -> Option<Vec<String>> {
+    let entries: Vec<String> = arg
+        .split('|')
+        .map(str::trim)
+        .filter(|e| !e.is_empty())
+        .map(str::to_owned)
+        .collect();
+    (!entries.is_empty()).then_some(entries)
+}
+
+fn parse_notice(arg: &str) -> Command {
+    let Some((severity, title)) = arg.split_once(' ').filter(|(_, t)| !t.trim().is_empty()) else {
+        return Command::BadArguments(
+            "/notice needs a severity and a title; usage: /notice SEVERITY TITLE".to_owned(),
+        );
+    };
+    match SEVERITIES.iter().find(|(name, _)| *name == severity) {
+        Some((_, severity)) => Command::Notice {
+            severity: severity.clone(),
+            title: title.to_owned(),
+        },
+        None => Command::BadArguments(format!(
+            "unknown notice severity '{severity}'; expected one of: info, warning, error"
+        )),
+    }
+}
+
+fn parse_usage(arg: &str) -> Command {
+    let usage = |why: String| {
+        Command::BadArguments(format!("{why}; usage: /usage USED SIZE [AMOUNT CURRENCY]"))
+    };
+    let words: Vec<&str> = arg.split_whitespace().collect();
+    if words.len() != 2 && words.len() != 4 {
+        return usage(format!(
+            "/usage takes two numbers, then optionally an amount and a currency, got '{arg}'"
+        ));
+    }
+    let (Ok(used), Ok(size)) = (words[0].parse::<u64>(), words[1].parse::<u64>()) else {
+        return usage(format!(
+            "/usage needs whole numbers of tokens used and in the window, got '{arg}'"
+        ));
+    };
+    let cost = match words.get(2..4) {
+        Some([amount, currency]) => match amount.parse::<f64>() {
+            Ok(amount) if amount.is_finite() => Some((amount, (*currency).to_owned())),
+            _ => {
+                return usage(format!(
+                    "/usage needs the amount as a number, got '{amount}'"
+                ));
+            }
+        },
+        _ => None,
+    };
+    Command::Usage { used, size, cost }
+}
+
 /// The answer to an unknown command: what it was and every command there is.
 pub fn unknown_command_message(name: &str) -> String {
     format!(
         "unknown command '{name}'. Commands: {}; any other text is echoed.",
-        COMMANDS.join(", ")
+        COMMANDS
+            .iter()
+            .map(CommandSpec::usage)
+            .collect::<Vec<_>>()
+            .join(", ")
     )
 }
 
@@ -321,7 +529,7 @@ mod tests {
         );
         assert_eq!(
             parse_command("/plan | "),
-            Command::Usage("/plan needs at least one entry; usage: /plan A | B | C".into())
+            Command::BadArguments("/plan needs at least one entry; usage: /plan A | B | C".into())
         );
     }
 
@@ -343,20 +551,20 @@ mod tests {
         );
         assert_eq!(
             parse_command("/flood x"),
-            Command::Usage(
+            Command::BadArguments(
                 "/flood needs a whole number of chunks, got 'x'; usage: /flood N [BYTES]".into()
             )
         );
         assert_eq!(
             parse_command("/flood 1 2000000"),
-            Command::Usage(
+            Command::BadArguments(
                 "/flood chunk size must be a whole number of bytes up to 1048576; usage: /flood N [BYTES]"
                     .into()
             )
         );
         assert_eq!(
             parse_command("/flood 1 2 3"),
-            Command::Usage(
+            Command::BadArguments(
                 "/flood takes at most two numbers, got '1 2 3'; usage: /flood N [BYTES]".into()
             )
         );
@@ -402,7 +610,125 @@ mod tests {
         for (line, message) in cases {
             assert_eq!(
                 parse_command(line),
-                Command::Usage(message.into()),
+                Command::BadArguments(message.into()),
+                "{line}"
+            );
+        }
+    }
+
+    #[test]
+    fn notice_usage_and_title_parse_their_arguments() {
+        assert_eq!(
+            parse_command("/notice warning Disk almost full"),
+            Command::Notice {
+                severity: NoticeSeverity::Warning,
+                title: "Disk almost full".into()
+            }
+        );
+        assert_eq!(
+            parse_command("/usage 1200 200000"),
+            Command::Usage {
+                used: 1200,
+                size: 200000,
+                cost: None
+            }
+        );
+        assert_eq!(
+            parse_command("/usage 1200 200000 0.42 USD"),
+            Command::Usage {
+                used: 1200,
+                size: 200000,
+                cost: Some((0.42, "USD".into()))
+            }
+        );
+        assert_eq!(
+            parse_command("/title  Fix the build "),
+            Command::Title(" Fix the build ".into())
+        );
+        assert_eq!(
+            parse_command("/plan2 Draft |Review| "),
+            Command::Plan2(vec!["Draft".into(), "Review".into()])
+        );
+        assert_eq!(parse_command("/unplan"), Command::Unplan);
+        assert_eq!(
+            parse_command("/subagent scout Found 3 files"),
+            Command::Subagent {
+                name: "scout".into(),
+                text: "Found 3 files".into()
+            }
+        );
+    }
+
+    #[test]
+    fn notice_usage_and_title_refuse_bad_arguments_with_their_usage() {
+        let cases = [
+            (
+                "/notice",
+                "/notice needs a severity and a title; usage: /notice SEVERITY TITLE",
+            ),
+            (
+                "/notice info",
+                "/notice needs a severity and a title; usage: /notice SEVERITY TITLE",
+            ),
+            (
+                "/notice info  ",
+                "/notice needs a severity and a title; usage: /notice SEVERITY TITLE",
+            ),
+            (
+                "/notice fatal Boom",
+                "unknown notice severity 'fatal'; expected one of: info, warning, error",
+            ),
+            (
+                "/usage",
+                "/usage takes two numbers, then optionally an amount and a currency, got ''; usage: /usage USED SIZE [AMOUNT CURRENCY]",
+            ),
+            (
+                "/usage 1 2 3",
+                "/usage takes two numbers, then optionally an amount and a currency, got '1 2 3'; usage: /usage USED SIZE [AMOUNT CURRENCY]",
+            ),
+            (
+                "/usage many 10",
+                "/usage needs whole numbers of tokens used and in the window, got 'many 10'; usage: /usage USED SIZE [AMOUNT CURRENCY]",
+            ),
+            (
+                "/usage -1 10",
+                "/usage needs whole numbers of tokens used and in the window, got '-1 10'; usage: /usage USED SIZE [AMOUNT CURRENCY]",
+            ),
+            (
+                "/usage 1 10 cheap EUR",
+                "/usage needs the amount as a number, got 'cheap'; usage: /usage USED SIZE [AMOUNT CURRENCY]",
+            ),
+            (
+                "/usage 1 10 inf EUR",
+                "/usage needs the amount as a number, got 'inf'; usage: /usage USED SIZE [AMOUNT CURRENCY]",
+            ),
+            ("/title", "/title needs a text; usage: /title TEXT"),
+            (
+                "/plan2 | ",
+                "/plan2 needs at least one entry; usage: /plan2 A | B",
+            ),
+            (
+                "/plan2",
+                "/plan2 needs at least one entry; usage: /plan2 A | B",
+            ),
+            (
+                "/subagent",
+                "/subagent needs a name and a text; usage: /subagent NAME TEXT",
+            ),
+            (
+                "/subagent scout",
+                "/subagent needs a name and a text; usage: /subagent NAME TEXT",
+            ),
+            (
+                "/subagent scout  ",
+                "/subagent needs a name and a text; usage: /subagent NAME TEXT",
+            ),
+            ("/title   ", "/title needs a text; usage: /title TEXT"),
+        ];
+        for (line, message) in cases {
+            assert_eq!(
+                parse_command(line),
+                Command::BadArguments(message.into()),
                 "{line}"
             );
         }
@@ -434,7 +760,9 @@ mod tests {
             unknown_command_message("/dance"),
             "unknown command '/dance'. Commands: /echo TEXT, /think TEXT, /plan A | B | C, \
              /tool KIND TITLE, /read PATH, /write PATH TEXT, /ask QUESTION, /sleep MS, \
-             /flood N [BYTES], /stop REASON, /error TEXT, /history; any other text is echoed."
+             /flood N [BYTES], /stop REASON, /error TEXT, /history, /notice SEVERITY TITLE, \
+             /usage USED SIZE [AMOUNT CURRENCY], /title TEXT, /plan2 A | B, /unplan, \
+             /subagent NAME TEXT; any other text is echoed."
         );
     }
 }

@@ -4,7 +4,8 @@
 use acp_core::Instant;
 use acp_core::machine::permission::{PermissionDecision, PermissionOption, RejectReason};
 use acp_core::schema::{
-    ContentBlock, SessionUpdate, ToolCall, ToolCallContent, ToolCallStatus, ToolKind,
+    ContentBlock, IdleState, IdleStopReason, PlanUpdateContent, SessionMessage, SessionUpdate,
+    StateUpdate, SubagentUpdate, ToolCall, ToolCallContent, ToolCallStatus, ToolKind,
 };
 use acp_core::wire::ErrorCode;
 
@@ -17,11 +18,15 @@ const S: &str = "sess-1";
 
 fn start(backend: &mut DemoBackend, session: &str, text: &str, posture: Posture, fs: ClientFs) {
     let prompt = [ContentBlock::text(text)];
-    let history = crate::store::SessionHistory::new(session, "demo");
+    // As the application does: the prompt is recorded before the turn starts.
+    let mut history = crate::store::SessionHistory::new(session, "demo");
+    history.record_user_prompt(&prompt);
     backend.start_turn(
         TurnStart {
             session,
             cwd: CWD,
+            additional_directories: &[],
+            system_prompt: None,
             posture,
             client_fs: fs,
             prompt: &prompt,
@@ -85,6 +90,30 @@ fn render(step: &Step) -> String {
                 u.status.map(|s| s.to_string()).unwrap_or_default(),
                 contents(u.content.as_deref().unwrap_or(&[])),
             ),
+            SessionUpdate::SessionInfoUpdate(info) => match &info.title {
+                Some(Some(title)) => format!("title: {title}"),
+                other => format!("title patch: {other:?}"),
+            },
+            SessionUpdate::UsageUpdate(usage) => format!(
+                "usage: {}/{}{}",
+                usage.used,
+                usage.size,
+                usage
+                    .cost
+                    .as_ref()
+                    .map(|c| format!(" cost {} {}", c.amount, c.currency))
+                    .unwrap_or_default()
+            ),
+            SessionUpdate::Notice(notice) => format!(
+                "notice {}: {}{}",
+                notice.severity,
+                notice.title,
+                notice
+                    .description
+                    .as_ref()
+                    .map(|d| format!(" ({d})"))
+                    .unwrap_or_default()
+            ),
             other => format!("update {}", other.kind()),
         },
         Step::RequestPermission(u) => format!(
@@ -142,9 +171,15 @@ fn reject(option: PermissionOption) -> Reply {
 fn plain_text_is_echoed_and_an_empty_prompt_just_ends() {
     assert_eq!(
         turn("hello there\nsecond line"),
-        ["message: hello there\nsecond line", "end end_turn"]
+        [
+            "title: hello there",
+            "message: hello there\nsecond line",
+            // 23 bytes of prompt, 23 echoed.
+            "usage: 46/1000000",
+            "end end_turn"
+        ]
     );
-    assert_eq!(turn(""), ["end end_turn"]);
+    assert_eq!(turn(""), ["usage: 0/1000000", "end end_turn"]);
 }
 
 #[test]
@@ -152,9 +187,11 @@ fn echo_think_and_plan_send_one_update_each_in_order() {
     assert_eq!(
         turn("/echo Hello, world\n/think pondering\n/plan Read | Edit the code | Test"),
         [
+            "title: /echo Hello, world",
             "message: Hello, world",
             "thought: pondering",
             "plan: Read (pending, medium) | Edit the code (pending, medium) | Test (pending, medium)",
+            "usage: 90/1000000",
             "end end_turn",
         ]
     );
@@ -173,6 +210,7 @@ fn tool_asks_then_runs_when_allowed() {
     assert_eq!(
         run(&mut b, S, 1000),
         [
+            "title: /tool execute Run tests",
             "tool_call tool-1 pending execute 'Run tests' at [] []",
             "permission? tool-1 execute 'Run tests' []",
         ]
@@ -189,6 +227,7 @@ fn tool_asks_then_runs_when_allowed() {
             "tool_call_update tool-1 in_progress []",
             "tool_call_update tool-1 completed [text:Done: Run tests]",
             "message: after",
+            "usage: 40/1000000",
             "end end_turn",
         ]
     );
@@ -204,6 +243,8 @@ fn the_tool_call_is_sent_with_exactly_the_given_kind_and_title() {
         Posture::WorkspaceWrite,
         ClientFs::default(),
     );
+    let title = b.step(S, Instant(0));
+    assert_eq!(render(&title), "title: /tool fetch Get the weather");
     let Step::Update(SessionUpdate::ToolCall(call)) = b.step(S, Instant(0)) else {
         panic!("expected a tool_call");
     };
@@ -262,6 +303,8 @@ fn tool_fails_when_rejected_or_cancelled_and_the_turn_goes_on() {
             [
                 format!("tool_call_update tool-1 failed [text:{why}]"),
                 "message: next".to_owned(),
+                // 25 bytes of prompt, 4 echoed.
+                "usage: 29/1000000".to_owned(),
                 "end end_turn".to_owned(),
             ]
         );
@@ -293,6 +336,7 @@ fn always_answers_are_remembered_per_session_per_tool() {
     assert_eq!(
         run(&mut b, S, 0),
         [
+            "title: /tool execute Build",
             "tool_call tool-2 pending execute 'Build' at [] []",
             "tool_call_update tool-2 in_progress []",
             "tool_call_update tool-2 completed [text:Done: Build]",
@@ -312,6 +356,7 @@ fn always_answers_are_remembered_per_session_per_tool() {
     assert_eq!(
         run(&mut b, S, 0),
         [
+            "title: /tool execute Deploy",
             "tool_call tool-4 pending execute 'Deploy' at [] []",
             "tool_call_update tool-4 failed [text:Error: rejected: 'reject_always' was chosen earlier for this tool]",
             "tool_call tool-5 pending other 'Build' at [] []",
@@ -386,6 +431,7 @@ fn full_access_never_asks() {
     assert_eq!(
         run(&mut b, S, 0),
         [
+            "title: /tool execute rm -rf build",
             "tool_call tool-1 pending execute 'rm -rf build' at [] []",
             "tool_call_update tool-1 in_progress []",
             "tool_call_update tool-1 completed [text:Done: rm -rf build]",
@@ -409,6 +455,7 @@ fn read_only_fails_changing_tools_without_asking_and_asks_for_the_others() {
     assert_eq!(
         run(&mut b, S, 0),
         [
+            "title: /tool execute make",
             "tool_call tool-1 pending execute 'make' at [] []",
             "tool_call_update tool-1 failed [text:Error: the session is in read-only mode; a tool of kind 'execute' may not run]",
             "tool_call tool-2 pending delete 'Remove' at [] []",
@@ -457,12 +504,14 @@ fn plan_fails_every_tool_without_asking() {
     );
     let why = "Error: the session is in plan mode; tools do not run";
     assert_eq!(run(&mut b, S, 0), [
+        "title: /tool read Look".to_owned(),
         "tool_call tool-1 pending read 'Look' at [] []".to_owned(),
         format!("tool_call_update tool-1 failed [text:{why}]"),
         "tool_call tool-2 pending read 'Read a.txt' at [/work/project/a.txt] []".to_owned(),
         format!("tool_call_update tool-2 failed [text:{why}]"),
         "tool_call tool-3 pending edit 'Write a.txt' at [/work/project/a.txt] [diff:/work/project/a.txt old=None new=\"x\"]".to_owned(),
         format!("tool_call_update tool-3 failed [diff:/work/project/a.txt old=None new=\"x\", text:{why}]"),
+        "usage: 42/1000000".to_owned(),
         "end end_turn".to_owned(),
     ]);
 }
@@ -478,6 +527,7 @@ fn read_goes_through_the_client_when_offered_and_reports_the_byte_count() {
     assert_eq!(
         run(&mut b, S, 0),
         [
+            "title: /read src/main.rs",
             "tool_call tool-1 pending read 'Read src/main.rs' at [/work/project/src/main.rs] []",
             "tool_call_update tool-1 in_progress []",
             "read? Client /work/project/src/main.rs",
@@ -490,6 +540,7 @@ fn read_goes_through_the_client_when_offered_and_reports_the_byte_count() {
         run(&mut b, S, 0),
         [
             "tool_call_update tool-1 completed [text:Read 7 bytes from /work/project/src/main.rs]",
+            "usage: 17/1000000",
             "end end_turn",
         ]
     );
@@ -514,6 +565,7 @@ fn a_failed_read_is_a_failed_tool_call() {
         run(&mut b, S, 0),
         [
             "tool_call_update tool-1 failed [text:Error: No such file or directory (os error 2)]",
+            "usage: 17/1000000",
             "end end_turn",
         ]
     );
@@ -535,10 +587,12 @@ fn paths_outside_the_cwd_are_failed_tool_calls() {
     assert_eq!(
         run(&mut b, S, 0),
         [
+            "title: /read ../other/secret",
             "tool_call tool-1 pending read 'Read ../other/secret' at [] []",
             "tool_call_update tool-1 failed [text:Error: '../other/secret' is outside the session cwd '/work/project']",
             "tool_call tool-2 pending edit 'Write /etc/passwd' at [] []",
             "tool_call_update tool-2 failed [text:Error: '/etc/passwd' is outside the session cwd '/work/project']",
+            "usage: 42/1000000",
             "end end_turn",
         ]
     );
@@ -562,6 +616,7 @@ fn write_asks_with_the_diff_then_writes_exactly_the_text() {
     assert_eq!(
         run(&mut b, S, 0),
         [
+            "title: /write notes/todo.txt buy milk".to_owned(),
             format!(
                 "tool_call tool-1 pending edit 'Write notes/todo.txt' at [/work/project/notes/todo.txt] [{diff}]"
             ),
@@ -583,6 +638,7 @@ fn write_asks_with_the_diff_then_writes_exactly_the_text() {
             format!(
                 "tool_call_update tool-1 completed [{diff}, text:Wrote 9 bytes to /work/project/notes/todo.txt]"
             ),
+            "usage: 31/1000000".to_owned(),
             "end end_turn".to_owned(),
         ]
     );
@@ -615,6 +671,7 @@ fn a_rejected_or_failed_write_is_a_failed_tool_call() {
         run(&mut b, S, 0),
         [
             "tool_call_update tool-2 failed [diff:/work/project/b.txt old=None new=\"y\", text:Error: Permission denied (os error 13)]",
+            "usage: 29/1000000",
             "end end_turn",
         ]
     );
@@ -630,14 +687,22 @@ fn ask_echoes_the_answer_or_the_sentinel() {
         Posture::WorkspaceWrite,
         ClientFs::default(),
     );
-    assert_eq!(run(&mut b, S, 0), ["ask? Which color?"]);
+    assert_eq!(
+        run(&mut b, S, 0),
+        ["title: /ask Which color?", "ask? Which color?"]
+    );
     assert_eq!(run(&mut b, S, 0), ["waiting"]);
     b.resume(S, Reply::Answer("blue".into()));
     assert_eq!(run(&mut b, S, 0), ["message: blue", "ask? Again?"]);
     b.resume(S, Reply::Answer("(user unavailable)".into()));
     assert_eq!(
         run(&mut b, S, 0),
-        ["message: (user unavailable)", "end end_turn"]
+        [
+            "message: (user unavailable)",
+            // 29 bytes of prompt, 4 + 18 of answers.
+            "usage: 51/1000000",
+            "end end_turn"
+        ]
     );
 }
 
@@ -651,9 +716,15 @@ fn sleep_waits_on_the_clock() {
         Posture::WorkspaceWrite,
         ClientFs::default(),
     );
-    assert_eq!(run(&mut b, S, 1000), ["sleep until 1250"]);
+    assert_eq!(
+        run(&mut b, S, 1000),
+        ["title: /sleep 250", "sleep until 1250"]
+    );
     assert_eq!(run(&mut b, S, 1249), ["sleep until 1250"]);
-    assert_eq!(run(&mut b, S, 1250), ["message: awake", "end end_turn"]);
+    assert_eq!(
+        run(&mut b, S, 1250),
+        ["message: awake", "usage: 27/1000000", "end end_turn"]
+    );
 }
 
 #[test]
@@ -666,9 +737,12 @@ fn cancel_ends_a_sleep_at_once_and_skips_the_rest() {
         Posture::WorkspaceWrite,
         ClientFs::default(),
     );
-    assert_eq!(run(&mut b, S, 0), ["sleep until 60000"]);
+    assert_eq!(
+        run(&mut b, S, 0),
+        ["title: /sleep 60000", "sleep until 60000"]
+    );
     b.cancel(S);
-    assert_eq!(run(&mut b, S, 1), ["end cancelled"]);
+    assert_eq!(run(&mut b, S, 1), ["usage: 24/1000000", "end cancelled"]);
     assert_eq!(run(&mut b, S, 2), ["waiting"], "the turn is gone");
 }
 
@@ -688,6 +762,7 @@ fn cancel_while_asking_permission_fails_the_open_tool_then_ends() {
         run(&mut b, S, 0),
         [
             "tool_call_update tool-1 failed [text:Error: cancelled by user]",
+            "usage: 32/1000000",
             "end cancelled",
         ]
     );
@@ -715,6 +790,7 @@ fn cancel_while_waiting_for_a_file_or_an_answer_ends_at_once() {
         run(&mut b, S, 0),
         [
             "tool_call_update tool-1 failed [text:Error: cancelled by user]",
+            "usage: 11/1000000",
             "end cancelled",
         ]
     );
@@ -727,7 +803,7 @@ fn cancel_while_waiting_for_a_file_or_an_answer_ends_at_once() {
     );
     run(&mut b, S, 0);
     b.cancel(S);
-    assert_eq!(run(&mut b, S, 0), ["end cancelled"]);
+    assert_eq!(run(&mut b, S, 0), ["usage: 19/1000000", "end cancelled"]);
 }
 
 #[test]
@@ -743,11 +819,14 @@ fn flood_sends_n_chunks_of_the_given_size_one_per_step() {
     assert_eq!(
         run(&mut b, S, 0),
         [
+            "title: /flood 3 5",
             "message: abcde",
             "message: abcde",
             "message: abcde",
             "message: abcdefghijklmnopqrstuvwxyzabcdef",
             "message: done",
+            // 41 bytes of prompt, 15 + 32 + 4 sent.
+            "usage: 92/1000000",
             "end end_turn",
         ]
     );
@@ -767,7 +846,8 @@ fn cancel_stops_a_flood() {
         assert!(matches!(b.step(S, Instant(0)), Step::Update(_)));
     }
     b.cancel(S);
-    assert_eq!(run(&mut b, S, 0), ["end cancelled"]);
+    // The title and nine chunks of 32 bytes went out, after 14 bytes of prompt.
+    assert_eq!(run(&mut b, S, 0), ["usage: 302/1000000", "end cancelled"]);
 }
 
 #[test]
@@ -775,7 +855,13 @@ fn stop_ends_the_turn_with_the_reason_and_skips_the_rest() {
     for reason in ["end_turn", "max_tokens", "max_turn_requests", "refusal"] {
         assert_eq!(
             turn(&format!("/echo before\n/stop {reason}\n/echo after")),
-            ["message: before".to_owned(), format!("end {reason}")]
+            [
+                "title: /echo before".to_owned(),
+                "message: before".to_owned(),
+                // 31 bytes of prompt and the reason, 6 echoed.
+                format!("usage: {}/1000000", 37 + reason.len()),
+                format!("end {reason}")
+            ]
         );
     }
 }
@@ -784,7 +870,12 @@ fn stop_ends_the_turn_with_the_reason_and_skips_the_rest() {
 fn error_fails_the_turn_with_the_text() {
     assert_eq!(
         turn("/echo before\n/error disk on fire\n/echo after"),
-        ["message: before", "fail: disk on fire"]
+        [
+            "title: /echo before",
+            "message: before",
+            "usage: 50/1000000",
+            "fail: disk on fire"
+        ]
     );
 }
 
@@ -793,9 +884,11 @@ fn unknown_commands_and_bad_arguments_answer_with_a_message_and_go_on() {
     assert_eq!(
         turn("/dance\n/sleep soon\n/echo still here"),
         [
-            "message: unknown command '/dance'. Commands: /echo TEXT, /think TEXT, /plan A | B | C, /tool KIND TITLE, /read PATH, /write PATH TEXT, /ask QUESTION, /sleep MS, /flood N [BYTES], /stop REASON, /error TEXT, /history; any other text is echoed.",
+            "title: /dance",
+            "message: unknown command '/dance'. Commands: /echo TEXT, /think TEXT, /plan A | B | C, /tool KIND TITLE, /read PATH, /write PATH TEXT, /ask QUESTION, /sleep MS, /flood N [BYTES], /stop REASON, /error TEXT, /history, /notice SEVERITY TITLE, /usage USED SIZE [AMOUNT CURRENCY], /title TEXT, /plan2 A | B, /unplan, /subagent NAME TEXT; any other text is echoed.",
             "message: /sleep needs a whole number of milliseconds, got 'soon'; usage: /sleep MS",
             "message: still here",
+            "usage: 467/1000000",
             "end end_turn",
         ]
     );
@@ -818,12 +911,26 @@ fn sessions_run_their_turns_independently() {
         Posture::WorkspaceWrite,
         ClientFs::default(),
     );
-    assert_eq!(run(&mut b, "a", 0), ["sleep until 100"]);
-    assert_eq!(run(&mut b, "b", 0), ["message: b done", "end end_turn"]);
+    assert_eq!(
+        run(&mut b, "a", 0),
+        ["title: /sleep 100", "sleep until 100"]
+    );
+    assert_eq!(
+        run(&mut b, "b", 0),
+        [
+            "title: /echo b done",
+            "message: b done",
+            "usage: 18/1000000",
+            "end end_turn"
+        ]
+    );
     assert!(b.is_running("a"));
     assert!(!b.is_running("b"));
     b.cancel("b");
-    assert_eq!(run(&mut b, "a", 100), ["message: a done", "end end_turn"]);
+    assert_eq!(
+        run(&mut b, "a", 100),
+        ["message: a done", "usage: 29/1000000", "end end_turn"]
+    );
 }
 
 #[test]
@@ -841,7 +948,10 @@ fn a_reply_nobody_waits_for_is_dropped() {
     b.resume(S, Reply::FileRead(Ok("x".into())));
     assert_eq!(run(&mut b, S, 0), ["waiting"]);
     b.resume(S, Reply::Answer("yes".into()));
-    assert_eq!(run(&mut b, S, 0), ["message: yes", "end end_turn"]);
+    assert_eq!(
+        run(&mut b, S, 0),
+        ["message: yes", "usage: 10/1000000", "end end_turn"]
+    );
 }
 
 #[test]
@@ -861,6 +971,8 @@ fn history_counts_the_finished_turns_and_new_tools_are_numbered_after_the_stored
         TurnStart {
             session: S,
             cwd: CWD,
+            additional_directories: &[],
+            system_prompt: None,
             posture: Posture::WorkspaceWrite,
             client_fs: ClientFs::default(),
             prompt: &prompt,
@@ -874,8 +986,229 @@ fn history_counts_the_finished_turns_and_new_tools_are_numbered_after_the_stored
     assert_eq!(
         turn("/history"),
         [
+            "title: /history",
             "message: this session has 0 completed turns",
+            "usage: 42/1000000",
             "end end_turn"
         ]
     );
+}
+
+#[test]
+fn notice_usage_and_title_send_one_update_each() {
+    assert_eq!(
+        turn(
+            "/notice error Build failed\n/usage 1200 200000 0.42 USD\n/usage 5 10\n/title Renamed"
+        ),
+        [
+            "title: /notice error Build failed",
+            "notice error: Build failed",
+            "usage: 1200/200000 cost 0.42 USD",
+            "usage: 5/10",
+            "title: Renamed",
+            // The turn's own figures close it: 81 bytes of prompt, no answer text.
+            "usage: 81/1000000",
+            "end end_turn",
+        ]
+    );
+    for severity in ["info", "warning", "error"] {
+        assert_eq!(
+            turn(&format!("/notice {severity} Heads up")).get(1),
+            Some(&format!("notice {severity}: Heads up"))
+        );
+    }
+}
+
+#[test]
+fn only_the_first_prompt_of_a_session_names_it_and_usage_counts_the_whole_session() {
+    let mut history = crate::store::SessionHistory::new(S, "demo");
+    history.record_user_prompt(&[ContentBlock::text("first")]);
+    history.record_update(&SessionUpdate::AgentMessageChunk(
+        acp_core::schema::ContentChunk::new(ContentBlock::text("first")),
+    ));
+    history.end_turn(acp_core::schema::StopReason::EndTurn);
+    let prompt = [ContentBlock::text("second")];
+    history.record_user_prompt(&prompt);
+    let mut backend = DemoBackend::new();
+    backend.start_turn(
+        TurnStart {
+            session: S,
+            cwd: CWD,
+            additional_directories: &[],
+            system_prompt: None,
+            posture: Posture::WorkspaceWrite,
+            client_fs: ClientFs::default(),
+            prompt: &prompt,
+            history: &history,
+        },
+        Instant(1000),
+    );
+    assert_eq!(
+        run(&mut backend, S, 1000),
+        [
+            "message: second",
+            // 5 + 5 from the finished turn, 6 + 6 from this one.
+            "usage: 22/1000000",
+            "end end_turn"
+        ]
+    );
+}
+
+#[test]
+fn a_long_first_line_is_cut_to_80_characters_for_the_title() {
+    let long = format!("{}\nsecond line", "ü".repeat(90));
+    let steps = turn(&long);
+    assert_eq!(steps[0], format!("title: {}", "ü".repeat(80)));
+}
+
+#[test]
+fn a_failed_or_cancelled_turn_still_reports_usage_before_its_answer() {
+    let steps = turn("/error boom");
+    assert_eq!(
+        &steps[steps.len() - 2..],
+        ["usage: 11/1000000", "fail: boom"]
+    );
+    let mut b = DemoBackend::new();
+    start(
+        &mut b,
+        S,
+        "/sleep 10",
+        Posture::WorkspaceWrite,
+        ClientFs::default(),
+    );
+    run(&mut b, S, 0);
+    b.cancel(S);
+    b.cancel(S);
+    assert_eq!(
+        run(&mut b, S, 0),
+        ["usage: 9/1000000", "end cancelled"],
+        "one usage_update however often the turn is cancelled"
+    );
+}
+
+#[test]
+fn plan2_sends_a_fresh_plan_id_and_unplan_removes_the_last_one() {
+    let mut b = DemoBackend::new();
+    start(
+        &mut b,
+        S,
+        "/plan2 Draft | Review\n/plan2 Ship\n/unplan\n/unplan",
+        Posture::WorkspaceWrite,
+        ClientFs::default(),
+    );
+    let steps: Vec<Step> = (0..6).map(|_| b.step(S, Instant(0))).collect();
+    let Step::Update(SessionUpdate::PlanUpdate(first)) = &steps[1] else {
+        panic!("a plan_update, got {:?}", steps[1]);
+    };
+    let PlanUpdateContent::Items(items) = &first.plan else {
+        panic!("items form");
+    };
+    assert_eq!(items.plan_id, "plan-1");
+    let entries: Vec<(&str, String, String)> = items
+        .entries
+        .iter()
+        .map(|e| {
+            (
+                e.content.as_str(),
+                e.status.to_string(),
+                e.priority.to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        entries,
+        [
+            ("Draft", "pending".to_owned(), "medium".to_owned()),
+            ("Review", "pending".to_owned(), "medium".to_owned())
+        ]
+    );
+    let Step::Update(SessionUpdate::PlanUpdate(second)) = &steps[2] else {
+        panic!("a plan_update");
+    };
+    assert_eq!(
+        second.plan.plan_id(),
+        Some("plan-2"),
+        "a fresh id each time"
+    );
+    let Step::Update(SessionUpdate::PlanRemoved(removed)) = &steps[3] else {
+        panic!("a plan_removed, got {:?}", steps[3]);
+    };
+    assert_eq!(removed.plan_id, "plan-2", "the last one");
+    assert_eq!(
+        render(&steps[4]),
+        "message: /unplan: this session has no /plan2 plan to remove"
+    );
+}
+
+#[test]
+fn unplan_is_per_session_and_forgotten_with_it() {
+    let mut b = DemoBackend::new();
+    start(
+        &mut b,
+        "a",
+        "/plan2 A",
+        Posture::WorkspaceWrite,
+        ClientFs::default(),
+    );
+    run(&mut b, "a", 0);
+    start(
+        &mut b,
+        "b",
+        "/unplan",
+        Posture::WorkspaceWrite,
+        ClientFs::default(),
+    );
+    assert_eq!(
+        run(&mut b, "b", 0)[1],
+        "message: /unplan: this session has no /plan2 plan to remove"
+    );
+    b.forget_session("a");
+    start(
+        &mut b,
+        "a",
+        "/unplan",
+        Posture::WorkspaceWrite,
+        ClientFs::default(),
+    );
+    assert_eq!(
+        run(&mut b, "a", 0)[1],
+        "message: /unplan: this session has no /plan2 plan to remove"
+    );
+}
+
+#[test]
+fn subagent_announces_a_named_session_then_relays_its_text() {
+    let mut b = DemoBackend::new();
+    start(
+        &mut b,
+        S,
+        "/subagent scout Found 3 files\n/subagent critic Looks fine",
+        Posture::WorkspaceWrite,
+        ClientFs::default(),
+    );
+    let steps: Vec<Step> = (0..7).map(|_| b.step(S, Instant(0))).collect();
+    let mut expected = SubagentUpdate::new("subagent-1");
+    expected.title = Some(Some("scout".into()));
+    let mut idle = IdleState::default();
+    idle.stop_reason = Some(IdleStopReason::EndTurn);
+    expected.state = Some(Some(StateUpdate::Idle(idle)));
+    assert_eq!(
+        steps[1],
+        Step::Update(SessionUpdate::SubagentUpdate(expected))
+    );
+    let mut relayed = SessionMessage::new("message-2");
+    relayed.sender_session_id = Some(Some("subagent-1".into()));
+    relayed.recipient_session_id = Some(Some(S.into()));
+    relayed.content = Some(Some(vec![ContentBlock::text("Found 3 files")]));
+    assert_eq!(
+        steps[2],
+        Step::Update(SessionUpdate::SessionMessage(relayed))
+    );
+    let Step::Update(SessionUpdate::SubagentUpdate(second)) = &steps[3] else {
+        panic!("a second subagent");
+    };
+    assert_eq!(second.session_id, "subagent-3", "a session of its own");
+    // Relayed text is the subagent's, not counted as this session's: 57 bytes of prompt.
+    assert_eq!(render(&steps[5]), "usage: 57/1000000");
+    assert_eq!(render(&steps[6]), "end end_turn");
 }

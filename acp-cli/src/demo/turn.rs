@@ -6,31 +6,39 @@
 //! bounded work and a `/flood` of a million chunks is produced one chunk per call, only as fast
 //! as the driver can send them.
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 
 use acp_core::Instant;
 use acp_core::conn::agent::tool_key;
 use acp_core::machine::permission::{PermissionDecision, PermissionMemory, Remembered};
 use acp_core::machine::turn::StopReason;
 use acp_core::schema::{
-    ContentBlock, ContentChunk, Diff, Plan, PlanEntry, PlanEntryPriority, PlanEntryStatus,
-    SessionUpdate, ToolCall, ToolCallContent, ToolCallLocation, ToolCallStatus, ToolCallUpdate,
-    ToolContent, ToolKind,
+    ContentBlock, ContentChunk, Cost, Diff, IdleState, IdleStopReason, NoticeSeverity, Plan,
+    PlanEntry, PlanEntryPriority, PlanEntryStatus, PlanItems, PlanRemoved, PlanUpdate,
+    PlanUpdateContent, SessionMessage, SessionUpdate, StateUpdate, SubagentUpdate, ToolCall,
+    ToolCallContent, ToolCallLocation, ToolCallStatus, ToolCallUpdate, ToolContent, ToolKind,
 };
 
-use super::paths::resolve_inside;
+use super::paths::{Roots, resolve_inside};
+use super::reports;
 use super::script::{Command, unknown_command_message};
 use crate::agent::backend::{ClientFs, FsVia, Reply, Step, TurnStart};
 use crate::agent::modes::Posture;
 use crate::agent::tools::{self, Gate, rejection_text};
 
-/// What the turns of one connection share: the `*_always` memory and the tool call counter.
+/// What the turns of one connection share: the `*_always` memory, the counters of the ids
+/// handed out, and each session's last `/plan2` plan.
 #[derive(Debug)]
 pub struct Shared {
     /// Remembered `*_always` answers, per session per tool (kind and title).
     pub memory: PermissionMemory<Vec<Remembered>>,
     /// The number of the last tool call id handed out (`tool-1`, `tool-2`, …).
     pub last_tool: u64,
+    /// The number of the last id handed out for plans (`plan-N`), subagent sessions
+    /// (`subagent-N`) and messages (`message-N`): one counter, so no two ids look alike.
+    pub last_id: u64,
+    /// Each session's last `/plan2` plan id, for `/unplan`.
+    pub plans: HashMap<String, String>,
 }
 
 pub use crate::agent::tools::{MEMORY_LIMIT, last_tool_number};
@@ -40,6 +48,8 @@ impl Default for Shared {
         Self {
             memory: PermissionMemory::new(Vec::new(), MEMORY_LIMIT),
             last_tool: 0,
+            last_id: 0,
+            plans: HashMap::new(),
         }
     }
 }
@@ -103,32 +113,52 @@ enum Wait {
 pub struct DemoTurn {
     session: String,
     cwd: String,
+    additional_directories: Vec<String>,
     posture: Posture,
     client_fs: ClientFs,
     script: VecDeque<Command>,
     /// Turns the session finished before this one (what `/history` reports).
     finished_turns: usize,
+    /// Whether the client gave the session a system prompt (`/history` says so).
+    system_prompt: bool,
     ready: VecDeque<Step>,
     wait: Wait,
+    /// Bytes of text the session has exchanged, this turn's updates so far included (what
+    /// the closing `usage_update` reports).
+    exchanged: u64,
+    /// The closing `usage_update` and the end are queued: nothing else runs.
+    concluded: bool,
     cancelled: bool,
     finished: bool,
 }
 
 impl DemoTurn {
-    /// A turn running `script` in the session described by `start`.
+    /// A turn running `script` in the session described by `start`. The first turn of a
+    /// session opens with a `session_info_update` titled from its prompt (R-TURN-5).
     pub fn new(start: &TurnStart<'_>, script: Vec<Command>) -> Self {
-        Self {
+        let finished_turns = start.history.turn_count();
+        let mut turn = Self {
             session: start.session.to_owned(),
             cwd: start.cwd.to_owned(),
+            additional_directories: start.additional_directories.to_vec(),
             posture: start.posture,
             client_fs: start.client_fs,
             script: script.into(),
-            finished_turns: start.history.turn_count(),
+            finished_turns,
+            system_prompt: start.system_prompt.is_some(),
             ready: VecDeque::new(),
             wait: Wait::Nothing,
+            exchanged: reports::exchanged_bytes(start.history),
+            concluded: false,
             cancelled: false,
             finished: false,
+        };
+        if finished_turns == 0
+            && let Some(title) = reports::title_from_prompt(start.prompt)
+        {
+            turn.update(reports::title_update(title));
         }
+        turn
     }
 
     /// Whether the turn has handed out its `End` or `Fail`.
@@ -159,27 +189,22 @@ impl DemoTurn {
                 match core::mem::replace(&mut self.wait, Wait::Nothing) {
                     Wait::Permission(tool) | Wait::File(tool) => {
                         self.fail_tool(&tool, "Error: cancelled by user");
-                        continue;
                     }
-                    _ => {
-                        self.finished = true;
-                        return Step::End(StopReason::Cancelled);
-                    }
+                    _ => self.conclude(Step::End(StopReason::Cancelled)),
                 }
+                continue;
             }
             match &mut self.wait {
                 Wait::Nothing => match self.script.pop_front() {
                     Some(command) => self.run(command, shared, now),
-                    None => {
-                        self.finished = true;
-                        return Step::End(StopReason::EndTurn);
-                    }
+                    None => self.conclude(Step::End(StopReason::EndTurn)),
                 },
                 Wait::Until(until) if now < *until => return Step::SleepUntil(*until),
                 Wait::Until(_) => self.wait = Wait::Nothing,
                 Wait::Flood { remaining: 0, .. } => self.wait = Wait::Nothing,
                 Wait::Flood { remaining, chunk } => {
                     *remaining -= 1;
+                    self.exchanged += chunk.len() as u64;
                     return Step::Update(message(chunk.clone()));
                 }
                 Wait::Permission(_) | Wait::Answer | Wait::File(_) => return Step::Waiting,
@@ -204,9 +229,7 @@ impl DemoTurn {
                     }
                 }
             }
-            (Wait::Answer, Reply::Answer(text)) => {
-                self.ready.push_back(Step::Update(message(text)))
-            }
+            (Wait::Answer, Reply::Answer(text)) => self.update(message(text)),
             (Wait::File(tool), Reply::FileRead(result)) => match result {
                 Ok(text) => {
                     let Action::Read { path } = &tool.action else {
@@ -263,24 +286,73 @@ impl DemoTurn {
                     chunk: flood_chunk(bytes),
                 }
             }
-            Command::Stop(reason) => {
-                self.script.clear();
-                self.ready.push_back(Step::End(reason));
+            Command::Stop(reason) => self.conclude(Step::End(reason)),
+            Command::Error(text) => self.conclude(Step::Fail(text)),
+            Command::History => self.update(message(history_text(
+                self.finished_turns,
+                self.system_prompt,
+            ))),
+            Command::Notice { severity, title } => self.update(notice(severity, title)),
+            Command::Usage { used, size, cost } => {
+                let mut update = reports::usage_update(used, size);
+                if let (SessionUpdate::UsageUpdate(usage), Some((amount, currency))) =
+                    (&mut update, cost)
+                {
+                    let mut cost = Cost::default();
+                    cost.amount = amount;
+                    cost.currency = currency;
+                    usage.cost = Some(cost);
+                }
+                self.update(update);
             }
-            Command::Error(text) => {
-                self.script.clear();
-                self.ready.push_back(Step::Fail(text));
+            Command::Title(title) => self.update(reports::title_update(title)),
+            Command::Plan2(entries) => {
+                shared.last_id += 1;
+                let plan_id = format!("plan-{}", shared.last_id);
+                let entries = entries
+                    .into_iter()
+                    .map(|e| PlanEntry::new(e, PlanEntryPriority::Medium, PlanEntryStatus::Pending))
+                    .collect();
+                shared.plans.insert(self.session.clone(), plan_id.clone());
+                self.update(SessionUpdate::PlanUpdate(PlanUpdate::new(
+                    PlanUpdateContent::Items(PlanItems::new(plan_id, entries)),
+                )));
             }
-            Command::History => self.update(message(history_text(self.finished_turns))),
-            Command::Usage(text) => self.update(message(text)),
+            Command::Unplan => match shared.plans.remove(&self.session) {
+                Some(plan_id) => self.update(SessionUpdate::PlanRemoved(PlanRemoved::new(plan_id))),
+                None => self.update(message(
+                    "/unplan: this session has no /plan2 plan to remove".to_owned(),
+                )),
+            },
+            Command::Subagent { name, text } => self.subagent(shared, name, text),
+            Command::BadArguments(text) => self.update(message(text)),
             Command::Unknown(name) => self.update(message(unknown_command_message(&name))),
         }
+    }
+
+    /// `/subagent NAME TEXT`: a subagent session titled NAME, idle after its work, then its
+    /// message TEXT relayed into this session.
+    fn subagent(&mut self, shared: &mut Shared, name: String, text: String) {
+        shared.last_id += 1;
+        let subagent = format!("subagent-{}", shared.last_id);
+        let mut announce = SubagentUpdate::new(subagent.clone());
+        announce.title = Some(Some(name));
+        let mut idle = IdleState::default();
+        idle.stop_reason = Some(IdleStopReason::EndTurn);
+        announce.state = Some(Some(StateUpdate::Idle(idle)));
+        self.update(SessionUpdate::SubagentUpdate(announce));
+        shared.last_id += 1;
+        let mut relayed = SessionMessage::new(format!("message-{}", shared.last_id));
+        relayed.sender_session_id = Some(Some(subagent));
+        relayed.recipient_session_id = Some(Some(self.session.clone()));
+        relayed.content = Some(Some(vec![ContentBlock::text(text)]));
+        self.update(SessionUpdate::SessionMessage(relayed));
     }
 
     /// `/read PATH`: a tool call of kind `read` that never asks (R-DEMO-3).
     fn read(&mut self, shared: &mut Shared, path: String) {
         let title = format!("Read {path}");
-        let resolved = resolve_inside(&self.cwd, &path);
+        let resolved = resolve_inside(self.roots(), &path);
         let location = resolved.as_ref().ok().cloned();
         let action = Action::Read {
             path: location.clone().unwrap_or_default(),
@@ -298,7 +370,7 @@ impl DemoTurn {
     /// `/write PATH TEXT`: a tool call of kind `edit` with the diff, after permission.
     fn write(&mut self, shared: &mut Shared, path: String, text: String) {
         let title = format!("Write {path}");
-        let resolved = resolve_inside(&self.cwd, &path);
+        let resolved = resolve_inside(self.roots(), &path);
         let Ok(absolute) = resolved else {
             let tool = self.open_tool(
                 shared,
@@ -445,9 +517,42 @@ impl DemoTurn {
         self.update(SessionUpdate::ToolCallUpdate(update));
     }
 
+    /// The cwd and the additional directories.
+    fn roots(&self) -> Roots<'_> {
+        Roots {
+            cwd: &self.cwd,
+            additional: &self.additional_directories,
+        }
+    }
+
     fn update(&mut self, update: SessionUpdate) {
+        self.exchanged += reports::update_text_len(&update);
         self.ready.push_back(Step::Update(update));
     }
+
+    /// Ends the turn with `last` (an `End` or a `Fail`), after a `usage_update` with the
+    /// bytes exchanged so far (R-TURN-3: nothing of a turn follows its answer). The
+    /// rest of the script is dropped.
+    fn conclude(&mut self, last: Step) {
+        if self.concluded {
+            return;
+        }
+        self.concluded = true;
+        self.script.clear();
+        self.update(reports::usage_update(self.exchanged, reports::CONTEXT_SIZE));
+        self.ready.push_back(last);
+    }
+}
+
+/// A `notice` update. The schema type has no public constructor outside acp-core, so it
+/// is read from its JSON form, which cannot fail for these two strings.
+fn notice(severity: NoticeSeverity, title: String) -> SessionUpdate {
+    let value = serde_json::json!({
+        "sessionUpdate": "notice",
+        "severity": severity.as_str(),
+        "title": title,
+    });
+    serde_json::from_value(value).unwrap_or_else(|_| message(format!("notice: {}", severity)))
 }
 
 /// An `agent_message_chunk` with this text.
@@ -455,11 +560,16 @@ fn message(text: String) -> SessionUpdate {
     SessionUpdate::AgentMessageChunk(ContentChunk::new(ContentBlock::text(text)))
 }
 
-/// The answer to `/history`.
-pub fn history_text(finished_turns: usize) -> String {
-    match finished_turns {
+/// The answer to `/history`: the finished turns, and whether a system prompt is set.
+pub fn history_text(finished_turns: usize, system_prompt: bool) -> String {
+    let turns = match finished_turns {
         1 => "this session has 1 completed turn".to_owned(),
         n => format!("this session has {n} completed turns"),
+    };
+    if system_prompt {
+        format!("{turns}; a system prompt is set")
+    } else {
+        turns
     }
 }
 

@@ -22,6 +22,12 @@
 //!   signal death is fatal) instead of as "pipes broke, process alive".
 //! - **stdout of a stale process is dropped**: bytes are delivered only while their process is
 //!   the server's current one and the server is not stopping (its connection is gone).
+//! - **A process group does not outlive its leader.** When an agent's exit arrives, its group
+//!   is sent SIGKILL at once, whatever the exit was: an agent that leaves at stdin EOF, as it
+//!   should, would otherwise leave behind the grandchildren it started (the lifecycle only
+//!   kills the group when the agent needed SIGTERM or SIGKILL). Signalling a group right after
+//!   reaping its leader is safe: while members remain, the group id cannot be reused, and
+//!   with none left the kill finds nothing.
 //! - **Shorter stop waits** ([`StopTimings`]): the runner waits its own time, then jumps the
 //!   clock to the lifecycle's deadline ([`HostClock`]). The jump moves every server's clock,
 //!   so shortened timings also bring other servers' deadlines closer; the defaults (the spec
@@ -289,10 +295,10 @@ impl<T> AgentRunner<T> {
         }
     }
 
-    /// Stops every server with the full stop sequence and waits until none is left running.
-    /// Then any group member still holding a pipe (a grandchild of a server that exited on
-    /// its own) is killed with its group, and waited for up to the kill grace. Returns the
-    /// events that came up meanwhile, stdout excepted.
+    /// Stops every server with the full stop sequence and waits until none is left running
+    /// (each exit kills its group, see the module docs). Then the group of any process still
+    /// tracked (its exit not seen yet, or a pipe still open) is killed, and the rest waited for
+    /// up to the kill grace. Returns the events that came up meanwhile, stdout excepted.
     pub async fn stop_all(&mut self) -> Vec<RunnerEvent<T>> {
         self.update(|s, now| s.stop_all(now));
         self.run_until(|s| s.servers().all(|(_, l)| at_rest(l.state(), l.pid())))
@@ -424,6 +430,9 @@ impl<T> AgentRunner<T> {
             ProcessEvent::Exited(status) => {
                 tracked.open = tracked.open.saturating_sub(1);
                 tracked.process.mark_exited();
+                if let Err(e) = tracked.process.kill_group() {
+                    tracing::warn!(server = %server, pid, "kill of the exited agent's group failed: {e}");
+                }
                 // The exit explains the EOF; feeding the EOF as well would change nothing.
                 self.held_eofs.remove(&key);
                 self.out.push_back(RunnerEvent::ProcessExited {

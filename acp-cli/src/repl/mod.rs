@@ -11,14 +11,23 @@
 //!   rejects). Input: a line; an empty one cancels.
 //! - What servers say goes through the supervisor's inbox and is shown at idle points:
 //!   before each prompt, after each command, and while a turn the person waits for runs.
-//! - `/status` summarises; `/quit`, `/exit` or end of input (Ctrl-D) stop every agent
-//!   started (the stop sequence) and leave.
+//! - `/status` summarises; `/quit`, `/exit`, end of input (Ctrl-D) or a closed stdout stop
+//!   every agent started (the stop sequence) and leave.
+//!
+//! - A `/name` the main agent advertised (`available_commands_update`) goes to it as
+//!   prompt text; `//text` sends `/text` as it is; the REPL's own commands win on a clash
+//!   ([`slash`]).
+//! - At a terminal the prompt is a line editor with history (per project) and Tab
+//!   completion of both sets of commands ([`editor`]).
 //!
 //! While a turn runs, typed lines wait until it ends, except `/acp cancel <name>`, which
 //! runs at once; Ctrl-C cancels the turn (or rejects the question on screen).
 
+pub mod editor;
+pub mod slash;
+
 use std::collections::VecDeque;
-use std::io::Write;
+use std::io::IsTerminal as _;
 use std::path::PathBuf;
 
 use acp_core::conn::client::TurnOutcome;
@@ -35,9 +44,12 @@ use crate::client::command::{DEFAULT_TIMEOUT_SECS, agent_name, host_env, single_
 use crate::client::glue::{AgentEvent, Answer, Ask, Glue, Question};
 use crate::client::render;
 use crate::client::terminal::{Interrupts, RawMode, StdinLines};
+use crate::client::updates::{self, AgentCommand};
 use crate::host::commands::{self, AcpCommand, ClientView};
 use crate::host::runner::{AgentRunner, RunnerEvent, StopTimings};
 use crate::host::{CommandOutput, Host};
+use editor::{Keyboard, Typed};
+use slash::Slash;
 
 /// The arguments of `acp-cli repl`.
 #[derive(Clone, Debug, clap::Args)]
@@ -47,6 +59,7 @@ use crate::host::{CommandOutput, Host};
         acp-cli repl -- my-agent --stdio\n  \
         acp-cli repl            (only the servers of .agentao/acp.json)\n\n\
         Commands: /acp [list|start|stop|restart|send|cancel|status|logs], /status, /help, /quit.\n\
+        The main agent's own /commands go to it; //text sends /text as it is.\n\
         Delegate with '@name task', 'name: task', '让 name task' or '请 name task'."
 )]
 pub struct ReplArgs {
@@ -67,7 +80,8 @@ pub const HELP: &str = "Commands:\n  \
     /acp status [<name>]\n  \
     /acp logs <name> [lines]\n  \
     /status                    summary\n  \
-    /quit                      stop every agent and leave\n\
+    /quit                      stop every agent and leave\n  \
+    //text                     send /text to the main agent as it is\n\
     Delegate: @name task · name: task · 让 name task · 请 name task\n\
     Anything else goes to the main agent.";
 
@@ -123,6 +137,10 @@ struct Repl {
     raw: Option<RawMode>,
     /// The main agent's answer ended without a newline.
     open_line: bool,
+    /// The slash commands the main agent advertised (sent to it as prompt text).
+    agent_commands: Vec<AgentCommand>,
+    /// The line editor, when stdin and stdout are a terminal.
+    keyboard: Option<Keyboard>,
 }
 
 impl Repl {
@@ -166,6 +184,8 @@ impl Repl {
             terminal: std::io::IsTerminal::is_terminal(&std::io::stdin()),
             raw: None,
             open_line: false,
+            agent_commands: Vec::new(),
+            keyboard: None,
         }
     }
 
@@ -176,11 +196,19 @@ impl Repl {
             self.say(&format!("Main agent failed to start: {}", sanitize(&error)));
         }
         let mut stdin = StdinLines::new();
+        if self.terminal && std::io::stdout().is_terminal() {
+            let root = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+            self.keyboard = Keyboard::start(&root);
+        }
         let mut interrupts = Interrupts::new();
         // Each pass handles one event, one line or one Ctrl-C; it ends on /quit or EOF.
         loop {
             self.drain_glue_events().await;
             self.idle_point();
+            // Nobody reads the screen any more: leave as at /quit (see `crate::stdout`).
+            if !crate::stdout::is_open() {
+                return;
+            }
             let busy = self.foreground.is_some() && self.asking.is_none();
             if !busy && let Some(line) = self.held.pop_front() {
                 if !self.on_line(&line).await {
@@ -207,7 +235,10 @@ impl Repl {
                 Key(Option<Vec<u8>>),
                 Interrupt,
             }
+            self.keys_for_question();
             let keys = self.raw.is_some();
+            let at_prompt = self.foreground.is_none() && self.asking.is_none();
+            let keyboard = self.keyboard.as_mut();
             let host = self.host.runner();
             let main = self.main.as_mut().map(|m| &mut m.runner);
             let wake = async {
@@ -226,12 +257,25 @@ impl Repl {
                 }
             })
             .or(async {
-                if reading && keys {
-                    Wake::Key(stdin.next_key().await)
-                } else if reading {
-                    Wake::Line(stdin.next().await)
-                } else {
-                    std::future::pending().await
+                match keyboard {
+                    _ if !reading => std::future::pending().await,
+                    Some(keyboard) => {
+                        let typed = if keys {
+                            keyboard.key().await
+                        } else if at_prompt {
+                            keyboard.edit(PROMPT).await
+                        } else {
+                            keyboard.line().await
+                        };
+                        match typed {
+                            Typed::Line(line) => Wake::Line(Some(line)),
+                            Typed::Key(key) => Wake::Key(Some(key)),
+                            Typed::End => Wake::Line(None),
+                            Typed::Interrupt => Wake::Interrupt,
+                        }
+                    }
+                    None if keys => Wake::Key(stdin.next_key().await),
+                    None => Wake::Line(stdin.next().await),
                 }
             })
             .or(async {
@@ -319,10 +363,8 @@ impl Repl {
         self.raw = None;
         self.end_line();
         self.host.stop_all().await;
-        self.glue.kill_leftover_groups();
         if let Some(main) = self.main.as_mut() {
             main.runner.stop_all().await;
-            main.glue.kill_leftover_groups();
         }
     }
 
@@ -332,10 +374,14 @@ impl Repl {
         if self.asking.is_none() {
             self.show_next_question();
         }
-        if self.foreground.is_none() && self.asking.is_none() && !self.prompt_shown {
+        // The line editor draws its own prompt.
+        if self.foreground.is_none()
+            && self.asking.is_none()
+            && !self.prompt_shown
+            && self.keyboard.is_none()
+        {
             self.end_line();
-            print!("{PROMPT}");
-            let _ = std::io::stdout().flush();
+            crate::stdout::print(format_args!("{PROMPT}"));
             self.prompt_shown = true;
         }
     }
@@ -414,19 +460,41 @@ impl Repl {
         match &question.ask {
             Ask::Permission(params) => {
                 // Single keys from before the prompt appears, so a quick key is not echoed
-                // and left waiting for Enter.
-                if self.terminal {
+                // and left waiting for Enter (unless the line editor holds the terminal:
+                // then once it gives it back).
+                if self.terminal && !self.editing() {
                     self.raw = RawMode::enter();
                 }
                 self.say(&render::permission_prompt(&name, params));
             }
             Ask::Input(q) => {
                 self.say(&render::input_prompt(&name, q));
-                print!("{PROMPT}");
-                let _ = std::io::stdout().flush();
+                // The line editor's prompt, when it is on screen, takes the answer.
+                if !self.editing() {
+                    crate::stdout::print(format_args!("{PROMPT}"));
+                }
             }
         }
         self.asking = Some((target, id));
+    }
+
+    /// A permission question shown while the line editor held the terminal gets its
+    /// single keys once the editor gave the terminal back.
+    fn keys_for_question(&mut self) {
+        if !self.terminal || self.raw.is_some() || self.editing() {
+            return;
+        }
+        let Some((target, id)) = self.asking.clone() else {
+            return;
+        };
+        if let Some(Ask::Permission(_)) = self.question(&target, id).map(|q| q.ask) {
+            self.raw = RawMode::enter();
+        }
+    }
+
+    /// Whether the line editor is on screen.
+    fn editing(&self) -> bool {
+        self.keyboard.as_ref().is_some_and(Keyboard::editing)
     }
 
     fn question(&mut self, target: &Target, id: InteractionId) -> Option<Question> {
@@ -548,7 +616,13 @@ impl Repl {
             "" => return true,
             "/quit" | "/exit" => return false,
             "/help" => {
-                self.say(HELP);
+                let main = self
+                    .main
+                    .as_ref()
+                    .map(|m| m.name.clone())
+                    .unwrap_or_default();
+                let help = format!("{HELP}{}", slash::agent_help(&main, &self.agent_commands));
+                self.say(&help);
                 return true;
             }
             "/status" => {
@@ -574,10 +648,19 @@ impl Repl {
             }
             return true;
         }
-        if trimmed.starts_with('/') && !trimmed.starts_with("//") {
-            let word = trimmed.split_whitespace().next().unwrap_or(trimmed);
-            self.say(&format!("Unknown command: {} (try /help)", sanitize(word)));
-            return true;
+        match slash::classify(trimmed, &self.agent_commands) {
+            Slash::No => {}
+            Slash::Agent(text) => {
+                let text = text.to_owned();
+                self.send_to_main(&text).await;
+                return true;
+            }
+            // A REPL command with words it does not take (`/status x`) is not one.
+            Slash::Repl | Slash::Unknown(_) => {
+                let word = trimmed.split_whitespace().next().unwrap_or(trimmed);
+                self.say(&format!("Unknown command: {} (try /help)", sanitize(word)));
+                return true;
+            }
         }
         let names: Vec<String> = self
             .host
@@ -716,10 +799,11 @@ impl Repl {
                 }
             }
             AgentEvent::Text(text) => match &target {
+                // A late chunk while the line editor is on screen goes above it.
+                Target::Main if self.editing() => self.say(text.trim_end_matches('\n')),
                 Target::Main => {
                     self.interrupt_prompt();
-                    print!("{text}");
-                    let _ = std::io::stdout().flush();
+                    crate::stdout::print(format_args!("{text}"));
                     if !text.is_empty() {
                         self.open_line = !text.ends_with('\n');
                     }
@@ -739,6 +823,31 @@ impl Repl {
                     self.queue(&server, MessageKind::Response, "aside", text);
                 }
             },
+            AgentEvent::UnknownUpdate(tag) => {
+                let line = updates::unknown_line(&tag);
+                match &target {
+                    Target::Main => {
+                        self.interrupt_prompt();
+                        let styled = std::io::stdout().is_terminal();
+                        self.say(&render::dim(&format!("  · {line}"), styled));
+                    }
+                    Target::Server(server) => {
+                        let server = server.clone();
+                        self.queue(&server, MessageKind::Response, "unknown", line);
+                    }
+                }
+            }
+            // Only the main agent's commands are typed bare; a server's are reached with
+            // `/acp send` or delegation, as text.
+            AgentEvent::Commands(commands) => {
+                if target == Target::Main {
+                    if let Some(keyboard) = &self.keyboard {
+                        keyboard
+                            .set_agent_commands(commands.iter().map(|c| c.name.clone()).collect());
+                    }
+                    self.agent_commands = commands;
+                }
+            }
             AgentEvent::Asked(_) => {}
             AgentEvent::QuestionGone(id) => {
                 if self
@@ -910,24 +1019,28 @@ impl Repl {
 
     /// Moves off a shown prompt so output starts on a fresh line.
     fn interrupt_prompt(&mut self) {
-        if self.prompt_shown {
-            println!();
+        if self.prompt_shown && !self.editing() {
+            crate::stdout::print(format_args!("\n"));
             self.prompt_shown = false;
         }
     }
 
     fn end_line(&mut self) {
         if self.open_line {
-            println!();
+            crate::stdout::print(format_args!("\n"));
             self.open_line = false;
         }
     }
 
     fn say(&mut self, text: &str) {
         self.end_line();
-        let mut stdout = std::io::stdout().lock();
-        let _ = writeln!(stdout, "{text}");
-        let _ = stdout.flush();
+        if self.editing()
+            && let Some(keyboard) = self.keyboard.as_mut()
+            && keyboard.print(format!("{text}\n"))
+        {
+            return;
+        }
+        crate::stdout::print(format_args!("{text}\n"));
     }
 }
 

@@ -11,7 +11,8 @@
 //!   "active_skills": [],
 //!   "messages": [ OpenAI-format history: user / assistant (content, reasoning_content,
 //!                 tool_calls) / tool (tool_call_id, name, content) ],
-//!   "_acp": { "version": 1, "message_count": N, "mode": …, "turns": [ … ] }
+//!   "_acp": { "version": 1, "message_count": N, "mode": …, "additional_directories": […],
+//!             "system_prompt": "…", "turns": [ … ] }
 //! }
 //! ```
 //!
@@ -233,8 +234,12 @@ impl SessionFile {
 
     /// The history the file holds, and a note when `_acp` had to be passed over.
     pub(crate) fn into_history(self) -> (SessionHistory, Option<String>) {
+        let mut directories = Vec::new();
+        let mut system_prompt = None;
         let (turns, mode, note) = match self.extension.map(read_extension) {
             Some(Ok(extension)) if extension.message_count == self.messages.len() => {
+                directories = extension.additional_directories;
+                system_prompt = extension.system_prompt;
                 (extension.turns, extension.mode, None)
             }
             Some(Ok(_)) => (
@@ -259,6 +264,8 @@ impl SessionFile {
         history.created_at = self.header.created_at;
         history.mode = mode;
         history.active_skills = self.active_skills;
+        history.additional_directories = directories;
+        history.system_prompt = system_prompt;
         (history, note)
     }
 }
@@ -277,6 +284,10 @@ struct ExtensionIn {
     message_count: usize,
     #[serde(default)]
     mode: Option<String>,
+    #[serde(default)]
+    additional_directories: Vec<String>,
+    #[serde(default)]
+    system_prompt: Option<String>,
     turns: Vec<Turn>,
 }
 
@@ -286,6 +297,10 @@ struct ExtensionOut<'a> {
     message_count: usize,
     #[serde(skip_serializing_if = "Option::is_none")]
     mode: Option<&'a str>,
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    additional_directories: &'a [String],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    system_prompt: Option<&'a str>,
     turns: Vec<&'a Turn>,
 }
 
@@ -350,6 +365,8 @@ pub(crate) fn encode(
             version: EXTENSION_VERSION,
             message_count: messages.len(),
             mode: history.mode.as_deref(),
+            additional_directories: &history.additional_directories,
+            system_prompt: history.system_prompt.as_deref(),
             turns,
         },
         messages,

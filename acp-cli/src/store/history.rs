@@ -22,6 +22,10 @@ pub struct SessionHistory {
     pub mode: Option<String>,
     /// Agentao's active skills, kept so that saving a session Agentao wrote does not drop them.
     pub active_skills: Vec<String>,
+    /// The session's `additionalDirectories` (kept in `_acp`; Agentao has no such field).
+    pub additional_directories: Vec<String>,
+    /// The client's `systemPrompt` text (kept in `_acp`; Agentao has no such field).
+    pub system_prompt: Option<String>,
     turns: Vec<Turn>,
 }
 
@@ -64,6 +68,8 @@ impl SessionHistory {
             model: model.into(),
             mode: None,
             active_skills: Vec::new(),
+            additional_directories: Vec::new(),
+            system_prompt: None,
             turns: Vec::new(),
         }
     }

@@ -168,7 +168,16 @@ impl Agent {
             s(&cwd)
         );
         let answer = self.call(&line, id);
-        session_id(answer.last().expect("answer")).expect("a sessionId")
+        let session = session_id(answer.last().expect("answer")).expect("a sessionId");
+        self.expect_commands(&session);
+        session
+    }
+
+    /// The next line is the `available_commands_update` that follows every answer opening
+    /// a session (R-SESSION-8), listing every demo command.
+    pub fn expect_commands(&mut self, session: &str) {
+        let line = self.recv();
+        assert_commands(&line, session);
     }
 
     /// A `session/prompt` line with one text block (`text` is JSON-escaped here).
@@ -289,4 +298,51 @@ pub fn request_id(line: &str) -> String {
     let start = line.find("\"id\":").expect("an id") + 5;
     let end = line[start..].find(',').expect("end of id");
     line[start..start + end].to_owned()
+}
+
+/// The demo commands, in the order `available_commands_update` lists them.
+pub const COMMAND_NAMES: &[&str] = &[
+    "echo", "think", "plan", "tool", "read", "write", "ask", "sleep", "flood", "stop", "error",
+    "history", "notice", "usage", "title", "plan2", "unplan", "subagent",
+];
+
+/// Checks that `line` is the `available_commands_update` of `session`: every demo command,
+/// each with a description.
+pub fn assert_commands(line: &str, session: &str) {
+    let value: serde_json::Value = serde_json::from_str(line).expect("a JSON line");
+    assert_eq!(value["method"], "session/update", "{line}");
+    assert_eq!(value["params"]["sessionId"], session, "{line}");
+    let update = &value["params"]["update"];
+    assert_eq!(
+        update["sessionUpdate"], "available_commands_update",
+        "{line}"
+    );
+    let commands = update["availableCommands"].as_array().expect("a list");
+    let names: Vec<&str> = commands.iter().filter_map(|c| c["name"].as_str()).collect();
+    assert_eq!(names, COMMAND_NAMES, "{line}");
+    assert!(
+        commands
+            .iter()
+            .all(|c| c["description"].as_str().is_some_and(|d| !d.is_empty())),
+        "{line}"
+    );
+}
+
+/// The `session_info_update` naming the session after its first prompt.
+pub fn title(session: &str, title: &str) -> String {
+    update(
+        session,
+        &format!(
+            r#"{{"sessionUpdate":"session_info_update","title":{}}}"#,
+            json_string(title)
+        ),
+    )
+}
+
+/// The `usage_update` closing a turn: `used` bytes of text exchanged in the session so far.
+pub fn usage(session: &str, used: u64) -> String {
+    update(
+        session,
+        &format!(r#"{{"sessionUpdate":"usage_update","used":{used},"size":1000000}}"#),
+    )
 }

@@ -8,8 +8,11 @@
 //!
 //! - `initialize` sends `clientInfo` and the capabilities the application serves, checks the
 //!   negotiated `protocolVersion` (only 1) and records the agent's capabilities; nothing else
-//!   is sent before its answer. `session/load` and `session/resume` are refused locally
-//!   unless the agent advertised them (R-INIT-6, R-RPC-7).
+//!   is sent before its answer. Optional methods (`session/load`, `session/list`,
+//!   `session/resume`, `session/close`, `session/delete`, `logout`, `authenticate`,
+//!   `_agentao.cn/set_model`) and prompt content beyond text and resource links are refused
+//!   locally ([`UsageError::NotAdvertised`]) unless the agent advertised them
+//!   (R-INIT-6, R-RPC-7).
 //! - Every request we send is settled exactly once: by its answer, an error, a malformed
 //!   answer, its deadline, or EOF, which fails every pending request at once (Agentao's
 //!   client waits for each timeout: its bug 17; R-RPC-2, R-HOST-5).
@@ -377,7 +380,7 @@ impl<S: ClientStorage> ClientConnection<S> {
     }
 
     /// Sends `session/load` of `session_id`; only if the agent advertised `loadSession`
-    /// ([`UsageError::CapabilityNotAdvertised`]). History arrives as updates in context
+    /// ([`UsageError::NotAdvertised`]). History arrives as updates in context
     /// [`UpdateContext::Replay`], then [`ClientEvent::SessionOpened`].
     pub fn load_session<M: Serialize + ?Sized>(
         &mut self,
@@ -387,14 +390,12 @@ impl<S: ClientStorage> ClientConnection<S> {
         mcp_servers: &M,
     ) -> Result<RequestId, UsageError> {
         self.core.begin_ready(now)?;
-        self.core
-            .handshake
-            .require_peer(Capabilities::LOAD_SESSION)?;
+        self.core.require("session/load")?;
         self.open_existing(ClientMethod::LoadSession, session_id, cwd, mcp_servers)
     }
 
     /// Sends `session/resume` of `session_id`; only if the agent advertised
-    /// `sessionCapabilities.resume` ([`UsageError::CapabilityNotAdvertised`]).
+    /// `sessionCapabilities.resume` ([`UsageError::NotAdvertised`]).
     pub fn resume_session<M: Serialize + ?Sized>(
         &mut self,
         now: Instant,
@@ -403,9 +404,7 @@ impl<S: ClientStorage> ClientConnection<S> {
         mcp_servers: &M,
     ) -> Result<RequestId, UsageError> {
         self.core.begin_ready(now)?;
-        if !self.core.features.resume {
-            return Err(UsageError::CapabilityNotAdvertised);
-        }
+        self.core.require("session/resume")?;
         self.open_existing(ClientMethod::ResumeSession, session_id, cwd, mcp_servers)
     }
 
@@ -428,8 +427,9 @@ impl<S: ClientStorage> ClientConnection<S> {
 
     /// Sends `session/prompt` with `prompt` as the content blocks (anything that serializes
     /// as a JSON array of `ContentBlock`s). One turn per session
-    /// ([`UsageError::TurnInProgress`]). Answered by [`ClientEvent::TurnEnded`]; the prompt
-    /// deadline is [`ClientConfig::prompt_timeout`].
+    /// ([`UsageError::TurnInProgress`]). `image`, `audio` and `resource` blocks need the
+    /// agent's `promptCapabilities` ([`UsageError::NotAdvertised`], nothing sent). Answered
+    /// by [`ClientEvent::TurnEnded`]; the prompt deadline is [`ClientConfig::prompt_timeout`].
     pub fn prompt<P: Serialize + ?Sized>(
         &mut self,
         now: Instant,
@@ -509,6 +509,14 @@ impl<S: ClientStorage> ClientConnection<S> {
     /// Sends any other request (`authenticate`, `session/list`, `_agentao.cn/set_model`, an
     /// extension) after `initialize`. Answered by [`ClientEvent::Answered`] or
     /// [`ClientEvent::Failed`] with [`ClientMethod::Other`].
+    ///
+    /// An optional method the agent did not advertise is refused locally with
+    /// [`UsageError::NotAdvertised`] naming what it needs, and nothing is sent:
+    /// `session/load` (`loadSession`), `session/list`, `session/resume`, `session/close`,
+    /// `session/delete` (`sessionCapabilities.*`), `logout` (`auth.logout`), `authenticate`
+    /// (a non-empty `authMethods`) and `_agentao.cn/set_model` (listed in the agent's
+    /// `_meta` extensions); so is a `session/prompt` with image, audio or resource blocks the
+    /// agent's `promptCapabilities` do not allow, as with [`ClientConnection::prompt`].
     pub fn request<P: Serialize + ?Sized>(
         &mut self,
         now: Instant,
@@ -516,6 +524,7 @@ impl<S: ClientStorage> ClientConnection<S> {
         params: &P,
     ) -> Result<RequestId, UsageError> {
         self.core.begin_ready(now)?;
+        self.core.require(method)?;
         let out = Outgoing::new(ClientMethod::Other, None, self.core.config.request_timeout);
         send_named(&mut self.core, &mut self.transport, out, method, params)
     }
@@ -733,6 +742,7 @@ fn send_named<S: ClientStorage, P: Serialize + ?Sized>(
     let row = OurRequest {
         id,
         method: out.method,
+        empty_result: empty_result(name),
     };
     if core.requests.try_push(row).is_err() {
         let _ = core.pending.withdraw(id);
@@ -754,10 +764,24 @@ fn send_named<S: ClientStorage, P: Serialize + ?Sized>(
         core.forget(id);
         return Err(error);
     }
+    let before = transport.outbox_ref().len();
     let written = transport
         .outbox()
-        .push_line(|s| write_request(s, id.0, name, Some(params)));
-    if written.is_err() {
+        .push_line(|s| write_request(s, id.0, name, Some(params)))
+        .map_err(|_| UsageError::OutboxFull)
+        .and_then(|()| {
+            // Typed or through `request()`, a prompt carries only advertised content.
+            if name != "session/prompt" {
+                return Ok(());
+            }
+            let line = &transport.outbox_ref().pending()[before..];
+            let (allowed, written) = (core.prompt_content_advertised(line), line.len());
+            if allowed.is_err() {
+                transport.outbox().retract(written);
+            }
+            allowed
+        });
+    if let Err(error) = written {
         match (out.session_input, out.session) {
             (SessionStart::New | SessionStart::Existing, _) => {
                 let _ = core.sessions.handle(now, SessionInput::OpenFailed { req });
@@ -774,7 +798,7 @@ fn send_named<S: ClientStorage, P: Serialize + ?Sized>(
             _ => {}
         }
         core.forget(id);
-        return Err(UsageError::OutboxFull);
+        return Err(error);
     }
     Ok(id)
 }
@@ -791,6 +815,23 @@ fn write_cancel<O: crate::wire::frame::Storage>(outbox: &mut Outbox<O>, session:
             }),
         )
     });
+}
+
+/// Whether the result of `method` (a request a client sends) is an object whose members are
+/// all optional, so `{}` is a whole answer: a `null` result there is read as `{}` (some SDKs
+/// answer `null`; R-RPC-5). Without `alloc` the method table is not
+/// built, so the names are listed here; a test holds them to the table.
+pub fn empty_result(method: &str) -> bool {
+    matches!(
+        method,
+        "authenticate"
+            | "logout"
+            | "session/load"
+            | "session/resume"
+            | "session/close"
+            | "session/delete"
+            | "session/set_mode"
+    )
 }
 
 /// The id to echo, from the raw JSON text kept by the owed table.
@@ -861,6 +902,104 @@ impl<S: ClientStorage> Core<S> {
         }
     }
 
+    /// Whether the agent advertised what sending `method` needs (R-RPC-7: an agent answers
+    /// `-32601` for what it does not advertise, so asking is a local mistake).
+    fn require(&self, method: &str) -> Result<(), UsageError> {
+        let f = self.features;
+        let peer = self.handshake.peer();
+        let (advertised, method, needs) = match method {
+            "session/load" => (
+                peer.contains(Capabilities::LOAD_SESSION),
+                "session/load",
+                "agentCapabilities.loadSession",
+            ),
+            "session/list" => (
+                f.list,
+                "session/list",
+                "agentCapabilities.sessionCapabilities.list",
+            ),
+            "session/resume" => (
+                f.resume,
+                "session/resume",
+                "agentCapabilities.sessionCapabilities.resume",
+            ),
+            "session/close" => (
+                f.close,
+                "session/close",
+                "agentCapabilities.sessionCapabilities.close",
+            ),
+            "session/delete" => (
+                f.delete,
+                "session/delete",
+                "agentCapabilities.sessionCapabilities.delete",
+            ),
+            "logout" => (f.logout, "logout", "agentCapabilities.auth.logout"),
+            "authenticate" => (f.authenticate, "authenticate", "a non-empty authMethods"),
+            "_agentao.cn/set_model" => (
+                peer.contains(Capabilities::SET_MODEL),
+                "_agentao.cn/set_model",
+                "_agentao.cn/set_model in _meta[\"_agentao.cn/extensions\"]",
+            ),
+            _ => return Ok(()),
+        };
+        if advertised {
+            Ok(())
+        } else {
+            Err(UsageError::NotAdvertised { method, needs })
+        }
+    }
+
+    /// Whether every block of the `session/prompt` line we just wrote is of a type the agent
+    /// takes: `text` and `resource_link` always, `image`, `audio` and `resource` only when
+    /// advertised in `promptCapabilities` (R-TURN-1).
+    fn prompt_content_advertised(&self, line: &[u8]) -> Result<(), UsageError> {
+        let peer = self.handshake.peer();
+        let every = Capabilities::PROMPT_IMAGE
+            .with(Capabilities::PROMPT_AUDIO, true)
+            .with(Capabilities::PROMPT_EMBEDDED_CONTEXT, true);
+        if peer.contains(every) {
+            return Ok(());
+        }
+        let blocks = core::str::from_utf8(line)
+            .ok()
+            .and_then(|text| crate::wire::json::parse_value(text.trim_end()).ok())
+            .and_then(|request| peek::path(request, &["params", "prompt"]));
+        let Some(blocks) = blocks else {
+            return Ok(());
+        };
+        for block in blocks.elements() {
+            let Some(kind) = block.get_field("type").and_then(|t| t.as_str()) else {
+                continue;
+            };
+            let needed = [
+                (
+                    "image",
+                    Capabilities::PROMPT_IMAGE,
+                    "agentCapabilities.promptCapabilities.image",
+                ),
+                (
+                    "audio",
+                    Capabilities::PROMPT_AUDIO,
+                    "agentCapabilities.promptCapabilities.audio",
+                ),
+                (
+                    "resource",
+                    Capabilities::PROMPT_EMBEDDED_CONTEXT,
+                    "agentCapabilities.promptCapabilities.embeddedContext",
+                ),
+            ];
+            for (name, flag, needs) in needed {
+                if kind.eq_str(name) && !peer.contains(flag) {
+                    return Err(UsageError::NotAdvertised {
+                        method: "session/prompt",
+                        needs,
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// The busy gate for mode and config changes.
     fn configure(&mut self, session: &str, method: &str) -> Result<(), UsageError> {
         let now = self.clock.latest();
@@ -883,8 +1022,12 @@ impl<S: ClientStorage> Core<S> {
     }
 
     fn take_method(&mut self, id: RequestId) -> Option<ClientMethod> {
+        self.take_request(id).map(|r| r.method)
+    }
+
+    fn take_request(&mut self, id: RequestId) -> Option<OurRequest> {
         let index = self.requests.rows().iter().position(|r| r.id == id)?;
-        Some(self.requests.remove_at(index).method)
+        Some(self.requests.remove_at(index))
     }
 
     fn push(&mut self, event: ClientEvent) {
@@ -1065,8 +1208,14 @@ impl<S: ClientStorage> Core<S> {
                 self.violation(Violation::LateResponse { request: id });
             }
             ResponseVerdict::Settled(settled) => {
-                let method = self.take_method(settled.id).unwrap_or(ClientMethod::Other);
+                let row = self.take_request(settled.id);
+                let method = row.map_or(ClientMethod::Other, |r| r.method);
+                let empty_result = row.is_some_and(|r| r.empty_result);
                 let result = match response.outcome {
+                    // R-RPC-5: some SDKs answer `null` where `{}` is meant.
+                    Outcome::Result(result) if empty_result && result.is_null() => {
+                        Ok(RawValue::EMPTY_OBJECT)
+                    }
                     Outcome::Result(result) => Ok(result),
                     Outcome::Error(error) => Err(Failure::Error {
                         code: error.code,

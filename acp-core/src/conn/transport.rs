@@ -112,6 +112,11 @@ impl<S: Storage> Outbox<S> {
         self.len().saturating_add(n) <= self.limit
     }
 
+    /// Takes back the last `n` bytes pushed: a line a command wrote and then refused.
+    pub(crate) fn retract(&mut self, n: usize) {
+        self.end = self.end.saturating_sub(n).max(self.start);
+    }
+
     /// Appends one line written by `write` (which must write exactly one complete line, as
     /// every `wire::encode::write_*` function does). On any failure nothing is kept.
     pub fn push_line<F>(&mut self, write: F) -> Result<(), OutboxFull>

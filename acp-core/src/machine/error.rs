@@ -32,6 +32,14 @@ pub enum UsageError {
     TooManyInFlight,
     /// The peer did not advertise the capability this needs (e.g. `fs.readTextFile`).
     CapabilityNotAdvertised,
+    /// The agent did not advertise what the request needs, named in the message (e.g.
+    /// `session/list` without `agentCapabilities.sessionCapabilities.list`).
+    NotAdvertised {
+        /// The request's method (`session/prompt` for a content type).
+        method: &'static str,
+        /// What the agent would have had to advertise.
+        needs: &'static str,
+    },
     /// An id is longer than the fixed capacity used to store it.
     IdTooLong,
     /// The outbox is above its high-water mark (or full): write out pending bytes, then
@@ -51,7 +59,7 @@ pub enum UsageError {
 
 impl fmt::Display for UsageError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
+        let text = match self {
             Self::NotInitialized => "the initialize handshake has not completed",
             Self::UnknownSession => "unknown session",
             Self::SessionNotActive => "session is not active",
@@ -71,7 +79,14 @@ impl fmt::Display for UsageError {
             Self::WrongKind => "the answer does not fit the request's method",
             Self::OutboxFull => "the outbox is full; write out pending bytes first",
             Self::HandshakeFailed => "the initialize handshake failed",
-        })
+            Self::NotAdvertised { method, needs } => {
+                return write!(
+                    f,
+                    "{method} needs {needs}, which the agent did not advertise; nothing was sent"
+                );
+            }
+        };
+        f.write_str(text)
     }
 }
 

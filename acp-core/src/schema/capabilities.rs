@@ -49,6 +49,20 @@ pub struct ClientCapabilities {
         deserialize_with = "lenient::or_default"
     )]
     pub session: Option<ClientSessionCapabilities>,
+    /// The client shows `subagent_update`s and the messages of subagent sessions.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::or_default"
+    )]
+    pub subagents: Option<Marker>,
+    /// The client renders the `plan_update` and `plan_removed` updates (several plans, by id).
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::or_default"
+    )]
+    pub plan: Option<Marker>,
     /// Authentication features.
     #[serde(
         default,
@@ -366,6 +380,13 @@ pub struct SessionCapabilities {
         deserialize_with = "lenient::or_default"
     )]
     pub close: Option<Marker>,
+    /// `systemPrompt` on `session/new`, `session/load` and `session/resume`.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::or_default"
+    )]
+    pub system_prompt: Option<SessionSystemPromptCapabilities>,
     /// Extension data.
     #[serde(
         rename = "_meta",
@@ -440,4 +461,50 @@ impl AgentCapabilities {
     pub fn can_logout(&self) -> bool {
         self.auth.as_ref().is_some_and(|auth| auth.logout.is_some())
     }
+}
+
+/// `sessionCapabilities.systemPrompt`: the agent takes a `systemPrompt` when a session starts.
+/// Present means `append` is supported; `mode.override` adds `override`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct SessionSystemPromptCapabilities {
+    /// The modes beyond `append`.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::or_default"
+    )]
+    pub mode: Option<SessionSystemPromptModeCapabilities>,
+    /// Extension data.
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::meta"
+    )]
+    pub meta: Option<Meta>,
+}
+
+/// `sessionCapabilities.systemPrompt.mode`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct SessionSystemPromptModeCapabilities {
+    /// `mode: "override"` replaces the agent's own prompt.
+    #[serde(
+        rename = "override",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::or_default"
+    )]
+    pub override_: Option<Marker>,
+    /// Extension data.
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::meta"
+    )]
+    pub meta: Option<Meta>,
 }

@@ -51,6 +51,8 @@ fn decode_part<T: DeserializeOwned>(
                 "must be a JSON object",
             ));
         }
+        // R-RPC-5: `null` where `{}` is a whole answer reads as `{}`.
+        (Part::Result, Some("null") | None) if empty_result(method) => "{}",
         (_, Some(text)) => text,
         (Part::Result, None) => "null",
     };
@@ -60,6 +62,11 @@ fn decode_part<T: DeserializeOwned>(
         return decode_precisely(method, part, text);
     }
     serde_json::from_str::<T>(text).map_err(|fast| explain::<T>(method, part, text, &fast))
+}
+
+/// Whether `method`'s result is an object with only optional members.
+fn empty_result(method: &str) -> bool {
+    Method::from_name(method).is_some_and(Method::empty_result)
 }
 
 /// Decodes through the path-tracking pass only.

@@ -162,6 +162,26 @@ impl Method {
         self.name().starts_with("_agentao.cn/")
     }
 
+    /// Whether its result is an object whose members are all optional, so `{}` is a whole
+    /// answer: we always send at least `{}` there, and read a `null` result there as `{}`
+    /// (some SDKs answer `null`; R-RPC-5).
+    pub const fn empty_result(self) -> bool {
+        matches!(
+            self,
+            Method::Authenticate
+                | Method::Logout
+                | Method::SessionLoad
+                | Method::SessionResume
+                | Method::SessionClose
+                | Method::SessionDelete
+                | Method::SessionSetMode
+                | Method::FsWriteTextFile
+                | Method::TerminalWaitForExit
+                | Method::TerminalKill
+                | Method::TerminalRelease
+        )
+    }
+
     /// Whether `sender` may send it.
     pub fn sent_by(self, sender: Direction) -> bool {
         self.direction() == Direction::Both || self.direction() == sender

@@ -6,8 +6,9 @@ use alloc::vec::Vec;
 use serde::{Deserialize, Serialize};
 
 use super::config::SessionConfigOption;
+use super::content::ContentBlock;
 use super::initialize::empty_message;
-use super::lenient::{self, Meta};
+use super::lenient::{self, Meta, string_enum};
 use super::mcp::McpServer;
 
 /// `session/new` params. A missing `mcpServers` reads as `[]`.
@@ -27,6 +28,10 @@ pub struct NewSessionRequest {
     /// MCP servers to connect.
     #[serde(default)]
     pub mcp_servers: Vec<McpServer>,
+    /// Instructions for the session; only when the agent advertises
+    /// `sessionCapabilities.systemPrompt`. `null` reads as absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub system_prompt: Option<SystemPrompt>,
     /// Extension data.
     #[serde(
         rename = "_meta",
@@ -97,6 +102,10 @@ pub struct LoadSessionRequest {
     /// MCP servers to connect.
     #[serde(default)]
     pub mcp_servers: Vec<McpServer>,
+    /// Instructions for the session; only when the agent advertises
+    /// `sessionCapabilities.systemPrompt`. `null` reads as absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub system_prompt: Option<SystemPrompt>,
     /// Extension data.
     #[serde(
         rename = "_meta",
@@ -158,6 +167,10 @@ pub struct ResumeSessionRequest {
     /// MCP servers to connect.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub mcp_servers: Vec<McpServer>,
+    /// Instructions for the session; only when the agent advertises
+    /// `sessionCapabilities.systemPrompt`. `null` reads as absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub system_prompt: Option<SystemPrompt>,
     /// Extension data.
     #[serde(
         rename = "_meta",
@@ -393,5 +406,48 @@ impl SessionMode {
             description: Some(description.into()),
             meta: None,
         }
+    }
+}
+
+/// `systemPrompt` on `session/new`, `session/load` and `session/resume`: instructions the
+/// client gives the agent for the whole session.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct SystemPrompt {
+    /// How it combines with the agent's own instructions. An agent refuses a mode it does not
+    /// support rather than falling back to another.
+    pub mode: SystemPromptMode,
+    /// The prompt (`text` blocks; never empty).
+    pub content: Vec<ContentBlock>,
+    /// Extension data.
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::meta"
+    )]
+    pub meta: Option<Meta>,
+}
+
+impl SystemPrompt {
+    /// A prompt combined with the agent's instructions by `mode`.
+    pub fn new(mode: SystemPromptMode, content: Vec<ContentBlock>) -> Self {
+        Self {
+            mode,
+            content,
+            meta: None,
+        }
+    }
+}
+
+string_enum! {
+    /// How a [`SystemPrompt`] combines with the agent's own instructions; unknown modes are
+    /// kept (and refused by an agent that does not know them).
+    pub enum SystemPromptMode (open) {
+        /// Added after the agent's instructions.
+        Append = "append",
+        /// Replaces them (needs `sessionCapabilities.systemPrompt.mode.override`).
+        Override = "override",
     }
 }

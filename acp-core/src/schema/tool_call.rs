@@ -74,6 +74,13 @@ pub struct ToolCall {
     pub tool_call_id: String,
     /// A human title.
     pub title: String,
+    /// The tool's own name (e.g. `read_file`), beside the human title.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::opt"
+    )]
+    pub name: Option<String>,
     /// `None` (absent) means `other`; see [`ToolCall::kind`].
     #[serde(
         default,
@@ -168,6 +175,13 @@ pub struct ToolCallUpdate {
         deserialize_with = "lenient::opt"
     )]
     pub title: Option<String>,
+    /// New tool name.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::opt"
+    )]
+    pub name: Option<String>,
     /// Replaces the content.
     #[serde(
         default,
@@ -218,12 +232,15 @@ pub enum ToolCallContent {
     Diff(Diff),
     /// `type: "terminal"`: a live terminal.
     Terminal(TerminalContent),
+    /// `type: "session"`: another session (a subagent's) doing the call's work.
+    Session(SessionReference),
 }
 
 tagged_union!(ToolCallContent, "type", {
     Content(ToolContent) = "content",
     Diff(Diff) = "diff",
     Terminal(TerminalContent) = "terminal",
+    Session(SessionReference) = "session",
 });
 
 /// `type: "content"` inside tool call content (the schema's `Content`).
@@ -294,6 +311,34 @@ pub struct TerminalContent {
         deserialize_with = "lenient::meta"
     )]
     pub meta: Option<Meta>,
+}
+
+/// `type: "session"`: points at a session (usually a subagent's) whose updates show the
+/// call's progress.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct SessionReference {
+    /// The session's id.
+    pub session_id: String,
+    /// Extension data.
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::meta"
+    )]
+    pub meta: Option<Meta>,
+}
+
+impl SessionReference {
+    /// A reference to `session_id`.
+    pub fn new(session_id: impl Into<String>) -> Self {
+        Self {
+            session_id: session_id.into(),
+            meta: None,
+        }
+    }
 }
 
 /// A file location a tool call touches.

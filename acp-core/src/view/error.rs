@@ -14,11 +14,12 @@ pub const MAX_PATH_SEGMENTS: usize = 8;
 
 /// Every member name a view reads, so a path segment fits in two bytes: decode results stay
 /// small, which keeps the hot, successful path fast.
-const KEYS: [&str; 55] = [
+const KEYS: [&str; 63] = [
     "_meta",
     "additionalDirectories",
     "agentCapabilities",
     "agentInfo",
+    "amount",
     "annotations",
     "args",
     "authMethods",
@@ -27,6 +28,8 @@ const KEYS: [&str; 55] = [
     "clientInfo",
     "command",
     "content",
+    "cost",
+    "currency",
     "cwd",
     "data",
     "description",
@@ -48,6 +51,8 @@ const KEYS: [&str; 55] = [
     "options",
     "outcome",
     "path",
+    "plan",
+    "planId",
     "priority",
     "prompt",
     "protocolVersion",
@@ -56,6 +61,7 @@ const KEYS: [&str; 55] = [
     "resource",
     "sessionId",
     "sessionUpdate",
+    "severity",
     "size",
     "status",
     "stopReason",
@@ -66,8 +72,10 @@ const KEYS: [&str; 55] = [
     "toolCallId",
     "type",
     "update",
+    "updatedAt",
     "uri",
     "url",
+    "used",
     "value",
     "version",
 ];

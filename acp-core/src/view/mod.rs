@@ -8,9 +8,10 @@
 //! Covered: `initialize` (params and result), `session/new` (params with the MCP servers, and
 //! the new session's id), `session/prompt`
 //! (params with text, resource link and the other blocks; result with the stop reason),
-//! `session/cancel`, `session/update` with message and thought chunks, tool calls, tool call
-//! updates and plans (other kinds pass through raw, unknown kinds as
-//! [`SessionUpdateView::Unknown`]), and `session/request_permission` (params, and the result in
+//! `session/cancel`, `session/update` with message, thought and session message chunks (with
+//! their `messageId`), tool calls, tool call updates, plans (`plan`, and `plan_update` /
+//! `plan_removed` by id), `session_info_update`, `usage_update` and `notice` (other kinds pass
+//! through raw, unknown kinds as [`SessionUpdateView::Unknown`]), and `session/request_permission` (params, and the result in
 //! both its nested and its flat shape). Every other method is [`ViewErrorKind::NoView`]; decode
 //! those with the owned types of `crate::schema` (under `alloc`).
 //!
@@ -55,6 +56,7 @@ mod mcp;
 #[cfg(feature = "alloc")]
 mod owned;
 mod permission;
+mod progress;
 mod read;
 mod session;
 mod update;
@@ -75,6 +77,10 @@ pub use mcp::{McpServerView, McpServers, McpTransport, NewSessionRequestView};
 pub use permission::{
     PermissionOptionView, PermissionOptions, PermissionOutcomeView, RequestPermissionResponseView,
     RequestPermissionView,
+};
+pub use progress::{
+    CostView, NoticeView, PlanBodyView, PlanRemovedView, PlanUpdateView, SessionInfoUpdateView,
+    UsageUpdateView,
 };
 pub use session::{
     CancelView, NewSessionResponseView, PromptBlocks, PromptRequestView, PromptResponseView,

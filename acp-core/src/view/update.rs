@@ -1,11 +1,15 @@
 //! `session/update`, borrowed: message and thought chunks, tool calls, tool call updates and
-//! plans. Other kinds are passed through raw.
+//! plans, and the dispatch to the kinds of [`super::progress`]. Other kinds are passed through
+//! raw.
 
 use crate::wire::{JsonStr, RawValue};
 
 use super::content::ContentBlockView;
 use super::enums::{PlanEntryPriority, PlanEntryStatus, ToolCallStatus, ToolKind};
 use super::error::{Detail, Fault};
+use super::progress::{
+    NoticeView, PlanRemovedView, PlanUpdateView, SessionInfoUpdateView, UsageUpdateView,
+};
 use super::read::{
     EMPTY_OBJECT, ItemsAt, Read, any_value, dropped, fill, fill_string, first_member, key_name,
     leading_tag, lenient_array, lenient_object, lenient_str, members, members_after, next_member,
@@ -114,8 +118,21 @@ pub enum SessionUpdateView<'a> {
     ToolCallUpdate(ToolCallUpdateView<'a>),
     /// The whole current plan.
     Plan(PlanView<'a>),
+    /// One plan, by id (`plan_update`).
+    PlanUpdate(PlanUpdateView<'a>),
+    /// A plan, by id, is gone (`plan_removed`).
+    PlanRemoved(PlanRemovedView<'a>),
+    /// The session's title or timestamp changed (`session_info_update`).
+    SessionInfoUpdate(SessionInfoUpdateView<'a>),
+    /// Context window use and cost (`usage_update`).
+    UsageUpdate(UsageUpdateView<'a>),
+    /// A message for the user outside the conversation (`notice`).
+    Notice(NoticeView<'a>),
+    /// A chunk of a message between sessions (`session_message_chunk`); its `message_id` is
+    /// always there.
+    SessionMessageChunk(ContentChunkView<'a>),
     /// A kind the owned types know but the views do not look into (`available_commands_update`,
-    /// `current_mode_update`, `usage_update`, …): its name and the whole object, unchecked.
+    /// `current_mode_update`, `subagent_update`, …): its name and the whole object, unchecked.
     Other {
         /// The `sessionUpdate` value.
         kind: &'static str,
@@ -137,34 +154,39 @@ const IN_PLACE_KINDS: [&str; 5] = [
 ];
 
 /// The kinds the owned types decode that the views pass through as [`SessionUpdateView::Other`].
-const OTHER_KINDS: [&str; 8] = [
+const OTHER_KINDS: [&str; 7] = [
     "available_commands_update",
     "current_mode_update",
     "config_option_update",
-    "session_info_update",
-    "usage_update",
-    "notice",
     "compaction_update",
     "compaction_summary_chunk",
+    "subagent_update",
+    "session_message",
 ];
 
 impl<'a> SessionUpdateView<'a> {
-    /// Every `sessionUpdate` value that is not [`SessionUpdateView::Unknown`].
-    pub const KNOWN: [&'static str; 14] = [
+    /// Every `sessionUpdate` value that is not [`SessionUpdateView::Unknown`], in the owned
+    /// `SessionUpdate::KNOWN` order.
+    pub const KNOWN: [&'static str; 19] = [
         "user_message_chunk",
         "agent_message_chunk",
         "agent_thought_chunk",
         "tool_call",
         "tool_call_update",
         "plan",
-        OTHER_KINDS[0],
-        OTHER_KINDS[1],
-        OTHER_KINDS[2],
-        OTHER_KINDS[3],
-        OTHER_KINDS[4],
-        OTHER_KINDS[5],
-        OTHER_KINDS[6],
-        OTHER_KINDS[7],
+        "available_commands_update",
+        "current_mode_update",
+        "config_option_update",
+        "session_info_update",
+        "usage_update",
+        "notice",
+        "compaction_update",
+        "compaction_summary_chunk",
+        "plan_update",
+        "plan_removed",
+        "subagent_update",
+        "session_message",
+        "session_message_chunk",
     ];
 
     /// Reads the update starting at `text[start]` into `self`, in place when its tag comes
@@ -225,6 +247,18 @@ impl<'a> SessionUpdateView<'a> {
             "tool_call" => Self::ToolCall(ToolCallView::read(update)?),
             "tool_call_update" => Self::ToolCallUpdate(ToolCallUpdateView::read(update)?),
             "plan" => Self::Plan(PlanView::read(update)?),
+            "plan_update" => Self::PlanUpdate(PlanUpdateView::read(update)?),
+            "plan_removed" => Self::PlanRemoved(PlanRemovedView::read(update)?),
+            "session_info_update" => Self::SessionInfoUpdate(SessionInfoUpdateView::read(update)?),
+            "usage_update" => Self::UsageUpdate(UsageUpdateView::read(update)?),
+            "notice" => Self::Notice(NoticeView::read(update)?),
+            "session_message_chunk" => {
+                let chunk = ContentChunkView::read(update)?;
+                if chunk.message_id.is_none() {
+                    return Err(message_id_fault(update));
+                }
+                Self::SessionMessageChunk(chunk)
+            }
             other => match OTHER_KINDS.iter().find(|known| **known == other) {
                 Some(kind) => Self::Other { kind, raw: update },
                 None => Self::Unknown(update),
@@ -241,6 +275,12 @@ impl<'a> SessionUpdateView<'a> {
             Self::ToolCall(_) => "tool_call",
             Self::ToolCallUpdate(_) => "tool_call_update",
             Self::Plan(_) => "plan",
+            Self::PlanUpdate(_) => "plan_update",
+            Self::PlanRemoved(_) => "plan_removed",
+            Self::SessionInfoUpdate(_) => "session_info_update",
+            Self::UsageUpdate(_) => "usage_update",
+            Self::Notice(_) => "notice",
+            Self::SessionMessageChunk(_) => "session_message_chunk",
             Self::Other { kind, .. } => kind,
             Self::Unknown(raw) => raw
                 .get_field("sessionUpdate")
@@ -344,6 +384,8 @@ pub struct ToolCallView<'a> {
     pub tool_call_id: JsonStr<'a>,
     /// A human title.
     pub title: JsonStr<'a>,
+    /// The tool's own name, when a string.
+    pub name: Option<JsonStr<'a>>,
     /// The kind as sent; absent means `other` (see [`ToolCallView::kind`]).
     pub kind: Option<ToolKind<'a>>,
     /// The status as sent; absent means `pending` (see [`ToolCallView::status`]).
@@ -361,7 +403,7 @@ pub struct ToolCallView<'a> {
 }
 
 /// The members of a tool call (the owned fast path reads the same ones).
-pub(super) const TOOL_CALL_KEYS: [&str; 9] = [
+pub(super) const TOOL_CALL_KEYS: [&str; 10] = [
     "toolCallId",
     "title",
     "kind",
@@ -371,6 +413,7 @@ pub(super) const TOOL_CALL_KEYS: [&str; 9] = [
     "rawInput",
     "rawOutput",
     "_meta",
+    "name",
 ];
 
 /// Where `content` sits in [`TOOL_CALL_KEYS`].
@@ -381,7 +424,7 @@ pub(super) const CONTENT: usize = 4;
 /// (most often the only one: a diff, with both texts) is read on the way rather than
 /// skipped now and read again when iterated.
 struct ToolCallMembers<'a> {
-    slots: [Option<RawValue<'a>>; 9],
+    slots: [Option<RawValue<'a>>; 10],
     first: Option<FirstItem<'a>>,
 }
 
@@ -402,7 +445,7 @@ impl<'a> ToolCallMembers<'a> {
 
     fn none() -> Self {
         ToolCallMembers {
-            slots: [None; 9],
+            slots: [None; 10],
             first: None,
         }
     }
@@ -470,10 +513,12 @@ impl<'a> ToolCallView<'a> {
             raw_input,
             raw_output,
             meta,
+            name,
         ] = members.slots;
         Ok(Self {
             tool_call_id: required_str(id, "toolCallId")?,
             title: required_str(title, "title")?,
+            name: lenient_str(name),
             kind: ToolKind::lenient(kind),
             status: ToolCallStatus::lenient(status),
             content: ToolCallContents::new(lenient_array(content), first),
@@ -508,6 +553,8 @@ pub struct ToolCallUpdateView<'a> {
     pub status: Option<ToolCallStatus>,
     /// New title.
     pub title: Option<JsonStr<'a>>,
+    /// New tool name.
+    pub name: Option<JsonStr<'a>>,
     /// Replaces the content, when an array.
     pub content: Option<ToolCallContents<'a>>,
     /// Replaces the locations, when an array.
@@ -550,12 +597,14 @@ impl<'a> ToolCallUpdateView<'a> {
             raw_input,
             raw_output,
             meta,
+            name,
         ] = members.slots;
         Ok(Self {
             tool_call_id: required_str(id, "toolCallId")?,
             kind: ToolKind::lenient(kind),
             status: ToolCallStatus::lenient(status),
             title: lenient_str(title),
+            name: lenient_str(name),
             content: lenient_array(content).map(|c| ToolCallContents::new(Some(c), first)),
             locations: lenient_array(locations).map(|l| Locations(Some(l))),
             raw_input: any_value(raw_input),
@@ -594,6 +643,13 @@ pub enum ToolCallContentView<'a> {
         /// Extension data, when an object.
         meta: Option<RawValue<'a>>,
     },
+    /// `type: "session"`: a session (a subagent's) doing the call's work.
+    Session {
+        /// The session's id.
+        session_id: JsonStr<'a>,
+        /// Extension data, when an object.
+        meta: Option<RawValue<'a>>,
+    },
 }
 
 impl<'a> ToolCallContentView<'a> {
@@ -626,10 +682,16 @@ impl<'a> ToolCallContentView<'a> {
                 terminal_id: required_str(terminal_id, "terminalId")?,
                 meta: lenient_object(meta),
             })
+        } else if tag.eq_str("session") {
+            let [session_id, meta] = members(value, ["sessionId", "_meta"])?;
+            Ok(Self::Session {
+                session_id: required_str(session_id, "sessionId")?,
+                meta: lenient_object(meta),
+            })
         } else {
             // Closed union: the owned types name the object, not its tag.
             Err(Fault::here(Detail::OneOf {
-                expected: &["content", "diff", "terminal"],
+                expected: &["content", "diff", "terminal", "session"],
                 got: tag,
             }))
         }
@@ -862,4 +924,14 @@ impl<'a> PlanEntryView<'a> {
             meta: lenient_object(meta),
         })
     }
+}
+
+/// Why a `session_message_chunk` has no `messageId`: absent, or not a string.
+#[cold]
+fn message_id_fault(update: RawValue<'_>) -> Fault<'_> {
+    let detail = match update.get_field("messageId") {
+        Some(_) => Detail::MustBe("a string"),
+        None => Detail::Required,
+    };
+    Fault::field("messageId", detail)
 }

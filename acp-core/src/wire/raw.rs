@@ -15,6 +15,9 @@ impl<'a> RawValue<'a> {
         Self(text)
     }
 
+    /// `{}`: what an absent or `null` object reads as where that is allowed.
+    pub const EMPTY_OBJECT: RawValue<'static> = RawValue("{}");
+
     /// The JSON text of the value.
     pub const fn get(&self) -> &'a str {
         self.0

@@ -18,14 +18,16 @@ use acp_core::machine::Ticket;
 use acp_core::machine::turn::StopReason;
 use acp_core::schema::{
     CloseSessionResponse, ContentBlock, DeleteSessionResponse, ListSessionsRequest,
-    LoadSessionResponse, NewSessionResponse, SessionUpdate,
+    LoadSessionResponse, NewSessionResponse, SessionUpdate, SystemPrompt,
 };
 use acp_core::wire::ErrorCode;
 use serde::Deserialize;
 
 use super::{AgentApp, Workspace};
 use crate::agent::backend::Backend;
-use crate::agent::sessions::check_cwd;
+use crate::agent::sessions::{
+    CwdKind, check_additional_directories, check_cwd, check_system_prompt,
+};
 use crate::store::{SessionHistory, StoreError, StoreWarning, replay};
 
 /// Most working directories remembered for `session/list` and `session/delete` without a
@@ -51,15 +53,49 @@ pub(super) struct Load {
     pub(super) ticket: Ticket,
     session: String,
     cwd: String,
+    /// The session's additional directories, decided when the request came.
+    directories: Vec<String>,
+    /// The session's system prompt, decided when the request came.
+    system_prompt: Option<String>,
     updates: VecDeque<SessionUpdate>,
     history: SessionHistory,
+}
+
+/// What a client asked for when it reopens a session (checked already): each replaces what
+/// was stored, and what it leaves out comes back from the stored session.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Requested<'a> {
+    /// `additionalDirectories`: a non-empty list is the complete list.
+    pub(super) directories: &'a [String],
+    /// `systemPrompt`'s text.
+    pub(super) system_prompt: Option<&'a str>,
 }
 
 /// The part of `session/load` and `session/resume` params this side needs (the connection
 /// has validated the rest).
 #[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
 struct CwdParam {
     cwd: String,
+    /// Read like the schema says: not an array means none, items that are not strings are
+    /// skipped.
+    #[serde(default)]
+    additional_directories: Option<serde_json::Value>,
+    /// Decoded by the connection already; `null` is absent.
+    #[serde(default)]
+    system_prompt: Option<SystemPrompt>,
+}
+
+impl CwdParam {
+    fn additional_directories(&self) -> Vec<String> {
+        match &self.additional_directories {
+            Some(serde_json::Value::Array(items)) => items
+                .iter()
+                .filter_map(|item| item.as_str().map(str::to_owned))
+                .collect(),
+            _ => Vec::new(),
+        }
+    }
 }
 
 impl Persistence {
@@ -134,6 +170,10 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
         history.end_turn(stored_stop(stop));
         history.model.clone_from(&state.model);
         history.mode = Some(state.mode_id.clone());
+        history
+            .additional_directories
+            .clone_from(&state.additional_directories);
+        history.system_prompt.clone_from(&state.system_prompt);
         match self.workspace.save_session(&state.cwd, history) {
             Ok(saved) => {
                 log_warnings(&saved.warnings);
@@ -145,9 +185,39 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
         }
     }
 
+    /// The additional directories a reopened session gets: the request's list when it has
+    /// one (it is the complete list), else the stored list, without the directories that
+    /// are gone since (R-SESSION-4: saved with the session, restored on load).
+    fn reopened_directories(&self, requested: &[String], stored: &[String]) -> Vec<String> {
+        if !requested.is_empty() {
+            return requested.to_vec();
+        }
+        stored
+            .iter()
+            .filter(|dir| {
+                let usable = std::path::Path::new(dir).is_absolute()
+                    && self.workspace.cwd_kind(dir) == CwdKind::Directory;
+                if !usable {
+                    tracing::warn!(
+                        directory = dir.as_str(),
+                        "stored additional directory is gone; not restored"
+                    );
+                }
+                usable
+            })
+            .cloned()
+            .collect()
+    }
+
     /// `--resume`: answers the first `session/new` with the stored session. Returns whether
     /// it did; `false` means: open a fresh session (the reason is logged).
-    pub(super) fn resume_session(&mut self, ticket: Ticket, cwd: &str, selector: &str) -> bool {
+    pub(super) fn resume_session(
+        &mut self,
+        ticket: Ticket,
+        cwd: &str,
+        requested: Requested<'_>,
+        selector: &str,
+    ) -> bool {
         let wanted = (!selector.is_empty()).then_some(selector);
         let loaded = match self.workspace.load_session(cwd, wanted) {
             Ok(loaded) => loaded,
@@ -159,7 +229,12 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
             }
         };
         log_warnings(&loaded.warnings);
-        let history = loaded.history;
+        let mut history = loaded.history;
+        history.additional_directories =
+            self.reopened_directories(requested.directories, &history.additional_directories);
+        if let Some(prompt) = requested.system_prompt {
+            history.system_prompt = Some(prompt.to_owned());
+        }
         let id = history.session_id().to_owned();
         if self.sessions.get(&id).is_some() || self.conn.session(&id).is_some() {
             tracing::warn!(
@@ -171,6 +246,12 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
         let stored = self
             .sessions
             .open_stored(&id, cwd, history.mode.as_deref(), &history.model);
+        if let Some(session) = self.sessions.get_mut(&id) {
+            session
+                .additional_directories
+                .clone_from(&history.additional_directories);
+            session.system_prompt.clone_from(&history.system_prompt);
+        }
         let mut answer = NewSessionResponse::default();
         answer.session_id = id.clone();
         answer.modes = stored.modes;
@@ -188,6 +269,7 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
         );
         self.persist.opened(history, cwd);
         self.first_session(cwd);
+        self.session_opened(&id);
         true
     }
 
@@ -204,8 +286,11 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
         } else {
             "session/load"
         };
-        let cwd = match serde_json::from_str::<CwdParam>(params) {
-            Ok(param) => param.cwd,
+        let (cwd, requested, prompt) = match serde_json::from_str::<CwdParam>(params) {
+            Ok(param) => {
+                let requested = param.additional_directories();
+                (param.cwd, requested, param.system_prompt)
+            }
             Err(error) => {
                 let message = format!("Invalid params: {method}.cwd: {error}");
                 let _ = self
@@ -214,11 +299,26 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
                 return;
             }
         };
-        if let Err(refusal) = check_cwd(&cwd, self.workspace.cwd_kind(&cwd)) {
-            tracing::info!(code = refusal.code.0, method, "refused");
-            let _ = self.conn.reject(ticket, refusal.code, &refusal.message);
-            return;
-        }
+        let checked = check_cwd(&cwd, self.workspace.cwd_kind(&cwd))
+            .and_then(|()| {
+                check_additional_directories(method, &requested, |path| {
+                    self.workspace.cwd_kind(path)
+                })
+            })
+            .and_then(|()| {
+                prompt
+                    .as_ref()
+                    .map(|prompt| check_system_prompt(method, prompt))
+                    .transpose()
+            });
+        let system_prompt = match checked {
+            Ok(system_prompt) => system_prompt,
+            Err(refusal) => {
+                tracing::info!(code = refusal.code.0, method, "refused");
+                let _ = self.conn.reject(ticket, refusal.code, &refusal.message);
+                return;
+            }
+        };
         let loaded = match self.workspace.load_session(&cwd, Some(session)) {
             Ok(loaded) => loaded,
             Err(error) => {
@@ -230,6 +330,9 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
             }
         };
         log_warnings(&loaded.warnings);
+        let directories =
+            self.reopened_directories(&requested, &loaded.history.additional_directories);
+        let system_prompt = system_prompt.or_else(|| loaded.history.system_prompt.clone());
         let updates = if resume {
             VecDeque::new()
         } else {
@@ -246,6 +349,8 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
             ticket,
             session: session.to_owned(),
             cwd,
+            directories,
+            system_prompt,
             updates,
             history: loaded.history,
         });
@@ -284,7 +389,9 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
             ticket,
             session,
             cwd,
-            history,
+            directories,
+            system_prompt,
+            mut history,
             ..
         } = load;
         // A reloaded session starts over: no turn, no remembered permission answers.
@@ -292,6 +399,12 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
         let answer: LoadSessionResponse =
             self.sessions
                 .open_stored(&session, &cwd, history.mode.as_deref(), &history.model);
+        if let Some(state) = self.sessions.get_mut(&session) {
+            state.additional_directories.clone_from(&directories);
+            state.system_prompt.clone_from(&system_prompt);
+        }
+        history.additional_directories = directories;
+        history.system_prompt = system_prompt;
         match self.conn.accept_load(ticket, &answer) {
             Ok(()) => {
                 tracing::info!(
@@ -301,6 +414,7 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
                 );
                 self.persist.opened(history, &cwd);
                 self.first_session(&cwd);
+                self.session_opened(&session);
             }
             Err(error) => {
                 tracing::warn!(session = session.as_str(), %error, "load answer not sent");

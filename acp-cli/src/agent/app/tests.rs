@@ -11,6 +11,7 @@ use acp_core::conn::agent::Limits;
 use super::{AgentApp, Notice, Workspace, agent_config};
 use crate::agent::sessions::{CwdKind, SessionTable};
 use crate::demo::DemoBackend;
+use crate::demo::paths::Roots;
 use crate::store::{Deleted, Loaded, Saved, SessionHistory, SessionPage, StoreError};
 use acp_core::schema::ListSessionsRequest;
 
@@ -35,14 +36,14 @@ impl Workspace for FakeWorkspace {
         }
     }
 
-    fn read(&self, _cwd: &str, path: &str) -> Result<String, String> {
+    fn read(&self, _roots: Roots<'_>, path: &str) -> Result<String, String> {
         self.files
             .get(path)
             .cloned()
             .ok_or_else(|| format!("cannot read '{path}': not found"))
     }
 
-    fn write(&self, _cwd: &str, path: &str, content: &str) -> Result<(), String> {
+    fn write(&self, _roots: Roots<'_>, path: &str, content: &str) -> Result<(), String> {
         self.writes
             .borrow_mut()
             .push((path.to_owned(), content.to_owned()));
@@ -218,7 +219,13 @@ fn a_sleep_is_a_deadline_on_the_clock() {
     let mut app = app_with(Limits::default(), workspace());
     open_session(&mut app);
     let out = exchange(&mut app, 1000, &prompt("/sleep 250\\n/echo awake"));
-    assert_eq!(out, "");
+    assert_eq!(
+        out,
+        format!(
+            "{{\"jsonrpc\":\"2.0\",\"method\":\"session/update\",\"params\":{{\"sessionId\":\"{SID}\",\"update\":{{\"sessionUpdate\":\"session_info_update\",\"title\":\"/sleep 250\"}}}}}}\n"
+        ),
+        "only the first prompt's title before the sleep"
+    );
     assert_eq!(app.poll_timeout(), Some(Instant(1250)));
     app.handle_timeout(Instant(1249));
     assert_eq!(take_output(&mut app), "");
@@ -378,6 +385,386 @@ fn a_long_replay_waits_for_the_client_to_read_and_the_answer_comes_last() {
     assert_eq!(replayed, 2000);
     assert!(answer.contains("\"configOptions\""), "{answer}");
     assert!(answer.contains("\"modes\""), "{answer}");
+}
+
+/// The `sessionUpdate` tag of each line of `out` (`-` for lines that are not updates), with
+/// the id of each answer: a transcript's shape.
+fn shape(out: &str) -> Vec<String> {
+    out.lines()
+        .map(|line| {
+            let value: serde_json::Value = serde_json::from_str(line).expect("JSON");
+            match (&value["params"]["update"]["sessionUpdate"], &value["id"]) {
+                (serde_json::Value::String(tag), _) => tag.clone(),
+                (_, serde_json::Value::Number(id)) => format!("answer {id}"),
+                _ => format!("- {line}"),
+            }
+        })
+        .collect()
+}
+
+/// The first line of `out` whose update is `tag`, parsed.
+fn update_of(out: &str, tag: &str) -> serde_json::Value {
+    out.lines()
+        .map(|line| serde_json::from_str::<serde_json::Value>(line).expect("JSON"))
+        .find(|v| v["params"]["update"]["sessionUpdate"] == tag)
+        .unwrap_or_else(|| panic!("no {tag} in {out}"))
+}
+
+#[test]
+fn every_opened_session_is_told_the_commands_right_after_its_answer() {
+    let mut app = app_with(Limits::default(), workspace());
+    let out = exchange(
+        &mut app,
+        0,
+        concat!(
+            r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}"#,
+            "\n",
+            r#"{"jsonrpc":"2.0","id":2,"method":"session/new","params":{"cwd":"/p","mcpServers":[]}}"#,
+            "\n",
+        ),
+    );
+    assert_eq!(
+        shape(&out),
+        ["answer 1", "answer 2", "available_commands_update"]
+    );
+    let update = update_of(&out, "available_commands_update");
+    assert_eq!(update["params"]["sessionId"], SID);
+    let commands = update["params"]["update"]["availableCommands"]
+        .as_array()
+        .expect("a list");
+    let names: Vec<&str> = commands.iter().filter_map(|c| c["name"].as_str()).collect();
+    let expected: Vec<&str> = crate::demo::script::COMMANDS
+        .iter()
+        .map(|c| c.name)
+        .collect();
+    assert_eq!(names, expected);
+    assert_eq!(
+        commands[0],
+        serde_json::json!({"name":"echo","description":"Send TEXT back as one message chunk","input":{"hint":"TEXT"}})
+    );
+
+    // A finished turn is saved; loading and resuming it are announced the same way.
+    exchange(&mut app, 0, &prompt("hello"));
+    for (id, method) in [(5, "session/load"), (6, "session/resume")] {
+        let close = format!(
+            "{{\"jsonrpc\":\"2.0\",\"id\":{},\"method\":\"session/close\",\"params\":{{\"sessionId\":\"{SID}\"}}}}\n",
+            id + 10
+        );
+        exchange(&mut app, 0, &close);
+        let open = format!(
+            "{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"{method}\",\"params\":{{\"sessionId\":\"{SID}\",\"cwd\":\"/p\",\"mcpServers\":[]}}}}\n"
+        );
+        let out = exchange(&mut app, 0, &open);
+        let shape = shape(&out);
+        assert_eq!(
+            shape[shape.len() - 2..],
+            [
+                format!("answer {id}"),
+                "available_commands_update".to_owned()
+            ],
+            "{method}: {out}"
+        );
+    }
+}
+
+#[test]
+fn a_turn_closes_with_its_usage_before_the_answer_and_only_the_first_is_titled() {
+    let mut app = app_with(Limits::default(), workspace());
+    open_session(&mut app);
+    let out = exchange(&mut app, 0, &prompt("Fix the build\\n/echo ok"));
+    assert_eq!(
+        shape(&out),
+        [
+            "session_info_update",
+            "agent_message_chunk",
+            "agent_message_chunk",
+            "usage_update",
+            "answer 3"
+        ]
+    );
+    assert_eq!(
+        update_of(&out, "session_info_update")["params"]["update"],
+        serde_json::json!({"sessionUpdate":"session_info_update","title":"Fix the build"})
+    );
+    // "Fix the build\n/echo ok" (22 bytes) and "Fix the build" echoed, "ok" sent.
+    assert_eq!(
+        update_of(&out, "usage_update")["params"]["update"],
+        serde_json::json!({"sessionUpdate":"usage_update","used":37,"size":1000000})
+    );
+    let next = prompt("again").replace("\"id\":3", "\"id\":4");
+    let out = exchange(&mut app, 0, &next);
+    assert_eq!(
+        shape(&out),
+        ["agent_message_chunk", "usage_update", "answer 4"]
+    );
+    assert_eq!(
+        update_of(&out, "usage_update")["params"]["update"]["used"],
+        37 + 5 + 5
+    );
+}
+
+/// `session/new` in `/p` with these `additionalDirectories` (a JSON array).
+fn new_with_directories(id: u64, directories: &str) -> String {
+    format!(
+        "{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"session/new\",\"params\":{{\"cwd\":\"/p\",\"additionalDirectories\":{directories},\"mcpServers\":[]}}}}\n"
+    )
+}
+
+fn initialized() -> App {
+    let mut ws = workspace();
+    ws.dirs.push("/data");
+    ws.files.insert("/etc/hosts".into(), "x".into());
+    ws.files.insert("/data/a.txt".into(), "shared".into());
+    let mut app = app_with(Limits::default(), ws);
+    exchange(
+        &mut app,
+        0,
+        "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":1}}\n",
+    );
+    app
+}
+
+#[test]
+fn additional_directories_that_are_relative_or_missing_are_refused_with_their_index() {
+    let mut app = initialized();
+    for (directories, message) in [
+        (
+            r#"["x"]"#,
+            "Invalid params: session/new.additionalDirectories[0] must be an absolute path, got 'x'",
+        ),
+        (
+            r#"["/data","/gone"]"#,
+            "Invalid params: session/new.additionalDirectories[1] does not exist: '/gone'",
+        ),
+        (
+            r#"["/etc/hosts"]"#,
+            "Invalid params: session/new.additionalDirectories[0] is not a directory: '/etc/hosts'",
+        ),
+    ] {
+        let out = exchange(&mut app, 0, &new_with_directories(2, directories));
+        assert_eq!(
+            out,
+            format!(
+                "{{\"jsonrpc\":\"2.0\",\"id\":2,\"error\":{{\"code\":-32602,\"message\":\"{message}\"}}}}\n"
+            )
+        );
+    }
+    assert_eq!(app.sessions.len(), 0, "no session was opened");
+}
+
+#[test]
+fn additional_directories_are_inside_the_session_saved_and_restored_on_load() {
+    let mut app = initialized();
+    let out = exchange(&mut app, 0, &new_with_directories(2, r#"["/data"]"#));
+    assert!(out.contains(SID), "{out}");
+    assert_eq!(
+        app.sessions.get(SID).unwrap().additional_directories,
+        ["/data"]
+    );
+    let mut state = app.sessions.get(SID).cloned().expect("session");
+    state.set_mode("full-access");
+    *app.sessions.get_mut(SID).expect("session") = state;
+    let out = exchange(
+        &mut app,
+        0,
+        &prompt("/read /data/a.txt\\n/read /elsewhere/b.txt"),
+    );
+    assert!(out.contains("Read 6 bytes from /data/a.txt"), "{out}");
+    assert!(
+        out.contains(
+            "Error: '/elsewhere/b.txt' is outside the session cwd '/p' and its additional directories"
+        ),
+        "{out}"
+    );
+    let saved = app.workspace.saved.borrow()[&("/p".to_owned(), SID.to_owned())].clone();
+    assert_eq!(
+        saved.additional_directories,
+        ["/data"],
+        "saved with the session"
+    );
+
+    // Loaded without a list: the stored one comes back. With a list: that list replaces it.
+    let close = |id: u64| {
+        format!(
+            "{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"session/close\",\"params\":{{\"sessionId\":\"{SID}\"}}}}\n"
+        )
+    };
+    exchange(&mut app, 0, &close(4));
+    exchange(
+        &mut app,
+        0,
+        &format!(
+            "{{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"session/load\",\"params\":{{\"sessionId\":\"{SID}\",\"cwd\":\"/p\",\"mcpServers\":[]}}}}\n"
+        ),
+    );
+    assert_eq!(
+        app.sessions.get(SID).unwrap().additional_directories,
+        ["/data"]
+    );
+    exchange(&mut app, 0, &close(6));
+    let out = exchange(
+        &mut app,
+        0,
+        &format!(
+            "{{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"session/resume\",\"params\":{{\"sessionId\":\"{SID}\",\"cwd\":\"/p\",\"additionalDirectories\":[\"/p\"],\"mcpServers\":[]}}}}\n"
+        ),
+    );
+    assert!(out.contains("\"id\":7,\"result\""), "{out}");
+    assert_eq!(
+        app.sessions.get(SID).unwrap().additional_directories,
+        ["/p"]
+    );
+    exchange(&mut app, 0, &close(8));
+    let out = exchange(
+        &mut app,
+        0,
+        &format!(
+            "{{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"session/load\",\"params\":{{\"sessionId\":\"{SID}\",\"cwd\":\"/p\",\"additionalDirectories\":[\"rel\"],\"mcpServers\":[]}}}}\n"
+        ),
+    );
+    assert_eq!(
+        out,
+        "{\"jsonrpc\":\"2.0\",\"id\":9,\"error\":{\"code\":-32602,\"message\":\"Invalid params: session/load.additionalDirectories[0] must be an absolute path, got 'rel'\"}}\n"
+    );
+}
+
+#[test]
+fn a_stored_directory_that_is_gone_is_not_restored() {
+    let mut app = initialized();
+    let mut history = SessionHistory::new("sess_old", "demo");
+    history.record_user_prompt(&[acp_core::schema::ContentBlock::text("hi")]);
+    history.end_turn(acp_core::schema::StopReason::EndTurn);
+    history.additional_directories = vec!["/data".into(), "/gone".into()];
+    app.workspace
+        .saved
+        .borrow_mut()
+        .insert(("/p".into(), "sess_old".into()), history);
+    exchange(
+        &mut app,
+        0,
+        "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"session/resume\",\"params\":{\"sessionId\":\"sess_old\",\"cwd\":\"/p\",\"mcpServers\":[]}}\n",
+    );
+    assert_eq!(
+        app.sessions.get("sess_old").unwrap().additional_directories,
+        ["/data"]
+    );
+}
+
+#[test]
+fn a_system_prompt_is_kept_with_the_session_and_history_mentions_it() {
+    let mut app = initialized();
+    let new = |id: u64, system_prompt: &str| {
+        format!(
+            "{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"session/new\",\"params\":{{\"cwd\":\"/p\",\"systemPrompt\":{system_prompt},\"mcpServers\":[]}}}}\n"
+        )
+    };
+    for (system_prompt, message) in [
+        (
+            r#"{"mode":"override","content":[{"type":"text","text":"x"}]}"#,
+            "Invalid params: session/new.systemPrompt.mode 'override' is not supported; only 'append' is advertised",
+        ),
+        (
+            r#"{"mode":"append","content":[]}"#,
+            "Invalid params: session/new.systemPrompt.content must not be empty",
+        ),
+        (
+            r#"{"mode":"append","content":[{"type":"resource_link","uri":"file:///a","name":"a"}]}"#,
+            "Invalid params: session/new.systemPrompt.content[0] must be a text block, got 'resource_link'",
+        ),
+    ] {
+        assert_eq!(
+            exchange(&mut app, 0, &new(2, system_prompt)),
+            format!(
+                "{{\"jsonrpc\":\"2.0\",\"id\":2,\"error\":{{\"code\":-32602,\"message\":\"{message}\"}}}}\n"
+            )
+        );
+    }
+    let out = exchange(
+        &mut app,
+        0,
+        &new(
+            2,
+            r#"{"mode":"append","content":[{"type":"text","text":"Be brief."}]}"#,
+        ),
+    );
+    assert!(out.contains(SID), "{out}");
+    assert_eq!(
+        app.sessions.get(SID).unwrap().system_prompt.as_deref(),
+        Some("Be brief.")
+    );
+    let out = exchange(&mut app, 0, &prompt("/history"));
+    assert!(
+        out.contains("\"text\":\"this session has 0 completed turns; a system prompt is set\""),
+        "{out}"
+    );
+    let saved = app.workspace.saved.borrow()[&("/p".to_owned(), SID.to_owned())].clone();
+    assert_eq!(saved.system_prompt.as_deref(), Some("Be brief."));
+
+    // Reloaded without one, the stored prompt comes back; a new one replaces it.
+    for (id, params, expected) in [
+        (5, "", "Be brief."),
+        (
+            7,
+            r#","systemPrompt":{"mode":"append","content":[{"type":"text","text":"Be kind."}]}"#,
+            "Be kind.",
+        ),
+    ] {
+        exchange(
+            &mut app,
+            0,
+            &format!(
+                "{{\"jsonrpc\":\"2.0\",\"id\":{},\"method\":\"session/close\",\"params\":{{\"sessionId\":\"{SID}\"}}}}\n",
+                id - 1
+            ),
+        );
+        exchange(
+            &mut app,
+            0,
+            &format!(
+                "{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"session/load\",\"params\":{{\"sessionId\":\"{SID}\",\"cwd\":\"/p\",\"mcpServers\":[]{params}}}}}\n"
+            ),
+        );
+        assert_eq!(
+            app.sessions.get(SID).unwrap().system_prompt.as_deref(),
+            Some(expected)
+        );
+    }
+}
+
+#[test]
+fn resume_flag_restores_the_stored_directories_and_system_prompt_unless_the_request_gives_its_own()
+{
+    for (params, directories, system_prompt) in [
+        ("", vec!["/data"], "Stored."),
+        (
+            r#","additionalDirectories":["/p"],"systemPrompt":{"mode":"append","content":[{"type":"text","text":"New."}]}"#,
+            vec!["/p"],
+            "New.",
+        ),
+    ] {
+        let mut app = initialized();
+        let mut history = SessionHistory::new("sess_old", "demo");
+        history.record_user_prompt(&[acp_core::schema::ContentBlock::text("hi")]);
+        history.end_turn(acp_core::schema::StopReason::EndTurn);
+        history.additional_directories = vec!["/data".into()];
+        history.system_prompt = Some("Stored.".into());
+        app.workspace
+            .saved
+            .borrow_mut()
+            .insert(("/p".into(), "sess_old".into()), history);
+        app.resume_first_session("");
+        let out = exchange(
+            &mut app,
+            0,
+            &format!(
+                "{{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"session/new\",\"params\":{{\"cwd\":\"/p\",\"mcpServers\":[]{params}}}}}\n"
+            ),
+        );
+        assert!(out.contains("\"sessionId\":\"sess_old\""), "{out}");
+        let session = app.sessions.get("sess_old").expect("resumed");
+        assert_eq!(session.additional_directories, directories, "{params}");
+        assert_eq!(session.system_prompt.as_deref(), Some(system_prompt));
+    }
 }
 
 mod llm;

@@ -20,19 +20,21 @@ use crate::store::{SessionHistory, TurnItem};
 /// people), so the next turns can tell `replace` from `write_file`.
 pub const TOOL_NAME_META: &str = "acp-cli/tool";
 
-/// The built-in system prompt: who the agent is, where it works, which tools it has.
-///
-/// Hook for issue 13: when the session carries a `systemPrompt`, pass it to [`messages`]
-/// instead of this one.
-pub fn system_prompt(cwd: &str) -> String {
-    format!(
+/// The system prompt: who the agent is, where it works, which tools it has, then the
+/// client's `systemPrompt` (append mode) when it gave one.
+pub fn system_prompt(cwd: &str, client: Option<&str>) -> String {
+    let built_in = format!(
         "You are acp-cli, a coding agent working in the directory {cwd} on the user's machine, \
          through an editor. Use the tools to look at and change the project: {}. Relative paths \
          are resolved against {cwd}; paths outside it are refused. Edits and shell commands may \
          need the user's permission; if a tool fails or is refused, its result says why. Be \
          concise, and say what you changed.",
         TOOL_NAMES.join(", ")
-    )
+    );
+    match client {
+        Some(text) if !text.trim().is_empty() => format!("{built_in}\n\n{text}"),
+        _ => built_in,
+    }
 }
 
 /// The conversation for the model: `system`, then every turn of `history` (the running

@@ -108,6 +108,8 @@ impl Harness {
             TurnStart {
                 session: S,
                 cwd: CWD,
+                additional_directories: &[],
+                system_prompt: None,
                 posture,
                 client_fs: fs,
                 prompt: &prompt,

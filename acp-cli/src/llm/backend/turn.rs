@@ -102,6 +102,7 @@ enum Wait {
 pub struct LlmTurn {
     session: String,
     cwd: String,
+    additional_directories: Vec<String>,
     posture: Posture,
     client_fs: ClientFs,
     model: String,
@@ -128,10 +129,14 @@ impl LlmTurn {
         Self {
             session: start.session.to_owned(),
             cwd: start.cwd.to_owned(),
+            additional_directories: start.additional_directories.to_vec(),
             posture: start.posture,
             client_fs: start.client_fs,
             model,
-            messages: context::messages(context::system_prompt(start.cwd), start.history),
+            messages: context::messages(
+                context::system_prompt(start.cwd, start.system_prompt),
+                start.history,
+            ),
             ready: VecDeque::new(),
             wait: Wait::Nothing,
             next: Next::CallModel,
@@ -360,10 +365,14 @@ impl LlmTurn {
         path.map(|path| self.resolve(path)).transpose()
     }
 
-    /// A path the model gave, against the session's cwd; outside it is refused with the demo
-    /// backend's message (`additionalDirectories` join here once sessions carry them).
+    /// A path the model gave, against the session's cwd; outside it and the additional
+    /// directories it is refused with the demo backend's message.
     fn resolve(&self, path: &str) -> Result<String, String> {
-        crate::demo::paths::resolve_inside(&self.cwd, path)
+        let roots = crate::demo::paths::Roots {
+            cwd: &self.cwd,
+            additional: &self.additional_directories,
+        };
+        crate::demo::paths::resolve_inside(roots, path)
     }
 
     /// `write_file` and `replace`: read the file, then show the diff and ask.
@@ -452,7 +461,10 @@ impl LlmTurn {
 
     fn explore(&self, what: ExploreKind) -> Step {
         Step::Explore(Explore {
-            roots: vec![self.cwd.clone()],
+            roots: std::iter::once(&self.cwd)
+                .chain(&self.additional_directories)
+                .cloned()
+                .collect(),
             what,
         })
     }

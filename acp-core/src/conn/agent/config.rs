@@ -80,6 +80,13 @@ pub struct AgentFeatures {
     pub session_close: bool,
     /// `sessionCapabilities.delete`: `session/delete` is served.
     pub session_delete: bool,
+    /// `sessionCapabilities.additionalDirectories`: the application honours
+    /// `additionalDirectories` on `session/new`, `load` and `resume`.
+    pub additional_directories: bool,
+    /// `sessionCapabilities.systemPrompt` (append mode): `systemPrompt` is accepted on
+    /// `session/new`, `load` and `resume`; without it the connection refuses the field
+    /// with `-32602`.
+    pub system_prompt: bool,
     /// `_agentao.cn/set_model` is served and listed under `_meta`.
     pub set_model: bool,
     /// `_agentao.cn/ask_user` is listed under `_meta` (the agent may ask the user).

@@ -117,6 +117,32 @@ impl fmt::Display for McpRefused<'_> {
     }
 }
 
+/// `systemPrompt` sent to an agent that does not advertise `sessionCapabilities.systemPrompt`
+/// (clients must not send it then; the schema asks the agent to refuse what it cannot apply).
+pub(super) struct SystemPromptRefused<'a>(pub(super) &'a str);
+
+impl fmt::Display for SystemPromptRefused<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}.systemPrompt is not supported (sessionCapabilities.systemPrompt is not advertised)",
+            self.0
+        )
+    }
+}
+
+/// Whether `params` carry a `systemPrompt` the agent did not advertise (`null` is the same
+/// as absent).
+pub(super) fn unadvertised_system_prompt(
+    features: AgentFeatures,
+    params: Option<RawValue<'_>>,
+) -> bool {
+    !features.system_prompt
+        && params
+            .and_then(|p| p.get_field("systemPrompt"))
+            .is_some_and(|v| v.kind() != ValueKind::Null)
+}
+
 /// Checks MCP server transports (`stdio` always; `http`, `sse` when advertised).
 pub(super) fn check_mcp<'a>(
     method: &'a str,
@@ -689,6 +715,12 @@ impl<B: Buffers> Core<B> {
         if !served {
             return self.refuse(out, ticket, ErrorCode::METHOD_NOT_FOUND, METHOD_NOT_FOUND);
         }
+        if matches!(method, "session/new" | "session/load" | "session/resume")
+            && unadvertised_system_prompt(f, params)
+        {
+            let e = InvalidParams(SystemPromptRefused(method));
+            return self.refuse(out, ticket, ErrorCode::INVALID_PARAMS, &e);
+        }
         let text = params.map(|p| p.get());
         let raw_params = || String::from(text.unwrap_or("{}"));
         if self.config.serves_extension(method) {
@@ -998,6 +1030,10 @@ impl<B: Buffers> Core<B> {
             };
             if let Some(detail) = detail {
                 let e = InvalidParams(Field(method, "cwd", detail));
+                return self.refuse(out, ticket, ErrorCode::INVALID_PARAMS, &e);
+            }
+            if unadvertised_system_prompt(f, Some(params)) {
+                let e = InvalidParams(SystemPromptRefused(method));
                 return self.refuse(out, ticket, ErrorCode::INVALID_PARAMS, &e);
             }
             let servers = params.get_field("mcpServers");

@@ -148,6 +148,13 @@ struct SessionCaps {
     close: Option<Empty>,
     #[serde(skip_serializing_if = "Option::is_none")]
     delete: Option<Empty>,
+    #[serde(
+        rename = "additionalDirectories",
+        skip_serializing_if = "Option::is_none"
+    )]
+    additional_directories: Option<Empty>,
+    #[serde(rename = "systemPrompt", skip_serializing_if = "Option::is_none")]
+    system_prompt: Option<Empty>,
 }
 
 #[derive(Serialize)]
@@ -227,7 +234,12 @@ impl Serialize for InitializeResult<'_> {
         let config = self.0;
         let f = &config.features;
         let marker = |on: bool| on.then_some(Empty {});
-        let any_session = f.session_list || f.session_resume || f.session_close || f.session_delete;
+        let any_session = f.session_list
+            || f.session_resume
+            || f.session_close
+            || f.session_delete
+            || f.additional_directories
+            || f.system_prompt;
         InitializeBody {
             protocol_version: PROTOCOL_VERSION,
             agent_capabilities: AgentCaps {
@@ -246,6 +258,8 @@ impl Serialize for InitializeResult<'_> {
                     resume: marker(f.session_resume),
                     close: marker(f.session_close),
                     delete: marker(f.session_delete),
+                    additional_directories: marker(f.additional_directories),
+                    system_prompt: marker(f.system_prompt),
                 }),
             },
             auth_methods: &[],

@@ -142,6 +142,12 @@ pub struct AgentFeatures {
     pub list: bool,
     /// `agentCapabilities.sessionCapabilities.close`: `session/close`.
     pub close: bool,
+    /// `agentCapabilities.sessionCapabilities.delete`: `session/delete`.
+    pub delete: bool,
+    /// `agentCapabilities.auth.logout`: `logout`.
+    pub logout: bool,
+    /// A non-empty `authMethods`: `authenticate`.
+    pub authenticate: bool,
 }
 
 /// Why a request of ours did not get a usable result.
@@ -372,7 +378,8 @@ pub enum ClientEvent {
         request: RequestId,
         /// Its method.
         method: ClientMethod,
-        /// The result, as sent.
+        /// The result, as sent (a `null` where every member is optional reads `{}`: see
+        /// [`empty_result`](super::empty_result)).
         result: Payload,
     },
     /// A request other than `initialize` and `session/prompt` failed. For `session/new`,

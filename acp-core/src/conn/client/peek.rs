@@ -65,8 +65,14 @@ pub(crate) fn agent_capabilities(result: RawValue<'_>) -> (Capabilities, AgentFe
             resume: present(caps, &["sessionCapabilities", "resume"]),
             list: present(caps, &["sessionCapabilities", "list"]),
             close: present(caps, &["sessionCapabilities", "close"]),
+            delete: present(caps, &["sessionCapabilities", "delete"]),
+            logout: present(caps, &["auth", "logout"]),
+            authenticate: false,
         };
     }
+    features.authenticate = result
+        .get_field("authMethods")
+        .is_some_and(|methods| methods.elements().next().is_some());
     // Agentao lists its extensions as objects `{method, description}`; other agents write
     // bare strings. Both count.
     if let Some(list) = path(result, &["_meta", EXTENSIONS_META_KEY]) {

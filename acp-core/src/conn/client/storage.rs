@@ -15,6 +15,9 @@ pub struct OurRequest {
     pub id: RequestId,
     /// The method.
     pub method: ClientMethod,
+    /// Its result is an object with only optional members, so a `null` answer reads as `{}`
+    /// (see [`empty_result`](super::empty_result)).
+    pub empty_result: bool,
 }
 
 /// The storage types of a [`ClientConnection`](super::ClientConnection).

@@ -29,7 +29,7 @@ use super::super::update::{CONTENT, TOOL_CALL_KEYS as KEYS};
 
 /// The members of a tool call object, found in one walk.
 struct Members<'a> {
-    slots: [Option<RawValue<'a>>; 9],
+    slots: [Option<RawValue<'a>>; 10],
     /// The content items, when `content` is an array (then every item converted).
     content: Option<Vec<ToolCallContent>>,
 }
@@ -40,7 +40,7 @@ impl<'a> Members<'a> {
         if text.as_bytes().get(start) != Some(&b'{') {
             return None;
         }
-        let mut slots = [None; 9];
+        let mut slots = [None; 10];
         let mut content = None;
         let end = walk(text, start, |key, at| {
             let name = key_name(key, &KEYS);
@@ -118,6 +118,7 @@ pub(super) fn tool_call_update_at(text: &str, start: usize) -> Option<(ToolCallU
         kind: members.kind()?,
         status: members.status()?,
         title: lenient_str(members.leaf(1)?).map(owned),
+        name: lenient_str(members.leaf(9)?).map(owned),
         locations,
         raw_input: members.raw(6)?,
         raw_output: members.raw(7)?,
@@ -135,6 +136,7 @@ pub(super) fn tool_call_at(text: &str, start: usize) -> Option<(ToolCall, usize)
     let call = ToolCall {
         tool_call_id: owned(members.id()?),
         title: owned(required_str(members.slots[1], KEYS[1]).ok()?),
+        name: lenient_str(members.leaf(9)?).map(owned),
         kind: members.kind()?,
         status: members.status()?,
         locations,
