@@ -841,3 +841,68 @@ fn a_session_model_set_by_the_client_is_the_one_asked() {
     h.run();
     assert_eq!(h.requests[0].model, "llama3.2");
 }
+
+#[test]
+fn the_clients_system_prompt_is_appended_and_additional_directories_are_inside() {
+    let mut backend = LlmBackend::new("m", 50);
+    let prompt = [ContentBlock::text("go")];
+    let mut history = history();
+    history.record_user_prompt(&prompt);
+    let extra = ["/work/shared".to_owned()];
+    backend.start_turn(
+        TurnStart {
+            session: S,
+            cwd: CWD,
+            additional_directories: &extra,
+            system_prompt: Some("Answer in French."),
+            posture: Posture::FullAccess,
+            client_fs: ClientFs::default(),
+            prompt: &prompt,
+            history: &history,
+        },
+        Instant(0),
+    );
+    let Step::CallModel(request) = backend.step(S, Instant(0)) else {
+        panic!("a model call");
+    };
+    let ChatMessage::System(system) = &request.messages[0] else {
+        panic!("a system message first");
+    };
+    assert!(
+        system.contains(CWD) && system.ends_with("\n\nAnswer in French."),
+        "{system}"
+    );
+    backend.resume(
+        S,
+        Reply::ModelDone(Ok(Finished {
+            reason: FinishReason::ToolCalls,
+            tool_calls: vec![
+                call("c1", "read_file", r#"{"path":"/work/shared/notes.txt"}"#),
+                call("c2", "glob", r#"{"pattern":"*.md","path":"/work/shared"}"#),
+            ],
+        })),
+    );
+    let mut steps = Vec::new();
+    loop {
+        let step = backend.step(S, Instant(0));
+        let done = !matches!(step, Step::Update(_));
+        steps.push(render(&step));
+        if done {
+            break;
+        }
+    }
+    assert_eq!(steps.last().unwrap(), "read? Local /work/shared/notes.txt");
+    backend.resume(S, Reply::FileRead(Ok("x".into())));
+    let mut last = String::new();
+    for _ in 0..10 {
+        let step = backend.step(S, Instant(0));
+        last = render(&step);
+        if !matches!(step, Step::Update(_)) {
+            break;
+        }
+    }
+    assert_eq!(
+        last,
+        "explore? Glob { pattern: \"*.md\", base: \"/work/shared\" } within [\"/work/project\", \"/work/shared\"]"
+    );
+}
