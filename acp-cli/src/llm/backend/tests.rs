@@ -202,7 +202,7 @@ fn a_plain_answer_streams_as_chunks_and_ends_the_turn() {
         ClientFs::default(),
         &mut history(),
     );
-    assert_eq!(h.run(), ["model? 2 messages"]);
+    assert_eq!(h.run(), ["update session_info_update", "model? 2 messages"]);
     let request = &h.requests[0];
     assert_eq!(request.model, "test-model");
     assert!(
@@ -218,7 +218,7 @@ fn a_plain_answer_streams_as_chunks_and_ends_the_turn() {
     assert_eq!(h.run(), ["thought: hmm", "message: Hel", "waiting"]);
     assert_eq!(
         h.answer(&["lo", ""], vec![]),
-        ["message: lo", "end end_turn"]
+        ["message: lo", "update usage_update", "end end_turn"]
     );
 }
 
@@ -241,7 +241,7 @@ fn finish_reasons_map_to_stop_reasons() {
             reason,
             tool_calls: vec![],
         }));
-        assert_eq!(h.reply(done), [stop]);
+        assert_eq!(h.reply(done), ["update usage_update", stop]);
     }
 }
 
@@ -261,7 +261,10 @@ fn model_errors_fail_the_turn_with_their_code_and_text() {
     };
     assert_eq!(
         h.reply(Reply::ModelDone(Err(missing))),
-        ["fail -32000: Authentication required: set OPENAI_API_KEY (LLM_PROVIDER=openai)"]
+        [
+            "update usage_update",
+            "fail -32000: Authentication required: set OPENAI_API_KEY (LLM_PROVIDER=openai)"
+        ]
     );
     let mut h = Harness::new(50);
     h.start(
@@ -277,7 +280,10 @@ fn model_errors_fail_the_turn_with_their_code_and_text() {
     };
     assert_eq!(
         h.reply(Reply::ModelDone(Err(status))),
-        ["fail -32603: the model server answered HTTP 500: boom"]
+        [
+            "update usage_update",
+            "fail -32603: the model server answered HTTP 500: boom"
+        ]
     );
 }
 
@@ -339,7 +345,7 @@ fn write_file_asks_writes_on_allow_once_and_tells_the_model() {
     );
     assert_eq!(
         h.answer(&["Done."], vec![]),
-        ["message: Done.", "end end_turn"]
+        ["message: Done.", "update usage_update", "end end_turn"]
     );
 }
 
@@ -696,7 +702,11 @@ fn the_tool_rounds_are_bounded() {
             &["again"],
             vec![call("c2", "list_directory", r#"{"path":"."}"#)]
         ),
-        ["message: again", "end max_turn_requests"]
+        [
+            "message: again",
+            "update usage_update",
+            "end max_turn_requests"
+        ]
     );
 }
 
@@ -713,7 +723,10 @@ fn a_cancel_mid_stream_ends_cancelled_and_drops_what_comes_late() {
     h.backend
         .resume(S, Reply::ModelEvent(StreamEvent::Text("par".into())));
     h.backend.cancel(S);
-    assert_eq!(h.run(), ["message: par", "end cancelled"]);
+    assert_eq!(
+        h.run(),
+        ["message: par", "update usage_update", "end cancelled"]
+    );
     h.backend
         .resume(S, Reply::ModelEvent(StreamEvent::Text("tial".into())));
     assert_eq!(h.run(), ["waiting"]);
@@ -742,6 +755,7 @@ fn a_cancel_while_a_tool_runs_fails_it_and_ends_cancelled() {
         h.run(),
         [
             "tool_call_update tool-1 failed [text:Error: cancelled by user]",
+            "update usage_update",
             "end cancelled"
         ]
     );
@@ -861,6 +875,10 @@ fn the_clients_system_prompt_is_appended_and_additional_directories_are_inside()
             history: &history,
         },
         Instant(0),
+    );
+    assert_eq!(
+        render(&backend.step(S, Instant(0))),
+        "update session_info_update"
     );
     let Step::CallModel(request) = backend.step(S, Instant(0)) else {
         panic!("a model call");

@@ -24,6 +24,7 @@ use crate::agent::backend::{
 };
 use crate::agent::modes::Posture;
 use crate::agent::tools::{self, AlwaysMemory, CANCELLED_TEXT, Gate, rejection_text};
+use crate::demo::reports;
 use crate::llm::chat::{ChatMessage, ChatRequest, FinishReason, ModelToolCall, StreamEvent};
 
 /// Most bytes of one tool result, for the model and on screen; the rest is cut with a note.
@@ -117,6 +118,12 @@ pub struct LlmTurn {
     /// Answers with tool calls run so far, and the most allowed.
     rounds: u32,
     max_rounds: u32,
+    /// Bytes of text the session has exchanged, this turn's updates included (what the
+    /// closing `usage_update` reports, as the demo's does: the model's own token counts are
+    /// not streamed).
+    exchanged: u64,
+    /// The closing `usage_update` and the end are queued.
+    concluded: bool,
     cancelled: bool,
     finished: bool,
 }
@@ -126,7 +133,7 @@ impl LlmTurn {
     /// empty), with the conversation `messages` (system prompt and history, this prompt
     /// last).
     pub fn new(start: &TurnStart<'_>, model: String, max_rounds: u32) -> Self {
-        Self {
+        let mut turn = Self {
             session: start.session.to_owned(),
             cwd: start.cwd.to_owned(),
             additional_directories: start.additional_directories.to_vec(),
@@ -144,9 +151,29 @@ impl LlmTurn {
             answer: String::new(),
             rounds: 0,
             max_rounds,
+            exchanged: reports::exchanged_bytes(start.history),
+            concluded: false,
             cancelled: false,
             finished: false,
+        };
+        // The session's first turn titles it (DESIGN.md §4.2).
+        if start.history.turn_count() == 0
+            && let Some(title) = reports::title_from_prompt(start.prompt)
+        {
+            turn.update(reports::title_update(title));
         }
+        turn
+    }
+
+    /// Ends the turn with `last` (an `End` or a failure) after a `usage_update` (DESIGN.md
+    /// §4.2: nothing of a turn follows its answer).
+    fn conclude(&mut self, last: Step) {
+        if self.concluded {
+            return;
+        }
+        self.concluded = true;
+        self.update(reports::usage_update(self.exchanged, reports::CONTEXT_SIZE));
+        self.ready.push_back(last);
     }
 
     /// Whether the turn has handed out its end.
@@ -179,8 +206,8 @@ impl LlmTurn {
                         continue;
                     }
                     Wait::Nothing | Wait::Model => {
-                        self.finished = true;
-                        return Step::End(StopReason::Cancelled);
+                        self.conclude(Step::End(StopReason::Cancelled));
+                        continue;
                     }
                 }
             }
@@ -201,8 +228,8 @@ impl LlmTurn {
                     });
                 }
                 Next::End(reason) => {
-                    self.finished = true;
-                    return Step::End(reason);
+                    self.conclude(Step::End(reason));
+                    continue;
                 }
             }
         }
@@ -255,7 +282,7 @@ impl LlmTurn {
             }
             (Wait::Model, Reply::ModelDone(Err(error))) => {
                 // The error's own text and code (`-32000` for credentials, else `-32603`).
-                self.ready.push_back(Step::FailWith {
+                self.conclude(Step::FailWith {
                     code: error.code(),
                     message: error.to_string(),
                 });
@@ -591,6 +618,7 @@ impl LlmTurn {
     }
 
     fn update(&mut self, update: SessionUpdate) {
+        self.exchanged += reports::update_text_len(&update);
         self.ready.push_back(Step::Update(update));
     }
 }

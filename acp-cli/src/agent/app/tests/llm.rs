@@ -64,9 +64,19 @@ fn model_job(app: &mut App) -> (JobId, ChatRequest) {
     }
 }
 
+/// What a job's reply produced, without the title and usage reports (tested on their own).
 fn reply(app: &mut App, id: JobId, reply: Reply) -> String {
     app.job_reply(Instant(0), id, reply);
-    take_output(app)
+    without_reports(&take_output(app))
+}
+
+fn without_reports(out: &str) -> String {
+    out.lines()
+        .filter(|line| {
+            !line.contains("\"usage_update\"") && !line.contains("\"session_info_update\"")
+        })
+        .map(|line| format!("{line}\n"))
+        .collect()
 }
 
 fn done(calls: Vec<ModelToolCall>) -> Reply {
@@ -83,7 +93,7 @@ fn done(calls: Vec<ModelToolCall>) -> Reply {
 #[test]
 fn a_model_job_streams_chunks_then_the_turn_ends() {
     let mut app = app();
-    assert_eq!(prompt(&mut app, "hello"), "");
+    assert_eq!(without_reports(&prompt(&mut app, "hello")), "");
     let (id, request) = model_job(&mut app);
     assert_eq!(request.model, "gpt-test");
     assert_eq!(request.messages[1], ChatMessage::User("hello".into()));
@@ -150,7 +160,7 @@ fn a_cancel_aborts_the_running_model_job_and_its_late_replies_are_dropped() {
         ),
     );
     assert_eq!(
-        out,
+        without_reports(&out),
         "{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{\"stopReason\":\"cancelled\"}}\n"
     );
     assert_eq!(app.poll_job(), Some(Job::Abort(id)));
@@ -240,4 +250,37 @@ fn eof_aborts_the_running_jobs() {
     let (id, _) = model_job(&mut app);
     app.handle_eof(Instant(0));
     assert_eq!(app.poll_job(), Some(Job::Abort(id)));
+}
+
+#[test]
+fn the_first_turn_is_titled_and_every_turn_closes_with_its_usage() {
+    let mut app = app();
+    let out = prompt(&mut app, "fix the build");
+    assert_eq!(
+        out,
+        format!(
+            "{{\"jsonrpc\":\"2.0\",\"method\":\"session/update\",\"params\":{{\"sessionId\":\"{SID}\",\"update\":{{\"sessionUpdate\":\"session_info_update\",\"title\":\"fix the build\"}}}}}}\n"
+        )
+    );
+    let (id, _) = model_job(&mut app);
+    app.job_reply(
+        Instant(0),
+        id,
+        Reply::ModelEvent(StreamEvent::Text("ok".into())),
+    );
+    take_output(&mut app);
+    app.job_reply(Instant(0), id, done(vec![]));
+    let lines: Vec<String> = take_output(&mut app).lines().map(str::to_owned).collect();
+    assert_eq!(lines.len(), 2, "{lines:?}");
+    assert!(
+        lines[0].contains("\"sessionUpdate\":\"usage_update\""),
+        "{}",
+        lines[0]
+    );
+    assert_eq!(
+        lines[1],
+        "{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{\"stopReason\":\"end_turn\"}}"
+    );
+    // The second turn has no title of its own.
+    assert_eq!(prompt(&mut app, "again"), "");
 }
