@@ -24,8 +24,26 @@ struct Cli {
     /// Log level or filter (error, warn, info, debug, trace, or RUST_LOG syntax); default: RUST_LOG, else info
     #[arg(long, value_name = "LEVEL")]
     log_level: Option<String>,
+    /// Who answers prompts (with --acp --stdio): the scripted demo, or an OpenAI-compatible model
+    #[arg(long, value_enum, value_name = "BACKEND")]
+    backend: Option<BackendChoice>,
+    /// The model for --backend llm: PROVIDER/MODEL or MODEL (default: <PROVIDER>_MODEL)
+    #[arg(long, value_name = "PROVIDER/MODEL")]
+    model: Option<String>,
+    /// With --backend llm: most model answers with tool calls per prompt (then max_turn_requests)
+    #[arg(long, value_name = "N")]
+    max_tool_rounds: Option<u32>,
     #[command(subcommand)]
     command: Option<Command>,
+}
+
+/// The agent backends `--backend` chooses from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum BackendChoice {
+    /// Deterministic, driven by the prompt's text; needs no model (the default)
+    Demo,
+    /// An OpenAI-compatible Chat Completions server, configured from the environment
+    Llm,
 }
 
 #[derive(Debug, Subcommand)]
@@ -102,6 +120,16 @@ fn run() -> ExitCode {
     if cli.resume.is_some() && !cli.acp {
         return usage_error("--resume requires --acp --stdio");
     }
+    if cli.backend.is_some() && !cli.acp {
+        return usage_error("--backend requires --acp --stdio");
+    }
+    let llm = cli.backend == Some(BackendChoice::Llm);
+    if cli.model.is_some() && !llm {
+        return usage_error("--model requires --acp --stdio --backend llm");
+    }
+    if cli.max_tool_rounds.is_some() && !llm {
+        return usage_error("--max-tool-rounds requires --acp --stdio --backend llm");
+    }
     if cli.acp && cli.command.is_some() {
         return usage_error("--acp --stdio cannot be combined with a subcommand");
     }
@@ -110,15 +138,7 @@ fn run() -> ExitCode {
         Err(message) => return usage_error(&message),
     };
     if cli.acp {
-        let log = acp_cli::agent::logging::init(filter);
-        let options = acp_cli::agent::driver::AgentOptions { resume: cli.resume };
-        return match acp_cli::agent::driver::run(&options, &log) {
-            Ok(()) => ExitCode::SUCCESS,
-            Err(error) => {
-                tracing::error!(%error, "agent failed");
-                ExitCode::FAILURE
-            }
-        };
+        return agent(&cli, filter);
     }
     match cli.command {
         Some(Command::Demo) => acp_cli::demo::exchange::run(),
@@ -126,6 +146,69 @@ fn run() -> ExitCode {
         Some(Command::Repl(args)) => exit_code(acp_cli::repl::run(args)),
         Some(Command::Bench { file, json, passes }) => bench(&file, json, passes),
         None => usage_error("nothing to do; run `acp-cli --acp --stdio` or `acp-cli --help`"),
+    }
+}
+
+/// `acp-cli --acp --stdio [--backend demo|llm]`: the backend chosen, then the driver.
+fn agent(cli: &Cli, filter: tracing_subscriber::EnvFilter) -> ExitCode {
+    use acp_cli::agent::driver::{AgentOptions, run};
+    use acp_cli::agent::model::{HttpModel, NoModel};
+    use acp_cli::agent::sessions::SessionTable;
+    use std::rc::Rc;
+
+    let config = match cli.backend {
+        Some(BackendChoice::Llm) => {
+            let lookup = |name: &str| std::env::var(name).ok();
+            match acp_cli::llm::config::ModelConfig::from_env(lookup, cli.model.as_deref()) {
+                Ok(config) => Some(config),
+                Err(message) => return usage_error(&format!("--model: {message}")),
+            }
+        }
+        _ => None,
+    };
+    let log = acp_cli::agent::logging::init(filter);
+    let options = AgentOptions {
+        resume: cli.resume.clone(),
+    };
+    let ran = match config {
+        Some(config) => {
+            tracing::info!(
+                provider = config.provider.as_str(),
+                model = config.model.as_str(),
+                base_url = config.base_url.as_str(),
+                key = config.api_key.is_some(),
+                "llm backend"
+            );
+            let rounds = cli
+                .max_tool_rounds
+                .unwrap_or(acp_cli::llm::backend::DEFAULT_MAX_TOOL_ROUNDS);
+            let backend = acp_cli::llm::backend::LlmBackend::new(config.model.clone(), rounds);
+            let sessions = SessionTable::default().with_model(&config.provider, &config.model);
+            run(
+                backend,
+                sessions,
+                Rc::new(HttpModel::new(config)),
+                &options,
+                &log,
+            )
+        }
+        None => {
+            let backend = acp_cli::demo::DemoBackend::new();
+            run(
+                backend,
+                SessionTable::default(),
+                Rc::new(NoModel),
+                &options,
+                &log,
+            )
+        }
+    };
+    match ran {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            tracing::error!(%error, "agent failed");
+            ExitCode::FAILURE
+        }
     }
 }
 

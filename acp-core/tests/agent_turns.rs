@@ -8,6 +8,7 @@ use acp_core::conn::agent::{AgentEvent, RawUpdate};
 use acp_core::machine::UsageError;
 use acp_core::machine::turn::StopReason;
 use acp_core::schema::{ContentBlock, ContentChunk, SessionUpdate, ToolCall};
+use acp_core::wire::ErrorCode;
 use agent_support::{Harness, chunk_line};
 
 fn ready() -> Harness {
@@ -205,6 +206,30 @@ fn a_failed_turn_after_cancel_still_answers_cancelled_and_otherwise_32603() {
         h.take_lines(),
         [
             r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"Internal error: model exploded"}}"#,
+            r#"{"jsonrpc":"2.0","id":2,"result":{"stopReason":"cancelled"}}"#,
+        ]
+    );
+}
+
+#[test]
+fn a_turn_failed_with_its_own_code_answers_that_code_and_message_unless_cancelled() {
+    let mut h = ready();
+    h.prompt(1, "s1");
+    let auth = "Authentication required: set OPENAI_API_KEY (LLM_PROVIDER=openai)";
+    assert_eq!(
+        h.agent.fail_turn_with("s1", ErrorCode(-32000), auth),
+        Ok(StopReason::Cancelled)
+    );
+    h.prompt(2, "s1");
+    h.send(r#"{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"s1"}}"#);
+    h.take_events();
+    h.agent
+        .fail_turn_with("s1", ErrorCode(-32000), auth)
+        .unwrap();
+    assert_eq!(
+        h.take_lines(),
+        [
+            r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32000,"message":"Authentication required: set OPENAI_API_KEY (LLM_PROVIDER=openai)"}}"#,
             r#"{"jsonrpc":"2.0","id":2,"result":{"stopReason":"cancelled"}}"#,
         ]
     );

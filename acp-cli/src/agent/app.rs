@@ -29,11 +29,12 @@ use acp_core::schema::{
 };
 use acp_core::wire::ErrorCode;
 
-use super::backend::{Backend, ClientFs, FsVia, Reply, Step, TurnStart};
+use super::backend::{Backend, ClientFs, Explore, FsVia, Reply, Step, TurnStart};
 use super::sessions::{
     CwdKind, SessionTable, check_additional_directories, check_cwd, check_system_prompt,
 };
 use crate::demo::paths::Roots;
+use crate::llm::chat::ChatRequest;
 use crate::store::{Deleted, Loaded, Saved, SessionHistory, SessionPage, StoreError};
 
 /// The file system as the application needs it; the driver implements it on the real one.
@@ -110,6 +111,55 @@ enum AskedFor {
     Write,
 }
 
+/// Names one piece of work the driver runs for a turn, for as long as its replies may come.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct JobId(pub u64);
+
+/// Work only the driver can do (it needs the network, a process or a walk of the disk),
+/// drained with [`AgentApp::poll_job`]; its outcome comes back through
+/// [`AgentApp::job_reply`].
+#[derive(Clone, Debug, PartialEq)]
+pub enum Job {
+    /// Stream a completion: [`Reply::ModelEvent`]s, then one [`Reply::ModelDone`].
+    Model {
+        /// The job.
+        id: JobId,
+        /// What to send.
+        request: ChatRequest,
+    },
+    /// Run a shell command: one [`Reply::ShellDone`].
+    Shell {
+        /// The job.
+        id: JobId,
+        /// The command line.
+        command: String,
+        /// Its working directory.
+        cwd: String,
+        /// How long it may run.
+        timeout_ms: u64,
+    },
+    /// Look at the file tree: one [`Reply::Explored`].
+    Explore {
+        /// The job.
+        id: JobId,
+        /// What to look at.
+        explore: Explore,
+    },
+    /// The turn that wanted this job is over (cancelled, most often): drop it at once,
+    /// closing its connection or killing its process group.
+    Abort(JobId),
+}
+
+impl Job {
+    /// The id of the job this starts (`None` for an abort).
+    fn started_id(&self) -> Option<JobId> {
+        match self {
+            Self::Model { id, .. } | Self::Shell { id, .. } | Self::Explore { id, .. } => Some(*id),
+            Self::Abort(_) => None,
+        }
+    }
+}
+
 /// Things the driver should know about, drained with [`AgentApp::poll_notice`].
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Notice {
@@ -130,6 +180,11 @@ pub struct AgentApp<B, W> {
     turns: HashMap<String, TurnWait>,
     asked: HashMap<RequestId, Asked>,
     notices: Vec<Notice>,
+    /// Jobs handed to the driver whose turn still waits for them, by session.
+    jobs: HashMap<JobId, String>,
+    /// Jobs (and aborts) the driver has not taken yet.
+    job_queue: std::collections::VecDeque<Job>,
+    last_job: u64,
     /// Updates about newly opened sessions (the backend's `session_opened`), sent after the
     /// answer that opened them, as soon as the outbox has room.
     announcements: VecDeque<(String, SessionUpdate)>,
@@ -151,6 +206,9 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
             turns: HashMap::new(),
             asked: HashMap::new(),
             notices: Vec::new(),
+            jobs: HashMap::new(),
+            job_queue: std::collections::VecDeque::new(),
+            last_job: 0,
             announcements: VecDeque::new(),
             first_session_seen: false,
             closed: false,
@@ -192,6 +250,9 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
         self.drain_events(now);
         self.turns.clear();
         self.asked.clear();
+        let running: Vec<JobId> = self.jobs.drain().map(|(id, _)| id).collect();
+        self.job_queue.retain(|job| matches!(job, Job::Abort(_)));
+        self.job_queue.extend(running.into_iter().map(Job::Abort));
         self.persist.loads.clear();
         self.persist.replays.clear();
     }
@@ -232,6 +293,42 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
         } else {
             Some(self.notices.remove(0))
         }
+    }
+
+    /// The next job for the driver to start (or abort).
+    pub fn poll_job(&mut self) -> Option<Job> {
+        self.job_queue.pop_front()
+    }
+
+    /// Whether the outbox can take a turn's updates now: while it cannot, the driver leaves
+    /// job replies (a model's stream) waiting, so a client that stops reading stops the
+    /// model's stream too.
+    pub fn has_room_for_updates(&self) -> bool {
+        self.conn.has_room_for_updates()
+    }
+
+    /// What a job produced. A reply for a job whose turn is over (aborted, or answered
+    /// already) is dropped, so it can never reach the session's next turn.
+    pub fn job_reply(&mut self, now: Instant, id: JobId, reply: Reply) {
+        let last = !matches!(reply, Reply::ModelEvent(_));
+        let session = match last {
+            true => self.jobs.remove(&id),
+            false => self.jobs.get(&id).cloned(),
+        };
+        match session {
+            Some(session) => self.resume(&session, reply),
+            None => tracing::debug!(?id, "reply for a finished job dropped"),
+        }
+        self.pump(now);
+    }
+
+    /// Hands a job to the driver; the session's turn waits for its replies.
+    fn start_job(&mut self, session: &str, job: impl FnOnce(JobId) -> Job) {
+        self.last_job += 1;
+        let id = JobId(self.last_job);
+        self.jobs.insert(id, session.to_owned());
+        self.job_queue.push_back(job(id));
+        self.wait_reply(session);
     }
 
     /// Whether the connection has closed (after EOF): write out what is left and exit.
@@ -349,6 +446,40 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
                 self.finish_and_save(session, ended);
                 false
             }
+            Step::CallModel(request) => {
+                self.start_job(session, |id| Job::Model { id, request });
+                false
+            }
+            Step::RunShell {
+                command,
+                cwd,
+                timeout_ms,
+            } => {
+                self.start_job(session, |id| Job::Shell {
+                    id,
+                    command,
+                    cwd,
+                    timeout_ms,
+                });
+                false
+            }
+            Step::Explore(explore) => {
+                self.start_job(session, |id| Job::Explore { id, explore });
+                false
+            }
+            Step::FailWith { code, message } => {
+                self.end_turn(session);
+                let code = ErrorCode(code);
+                match self.conn.fail_turn_with(session, code, &message) {
+                    Ok(StopReason::Cancelled) => {
+                        tracing::info!(session, code = code.0, "turn failed")
+                    }
+                    Ok(stop) => tracing::info!(session, stop = %stop, "turn ended"),
+                    Err(error) => tracing::warn!(session, %error, "turn failure not sent"),
+                }
+                self.finish_and_save(session, StopReason::EndTurn);
+                false
+            }
             Step::Fail(text) => {
                 self.end_turn(session);
                 match self.conn.fail_turn(session, &text) {
@@ -433,10 +564,25 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
         }
     }
 
-    /// The session's turn is over: forget it and the requests it was waiting for.
+    /// The session's turn is over: forget it and the requests it was waiting for, and abort
+    /// its jobs.
     fn end_turn(&mut self, session: &str) {
         self.turns.remove(session);
         self.asked.retain(|_, asked| asked.session != session);
+        let done: Vec<JobId> = self
+            .jobs
+            .iter()
+            .filter(|(_, owner)| owner.as_str() == session)
+            .map(|(id, _)| *id)
+            .collect();
+        for id in done {
+            self.jobs.remove(&id);
+            let before = self.job_queue.len();
+            self.job_queue.retain(|job| job.started_id() != Some(id));
+            if self.job_queue.len() == before {
+                self.job_queue.push_back(Job::Abort(id));
+            }
+        }
     }
 
     /// The answer to a tracked request: resume its turn with it.

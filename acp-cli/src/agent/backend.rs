@@ -13,6 +13,7 @@ use acp_core::machine::turn::StopReason;
 use acp_core::schema::{ContentBlock, SessionUpdate, ToolCallUpdate};
 
 use super::modes::Posture;
+use crate::llm::chat::{ChatRequest, Finished, ModelError, StreamEvent};
 use crate::store::SessionHistory;
 
 /// What the client said it can do for the agent's files (`clientCapabilities.fs`).
@@ -52,6 +53,7 @@ pub struct TurnStart<'a> {
     /// The prompt's content blocks.
     pub prompt: &'a [ContentBlock],
     /// The session's history so far: its finished turns (saved or loaded), then this one.
+    /// Its `model` is the session's current model.
     pub history: &'a SessionHistory,
 }
 
@@ -89,6 +91,78 @@ pub enum Step {
     End(StopReason),
     /// The turn failed: answer the prompt with `-32603` and this text.
     Fail(String),
+    /// The turn failed with its own JSON-RPC error: answer the prompt with exactly this code
+    /// and message (`-32000 Authentication required: …`).
+    FailWith {
+        /// The error code.
+        code: i32,
+        /// The message, sent as is.
+        message: String,
+    },
+    /// Stream one completion from the model: resume with any number of
+    /// [`Reply::ModelEvent`]s, then one [`Reply::ModelDone`].
+    CallModel(ChatRequest),
+    /// Run a shell command in `cwd` (a local child in its own process group, killed on cancel
+    /// or after `timeout_ms`) and resume with [`Reply::ShellDone`].
+    RunShell {
+        /// The command line, run by `/bin/sh -c`.
+        command: String,
+        /// Absolute working directory, inside the session.
+        cwd: String,
+        /// How long it may run.
+        timeout_ms: u64,
+    },
+    /// Look at the file tree (list, glob, search) and resume with [`Reply::Explored`].
+    Explore(Explore),
+}
+
+/// A read-only look at the local file tree, confined to `roots` after resolving symlinks.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Explore {
+    /// The directories the look may reach: the session cwd first (relative results are shown
+    /// against it).
+    pub roots: Vec<String>,
+    /// What to do.
+    pub what: ExploreKind,
+}
+
+/// The three looks the llm backend's tools take.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ExploreKind {
+    /// `list_directory`: the entries of one directory (absolute path).
+    List {
+        /// The directory.
+        path: String,
+    },
+    /// `glob`: files under `base` whose path relative to it matches `pattern`.
+    Glob {
+        /// A glob (`**/*.rs`).
+        pattern: String,
+        /// The directory searched (absolute).
+        base: String,
+    },
+    /// `search_file_content`: lines matching a regex in the files under `base`.
+    Search {
+        /// A regular expression.
+        pattern: String,
+        /// The directory (or file) searched (absolute).
+        base: String,
+        /// Only files whose name or relative path matches this glob.
+        include: Option<String>,
+    },
+}
+
+/// How a shell command ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ShellOutcome {
+    /// The exit code; `None` when a signal ended it (a timeout included).
+    pub exit_code: Option<i32>,
+    /// stdout and stderr as they came, cut at the output limit.
+    pub output: String,
+    /// Whether output beyond the limit was dropped.
+    pub truncated: bool,
+    /// Whether it was killed for running past its timeout.
+    pub timed_out: bool,
 }
 
 /// The outcome of a request a [`Step`] asked for.
@@ -102,6 +176,14 @@ pub enum Reply {
     FileRead(Result<String, String>),
     /// The file was written, or why not.
     FileWritten(Result<(), String>),
+    /// A piece of the model's answer, as soon as it arrived.
+    ModelEvent(StreamEvent),
+    /// The model's answer is complete, or failed.
+    ModelDone(Result<Finished, ModelError>),
+    /// The shell command ended, or could not start.
+    ShellDone(Result<ShellOutcome, String>),
+    /// The look at the file tree, as text for the model, or why it failed.
+    Explored(Result<String, String>),
 }
 
 /// An agent backend: turns prompts into steps. One instance serves every session of a

@@ -11,9 +11,17 @@
 //!
 //! Shutdown: stdin EOF, SIGTERM and SIGINT all end the same way: running turns are answered
 //! `cancelled`, pending requests settled, the last bytes written and the process exits 0.
+//!
+//! Jobs: the work a turn hands out ([`Job`]: a model's stream, a shell command, a look at the
+//! tree) runs as a task on the loop's executor and answers through one channel the loop
+//! races with the rest. When the turn ends first (a cancel), the app says so and the task is
+//! dropped: the model's connection closes unread, the shell's process group is killed.
 
+use std::collections::HashMap;
 use std::io;
 use std::path::PathBuf;
+use std::rc::Rc;
+use std::time::Duration;
 
 use acp_core::schema::ListSessionsRequest;
 
@@ -21,11 +29,12 @@ use smol::future::FutureExt;
 use smol::io::{AsyncReadExt, AsyncWriteExt};
 use smol::stream::StreamExt;
 
-use super::app::{AgentApp, Notice, Workspace, agent_config};
-use super::local_fs;
+use super::app::{AgentApp, Job, JobId, Notice, Workspace, agent_config};
+use super::backend::{Backend, Reply};
 use super::logging::LogSink;
+use super::model::ModelClient;
 use super::sessions::{CwdKind, SessionTable};
-use crate::demo::DemoBackend;
+use super::{explore, local_fs, shell};
 use crate::demo::paths::Roots;
 use crate::host::clock::HostClock;
 use crate::store::{
@@ -93,18 +102,104 @@ impl Workspace for RealWorkspace {
     }
 }
 
-/// Runs the agent on stdin/stdout until the client goes away or a signal ends it.
-pub fn run(options: &AgentOptions, log: &LogSink) -> io::Result<()> {
-    let mut app = AgentApp::new(
-        agent_config(),
-        DemoBackend::new(),
-        RealWorkspace,
-        SessionTable::default(),
-    );
+/// Runs the agent with `backend` on stdin/stdout until the client goes away or a signal
+/// ends it. `sessions` opens sessions with the backend's model; `model` serves the backend's
+/// model calls.
+pub fn run<B: Backend>(
+    backend: B,
+    sessions: SessionTable,
+    model: Rc<dyn ModelClient>,
+    options: &AgentOptions,
+    log: &LogSink,
+) -> io::Result<()> {
+    let mut app = AgentApp::new(agent_config(), backend, RealWorkspace, sessions);
     if let Some(selector) = &options.resume {
         app.resume_first_session(selector.clone());
     }
-    smol::block_on(serve(app, log))
+    let executor = smol::LocalExecutor::new();
+    let jobs = Jobs::new(&executor, model);
+    smol::block_on(executor.run(serve(app, jobs, log)))
+}
+
+/// The jobs running for turns, and the channel their replies come through.
+struct Jobs<'ex> {
+    executor: &'ex smol::LocalExecutor<'static>,
+    model: Rc<dyn ModelClient>,
+    running: HashMap<JobId, smol::Task<()>>,
+    sender: smol::channel::Sender<(JobId, Reply)>,
+    replies: smol::channel::Receiver<(JobId, Reply)>,
+}
+
+impl<'ex> Jobs<'ex> {
+    fn new(executor: &'ex smol::LocalExecutor<'static>, model: Rc<dyn ModelClient>) -> Self {
+        // Unbounded: a model's events are handed over from a callback that cannot wait. The
+        // loop reads them only while the outbox has room, and a turn's stream is finite.
+        let (sender, replies) = smol::channel::unbounded();
+        Self {
+            executor,
+            model,
+            running: HashMap::new(),
+            sender,
+            replies,
+        }
+    }
+
+    /// Starts a job, or drops one whose turn is over.
+    fn take(&mut self, job: Job) {
+        let sender = self.sender.clone();
+        let (id, task) = match job {
+            Job::Abort(id) => {
+                if self.running.remove(&id).is_some() {
+                    tracing::debug!(?id, "job aborted");
+                }
+                return;
+            }
+            Job::Model { id, request } => {
+                let model = Rc::clone(&self.model);
+                let task = self.executor.spawn(async move {
+                    let events = sender.clone();
+                    let mut on_event = move |event| {
+                        // Unbounded: fails only when the loop is gone.
+                        let _ = events.try_send((id, Reply::ModelEvent(event)));
+                    };
+                    let done = model.stream(&request, &mut on_event).await;
+                    if let Err(error) = &done {
+                        tracing::info!(%error, "model request failed");
+                    }
+                    let _ = sender.send((id, Reply::ModelDone(done))).await;
+                });
+                (id, task)
+            }
+            Job::Shell {
+                id,
+                command,
+                cwd,
+                timeout_ms,
+            } => {
+                let task = self.executor.spawn(async move {
+                    let timeout = Duration::from_millis(timeout_ms);
+                    let outcome = shell::run(&command, &cwd, timeout).await;
+                    let _ = sender.send((id, Reply::ShellDone(outcome))).await;
+                });
+                (id, task)
+            }
+            Job::Explore { id, explore } => {
+                let task = self.executor.spawn(async move {
+                    let found = smol::unblock(move || explore::explore(&explore)).await;
+                    let _ = sender.send((id, Reply::Explored(found))).await;
+                });
+                (id, task)
+            }
+        };
+        self.running.insert(id, task);
+    }
+
+    /// A job answered for the last time: its task is done.
+    fn answered(&mut self, id: JobId, reply: &Reply) {
+        if !matches!(reply, Reply::ModelEvent(_)) {
+            self.running.remove(&id);
+        }
+    }
 }
 
 /// What woke the loop.
@@ -114,9 +209,14 @@ enum Wake {
     Flushed(io::Result<()>),
     Deadline,
     Signal,
+    Job(JobId, Reply),
 }
 
-async fn serve<W: Workspace>(mut app: AgentApp<DemoBackend, W>, log: &LogSink) -> io::Result<()> {
+async fn serve<B: Backend, W: Workspace>(
+    mut app: AgentApp<B, W>,
+    mut jobs: Jobs<'_>,
+    log: &LogSink,
+) -> io::Result<()> {
     let clock = HostClock::new();
     let mut stdin = smol::Unblock::with_capacity(READ_CHUNK, io::stdin());
     let mut stdout = smol::Unblock::with_capacity(READ_CHUNK, io::stdout());
@@ -149,6 +249,9 @@ async fn serve<W: Workspace>(mut app: AgentApp<DemoBackend, W>, log: &LogSink) -
             match notice {
                 Notice::FirstSession { cwd } => log.open_in(&cwd),
             }
+        }
+        while let Some(job) = app.poll_job() {
+            jobs.take(job);
         }
         if written == out.len() {
             out.clear();
@@ -206,7 +309,16 @@ async fn serve<W: Workspace>(mut app: AgentApp<DemoBackend, W>, log: &LogSink) -
                 None => std::future::pending().await,
             }
         };
-        let wake = write.or(read).or(timer).or(signal).await;
+        // A job's reply becomes updates: taken only while the outbox has room for them.
+        let want_job = !jobs.running.is_empty() && app.has_room_for_updates();
+        let job = async {
+            if want_job && let Ok((id, reply)) = jobs.replies.recv().await {
+                Wake::Job(id, reply)
+            } else {
+                std::future::pending().await
+            }
+        };
+        let wake = write.or(read).or(timer).or(signal).or(job).await;
 
         let now = clock.now();
         match wake {
@@ -239,6 +351,10 @@ async fn serve<W: Workspace>(mut app: AgentApp<DemoBackend, W>, log: &LogSink) -
                 break;
             }
             Wake::Deadline => app.handle_timeout(now),
+            Wake::Job(id, reply) => {
+                jobs.answered(id, &reply);
+                app.job_reply(now, id, reply);
+            }
             Wake::Signal if app.is_closed() => {
                 tracing::info!("second signal: exiting now");
                 break;

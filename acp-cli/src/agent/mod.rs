@@ -7,11 +7,19 @@
 //! - [`local_fs`]: `/read` and `/write` done by the agent itself, confined to the cwd.
 //! - [`modes`]: the four session mode presets and what they mean for tools.
 //! - [`sessions`]: the application side of sessions: cwd checks, ids, mode and model.
+//! - [`explore`], [`shell`]: the llm backend's looks at the tree and shell commands, run
+//!   by the driver.
+//! - [`model`]: the model the driver streams from (HTTP, or none for the demo).
+//! - [`tools`]: what every backend's tools share: the mode gate, `*_always`, refusal texts.
 
 pub mod app;
 pub mod backend;
 pub mod driver;
+pub mod explore;
 pub mod local_fs;
 pub mod logging;
+pub mod model;
 pub mod modes;
 pub mod sessions;
+pub mod shell;
+pub mod tools;

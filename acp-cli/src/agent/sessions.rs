@@ -275,6 +275,8 @@ pub struct SessionTable {
     /// Random per process, so ids differ between runs (they name saved sessions later).
     nonce: u64,
     count: u64,
+    /// The provider and model new sessions start with (the backend's).
+    model: Option<(String, String)>,
 }
 
 impl Default for SessionTable {
@@ -295,7 +297,25 @@ impl SessionTable {
             sessions: HashMap::new(),
             nonce,
             count: 0,
+            model: None,
         }
+    }
+
+    /// New sessions answer as `provider/model` instead of the demo's (the llm backend's
+    /// configured model); a stored session keeps its own model unless it was the demo's.
+    pub fn with_model(mut self, provider: &str, model: &str) -> Self {
+        self.model = Some((provider.to_lowercase(), model.to_owned()));
+        self
+    }
+
+    /// A fresh session in `cwd` with the table's provider and model.
+    fn fresh(&self, cwd: &str) -> AgentSession {
+        let mut session = AgentSession::new(cwd);
+        if let Some((provider, model)) = &self.model {
+            session.provider.clone_from(provider);
+            session.model.clone_from(model);
+        }
+        session
     }
 
     /// Opens a session in `cwd` (already checked) under a new id: `sess_` and 32 hex digits,
@@ -308,7 +328,7 @@ impl SessionTable {
                 break id;
             }
         };
-        let session = AgentSession::new(cwd);
+        let session = self.fresh(cwd);
         let mut answer = NewSessionResponse::default();
         answer.session_id = id.clone();
         answer.modes = Some(mode_state(&session.mode_id));
@@ -327,11 +347,13 @@ impl SessionTable {
         mode: Option<&str>,
         model: &str,
     ) -> LoadSessionResponse {
-        let mut session = AgentSession::new(cwd);
+        let mut session = self.fresh(cwd);
         if let Some(mode) = mode.filter(|m| !m.is_empty()) {
             session.set_mode(mode);
         }
-        if !model.trim().is_empty() {
+        // A session the demo saved keeps the configured model under another provider.
+        let demo_model = model.trim() == DEMO_MODEL && session.provider != DEMO_PROVIDER;
+        if !model.trim().is_empty() && !demo_model {
             session.model = model.trim().to_owned();
         }
         let mut answer = LoadSessionResponse::default();
@@ -480,6 +502,33 @@ mod tests {
             SessionTable::default().open("/p").0,
             "two processes (tables) do not share ids"
         );
+    }
+
+    #[test]
+    fn a_table_with_a_model_opens_sessions_with_it_and_switches_within_its_provider() {
+        let mut table = SessionTable::with_nonce(1).with_model("OpenAI", "gpt-4o-mini");
+        let (id, answer) = table.open("/p");
+        let options = answer.config_options.expect("configOptions");
+        assert!(matches!(
+            &options[0].kind,
+            acp_core::schema::SessionConfigKind::Select { current_value, .. }
+                if current_value == "openai/gpt-4o-mini"
+        ));
+        let session = table.get_mut(&id).unwrap();
+        session
+            .set_config_option("model", &SessionConfigValue::Id("openai/gpt-4.1".into()))
+            .unwrap();
+        assert_eq!(session.model, "gpt-4.1");
+        assert_eq!(session.set_model("o3"), Ok("o3".to_owned()));
+        let refusal = session
+            .set_config_option("model", &SessionConfigValue::Id("demo/demo".into()))
+            .unwrap_err();
+        assert_eq!(refusal.message, "cannot resolve provider 'demo'");
+        // A session the demo backend saved opens with the configured model.
+        table.open_stored("sess_x", "/p", None, "demo");
+        assert_eq!(table.get("sess_x").unwrap().model, "gpt-4o-mini");
+        table.open_stored("sess_y", "/p", None, "llama3");
+        assert_eq!(table.get("sess_y").unwrap().model, "llama3");
     }
 
     #[test]

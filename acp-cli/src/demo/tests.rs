@@ -130,6 +130,7 @@ fn render(step: &Step) -> String {
         Step::Waiting => "waiting".into(),
         Step::End(reason) => format!("end {reason}"),
         Step::Fail(text) => format!("fail: {text}"),
+        other => format!("{other:?}"),
     }
 }
 

@@ -10,9 +10,7 @@ use std::collections::{HashMap, VecDeque};
 
 use acp_core::Instant;
 use acp_core::conn::agent::tool_key;
-use acp_core::machine::permission::{
-    PermissionDecision, PermissionMemory, RejectReason, Remembered,
-};
+use acp_core::machine::permission::{PermissionDecision, PermissionMemory, Remembered};
 use acp_core::machine::turn::StopReason;
 use acp_core::schema::{
     ContentBlock, ContentChunk, Cost, Diff, IdleState, IdleStopReason, NoticeSeverity, Plan,
@@ -26,7 +24,7 @@ use super::reports;
 use super::script::{Command, unknown_command_message};
 use crate::agent::backend::{ClientFs, FsVia, Reply, Step, TurnStart};
 use crate::agent::modes::Posture;
-use crate::store::{SessionHistory, TurnItem};
+use crate::agent::tools::{self, Gate, rejection_text};
 
 /// What the turns of one connection share: the `*_always` memory, the counters of the ids
 /// handed out, and each session's last `/plan2` plan.
@@ -43,9 +41,7 @@ pub struct Shared {
     pub plans: HashMap<String, String>,
 }
 
-/// The most `*_always` answers remembered per connection; past it the oldest is forgotten,
-/// which only means that tool is asked about again.
-pub const MEMORY_LIMIT: usize = 4096;
+pub use crate::agent::tools::{MEMORY_LIMIT, last_tool_number};
 
 impl Default for Shared {
     fn default() -> Self {
@@ -110,13 +106,6 @@ enum Wait {
     Until(Instant),
     /// `/flood`: chunks still to send, and the text of each.
     Flood { remaining: u64, chunk: String },
-}
-
-/// Whether a tool may run, by the session's mode and remembered answers.
-enum Gate {
-    Run,
-    Ask,
-    Refuse(String),
 }
 
 /// One turn of the demo backend.
@@ -447,17 +436,14 @@ impl DemoTurn {
     /// Asks, runs or refuses a tool by mode and memory.
     fn gate_and_run(&mut self, shared: &Shared, tool: OpenTool) {
         let request = tool.permission_request();
-        let gate = match self.mode_gate(&tool.kind) {
-            Gate::Ask => match shared.memory.recall(&self.session, &tool_key(&request)) {
-                Some(true) => Gate::Run,
-                Some(false) => Gate::Refuse(
-                    "Error: rejected: 'reject_always' was chosen earlier for this tool".into(),
-                ),
-                None => Gate::Ask,
-            },
-            other => other,
-        };
-        match gate {
+        let key = tool_key(&request);
+        match tools::gate(
+            self.posture,
+            &tool.kind,
+            &shared.memory,
+            &self.session,
+            &key,
+        ) {
             Gate::Run => self.run_tool(tool),
             Gate::Refuse(why) => self.fail_tool(&tool, &why),
             Gate::Ask => {
@@ -469,23 +455,7 @@ impl DemoTurn {
 
     /// What the session's mode says about a tool of `kind` (R-MODE-2).
     fn mode_gate(&self, kind: &ToolKind) -> Gate {
-        match self.posture {
-            Posture::Plan => {
-                Gate::Refuse("Error: the session is in plan mode; tools do not run".into())
-            }
-            Posture::ReadOnly
-                if !matches!(
-                    kind,
-                    ToolKind::Read | ToolKind::Search | ToolKind::Think | ToolKind::Fetch
-                ) =>
-            {
-                Gate::Refuse(format!(
-                    "Error: the session is in read-only mode; a tool of kind '{kind}' may not run"
-                ))
-            }
-            Posture::FullAccess => Gate::Run,
-            Posture::ReadOnly | Posture::WorkspaceWrite => Gate::Ask,
-        }
+        tools::mode_gate(self.posture, kind)
     }
 
     /// The tool may run: `in_progress`, then its work.
@@ -603,21 +573,6 @@ pub fn history_text(finished_turns: usize, system_prompt: bool) -> String {
     }
 }
 
-/// The highest `N` of the `tool-N` ids in a history: a loaded session's new tool calls
-/// are numbered after it, so no id the client has seen in the replay is used again.
-pub fn last_tool_number(history: &SessionHistory) -> u64 {
-    history
-        .turns()
-        .iter()
-        .flat_map(|turn| &turn.items)
-        .filter_map(|item| match item {
-            TurnItem::ToolCall(call) => call.tool_call_id.strip_prefix("tool-")?.parse().ok(),
-            _ => None,
-        })
-        .max()
-        .unwrap_or(0)
-}
-
 /// `bytes` bytes of printable text: the alphabet, repeated.
 fn flood_chunk(bytes: usize) -> String {
     b"abcdefghijklmnopqrstuvwxyz"
@@ -626,28 +581,4 @@ fn flood_chunk(bytes: usize) -> String {
         .take(bytes)
         .map(|&b| char::from(b))
         .collect()
-}
-
-/// The tool content of a refused permission.
-fn rejection_text(reason: RejectReason) -> String {
-    match reason {
-        RejectReason::Chosen(option) => format!("Error: rejected by the user ({option})"),
-        RejectReason::UnknownOption => {
-            "Error: permission refused: the client chose an option that was not offered".into()
-        }
-        RejectReason::UnknownOutcome => {
-            "Error: permission refused: the client's outcome is neither 'selected' nor 'cancelled'"
-                .into()
-        }
-        RejectReason::Malformed => {
-            "Error: permission refused: the client's answer could not be read".into()
-        }
-        RejectReason::Error(code) => {
-            format!(
-                "Error: permission refused: the client answered with error {}",
-                code.0
-            )
-        }
-        RejectReason::TimedOut => "Error: permission refused: no answer in time".into(),
-    }
 }

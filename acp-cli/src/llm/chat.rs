@@ -124,6 +124,9 @@ pub enum ModelError {
     Connect(String),
     /// The stream broke off or carried something that is not a Chat Completions chunk.
     Stream(String),
+    /// The configuration cannot make a request (no endpoint for the provider, a base URL
+    /// that does not parse, no model). Added by the model client.
+    Config(String),
 }
 
 impl ModelError {
@@ -152,6 +155,7 @@ impl core::fmt::Display for ModelError {
             }
             Self::Connect(why) => write!(f, "cannot reach the model server: {why}"),
             Self::Stream(why) => write!(f, "the model's stream broke off: {why}"),
+            Self::Config(why) => write!(f, "model configuration: {why}"),
         }
     }
 }

@@ -2,8 +2,20 @@
 //!
 //! - [`chat`]: the conversation vocabulary shared by the HTTP client and the backend
 //!   (messages, tool specs, streamed events, errors). No I/O.
-//!
-//! The HTTP client (configuration from the environment, HTTP/1.1 + TLS, SSE, retries) and the
-//! backend that turns a model's stream into ACP updates and tool calls build on it.
+//! - [`config`]: which server, key and model, read from the environment as Agentao does.
+//! - [`sse`]: the Server-Sent Events parser, fed the body in any pieces.
+//! - [`openai`]: the Chat Completions wire format: the request body, and the streamed chunks
+//!   assembled into text, reasoning and tool calls.
+//! - [`response`]: an HTTP/1.1 response head and its body framing (chunked, length, close).
+//! - [`retry`]: which failures are tried again, after how long, through which sleeper.
+//! - [`http`]: the transport: TCP or TLS, one request, the body streamed through the above.
+//! - [`backend`]: the llm backend: the tool loop, its tools and its context, sans-IO.
 
+pub mod backend;
 pub mod chat;
+pub mod config;
+pub mod http;
+pub mod openai;
+pub mod response;
+pub mod retry;
+pub mod sse;

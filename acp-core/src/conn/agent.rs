@@ -630,13 +630,28 @@ impl<B: Buffers> AgentConnection<B> {
         session: &str,
         message: &M,
     ) -> Result<StopReason, UsageError> {
-        self.finish_turn(session, Err(&Internal(message)))
+        self.finish_turn(
+            session,
+            Err((ErrorCode::INTERNAL_ERROR, &Internal(message))),
+        )
+    }
+
+    /// Answers the running turn's `session/prompt` with this error code and exactly this
+    /// message (or `cancelled` after a cancel): for failures with a code of their own, such
+    /// as `-32000` when the model needs credentials.
+    pub fn fail_turn_with<M: fmt::Display + ?Sized>(
+        &mut self,
+        session: &str,
+        code: ErrorCode,
+        message: &M,
+    ) -> Result<StopReason, UsageError> {
+        self.finish_turn(session, Err((code, &message)))
     }
 
     fn finish_turn(
         &mut self,
         session: &str,
-        how: Result<StopReason, &dyn fmt::Display>,
+        how: Result<StopReason, (ErrorCode, &dyn fmt::Display)>,
     ) -> Result<StopReason, UsageError> {
         let core = &mut self.core;
         core.live()?;
@@ -659,8 +674,8 @@ impl<B: Buffers> AgentConnection<B> {
         let out = self.transport.outbox();
         let stop = match how {
             Ok(stop) if !turn.is_cancelling() => stop,
-            Err(message) if !turn.is_cancelling() => {
-                wire_out::error(out, id.as_raw(), ErrorCode::INTERNAL_ERROR, message)?;
+            Err((code, message)) if !turn.is_cancelling() => {
+                wire_out::error(out, id.as_raw(), code, message)?;
                 let _ = core.sessions.handle(
                     core.clock.latest(),
                     SessionInput::FailTurn {

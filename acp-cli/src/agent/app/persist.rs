@@ -135,6 +135,8 @@ impl Persistence {
             .histories
             .entry(session.to_owned())
             .or_insert_with(|| SessionHistory::new(session, model));
+        // The backend reads the session's current model here (set_model may have changed it).
+        model.clone_into(&mut history.model);
         history.record_user_prompt(prompt);
         history
     }

@@ -907,3 +907,5 @@ fn closing_a_resumed_session_stops_its_replay() {
         "the replay stopped short"
     );
 }
+
+mod llm;

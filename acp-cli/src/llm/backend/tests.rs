@@ -1,0 +1,926 @@
+//! The llm backend turn by turn against a scripted model: every step is rendered as a short
+//! line, every request the model would get is kept, so each test reads as a transcript and
+//! checks what reached the model.
+
+use acp_core::Instant;
+use acp_core::machine::permission::{PermissionDecision, PermissionOption, RejectReason};
+use acp_core::schema::{ContentBlock, SessionUpdate, ToolCallContent};
+
+use super::LlmBackend;
+use crate::agent::backend::{Backend, ClientFs, Explore, Reply, ShellOutcome, Step, TurnStart};
+use crate::agent::modes::Posture;
+use crate::llm::chat::{
+    ChatMessage, ChatRequest, FinishReason, Finished, ModelError, ModelToolCall, StreamEvent,
+};
+use crate::store::SessionHistory;
+
+const CWD: &str = "/work/project";
+const S: &str = "sess-1";
+
+fn text_of(block: &ContentBlock) -> String {
+    match block {
+        ContentBlock::Text(t) => t.text.clone(),
+        other => format!("<{}>", other.type_name()),
+    }
+}
+
+fn contents(content: &[ToolCallContent]) -> String {
+    content
+        .iter()
+        .map(|c| match c {
+            ToolCallContent::Content(c) => format!("text:{}", text_of(&c.content)),
+            ToolCallContent::Diff(d) => {
+                format!("diff:{} old={:?} new={:?}", d.path, d.old_text, d.new_text)
+            }
+            _ => "other".to_owned(),
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn render(step: &Step) -> String {
+    match step {
+        Step::Update(update) => match update {
+            SessionUpdate::AgentMessageChunk(c) => format!("message: {}", text_of(&c.content)),
+            SessionUpdate::AgentThoughtChunk(c) => format!("thought: {}", text_of(&c.content)),
+            SessionUpdate::ToolCall(call) => format!(
+                "tool_call {} {} {} '{}' at [{}] [{}]",
+                call.tool_call_id,
+                call.status(),
+                call.kind(),
+                call.title,
+                call.locations
+                    .iter()
+                    .map(|l| l.path.clone())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                contents(&call.content),
+            ),
+            SessionUpdate::ToolCallUpdate(u) => format!(
+                "tool_call_update {} {} [{}]",
+                u.tool_call_id,
+                u.status.map(|s| s.to_string()).unwrap_or_default(),
+                contents(u.content.as_deref().unwrap_or(&[])),
+            ),
+            other => format!("update {}", other.kind()),
+        },
+        Step::RequestPermission(u) => format!(
+            "permission? {} '{}'",
+            u.tool_call_id,
+            u.title.clone().unwrap_or_default(),
+        ),
+        Step::AskUser(q) => format!("ask? {q}"),
+        Step::ReadFile { path, via } => format!("read? {via:?} {path}"),
+        Step::WriteFile { path, content, via } => format!("write? {via:?} {path} {content:?}"),
+        Step::CallModel(request) => format!("model? {} messages", request.messages.len()),
+        Step::RunShell {
+            command,
+            cwd,
+            timeout_ms,
+        } => format!("shell? {command:?} in {cwd} for {timeout_ms} ms"),
+        Step::Explore(Explore { roots, what }) => format!("explore? {what:?} within {roots:?}"),
+        Step::Waiting => "waiting".into(),
+        Step::End(reason) => format!("end {reason}"),
+        Step::Fail(text) => format!("fail: {text}"),
+        Step::FailWith { code, message } => format!("fail {code}: {message}"),
+        Step::SleepUntil(t) => format!("sleep until {}", t.0),
+    }
+}
+
+/// A backend with one session, the requests the model got, and a scripted model.
+struct Harness {
+    backend: LlmBackend,
+    requests: Vec<ChatRequest>,
+}
+
+impl Harness {
+    fn new(max_rounds: u32) -> Self {
+        Self {
+            backend: LlmBackend::new("test-model", max_rounds),
+            requests: Vec::new(),
+        }
+    }
+
+    fn start(&mut self, text: &str, posture: Posture, fs: ClientFs, history: &mut SessionHistory) {
+        let prompt = [ContentBlock::text(text)];
+        history.record_user_prompt(&prompt);
+        self.backend.start_turn(
+            TurnStart {
+                session: S,
+                cwd: CWD,
+                additional_directories: &[],
+                system_prompt: None,
+                posture,
+                client_fs: fs,
+                prompt: &prompt,
+                history,
+            },
+            Instant(0),
+        );
+    }
+
+    /// Steps until one that is not an update (that one included); a model call is kept.
+    fn run(&mut self) -> Vec<String> {
+        let mut out = Vec::new();
+        for _ in 0..1000 {
+            let step = self.backend.step(S, Instant(0));
+            out.push(render(&step));
+            if let Step::CallModel(request) = &step {
+                self.requests.push(request.clone());
+            }
+            if !matches!(step, Step::Update(_)) {
+                return out;
+            }
+        }
+        panic!("no end in sight: {out:?}");
+    }
+
+    fn reply(&mut self, reply: Reply) -> Vec<String> {
+        self.backend.resume(S, reply);
+        self.run()
+    }
+
+    /// The model streams `text` in pieces and then answers with `calls` (or stops).
+    fn answer(&mut self, pieces: &[&str], calls: Vec<ModelToolCall>) -> Vec<String> {
+        for piece in pieces {
+            self.backend
+                .resume(S, Reply::ModelEvent(StreamEvent::Text((*piece).to_owned())));
+        }
+        let reason = if calls.is_empty() {
+            FinishReason::Stop
+        } else {
+            FinishReason::ToolCalls
+        };
+        self.reply(Reply::ModelDone(Ok(Finished {
+            reason,
+            tool_calls: calls,
+        })))
+    }
+
+    /// The `tool` messages of the last request.
+    fn tool_results(&self) -> Vec<(String, String)> {
+        let last = self.requests.last().expect("a model request");
+        last.messages
+            .iter()
+            .filter_map(|m| match m {
+                ChatMessage::Tool {
+                    tool_call_id,
+                    content,
+                } => Some((tool_call_id.clone(), content.clone())),
+                _ => None,
+            })
+            .collect()
+    }
+}
+
+fn call(id: &str, name: &str, arguments: &str) -> ModelToolCall {
+    ModelToolCall {
+        id: id.to_owned(),
+        name: name.to_owned(),
+        arguments: arguments.to_owned(),
+    }
+}
+
+fn history() -> SessionHistory {
+    SessionHistory::new(S, "test-model")
+}
+
+fn allow(option: PermissionOption) -> Reply {
+    Reply::Permission(PermissionDecision::Allowed(option))
+}
+
+fn reject(option: PermissionOption) -> Reply {
+    Reply::Permission(PermissionDecision::Rejected(RejectReason::Chosen(option)))
+}
+
+#[test]
+fn a_plain_answer_streams_as_chunks_and_ends_the_turn() {
+    let mut h = Harness::new(50);
+    h.start(
+        "hello",
+        Posture::WorkspaceWrite,
+        ClientFs::default(),
+        &mut history(),
+    );
+    assert_eq!(h.run(), ["update session_info_update", "model? 2 messages"]);
+    let request = &h.requests[0];
+    assert_eq!(request.model, "test-model");
+    assert!(
+        matches!(&request.messages[0], ChatMessage::System(s) if s.contains(CWD) && s.contains("search_file_content"))
+    );
+    assert_eq!(request.messages[1], ChatMessage::User("hello".into()));
+    let names: Vec<&str> = request.tools.iter().map(|t| t.name).collect();
+    assert_eq!(names, super::tools::TOOL_NAMES);
+    h.backend
+        .resume(S, Reply::ModelEvent(StreamEvent::Reasoning("hmm".into())));
+    h.backend
+        .resume(S, Reply::ModelEvent(StreamEvent::Text("Hel".into())));
+    assert_eq!(h.run(), ["thought: hmm", "message: Hel", "waiting"]);
+    assert_eq!(
+        h.answer(&["lo", ""], vec![]),
+        ["message: lo", "update usage_update", "end end_turn"]
+    );
+}
+
+#[test]
+fn finish_reasons_map_to_stop_reasons() {
+    for (reason, stop) in [
+        (FinishReason::Length, "end max_tokens"),
+        (FinishReason::ContentFilter, "end refusal"),
+        (FinishReason::Other, "end end_turn"),
+    ] {
+        let mut h = Harness::new(50);
+        h.start(
+            "hi",
+            Posture::WorkspaceWrite,
+            ClientFs::default(),
+            &mut history(),
+        );
+        h.run();
+        let done = Reply::ModelDone(Ok(Finished {
+            reason,
+            tool_calls: vec![],
+        }));
+        assert_eq!(h.reply(done), ["update usage_update", stop]);
+    }
+}
+
+#[test]
+fn model_errors_fail_the_turn_with_their_code_and_text() {
+    let mut h = Harness::new(50);
+    h.start(
+        "hi",
+        Posture::WorkspaceWrite,
+        ClientFs::default(),
+        &mut history(),
+    );
+    h.run();
+    let missing = ModelError::MissingKey {
+        variable: "OPENAI_API_KEY".into(),
+        provider: "openai".into(),
+    };
+    assert_eq!(
+        h.reply(Reply::ModelDone(Err(missing))),
+        [
+            "update usage_update",
+            "fail -32000: Authentication required: set OPENAI_API_KEY (LLM_PROVIDER=openai)"
+        ]
+    );
+    let mut h = Harness::new(50);
+    h.start(
+        "hi",
+        Posture::WorkspaceWrite,
+        ClientFs::default(),
+        &mut history(),
+    );
+    h.run();
+    let status = ModelError::Status {
+        status: 500,
+        message: "boom".into(),
+    };
+    assert_eq!(
+        h.reply(Reply::ModelDone(Err(status))),
+        [
+            "update usage_update",
+            "fail -32603: the model server answered HTTP 500: boom"
+        ]
+    );
+}
+
+#[test]
+fn write_file_asks_writes_on_allow_once_and_tells_the_model() {
+    let mut h = Harness::new(50);
+    h.start(
+        "make a",
+        Posture::WorkspaceWrite,
+        ClientFs::default(),
+        &mut history(),
+    );
+    h.run();
+    let write = call("c1", "write_file", r#"{"path":"a.txt","content":"new"}"#);
+    assert_eq!(
+        h.answer(&["Writing."], vec![write]),
+        [
+            "message: Writing.",
+            "tool_call tool-1 pending edit 'Write a.txt' at [/work/project/a.txt] [diff:/work/project/a.txt old=None new=\"new\"]",
+            "read? Local /work/project/a.txt",
+        ]
+    );
+    // The file exists: its old text is in the diff the user is asked about.
+    assert_eq!(
+        h.reply(Reply::FileRead(Ok("old".into()))),
+        [
+            "tool_call_update tool-1  [diff:/work/project/a.txt old=Some(\"old\") new=\"new\"]",
+            "permission? tool-1 'Write a.txt'",
+        ]
+    );
+    assert_eq!(
+        h.reply(allow(PermissionOption::AllowOnce)),
+        [
+            "tool_call_update tool-1 in_progress []",
+            "write? Local /work/project/a.txt \"new\"",
+        ]
+    );
+    assert_eq!(
+        h.reply(Reply::FileWritten(Ok(()))),
+        [
+            "tool_call_update tool-1 completed [diff:/work/project/a.txt old=Some(\"old\") new=\"new\", text:Wrote 3 bytes to /work/project/a.txt]",
+            "model? 4 messages",
+        ]
+    );
+    assert_eq!(
+        h.requests[1].messages[2],
+        ChatMessage::Assistant {
+            content: Some("Writing.".into()),
+            tool_calls: vec![call(
+                "c1",
+                "write_file",
+                r#"{"path":"a.txt","content":"new"}"#
+            )],
+        }
+    );
+    assert_eq!(
+        h.tool_results(),
+        [("c1".into(), "Wrote 3 bytes to /work/project/a.txt".into())]
+    );
+    assert_eq!(
+        h.answer(&["Done."], vec![]),
+        ["message: Done.", "update usage_update", "end end_turn"]
+    );
+}
+
+#[test]
+fn write_file_rejected_once_fails_without_writing_and_the_model_hears_why() {
+    let mut h = Harness::new(50);
+    h.start(
+        "make a",
+        Posture::WorkspaceWrite,
+        ClientFs {
+            read: true,
+            write: true,
+        },
+        &mut history(),
+    );
+    h.run();
+    let write = call("c1", "write_file", r#"{"path":"a.txt","content":"new"}"#);
+    assert_eq!(
+        h.answer(&[], vec![write]).last().unwrap(),
+        "read? Client /work/project/a.txt"
+    );
+    // A file that cannot be read is a new file.
+    assert_eq!(
+        h.reply(Reply::FileRead(Err("not found".into()))),
+        [
+            "tool_call_update tool-1  [diff:/work/project/a.txt old=None new=\"new\"]",
+            "permission? tool-1 'Write a.txt'",
+        ]
+    );
+    let after = h.reply(reject(PermissionOption::RejectOnce));
+    assert_eq!(
+        after,
+        [
+            "tool_call_update tool-1 failed [diff:/work/project/a.txt old=None new=\"new\", text:Error: rejected by the user (reject_once)]",
+            "model? 4 messages",
+        ]
+    );
+    assert!(!after.iter().any(|line| line.starts_with("write?")));
+    assert_eq!(
+        h.tool_results(),
+        [(
+            "c1".into(),
+            "Error: rejected by the user (reject_once)".into()
+        )]
+    );
+}
+
+#[test]
+fn allow_always_is_remembered_per_tool_and_reject_always_refuses_without_asking() {
+    let mut h = Harness::new(50);
+    h.start(
+        "edit",
+        Posture::WorkspaceWrite,
+        ClientFs::default(),
+        &mut history(),
+    );
+    h.run();
+    h.answer(
+        &[],
+        vec![call("c1", "write_file", r#"{"path":"a","content":"1"}"#)],
+    );
+    h.reply(Reply::FileRead(Err("missing".into())));
+    h.reply(allow(PermissionOption::AllowAlways));
+    h.reply(Reply::FileWritten(Ok(())));
+    // Another file, same tool: no question.
+    h.answer(
+        &[],
+        vec![call("c2", "write_file", r#"{"path":"b","content":"2"}"#)],
+    );
+    assert_eq!(
+        h.reply(Reply::FileRead(Err("missing".into()))),
+        [
+            "tool_call_update tool-2  [diff:/work/project/b old=None new=\"2\"]",
+            "tool_call_update tool-2 in_progress []",
+            "write? Local /work/project/b \"2\"",
+        ]
+    );
+    h.reply(Reply::FileWritten(Ok(())));
+    h.answer(
+        &[],
+        vec![call("c3", "run_shell_command", r#"{"command":"rm -rf /"}"#)],
+    );
+    h.reply(reject(PermissionOption::RejectAlways));
+    assert_eq!(
+        h.answer(
+            &[],
+            vec![call("c4", "run_shell_command", r#"{"command":"ls"}"#)]
+        ),
+        [
+            "tool_call tool-4 pending execute 'Run ls' at [] []",
+            "tool_call_update tool-4 failed [text:Error: rejected: 'reject_always' was chosen earlier for this tool]",
+            "model? 10 messages",
+        ]
+    );
+}
+
+#[test]
+fn replace_shows_the_diff_of_one_occurrence_and_refuses_missing_or_repeated_text() {
+    let mut h = Harness::new(50);
+    h.start(
+        "fix",
+        Posture::FullAccess,
+        ClientFs::default(),
+        &mut history(),
+    );
+    h.run();
+    let edit = r#"{"path":"src/lib.rs","old_string":"a + b","new_string":"a - b"}"#;
+    assert_eq!(
+        h.answer(&[], vec![call("c1", "replace", edit)]),
+        [
+            "tool_call tool-1 pending edit 'Edit src/lib.rs' at [/work/project/src/lib.rs] []",
+            "read? Local /work/project/src/lib.rs",
+        ]
+    );
+    assert_eq!(
+        h.reply(Reply::FileRead(Ok("fn f() { a + b }".into()))),
+        [
+            "tool_call_update tool-1  [diff:/work/project/src/lib.rs old=Some(\"fn f() { a + b }\") new=\"fn f() { a - b }\"]",
+            "tool_call_update tool-1 in_progress []",
+            "write? Local /work/project/src/lib.rs \"fn f() { a - b }\"",
+        ]
+    );
+    h.reply(Reply::FileWritten(Ok(())));
+    assert_eq!(
+        h.tool_results(),
+        [(
+            "c1".into(),
+            "Replaced 1 occurrence in /work/project/src/lib.rs".into()
+        )]
+    );
+    h.answer(&[], vec![call("c2", "replace", edit)]);
+    let after = h.reply(Reply::FileRead(Ok("a + b; a + b".into())));
+    assert_eq!(
+        after[0],
+        "tool_call_update tool-2 failed [text:Error: old_string occurs 2 times in /work/project/src/lib.rs; include more context so it occurs once]"
+    );
+    h.answer(&[], vec![call("c3", "replace", edit)]);
+    let after = h.reply(Reply::FileRead(Ok("nothing".into())));
+    assert_eq!(
+        after[0],
+        "tool_call_update tool-3 failed [text:Error: old_string was not found in /work/project/src/lib.rs]"
+    );
+}
+
+#[test]
+fn read_file_and_search_results_reach_the_next_request_as_tool_messages() {
+    let mut h = Harness::new(50);
+    h.start(
+        "look",
+        Posture::ReadOnly,
+        ClientFs::default(),
+        &mut history(),
+    );
+    h.run();
+    let read = call(
+        "r1",
+        "read_file",
+        r#"{"path":"src/main.rs","offset":1,"limit":1}"#,
+    );
+    let search = call(
+        "s1",
+        "search_file_content",
+        r#"{"pattern":"fn \\w+","include":"*.rs"}"#,
+    );
+    assert_eq!(
+        h.answer(&[], vec![read, search]),
+        [
+            "tool_call tool-1 pending read 'Read src/main.rs' at [/work/project/src/main.rs] []",
+            "tool_call_update tool-1 in_progress []",
+            "read? Local /work/project/src/main.rs",
+        ]
+    );
+    assert_eq!(
+        h.reply(Reply::FileRead(Ok("one\ntwo\nthree\n".into()))),
+        [
+            "tool_call_update tool-1 completed [text:[lines 2-2 of 3; use offset and limit for more]\ntwo]",
+            "tool_call tool-2 pending search 'Search fn \\w+' at [/work/project] []",
+            "tool_call_update tool-2 in_progress []",
+            "explore? Search { pattern: \"fn \\\\w+\", base: \"/work/project\", include: Some(\"*.rs\") } within [\"/work/project\"]",
+        ]
+    );
+    assert_eq!(
+        h.reply(Reply::Explored(Ok("src/main.rs:1: fn main() {}".into()))),
+        [
+            "tool_call_update tool-2 completed [text:src/main.rs:1: fn main() {}]",
+            "model? 5 messages",
+        ]
+    );
+    assert_eq!(
+        h.tool_results(),
+        [
+            (
+                "r1".into(),
+                "[lines 2-2 of 3; use offset and limit for more]\ntwo".into()
+            ),
+            ("s1".into(), "src/main.rs:1: fn main() {}".into()),
+        ]
+    );
+}
+
+#[test]
+fn paths_outside_the_cwd_are_refused_without_touching_them() {
+    let mut h = Harness::new(50);
+    h.start(
+        "peek",
+        Posture::FullAccess,
+        ClientFs::default(),
+        &mut history(),
+    );
+    h.run();
+    let outside = call("c1", "read_file", r#"{"path":"../secret.txt"}"#);
+    let listing = call("c2", "list_directory", r#"{"path":"/etc"}"#);
+    assert_eq!(
+        h.answer(&[], vec![outside, listing]),
+        [
+            "tool_call tool-1 pending read 'Read ../secret.txt' at [] []",
+            "tool_call_update tool-1 failed [text:Error: '../secret.txt' is outside the session cwd '/work/project']",
+            "tool_call tool-2 pending read 'List /etc' at [] []",
+            "tool_call_update tool-2 failed [text:Error: '/etc' is outside the session cwd '/work/project']",
+            "model? 5 messages",
+        ]
+    );
+    assert_eq!(
+        h.tool_results()[0],
+        (
+            "c1".into(),
+            "Error: '../secret.txt' is outside the session cwd '/work/project'".into()
+        )
+    );
+}
+
+#[test]
+fn run_shell_command_is_refused_in_read_only_and_runs_after_permission_otherwise() {
+    let mut h = Harness::new(50);
+    h.start(
+        "test",
+        Posture::ReadOnly,
+        ClientFs::default(),
+        &mut history(),
+    );
+    h.run();
+    let shell = call("c1", "run_shell_command", r#"{"command":"cargo test"}"#);
+    let after = h.answer(&[], vec![shell.clone()]);
+    assert_eq!(
+        after,
+        [
+            "tool_call tool-1 pending execute 'Run cargo test' at [] []",
+            "tool_call_update tool-1 failed [text:Error: the session is in read-only mode; a tool of kind 'execute' may not run]",
+            "model? 4 messages",
+        ]
+    );
+    let mut h = Harness::new(50);
+    h.start(
+        "test",
+        Posture::WorkspaceWrite,
+        ClientFs::default(),
+        &mut history(),
+    );
+    h.run();
+    assert_eq!(
+        h.answer(&[], vec![shell]),
+        [
+            "tool_call tool-1 pending execute 'Run cargo test' at [] []",
+            "permission? tool-1 'Run cargo test'",
+        ]
+    );
+    assert_eq!(
+        h.reply(allow(PermissionOption::AllowOnce)),
+        [
+            "tool_call_update tool-1 in_progress []",
+            "shell? \"cargo test\" in /work/project for 120000 ms",
+        ]
+    );
+    let outcome = ShellOutcome {
+        exit_code: Some(101),
+        output: "test failed".into(),
+        truncated: true,
+        timed_out: false,
+    };
+    h.reply(Reply::ShellDone(Ok(outcome)));
+    assert_eq!(
+        h.tool_results(),
+        [(
+            "c1".into(),
+            "Exit code: 101\ntest failed\n[output cut at 64 KiB]".into()
+        )]
+    );
+}
+
+#[test]
+fn plan_mode_runs_no_tool_but_ask_user_still_asks() {
+    let mut h = Harness::new(50);
+    h.start("plan", Posture::Plan, ClientFs::default(), &mut history());
+    h.run();
+    let read = call("c1", "read_file", r#"{"path":"a"}"#);
+    let ask = call("c2", "ask_user", r#"{"question":"Which file?"}"#);
+    assert_eq!(
+        h.answer(&[], vec![read, ask]),
+        [
+            "tool_call tool-1 pending read 'Read a' at [/work/project/a] []",
+            "tool_call_update tool-1 failed [text:Error: the session is in plan mode; tools do not run]",
+            "tool_call tool-2 pending other 'Ask: Which file?' at [] []",
+            "tool_call_update tool-2 in_progress []",
+            "ask? Which file?",
+        ]
+    );
+    h.reply(Reply::Answer("b.txt".into()));
+    assert_eq!(h.tool_results()[1], ("c2".into(), "b.txt".into()));
+}
+
+#[test]
+fn bad_tool_calls_fail_and_the_model_is_told_why() {
+    let mut h = Harness::new(50);
+    h.start(
+        "go",
+        Posture::FullAccess,
+        ClientFs::default(),
+        &mut history(),
+    );
+    h.run();
+    assert_eq!(
+        h.answer(&[], vec![call("", "read_file", "{\"path\":")]),
+        [
+            "tool_call tool-1 pending other 'read_file' at [] []",
+            "tool_call_update tool-1 failed [text:Error: the arguments of read_file are not valid JSON: EOF while parsing a value at line 1 column 8]",
+            "model? 4 messages",
+        ]
+    );
+    // An empty id gets one, the same in the assistant message and the tool message.
+    let ChatMessage::Assistant { tool_calls, .. } = &h.requests[1].messages[2] else {
+        panic!("assistant message");
+    };
+    assert_eq!(tool_calls[0].id, "call_0_0");
+    assert_eq!(h.tool_results()[0].0, "call_0_0");
+}
+
+#[test]
+fn the_tool_rounds_are_bounded() {
+    let mut h = Harness::new(1);
+    h.start(
+        "loop",
+        Posture::FullAccess,
+        ClientFs::default(),
+        &mut history(),
+    );
+    h.run();
+    h.answer(&[], vec![call("c1", "list_directory", r#"{"path":"."}"#)]);
+    assert_eq!(
+        h.reply(Reply::Explored(Ok("a/".into()))).last().unwrap(),
+        "model? 4 messages"
+    );
+    assert_eq!(
+        h.answer(
+            &["again"],
+            vec![call("c2", "list_directory", r#"{"path":"."}"#)]
+        ),
+        [
+            "message: again",
+            "update usage_update",
+            "end max_turn_requests"
+        ]
+    );
+}
+
+#[test]
+fn a_cancel_mid_stream_ends_cancelled_and_drops_what_comes_late() {
+    let mut h = Harness::new(50);
+    h.start(
+        "slow",
+        Posture::WorkspaceWrite,
+        ClientFs::default(),
+        &mut history(),
+    );
+    h.run();
+    h.backend
+        .resume(S, Reply::ModelEvent(StreamEvent::Text("par".into())));
+    h.backend.cancel(S);
+    assert_eq!(
+        h.run(),
+        ["message: par", "update usage_update", "end cancelled"]
+    );
+    h.backend
+        .resume(S, Reply::ModelEvent(StreamEvent::Text("tial".into())));
+    assert_eq!(h.run(), ["waiting"]);
+}
+
+#[test]
+fn a_cancel_while_a_tool_runs_fails_it_and_ends_cancelled() {
+    let mut h = Harness::new(50);
+    h.start(
+        "run",
+        Posture::FullAccess,
+        ClientFs::default(),
+        &mut history(),
+    );
+    h.run();
+    h.answer(
+        &[],
+        vec![call(
+            "c1",
+            "run_shell_command",
+            r#"{"command":"sleep 100"}"#,
+        )],
+    );
+    h.backend.cancel(S);
+    assert_eq!(
+        h.run(),
+        [
+            "tool_call_update tool-1 failed [text:Error: cancelled by user]",
+            "update usage_update",
+            "end cancelled"
+        ]
+    );
+}
+
+#[test]
+fn earlier_turns_with_their_tool_calls_are_the_context_of_the_next() {
+    let mut history = history();
+    let mut h = Harness::new(50);
+    // First turn: a read, then an answer; the history records what was sent.
+    h.start(
+        "read a",
+        Posture::FullAccess,
+        ClientFs::default(),
+        &mut history,
+    );
+    let mut steps = Vec::new();
+    let mut step = |h: &mut Harness, history: &mut SessionHistory, reply: Option<Reply>| {
+        if let Some(reply) = reply {
+            h.backend.resume(S, reply);
+        }
+        loop {
+            let step = h.backend.step(S, Instant(0));
+            if let Step::Update(update) = &step {
+                history.record_update(update);
+                continue;
+            }
+            if let Step::CallModel(request) = &step {
+                h.requests.push(request.clone());
+            }
+            steps.push(render(&step));
+            return;
+        }
+    };
+    step(&mut h, &mut history, None);
+    step(
+        &mut h,
+        &mut history,
+        Some(Reply::ModelDone(Ok(Finished {
+            reason: FinishReason::ToolCalls,
+            tool_calls: vec![call("m1", "read_file", r#"{"path":"a"}"#)],
+        }))),
+    );
+    step(&mut h, &mut history, Some(Reply::FileRead(Ok("A".into()))));
+    h.backend
+        .resume(S, Reply::ModelEvent(StreamEvent::Text("It says A.".into())));
+    step(
+        &mut h,
+        &mut history,
+        Some(Reply::ModelDone(Ok(Finished {
+            reason: FinishReason::Stop,
+            tool_calls: vec![],
+        }))),
+    );
+    history.end_turn(acp_core::schema::StopReason::EndTurn);
+    // Second turn: the model sees the first one, its tool call under the ACP id.
+    h.start(
+        "and b?",
+        Posture::FullAccess,
+        ClientFs::default(),
+        &mut history,
+    );
+    step(&mut h, &mut history, None);
+    let messages = &h.requests.last().unwrap().messages;
+    assert_eq!(
+        messages[1..],
+        [
+            ChatMessage::User("read a".into()),
+            ChatMessage::Assistant {
+                content: None,
+                tool_calls: vec![call("tool-1", "read_file", r#"{"path":"a"}"#)],
+            },
+            ChatMessage::Tool {
+                tool_call_id: "tool-1".into(),
+                content: "A".into(),
+            },
+            ChatMessage::Assistant {
+                content: Some("It says A.".into()),
+                tool_calls: vec![],
+            },
+            ChatMessage::User("and b?".into()),
+        ]
+    );
+    assert_eq!(steps.last().unwrap(), "model? 6 messages");
+}
+
+#[test]
+fn a_session_model_set_by_the_client_is_the_one_asked() {
+    let mut h = Harness::new(50);
+    let mut history = SessionHistory::new(S, "llama3.2");
+    h.start(
+        "hi",
+        Posture::WorkspaceWrite,
+        ClientFs::default(),
+        &mut history,
+    );
+    h.run();
+    assert_eq!(h.requests[0].model, "llama3.2");
+}
+
+#[test]
+fn the_clients_system_prompt_is_appended_and_additional_directories_are_inside() {
+    let mut backend = LlmBackend::new("m", 50);
+    let prompt = [ContentBlock::text("go")];
+    let mut history = history();
+    history.record_user_prompt(&prompt);
+    let extra = ["/work/shared".to_owned()];
+    backend.start_turn(
+        TurnStart {
+            session: S,
+            cwd: CWD,
+            additional_directories: &extra,
+            system_prompt: Some("Answer in French."),
+            posture: Posture::FullAccess,
+            client_fs: ClientFs::default(),
+            prompt: &prompt,
+            history: &history,
+        },
+        Instant(0),
+    );
+    assert_eq!(
+        render(&backend.step(S, Instant(0))),
+        "update session_info_update"
+    );
+    let Step::CallModel(request) = backend.step(S, Instant(0)) else {
+        panic!("a model call");
+    };
+    let ChatMessage::System(system) = &request.messages[0] else {
+        panic!("a system message first");
+    };
+    assert!(
+        system.contains(CWD) && system.ends_with("\n\nAnswer in French."),
+        "{system}"
+    );
+    backend.resume(
+        S,
+        Reply::ModelDone(Ok(Finished {
+            reason: FinishReason::ToolCalls,
+            tool_calls: vec![
+                call("c1", "read_file", r#"{"path":"/work/shared/notes.txt"}"#),
+                call("c2", "glob", r#"{"pattern":"*.md","path":"/work/shared"}"#),
+            ],
+        })),
+    );
+    let mut steps = Vec::new();
+    loop {
+        let step = backend.step(S, Instant(0));
+        let done = !matches!(step, Step::Update(_));
+        steps.push(render(&step));
+        if done {
+            break;
+        }
+    }
+    assert_eq!(steps.last().unwrap(), "read? Local /work/shared/notes.txt");
+    backend.resume(S, Reply::FileRead(Ok("x".into())));
+    let mut last = String::new();
+    for _ in 0..10 {
+        let step = backend.step(S, Instant(0));
+        last = render(&step);
+        if !matches!(step, Step::Update(_)) {
+            break;
+        }
+    }
+    assert_eq!(
+        last,
+        "explore? Glob { pattern: \"*.md\", base: \"/work/shared\" } within [\"/work/project\", \"/work/shared\"]"
+    );
+}

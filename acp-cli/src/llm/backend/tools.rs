@@ -1,0 +1,464 @@
+//! The eight tools offered to the model, with Agentao's names and arguments, and a model's
+//! call read into a [`ToolRequest`]: the one place that knows each tool's JSON schema, its
+//! ACP kind, its human title and whether it asks in `workspace-write`.
+
+use acp_core::schema::ToolKind;
+use serde_json::{Map, Value, json};
+
+use crate::llm::chat::ToolSpec;
+
+/// Longest tool call title, in characters (a long shell command is cut with `…`).
+const TITLE_MAX: usize = 80;
+
+/// A model's tool call, its arguments read and checked.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ToolRequest {
+    /// `read_file`: `offset` is the first line (0-based), `limit` the number of lines.
+    ReadFile {
+        /// As the model wrote it.
+        path: String,
+        /// First line to return, 0-based.
+        offset: Option<usize>,
+        /// How many lines.
+        limit: Option<usize>,
+    },
+    /// `list_directory`.
+    ListDirectory {
+        /// As the model wrote it.
+        path: String,
+    },
+    /// `glob`.
+    Glob {
+        /// The glob.
+        pattern: String,
+        /// The directory searched (default: the cwd).
+        path: Option<String>,
+    },
+    /// `search_file_content`.
+    SearchFileContent {
+        /// A regular expression.
+        pattern: String,
+        /// The directory searched (default: the cwd).
+        path: Option<String>,
+        /// A glob the files must match.
+        include: Option<String>,
+    },
+    /// `write_file`.
+    WriteFile {
+        /// As the model wrote it.
+        path: String,
+        /// The whole new content.
+        content: String,
+    },
+    /// `replace`: `old_string` must occur exactly once.
+    Replace {
+        /// As the model wrote it.
+        path: String,
+        /// The text to replace.
+        old_string: String,
+        /// Its replacement.
+        new_string: String,
+    },
+    /// `run_shell_command`.
+    RunShellCommand {
+        /// The command line.
+        command: String,
+        /// How long it may run.
+        timeout_ms: Option<u64>,
+    },
+    /// `ask_user`.
+    AskUser {
+        /// The question.
+        question: String,
+    },
+}
+
+/// Every tool name, in the order they are offered.
+pub const TOOL_NAMES: [&str; 8] = [
+    "read_file",
+    "list_directory",
+    "glob",
+    "search_file_content",
+    "write_file",
+    "replace",
+    "run_shell_command",
+    "ask_user",
+];
+
+impl ToolRequest {
+    /// Reads a call of `name` with `arguments` (the model's JSON text). `Err` is the text
+    /// the model is told.
+    pub fn parse(name: &str, arguments: &str) -> Result<Self, String> {
+        let value: Value = if arguments.trim().is_empty() {
+            Value::Object(Map::new())
+        } else {
+            serde_json::from_str(arguments)
+                .map_err(|e| format!("Error: the arguments of {name} are not valid JSON: {e}"))?
+        };
+        let Value::Object(args) = value else {
+            return Err(format!(
+                "Error: the arguments of {name} must be a JSON object"
+            ));
+        };
+        let args = Args { name, args: &args };
+        Ok(match name {
+            "read_file" => Self::ReadFile {
+                path: args.string("path")?,
+                offset: args.count("offset")?,
+                limit: args.count("limit")?,
+            },
+            "list_directory" => Self::ListDirectory {
+                path: args.string("path")?,
+            },
+            "glob" => Self::Glob {
+                pattern: args.string("pattern")?,
+                path: args.optional_string("path")?,
+            },
+            "search_file_content" => Self::SearchFileContent {
+                pattern: args.string("pattern")?,
+                path: args.optional_string("path")?,
+                include: args.optional_string("include")?,
+            },
+            "write_file" => Self::WriteFile {
+                path: args.string("path")?,
+                content: args.text("content")?,
+            },
+            "replace" => Self::Replace {
+                path: args.string("path")?,
+                old_string: args.text("old_string")?,
+                new_string: args.text("new_string")?,
+            },
+            "run_shell_command" => Self::RunShellCommand {
+                command: args.string("command")?,
+                timeout_ms: args.count("timeout_ms")?.map(|ms| ms as u64),
+            },
+            "ask_user" => Self::AskUser {
+                question: args.string("question")?,
+            },
+            other => {
+                return Err(format!(
+                    "Error: unknown tool '{other}'; the tools are {}",
+                    TOOL_NAMES.join(", ")
+                ));
+            }
+        })
+    }
+
+    /// Agentao's tool name.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Self::ReadFile { .. } => "read_file",
+            Self::ListDirectory { .. } => "list_directory",
+            Self::Glob { .. } => "glob",
+            Self::SearchFileContent { .. } => "search_file_content",
+            Self::WriteFile { .. } => "write_file",
+            Self::Replace { .. } => "replace",
+            Self::RunShellCommand { .. } => "run_shell_command",
+            Self::AskUser { .. } => "ask_user",
+        }
+    }
+
+    /// The ACP kind.
+    pub fn kind(&self) -> ToolKind {
+        match self {
+            Self::ReadFile { .. } | Self::ListDirectory { .. } => ToolKind::Read,
+            Self::Glob { .. } | Self::SearchFileContent { .. } => ToolKind::Search,
+            Self::WriteFile { .. } | Self::Replace { .. } => ToolKind::Edit,
+            Self::RunShellCommand { .. } => ToolKind::Execute,
+            Self::AskUser { .. } => ToolKind::Other,
+        }
+    }
+
+    /// Whether it asks permission in `workspace-write` (the others only obey the mode).
+    pub fn asks(&self) -> bool {
+        matches!(
+            self,
+            Self::WriteFile { .. } | Self::Replace { .. } | Self::RunShellCommand { .. }
+        )
+    }
+
+    /// The title the user sees: `Read src/main.rs`, `Edit src/lib.rs`, `Run cargo test`.
+    pub fn title(&self) -> String {
+        let title = match self {
+            Self::ReadFile { path, .. } => format!("Read {path}"),
+            Self::ListDirectory { path } => format!("List {path}"),
+            Self::Glob { pattern, path } => in_path(format!("Find {pattern}"), path),
+            Self::SearchFileContent { pattern, path, .. } => {
+                in_path(format!("Search {pattern}"), path)
+            }
+            Self::WriteFile { path, .. } => format!("Write {path}"),
+            Self::Replace { path, .. } => format!("Edit {path}"),
+            Self::RunShellCommand { command, .. } => {
+                format!("Run {}", command.lines().next().unwrap_or_default())
+            }
+            Self::AskUser { question } => format!("Ask: {question}"),
+        };
+        shorten(&title, TITLE_MAX)
+    }
+}
+
+fn in_path(title: String, path: &Option<String>) -> String {
+    match path {
+        Some(path) => format!("{title} in {path}"),
+        None => title,
+    }
+}
+
+/// At most `max` characters, then `…` if anything was cut.
+fn shorten(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        Some((cut, _)) => format!("{}…", &text[..cut]),
+        None => text.to_owned(),
+    }
+}
+
+/// A call's arguments, read with error texts that name the tool and the argument.
+struct Args<'a> {
+    name: &'a str,
+    args: &'a Map<String, Value>,
+}
+
+impl Args<'_> {
+    /// A required non-empty string.
+    fn string(&self, key: &str) -> Result<String, String> {
+        match self.optional_string(key)? {
+            Some(value) => Ok(value),
+            None => Err(format!(
+                "Error: {} needs the argument '{key}' (a non-empty string)",
+                self.name
+            )),
+        }
+    }
+
+    /// A required string, possibly empty (file content, replacement text).
+    fn text(&self, key: &str) -> Result<String, String> {
+        match self.args.get(key) {
+            Some(Value::String(value)) => Ok(value.clone()),
+            _ => Err(format!(
+                "Error: {} needs the argument '{key}' (a string)",
+                self.name
+            )),
+        }
+    }
+
+    /// An optional string; empty or null counts as absent.
+    fn optional_string(&self, key: &str) -> Result<Option<String>, String> {
+        match self.args.get(key) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(value)) if value.trim().is_empty() => Ok(None),
+            Some(Value::String(value)) => Ok(Some(value.clone())),
+            Some(_) => Err(format!(
+                "Error: the argument '{key}' of {} must be a string",
+                self.name
+            )),
+        }
+    }
+
+    /// An optional non-negative integer (a number written as a string is accepted).
+    fn count(&self, key: &str) -> Result<Option<usize>, String> {
+        let wrong = || {
+            format!(
+                "Error: the argument '{key}' of {} must be a non-negative integer",
+                self.name
+            )
+        };
+        match self.args.get(key) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::Number(n)) => n.as_u64().map(|n| Some(n as usize)).ok_or_else(wrong),
+            Some(Value::String(s)) => s.trim().parse().map(Some).map_err(|_| wrong()),
+            Some(_) => Err(wrong()),
+        }
+    }
+}
+
+/// The functions offered to the model.
+pub fn specs() -> Vec<ToolSpec> {
+    let path = |what: &str| json!({"type": "string", "description": what});
+    vec![
+        ToolSpec {
+            name: "read_file",
+            description: "Read a text file. Relative paths are resolved against the working directory.",
+            parameters: json!({
+                "type": "object",
+                "properties": {
+                    "path": path("The file to read."),
+                    "offset": {"type": "integer", "description": "First line to read, 0-based."},
+                    "limit": {"type": "integer", "description": "How many lines to read."}
+                },
+                "required": ["path"]
+            }),
+        },
+        ToolSpec {
+            name: "list_directory",
+            description: "List the entries of a directory (directories end with '/').",
+            parameters: json!({
+                "type": "object",
+                "properties": {"path": path("The directory to list.")},
+                "required": ["path"]
+            }),
+        },
+        ToolSpec {
+            name: "glob",
+            description: "Find files whose path matches a glob pattern such as '**/*.rs'. Files ignored by .gitignore are skipped.",
+            parameters: json!({
+                "type": "object",
+                "properties": {
+                    "pattern": {"type": "string", "description": "The glob pattern."},
+                    "path": path("The directory to search (default: the working directory).")
+                },
+                "required": ["pattern"]
+            }),
+        },
+        ToolSpec {
+            name: "search_file_content",
+            description: "Search file contents for a regular expression; answers 'path:line: text' for each matching line.",
+            parameters: json!({
+                "type": "object",
+                "properties": {
+                    "pattern": {"type": "string", "description": "The regular expression."},
+                    "path": path("The directory to search (default: the working directory)."),
+                    "include": {"type": "string", "description": "Only files matching this glob, e.g. '*.rs'."}
+                },
+                "required": ["pattern"]
+            }),
+        },
+        ToolSpec {
+            name: "write_file",
+            description: "Write a whole file (created if missing, replaced otherwise). Asks the user first.",
+            parameters: json!({
+                "type": "object",
+                "properties": {
+                    "path": path("The file to write."),
+                    "content": {"type": "string", "description": "The complete new content."}
+                },
+                "required": ["path", "content"]
+            }),
+        },
+        ToolSpec {
+            name: "replace",
+            description: "Replace one exact occurrence of old_string with new_string in a file. old_string must occur exactly once; include enough context. Asks the user first.",
+            parameters: json!({
+                "type": "object",
+                "properties": {
+                    "path": path("The file to edit."),
+                    "old_string": {"type": "string", "description": "The exact text to replace."},
+                    "new_string": {"type": "string", "description": "The text to put instead."}
+                },
+                "required": ["path", "old_string", "new_string"]
+            }),
+        },
+        ToolSpec {
+            name: "run_shell_command",
+            description: "Run a command with /bin/sh in the working directory; answers its exit code and output. Asks the user first.",
+            parameters: json!({
+                "type": "object",
+                "properties": {
+                    "command": {"type": "string", "description": "The command line."},
+                    "timeout_ms": {"type": "integer", "description": "Kill it after this many milliseconds (default 120000)."}
+                },
+                "required": ["command"]
+            }),
+        },
+        ToolSpec {
+            name: "ask_user",
+            description: "Ask the user a question and wait for the answer.",
+            parameters: json!({
+                "type": "object",
+                "properties": {"question": {"type": "string", "description": "The question."}},
+                "required": ["question"]
+            }),
+        },
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_specs_offer_agentaos_eight_tools_with_their_required_arguments() {
+        let specs = specs();
+        let names: Vec<&str> = specs.iter().map(|s| s.name).collect();
+        assert_eq!(names, TOOL_NAMES);
+        let required = |name: &str| {
+            specs.iter().find(|s| s.name == name).unwrap().parameters["required"].clone()
+        };
+        assert_eq!(
+            required("replace"),
+            json!(["path", "old_string", "new_string"])
+        );
+        assert_eq!(required("search_file_content"), json!(["pattern"]));
+        assert_eq!(required("write_file"), json!(["path", "content"]));
+    }
+
+    #[test]
+    fn calls_are_read_with_kinds_titles_and_permission_needs() {
+        let call = ToolRequest::parse("read_file", r#"{"path":"src/main.rs","offset":"2"}"#);
+        assert_eq!(
+            call,
+            Ok(ToolRequest::ReadFile {
+                path: "src/main.rs".into(),
+                offset: Some(2),
+                limit: None
+            })
+        );
+        let call = call.unwrap();
+        assert_eq!(
+            (call.title(), call.kind(), call.asks()),
+            ("Read src/main.rs".into(), ToolKind::Read, false)
+        );
+        let edit = ToolRequest::parse(
+            "replace",
+            r#"{"path":"src/lib.rs","old_string":"a","new_string":""}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            (edit.title(), edit.kind(), edit.asks()),
+            ("Edit src/lib.rs".into(), ToolKind::Edit, true)
+        );
+        let run =
+            ToolRequest::parse("run_shell_command", r#"{"command":"cargo test\necho"}"#).unwrap();
+        assert_eq!(
+            (run.title(), run.kind(), run.asks()),
+            ("Run cargo test".into(), ToolKind::Execute, true)
+        );
+        let search = ToolRequest::parse(
+            "search_file_content",
+            r#"{"pattern":"fn main","path":"src"}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            (search.title(), search.kind()),
+            ("Search fn main in src".into(), ToolKind::Search)
+        );
+    }
+
+    #[test]
+    fn bad_calls_are_explained_to_the_model() {
+        assert_eq!(
+            ToolRequest::parse("read_file", "{}"),
+            Err("Error: read_file needs the argument 'path' (a non-empty string)".into())
+        );
+        assert_eq!(
+            ToolRequest::parse("write_file", r#"{"path":"a"}"#),
+            Err("Error: write_file needs the argument 'content' (a string)".into())
+        );
+        assert_eq!(
+            ToolRequest::parse("read_file", r#"{"path":"a","limit":-1}"#),
+            Err("Error: the argument 'limit' of read_file must be a non-negative integer".into())
+        );
+        assert_eq!(
+            ToolRequest::parse("read_file", "[1]"),
+            Err("Error: the arguments of read_file must be a JSON object".into())
+        );
+        assert!(
+            ToolRequest::parse("read_file", "{\"path\":")
+                .unwrap_err()
+                .starts_with("Error: the arguments of read_file are not valid JSON: ")
+        );
+        assert_eq!(
+            ToolRequest::parse("delete_everything", "{}"),
+            Err("Error: unknown tool 'delete_everything'; the tools are read_file, list_directory, glob, search_file_content, write_file, replace, run_shell_command, ask_user".into())
+        );
+    }
+}

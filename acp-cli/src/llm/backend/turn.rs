@@ -1,0 +1,739 @@
+//! One turn of the llm backend as a sequence of [`Step`]s: ask the model, stream its answer
+//! as chunks, run the tools it called (each an ACP tool call, gated by the session's mode and
+//! `*_always` memory), hand their results back, ask again, until it answers without tools,
+//! the round limit is reached, or the client cancels.
+//!
+//! Like the demo turn it keeps a queue of ready steps and at most one thing it waits for, so
+//! every [`LlmTurn::step`] does bounded work and the whole loop runs in unit tests with a
+//! scripted model.
+
+use std::collections::VecDeque;
+
+use acp_core::machine::permission::PermissionDecision;
+use acp_core::machine::turn::StopReason;
+use acp_core::schema::{
+    ContentBlock, ContentChunk, Diff, SessionUpdate, ToolCall, ToolCallContent, ToolCallLocation,
+    ToolCallStatus, ToolCallUpdate, ToolContent, ToolKind,
+};
+use serde_json::{Map, Value};
+
+use super::context::{self, TOOL_NAME_META};
+use super::tools::{ToolRequest, specs};
+use crate::agent::backend::{
+    ClientFs, Explore, ExploreKind, FsVia, Reply, ShellOutcome, Step, TurnStart,
+};
+use crate::agent::modes::Posture;
+use crate::agent::tools::{self, AlwaysMemory, CANCELLED_TEXT, Gate, rejection_text};
+use crate::demo::reports;
+use crate::llm::chat::{ChatMessage, ChatRequest, FinishReason, ModelToolCall, StreamEvent};
+
+/// Most bytes of one tool result, for the model and on screen; the rest is cut with a note.
+pub const TOOL_RESULT_MAX: usize = 64 * 1024;
+
+/// Lines `read_file` returns when the model gives no `limit`.
+pub const DEFAULT_READ_LINES: usize = 2000;
+
+/// A shell command's timeout when the model gives none, and the most it may ask for.
+pub const DEFAULT_SHELL_TIMEOUT_MS: u64 = 120_000;
+/// See [`DEFAULT_SHELL_TIMEOUT_MS`].
+pub const MAX_SHELL_TIMEOUT_MS: u64 = 600_000;
+
+/// What the turns of one connection share.
+#[derive(Debug)]
+pub struct Shared {
+    /// `*_always` answers, per session per tool name (`write_file`, `run_shell_command`, …).
+    pub memory: AlwaysMemory,
+    /// The number of the last tool call id handed out (`tool-1`, `tool-2`, …).
+    pub last_tool: u64,
+}
+
+impl Default for Shared {
+    fn default() -> Self {
+        Self {
+            memory: tools::always_memory(),
+            last_tool: 0,
+        }
+    }
+}
+
+/// What the turn does when nothing is waiting and no tool call is left.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Next {
+    /// Ask the model (again).
+    CallModel,
+    /// End with this reason.
+    End(StopReason),
+}
+
+/// A tool call that has been announced and not yet finished.
+#[derive(Clone, Debug, PartialEq)]
+struct OpenTool {
+    /// The ACP id (`tool-N`).
+    id: String,
+    /// The model's id, echoed in the `tool` message.
+    model_id: String,
+    request: ToolRequest,
+    kind: ToolKind,
+    title: String,
+    /// The absolute path the call works on, if any.
+    path: Option<String>,
+    /// The content it shows (an edit's diff), kept on its final update.
+    content: Vec<ToolCallContent>,
+    /// For `write_file` and `replace`: the file's new content, once known.
+    new_content: Option<String>,
+    /// For `write_file` and `replace`: the file has been read and the diff shown, so the
+    /// next file reply is the write's.
+    diff_shown: bool,
+}
+
+/// What the turn waits for.
+#[derive(Clone, Debug, PartialEq)]
+enum Wait {
+    Nothing,
+    /// The model's stream.
+    Model,
+    /// The user's permission for this tool.
+    Permission(OpenTool),
+    /// The outcome of this tool's work (a file, the shell, a look at the tree, an answer).
+    Tool(OpenTool),
+}
+
+/// One turn of the llm backend.
+#[derive(Debug)]
+pub struct LlmTurn {
+    session: String,
+    cwd: String,
+    additional_directories: Vec<String>,
+    posture: Posture,
+    client_fs: ClientFs,
+    model: String,
+    messages: Vec<ChatMessage>,
+    ready: VecDeque<Step>,
+    wait: Wait,
+    next: Next,
+    /// The tool calls of the model's last answer still to run.
+    calls: VecDeque<ModelToolCall>,
+    /// The text of the answer being streamed.
+    answer: String,
+    /// Answers with tool calls run so far, and the most allowed.
+    rounds: u32,
+    max_rounds: u32,
+    /// Bytes of text the session has exchanged, this turn's updates included (what the
+    /// closing `usage_update` reports, as the demo's does: the model's own token counts are
+    /// not streamed).
+    exchanged: u64,
+    /// The closing `usage_update` and the end are queued.
+    concluded: bool,
+    cancelled: bool,
+    finished: bool,
+}
+
+impl LlmTurn {
+    /// A turn in the session described by `start`, asking `model` (the session's model when
+    /// empty), with the conversation `messages` (system prompt and history, this prompt
+    /// last).
+    pub fn new(start: &TurnStart<'_>, model: String, max_rounds: u32) -> Self {
+        let mut turn = Self {
+            session: start.session.to_owned(),
+            cwd: start.cwd.to_owned(),
+            additional_directories: start.additional_directories.to_vec(),
+            posture: start.posture,
+            client_fs: start.client_fs,
+            model,
+            messages: context::messages(
+                context::system_prompt(start.cwd, start.system_prompt),
+                start.history,
+            ),
+            ready: VecDeque::new(),
+            wait: Wait::Nothing,
+            next: Next::CallModel,
+            calls: VecDeque::new(),
+            answer: String::new(),
+            rounds: 0,
+            max_rounds,
+            exchanged: reports::exchanged_bytes(start.history),
+            concluded: false,
+            cancelled: false,
+            finished: false,
+        };
+        // The session's first turn titles it (R-TURN-5).
+        if start.history.turn_count() == 0
+            && let Some(title) = reports::title_from_prompt(start.prompt)
+        {
+            turn.update(reports::title_update(title));
+        }
+        turn
+    }
+
+    /// Ends the turn with `last` (an `End` or a failure) after a `usage_update` (R-TURN-5,
+    /// R-TURN-3: nothing of a turn follows its answer).
+    fn conclude(&mut self, last: Step) {
+        if self.concluded {
+            return;
+        }
+        self.concluded = true;
+        self.update(reports::usage_update(self.exchanged, reports::CONTEXT_SIZE));
+        self.ready.push_back(last);
+    }
+
+    /// Whether the turn has handed out its end.
+    pub fn is_finished(&self) -> bool {
+        self.finished
+    }
+
+    /// The client cancelled: the turn ends `cancelled` at its next step, after a `failed`
+    /// update for a tool call it leaves open.
+    pub fn cancel(&mut self) {
+        self.cancelled = true;
+    }
+
+    /// The next step. Bounded: each pass hands out a step or moves the turn on by one call.
+    pub fn step(&mut self, shared: &mut Shared) -> Step {
+        if self.finished {
+            return Step::Waiting;
+        }
+        loop {
+            if let Some(step) = self.ready.pop_front() {
+                if matches!(step, Step::End(_) | Step::Fail(_) | Step::FailWith { .. }) {
+                    self.finished = true;
+                }
+                return step;
+            }
+            if self.cancelled {
+                match core::mem::replace(&mut self.wait, Wait::Nothing) {
+                    Wait::Permission(tool) | Wait::Tool(tool) => {
+                        self.fail_tool(&tool, CANCELLED_TEXT.to_owned());
+                        continue;
+                    }
+                    Wait::Nothing | Wait::Model => {
+                        self.conclude(Step::End(StopReason::Cancelled));
+                        continue;
+                    }
+                }
+            }
+            if self.wait != Wait::Nothing {
+                return Step::Waiting;
+            }
+            if let Some(call) = self.calls.pop_front() {
+                self.start_tool(shared, call);
+                continue;
+            }
+            match self.next {
+                Next::CallModel => {
+                    self.wait = Wait::Model;
+                    return Step::CallModel(ChatRequest {
+                        model: self.model.clone(),
+                        messages: self.messages.clone(),
+                        tools: specs(),
+                    });
+                }
+                Next::End(reason) => {
+                    self.conclude(Step::End(reason));
+                    continue;
+                }
+            }
+        }
+    }
+
+    /// The outcome of what the turn waits for. A reply it does not wait for (late, after a
+    /// cancel) is dropped.
+    pub fn resume(&mut self, shared: &mut Shared, reply: Reply) {
+        match (core::mem::replace(&mut self.wait, Wait::Nothing), reply) {
+            (Wait::Model, Reply::ModelEvent(event)) => {
+                self.wait = Wait::Model;
+                match event {
+                    StreamEvent::Text(text) if !text.is_empty() => {
+                        self.answer.push_str(&text);
+                        self.update(SessionUpdate::AgentMessageChunk(ContentChunk::new(
+                            ContentBlock::text(text),
+                        )));
+                    }
+                    StreamEvent::Reasoning(text) if !text.is_empty() => {
+                        self.update(SessionUpdate::AgentThoughtChunk(ContentChunk::new(
+                            ContentBlock::text(text),
+                        )))
+                    }
+                    _ => {}
+                }
+            }
+            (Wait::Model, Reply::ModelDone(Ok(finished))) => {
+                let mut calls = finished.tool_calls;
+                for (index, call) in calls.iter_mut().enumerate() {
+                    if call.id.is_empty() {
+                        call.id = format!("call_{}_{index}", self.rounds);
+                    }
+                }
+                let content = std::mem::take(&mut self.answer);
+                if !content.is_empty() || !calls.is_empty() {
+                    self.messages.push(ChatMessage::Assistant {
+                        content: (!content.is_empty()).then_some(content),
+                        tool_calls: calls.clone(),
+                    });
+                }
+                if calls.is_empty() {
+                    self.next = Next::End(stop_reason(finished.reason));
+                } else if self.rounds >= self.max_rounds {
+                    self.next = Next::End(StopReason::MaxTurnRequests);
+                } else {
+                    self.rounds += 1;
+                    self.calls = calls.into();
+                    self.next = Next::CallModel;
+                }
+            }
+            (Wait::Model, Reply::ModelDone(Err(error))) => {
+                // The error's own text and code (`-32000` for credentials, else `-32603`).
+                self.conclude(Step::FailWith {
+                    code: error.code(),
+                    message: error.to_string(),
+                });
+            }
+            (Wait::Permission(tool), Reply::Permission(decision)) => {
+                shared
+                    .memory
+                    .record(&self.session, tool.request.name(), decision);
+                match decision {
+                    PermissionDecision::Allowed(_) => self.act(tool),
+                    PermissionDecision::Rejected(reason) => {
+                        self.fail_tool(&tool, rejection_text(reason))
+                    }
+                    PermissionDecision::Cancelled => {
+                        self.fail_tool(&tool, CANCELLED_TEXT.to_owned())
+                    }
+                }
+            }
+            (Wait::Tool(tool), reply) => self.tool_reply(shared, tool, reply),
+            (wait, _) => self.wait = wait,
+        }
+    }
+
+    /// Announces a tool call, then refuses, runs or asks about it.
+    fn start_tool(&mut self, shared: &mut Shared, call: ModelToolCall) {
+        shared.last_tool += 1;
+        let id = format!("tool-{}", shared.last_tool);
+        let raw_input = raw_input(&call.arguments);
+        let request = match ToolRequest::parse(&call.name, &call.arguments) {
+            Ok(request) => request,
+            Err(why) => {
+                let mut announced = ToolCall::new(id.clone(), call.name.clone());
+                announced.status = Some(ToolCallStatus::Pending);
+                announced.raw_input = Some(raw_input);
+                announced.meta = Some(tool_meta(&call.name));
+                self.update(SessionUpdate::ToolCall(announced));
+                let mut update = ToolCallUpdate::new(id);
+                update.status = Some(ToolCallStatus::Failed);
+                update.content = Some(vec![text_content(why.clone())]);
+                self.update(SessionUpdate::ToolCallUpdate(update));
+                self.tool_message(call.id, why);
+                return;
+            }
+        };
+        let resolved = self.resolve_paths(&request);
+        let mut tool = OpenTool {
+            id,
+            model_id: call.id,
+            kind: request.kind(),
+            title: request.title(),
+            path: resolved.as_ref().ok().cloned().flatten(),
+            content: Vec::new(),
+            new_content: None,
+            diff_shown: false,
+            request,
+        };
+        if let ToolRequest::WriteFile { content, .. } = &tool.request {
+            tool.new_content = Some(content.clone());
+            if let Some(path) = &tool.path {
+                tool.content = vec![diff(path, None, content)];
+            }
+        }
+        let mut announced = ToolCall::new(tool.id.clone(), tool.title.clone());
+        announced.kind = Some(tool.kind.clone());
+        announced.status = Some(ToolCallStatus::Pending);
+        announced.content = tool.content.clone();
+        if let Some(path) = &tool.path {
+            let mut location = ToolCallLocation::default();
+            location.path = path.clone();
+            announced.locations = vec![location];
+        }
+        announced.raw_input = Some(raw_input);
+        announced.meta = Some(tool_meta(tool.request.name()));
+        self.update(SessionUpdate::ToolCall(announced));
+        if let Err(why) = resolved {
+            return self.fail_tool(&tool, format!("Error: {why}"));
+        }
+        if matches!(tool.request, ToolRequest::AskUser { .. }) {
+            // A question is no action: no mode stops it.
+            return self.act(tool);
+        }
+        if let Gate::Refuse(why) = tools::mode_gate(self.posture, &tool.kind) {
+            return self.fail_tool(&tool, why);
+        }
+        match tool.request {
+            // An edit shows its diff before asking: read the file first.
+            ToolRequest::WriteFile { .. } | ToolRequest::Replace { .. } => self.read_for_edit(tool),
+            ToolRequest::RunShellCommand { .. } => self.gate_and_act(shared, tool),
+            // Looking needs no permission (only the mode decides).
+            _ => self.act(tool),
+        }
+    }
+
+    /// The absolute path a tool works on (`None` for tools without one), or why it is
+    /// refused.
+    fn resolve_paths(&self, request: &ToolRequest) -> Result<Option<String>, String> {
+        let path = match request {
+            ToolRequest::ReadFile { path, .. }
+            | ToolRequest::ListDirectory { path }
+            | ToolRequest::WriteFile { path, .. }
+            | ToolRequest::Replace { path, .. } => Some(path.as_str()),
+            ToolRequest::Glob { path, .. } | ToolRequest::SearchFileContent { path, .. } => {
+                Some(path.as_deref().unwrap_or("."))
+            }
+            ToolRequest::RunShellCommand { .. } | ToolRequest::AskUser { .. } => None,
+        };
+        path.map(|path| self.resolve(path)).transpose()
+    }
+
+    /// A path the model gave, against the session's cwd; outside it and the additional
+    /// directories it is refused with the demo backend's message.
+    fn resolve(&self, path: &str) -> Result<String, String> {
+        let roots = crate::demo::paths::Roots {
+            cwd: &self.cwd,
+            additional: &self.additional_directories,
+        };
+        crate::demo::paths::resolve_inside(roots, path)
+    }
+
+    /// `write_file` and `replace`: read the file, then show the diff and ask.
+    fn read_for_edit(&mut self, tool: OpenTool) {
+        let path = tool.path.clone().unwrap_or_default();
+        self.ready.push_back(Step::ReadFile {
+            path,
+            via: self.read_via(),
+        });
+        self.wait = Wait::Tool(tool);
+    }
+
+    /// Runs, refuses or asks about a tool that changes things, by mode and memory.
+    fn gate_and_act(&mut self, shared: &Shared, tool: OpenTool) {
+        let name = tool.request.name();
+        match tools::gate(
+            self.posture,
+            &tool.kind,
+            &shared.memory,
+            &self.session,
+            name,
+        ) {
+            Gate::Run => self.act(tool),
+            Gate::Refuse(why) => self.fail_tool(&tool, why),
+            Gate::Ask => {
+                let mut request = ToolCallUpdate::new(tool.id.clone());
+                request.kind = Some(tool.kind.clone());
+                request.title = Some(tool.title.clone());
+                request.status = Some(ToolCallStatus::Pending);
+                if !tool.content.is_empty() {
+                    request.content = Some(tool.content.clone());
+                }
+                self.ready.push_back(Step::RequestPermission(request));
+                self.wait = Wait::Permission(tool);
+            }
+        }
+    }
+
+    /// The tool may run: `in_progress`, then the step that does its work.
+    fn act(&mut self, tool: OpenTool) {
+        let mut update = ToolCallUpdate::new(tool.id.clone());
+        update.status = Some(ToolCallStatus::InProgress);
+        self.update(SessionUpdate::ToolCallUpdate(update));
+        let path = tool.path.clone().unwrap_or_default();
+        let step = match &tool.request {
+            ToolRequest::ReadFile { .. } => Step::ReadFile {
+                path,
+                via: self.read_via(),
+            },
+            ToolRequest::WriteFile { .. } | ToolRequest::Replace { .. } => Step::WriteFile {
+                path,
+                content: tool.new_content.clone().unwrap_or_default(),
+                via: if self.client_fs.write {
+                    FsVia::Client
+                } else {
+                    FsVia::Local
+                },
+            },
+            ToolRequest::ListDirectory { .. } => self.explore(ExploreKind::List { path }),
+            ToolRequest::Glob { pattern, .. } => self.explore(ExploreKind::Glob {
+                pattern: pattern.clone(),
+                base: path,
+            }),
+            ToolRequest::SearchFileContent {
+                pattern, include, ..
+            } => self.explore(ExploreKind::Search {
+                pattern: pattern.clone(),
+                base: path,
+                include: include.clone(),
+            }),
+            ToolRequest::RunShellCommand {
+                command,
+                timeout_ms,
+            } => Step::RunShell {
+                command: command.clone(),
+                cwd: self.cwd.clone(),
+                timeout_ms: timeout_ms
+                    .unwrap_or(DEFAULT_SHELL_TIMEOUT_MS)
+                    .clamp(1, MAX_SHELL_TIMEOUT_MS),
+            },
+            ToolRequest::AskUser { question } => Step::AskUser(question.clone()),
+        };
+        self.ready.push_back(step);
+        self.wait = Wait::Tool(tool);
+    }
+
+    fn explore(&self, what: ExploreKind) -> Step {
+        Step::Explore(Explore {
+            roots: std::iter::once(&self.cwd)
+                .chain(&self.additional_directories)
+                .cloned()
+                .collect(),
+            what,
+        })
+    }
+
+    fn read_via(&self) -> FsVia {
+        if self.client_fs.read {
+            FsVia::Client
+        } else {
+            FsVia::Local
+        }
+    }
+
+    /// The outcome of a tool's work.
+    fn tool_reply(&mut self, shared: &mut Shared, mut tool: OpenTool, reply: Reply) {
+        let path = tool.path.clone().unwrap_or_default();
+        let editing = matches!(
+            tool.request,
+            ToolRequest::WriteFile { .. } | ToolRequest::Replace { .. }
+        );
+        match reply {
+            // The read before an edit: the diff, then permission.
+            Reply::FileRead(old) if editing && !tool.diff_shown => {
+                let new = match &tool.request {
+                    ToolRequest::Replace {
+                        old_string,
+                        new_string,
+                        ..
+                    } => {
+                        let old = match old {
+                            Ok(old) => old,
+                            Err(why) => return self.fail_tool(&tool, format!("Error: {why}")),
+                        };
+                        match replace_once(&old, old_string, new_string, &path) {
+                            Ok(new) => {
+                                tool.content = vec![diff(&path, Some(&old), &new)];
+                                new
+                            }
+                            Err(why) => return self.fail_tool(&tool, why),
+                        }
+                    }
+                    _ => {
+                        let new = tool.new_content.clone().unwrap_or_default();
+                        // A file that cannot be read is new (or the write will say why).
+                        tool.content = vec![diff(&path, old.as_deref().ok(), &new)];
+                        new
+                    }
+                };
+                tool.new_content = Some(new);
+                let mut update = ToolCallUpdate::new(tool.id.clone());
+                update.content = Some(tool.content.clone());
+                self.update(SessionUpdate::ToolCallUpdate(update));
+                tool.diff_shown = true;
+                self.gate_and_act(shared, tool);
+            }
+            Reply::FileRead(Ok(text)) => {
+                let ToolRequest::ReadFile { offset, limit, .. } = tool.request else {
+                    return self.fail_tool(&tool, "Error: unexpected file result".into());
+                };
+                match slice_lines(&text, offset, limit, &path) {
+                    Ok(result) => self.finish_tool(&tool, result),
+                    Err(why) => self.fail_tool(&tool, why),
+                }
+            }
+            Reply::FileWritten(Ok(())) => {
+                let bytes = tool.new_content.as_deref().map_or(0, str::len);
+                let note = match tool.request {
+                    ToolRequest::Replace { .. } => format!("Replaced 1 occurrence in {path}"),
+                    _ => format!("Wrote {bytes} bytes to {path}"),
+                };
+                self.finish_tool(&tool, note);
+            }
+            Reply::FileRead(Err(why)) | Reply::FileWritten(Err(why)) => {
+                self.fail_tool(&tool, format!("Error: {why}"))
+            }
+            Reply::ShellDone(Ok(outcome)) => {
+                let timeout = match &tool.request {
+                    ToolRequest::RunShellCommand { timeout_ms, .. } => {
+                        timeout_ms.unwrap_or(DEFAULT_SHELL_TIMEOUT_MS)
+                    }
+                    _ => 0,
+                };
+                let text = shell_text(&outcome, timeout);
+                if outcome.timed_out {
+                    self.fail_tool(&tool, text)
+                } else {
+                    self.finish_tool(&tool, text)
+                }
+            }
+            Reply::ShellDone(Err(why)) | Reply::Explored(Err(why)) => {
+                self.fail_tool(&tool, format!("Error: {why}"))
+            }
+            Reply::Explored(Ok(text)) | Reply::Answer(text) => self.finish_tool(&tool, text),
+            _ => self.wait = Wait::Tool(tool),
+        }
+    }
+
+    /// `completed`, with the tool's content and its result; the model gets the result.
+    fn finish_tool(&mut self, tool: &OpenTool, result: String) {
+        let result = cap(result);
+        self.close_tool(tool, ToolCallStatus::Completed, result.clone());
+        self.tool_message(tool.model_id.clone(), result);
+    }
+
+    /// `failed`, with the tool's content and why; the model gets why.
+    fn fail_tool(&mut self, tool: &OpenTool, why: String) {
+        self.close_tool(tool, ToolCallStatus::Failed, why.clone());
+        self.tool_message(tool.model_id.clone(), why);
+    }
+
+    fn close_tool(&mut self, tool: &OpenTool, status: ToolCallStatus, text: String) {
+        let mut update = ToolCallUpdate::new(tool.id.clone());
+        update.status = Some(status);
+        let mut content = tool.content.clone();
+        content.push(text_content(text));
+        update.content = Some(content);
+        self.update(SessionUpdate::ToolCallUpdate(update));
+    }
+
+    fn tool_message(&mut self, tool_call_id: String, content: String) {
+        self.messages.push(ChatMessage::Tool {
+            tool_call_id,
+            content,
+        });
+    }
+
+    fn update(&mut self, update: SessionUpdate) {
+        self.exchanged += reports::update_text_len(&update);
+        self.ready.push_back(Step::Update(update));
+    }
+}
+
+/// The stop reason for why the model stopped.
+fn stop_reason(reason: FinishReason) -> StopReason {
+    match reason {
+        FinishReason::Length => StopReason::MaxTokens,
+        FinishReason::ContentFilter => StopReason::Refusal,
+        FinishReason::Stop | FinishReason::ToolCalls | FinishReason::Other => StopReason::EndTurn,
+    }
+}
+
+/// The arguments as `rawInput`: the JSON object, or `{"_raw": text}` when it is not one.
+fn raw_input(arguments: &str) -> Value {
+    match serde_json::from_str::<Value>(arguments) {
+        Ok(Value::Object(object)) => Value::Object(object),
+        _ => {
+            let mut object = Map::new();
+            object.insert("_raw".into(), Value::String(arguments.to_owned()));
+            Value::Object(object)
+        }
+    }
+}
+
+fn tool_meta(name: &str) -> Map<String, Value> {
+    let mut meta = Map::new();
+    meta.insert(TOOL_NAME_META.into(), Value::String(name.to_owned()));
+    meta
+}
+
+fn text_content(text: String) -> ToolCallContent {
+    ToolCallContent::Content(ToolContent::new(ContentBlock::text(text)))
+}
+
+fn diff(path: &str, old: Option<&str>, new: &str) -> ToolCallContent {
+    let mut diff = Diff::default();
+    diff.path = path.to_owned();
+    diff.old_text = old.map(str::to_owned);
+    diff.new_text = new.to_owned();
+    ToolCallContent::Diff(diff)
+}
+
+/// `old` with the one occurrence of `find` replaced, or why not.
+fn replace_once(old: &str, find: &str, with: &str, path: &str) -> Result<String, String> {
+    if find.is_empty() {
+        return Err("Error: old_string must not be empty (use write_file to create a file)".into());
+    }
+    match old.matches(find).count() {
+        0 => Err(format!("Error: old_string was not found in {path}")),
+        1 => Ok(old.replacen(find, with, 1)),
+        n => Err(format!(
+            "Error: old_string occurs {n} times in {path}; include more context so it occurs once"
+        )),
+    }
+}
+
+/// The lines `read_file` returns: from `offset` (0-based), at most `limit` (default
+/// [`DEFAULT_READ_LINES`]), with a header when that is not the whole file.
+fn slice_lines(
+    text: &str,
+    offset: Option<usize>,
+    limit: Option<usize>,
+    path: &str,
+) -> Result<String, String> {
+    let total = text.lines().count();
+    let start = offset.unwrap_or(0);
+    if start > 0 && start >= total {
+        return Err(format!(
+            "Error: offset {start} is past the end of {path} ({total} lines)"
+        ));
+    }
+    let count = limit.unwrap_or(DEFAULT_READ_LINES);
+    if start == 0 && count >= total {
+        return Ok(text.to_owned());
+    }
+    let end = (start + count).min(total);
+    let lines: Vec<&str> = text.lines().skip(start).take(end - start).collect();
+    Ok(format!(
+        "[lines {}-{} of {total}; use offset and limit for more]\n{}",
+        start + 1,
+        end,
+        lines.join("\n")
+    ))
+}
+
+/// What the model is told about a shell command.
+fn shell_text(outcome: &ShellOutcome, timeout_ms: u64) -> String {
+    let mut text = match (outcome.timed_out, outcome.exit_code) {
+        (true, _) => format!("Error: timed out after {timeout_ms} ms and was killed"),
+        (false, Some(code)) => format!("Exit code: {code}"),
+        (false, None) => "Exit: killed by a signal".to_owned(),
+    };
+    if outcome.output.is_empty() {
+        text.push_str("\n(no output)");
+    } else {
+        text.push('\n');
+        text.push_str(&outcome.output);
+    }
+    if outcome.truncated {
+        text.push_str("\n[output cut at 64 KiB]");
+    }
+    text
+}
+
+/// A tool result cut to [`TOOL_RESULT_MAX`] bytes (on a character boundary) with a note.
+fn cap(mut text: String) -> String {
+    if text.len() <= TOOL_RESULT_MAX {
+        return text;
+    }
+    let mut cut = TOOL_RESULT_MAX;
+    while !text.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    text.truncate(cut);
+    text.push_str("\n[cut at 64 KiB]");
+    text
+}

@@ -1,0 +1,574 @@
+//! Which model server to talk to, read from the environment the way Agentao reads it.
+//!
+//! `LLM_PROVIDER` (default `openai`, lower-cased) names the provider; `<PROVIDER>_API_KEY`,
+//! `<PROVIDER>_BASE_URL` and `<PROVIDER>_MODEL` configure it (`<PROVIDER>` upper-cased). Only
+//! `openai` has a built-in endpoint and model; any other provider needs its `_BASE_URL` and
+//! `_MODEL`. `--model provider/model` (or a bare `model`) overrides the choice.
+//!
+//! `SSL_CERT_FILE` adds trusted certificates for `https://` base URLs.
+//!
+//! Reading never fails: the agent must start and open sessions without a key. What is missing
+//! is reported by [`ModelConfig::check`] when a prompt needs the model.
+
+use core::fmt;
+
+use super::chat::ModelError;
+
+/// The provider used when `LLM_PROVIDER` is unset or empty.
+pub const DEFAULT_PROVIDER: &str = "openai";
+
+/// OpenAI's public endpoint, the default `OPENAI_BASE_URL`.
+pub const OPENAI_BASE_URL: &str = "https://api.openai.com/v1";
+
+/// The model used for `openai` when `OPENAI_MODEL` is unset.
+pub const OPENAI_DEFAULT_MODEL: &str = "gpt-4o-mini";
+
+/// An API key. It leaves this type only through [`ApiKey::expose`], which the HTTP client
+/// calls to write the `Authorization` header; `Debug` and `Display` print a placeholder.
+#[derive(Clone, PartialEq, Eq)]
+pub struct ApiKey(String);
+
+impl ApiKey {
+    /// Wraps a key.
+    pub fn new(key: impl Into<String>) -> Self {
+        Self(key.into())
+    }
+
+    /// The key itself, for the `Authorization` header and nothing else.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for ApiKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("ApiKey(<redacted>)")
+    }
+}
+
+impl fmt::Display for ApiKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("<redacted>")
+    }
+}
+
+/// A model choice as Agentao's `set_model` takes it: `provider/model` or a bare `model`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ModelChoice {
+    /// `provider/model`: switch provider (lower-cased) and model.
+    WithProvider {
+        /// The provider, trimmed and lower-cased.
+        provider: String,
+        /// The model, trimmed.
+        model: String,
+    },
+    /// A bare model name (trimmed): keep the provider.
+    Model(String),
+}
+
+impl ModelChoice {
+    /// Parses a choice, splitting on the first `/` as Agentao does. Errors are the texts of
+    /// Agentao's `set_config_option` checks (without the method prefix).
+    pub fn parse(value: &str) -> Result<Self, String> {
+        let value = value.trim();
+        if value.is_empty() {
+            return Err("value must be a non-empty string".to_owned());
+        }
+        match value.split_once('/') {
+            Some((provider, model)) => {
+                let provider = provider.trim().to_lowercase();
+                let model = model.trim();
+                if provider.is_empty() || model.is_empty() {
+                    return Err(
+                        "value 'provider/model' must have a non-empty provider and model"
+                            .to_owned(),
+                    );
+                }
+                Ok(Self::WithProvider {
+                    provider,
+                    model: model.to_owned(),
+                })
+            }
+            None => Ok(Self::Model(value.to_owned())),
+        }
+    }
+}
+
+/// Where and how to reach the model: everything a request needs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ModelConfig {
+    /// The provider, lower-cased (`openai`, `deepseek`, `ollama`, …).
+    pub provider: String,
+    /// The model name as the provider knows it. Empty when nothing names one.
+    pub model: String,
+    /// The API key, if `<PROVIDER>_API_KEY` is set and not empty.
+    pub api_key: Option<ApiKey>,
+    /// The base URL requests go to (`…/chat/completions` is appended). Empty when the
+    /// provider has no default and `<PROVIDER>_BASE_URL` is unset.
+    pub base_url: String,
+    /// `SSL_CERT_FILE`: a PEM file of extra trusted certificates (a local server's own CA or
+    /// a company proxy's), trusted beside the built-in roots. Python's OpenAI SDK reads the
+    /// same variable.
+    pub ca_file: Option<String>,
+}
+
+impl ModelConfig {
+    /// Reads the configuration through `lookup` (the process environment in the binary, a
+    /// map in tests). `model_override` is `--model`: `provider/model` selects the provider
+    /// too; a bare model keeps `LLM_PROVIDER`'s.
+    pub fn from_env(
+        lookup: impl Fn(&str) -> Option<String>,
+        model_override: Option<&str>,
+    ) -> Result<Self, String> {
+        let set = |name: &str| lookup(name).filter(|value| !value.trim().is_empty());
+        let choice = model_override.map(ModelChoice::parse).transpose()?;
+        let provider = match &choice {
+            Some(ModelChoice::WithProvider { provider, .. }) => provider.clone(),
+            _ => set("LLM_PROVIDER")
+                .map(|p| p.trim().to_lowercase())
+                .unwrap_or_else(|| DEFAULT_PROVIDER.to_owned()),
+        };
+        let prefix = provider.to_uppercase();
+        let api_key = set(&format!("{prefix}_API_KEY")).map(|key| ApiKey::new(key.trim()));
+        let base_url = set(&format!("{prefix}_BASE_URL"))
+            .map(|url| url.trim().trim_end_matches('/').to_owned())
+            .unwrap_or_else(|| default_base_url(&provider).to_owned());
+        let model = match choice {
+            Some(ModelChoice::WithProvider { model, .. } | ModelChoice::Model(model)) => model,
+            None => set(&format!("{prefix}_MODEL"))
+                .map(|m| m.trim().to_owned())
+                .unwrap_or_else(|| default_model(&provider).to_owned()),
+        };
+        Ok(Self {
+            provider,
+            model,
+            api_key,
+            base_url,
+            ca_file: set("SSL_CERT_FILE"),
+        })
+    }
+
+    /// The variable that holds this provider's key, e.g. `OPENAI_API_KEY`.
+    pub fn key_variable(&self) -> String {
+        format!("{}_API_KEY", self.provider.to_uppercase())
+    }
+
+    /// `provider/model`, the value of the session's `model` config option.
+    pub fn qualified_model(&self) -> String {
+        format!("{}/{}", self.provider, self.model)
+    }
+
+    /// Whether a request can be made: a key, a base URL that parses and a model. The errors
+    /// are what a prompt is answered with.
+    pub fn check(&self) -> Result<(), ModelError> {
+        let Some(key) = &self.api_key else {
+            return Err(ModelError::MissingKey {
+                variable: self.key_variable(),
+                provider: self.provider.clone(),
+            });
+        };
+        // The key goes into a header line: a line break in it would end the header.
+        if key.expose().chars().any(char::is_control) {
+            return Err(ModelError::Config(format!(
+                "{} contains a control character",
+                self.key_variable()
+            )));
+        }
+        self.endpoint()?;
+        if self.model.is_empty() {
+            return Err(ModelError::Config(format!(
+                "no model for provider '{}': set {}_MODEL or pass --model",
+                self.provider,
+                self.provider.to_uppercase()
+            )));
+        }
+        Ok(())
+    }
+
+    /// The parsed base URL.
+    pub fn endpoint(&self) -> Result<Endpoint, ModelError> {
+        let variable = format!("{}_BASE_URL", self.provider.to_uppercase());
+        if self.base_url.is_empty() {
+            return Err(ModelError::Config(format!(
+                "provider '{}' has no default endpoint: set {variable}",
+                self.provider
+            )));
+        }
+        Endpoint::parse(&self.base_url)
+            .map_err(|why| ModelError::Config(format!("{variable} '{}' {why}", self.base_url)))
+    }
+
+    /// Applies a model choice as Agentao's default resolver does: a bare model keeps the
+    /// provider; `provider/model` must name the current provider (case-insensitively) and
+    /// re-reads its key and base URL. Errors are Agentao's texts.
+    pub fn switch_model(
+        &mut self,
+        choice: ModelChoice,
+        lookup: impl Fn(&str) -> Option<String>,
+    ) -> Result<(), String> {
+        match choice {
+            ModelChoice::Model(model) => {
+                self.model = model;
+                Ok(())
+            }
+            ModelChoice::WithProvider { provider, model } => {
+                if provider != self.provider {
+                    return Err(format!("cannot resolve provider '{provider}'"));
+                }
+                let fresh = Self::from_env(lookup, Some(&format!("{provider}/{model}")))?;
+                if fresh.api_key.is_none() {
+                    return Err(format!(
+                        "provider_resolver returned no api_key for '{provider}'"
+                    ));
+                }
+                *self = fresh;
+                Ok(())
+            }
+        }
+    }
+}
+
+/// The built-in endpoint of a provider, or `""` when it has none.
+fn default_base_url(provider: &str) -> &'static str {
+    match provider {
+        "openai" => OPENAI_BASE_URL,
+        _ => "",
+    }
+}
+
+/// The built-in model of a provider, or `""` when it has none.
+fn default_model(provider: &str) -> &'static str {
+    match provider {
+        "openai" => OPENAI_DEFAULT_MODEL,
+        _ => "",
+    }
+}
+
+/// A parsed `http://` or `https://` base URL.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Endpoint {
+    /// `https`: the connection is wrapped in TLS.
+    pub tls: bool,
+    /// The host name or IP address (an IPv6 address without its brackets).
+    pub host: String,
+    /// The port (80 or 443 when the URL names none).
+    pub port: u16,
+    /// The path before `/chat/completions`, without a trailing `/` (may be empty).
+    pub path: String,
+}
+
+impl Endpoint {
+    /// Parses `scheme://host[:port][/path]`. The error completes "`<VAR> '<url>' …`".
+    pub fn parse(url: &str) -> Result<Self, String> {
+        let (tls, rest) = if let Some(rest) = url.strip_prefix("https://") {
+            (true, rest)
+        } else if let Some(rest) = url.strip_prefix("http://") {
+            (false, rest)
+        } else {
+            return Err("is not an http:// or https:// URL".to_owned());
+        };
+        let (authority, path) = match rest.find(['/', '?', '#']) {
+            Some(at) => (&rest[..at], &rest[at..]),
+            None => (rest, ""),
+        };
+        if path.contains(['?', '#']) {
+            return Err("must not have a query or fragment".to_owned());
+        }
+        if authority.contains('@') {
+            return Err("must not carry credentials (use the _API_KEY variable)".to_owned());
+        }
+        let default_port = if tls { 443 } else { 80 };
+        let (host, port) = if let Some(bracketed) = authority.strip_prefix('[') {
+            let (host, after) = bracketed
+                .split_once(']')
+                .ok_or_else(|| "has an unclosed '[' in its host".to_owned())?;
+            let port = match after {
+                "" => default_port,
+                _ => parse_port(after.strip_prefix(':').unwrap_or("x"))?,
+            };
+            (host, port)
+        } else {
+            match authority.rsplit_once(':') {
+                Some((host, port)) => (host, parse_port(port)?),
+                None => (authority, default_port),
+            }
+        };
+        if host.is_empty() {
+            return Err("has no host".to_owned());
+        }
+        Ok(Self {
+            tls,
+            host: host.to_owned(),
+            port,
+            path: path.trim_end_matches('/').to_owned(),
+        })
+    }
+
+    /// The `Host` header value: the host, with the port when it is not the scheme's default.
+    pub fn host_header(&self) -> String {
+        let host = if self.host.contains(':') {
+            format!("[{}]", self.host)
+        } else {
+            self.host.clone()
+        };
+        if self.port == if self.tls { 443 } else { 80 } {
+            host
+        } else {
+            format!("{host}:{}", self.port)
+        }
+    }
+}
+
+/// A port number, or why not.
+fn parse_port(text: &str) -> Result<u16, String> {
+    text.parse::<u16>()
+        .ok()
+        .filter(|port| *port != 0)
+        .ok_or_else(|| format!("has an invalid port '{text}'"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env<'a>(pairs: &'a [(&'a str, &'a str)]) -> impl Fn(&str) -> Option<String> + 'a {
+        move |name| {
+            pairs
+                .iter()
+                .find(|(key, _)| *key == name)
+                .map(|(_, value)| (*value).to_owned())
+        }
+    }
+
+    #[test]
+    fn defaults_to_openai_with_its_public_endpoint_and_model() {
+        let config = ModelConfig::from_env(env(&[("OPENAI_API_KEY", "sk-test")]), None).unwrap();
+        assert_eq!(config.provider, "openai");
+        assert_eq!(config.base_url, "https://api.openai.com/v1");
+        assert_eq!(config.model, OPENAI_DEFAULT_MODEL);
+        assert_eq!(config.api_key.as_ref().unwrap().expose(), "sk-test");
+        assert_eq!(config.check(), Ok(()));
+        let endpoint = config.endpoint().unwrap();
+        assert!(endpoint.tls);
+        assert_eq!(
+            (
+                endpoint.host.as_str(),
+                endpoint.port,
+                endpoint.path.as_str()
+            ),
+            ("api.openai.com", 443, "/v1")
+        );
+    }
+
+    #[test]
+    fn provider_is_lower_cased_and_its_variables_upper_cased() {
+        let config = ModelConfig::from_env(
+            env(&[
+                ("LLM_PROVIDER", " DeepSeek "),
+                ("DEEPSEEK_API_KEY", "k"),
+                ("DEEPSEEK_BASE_URL", "http://127.0.0.1:8080/v1/"),
+                ("DEEPSEEK_MODEL", "deepseek-chat"),
+            ]),
+            None,
+        )
+        .unwrap();
+        assert_eq!(config.provider, "deepseek");
+        assert_eq!(config.base_url, "http://127.0.0.1:8080/v1");
+        assert_eq!(config.model, "deepseek-chat");
+        assert_eq!(config.qualified_model(), "deepseek/deepseek-chat");
+        assert_eq!(config.check(), Ok(()));
+    }
+
+    #[test]
+    fn a_missing_key_is_reported_only_when_checked() {
+        let config = ModelConfig::from_env(env(&[("OPENAI_API_KEY", "  ")]), None).unwrap();
+        assert_eq!(config.api_key, None);
+        let error = config.check().unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "Authentication required: set OPENAI_API_KEY (LLM_PROVIDER=openai)"
+        );
+        assert_eq!(error.code(), -32000);
+    }
+
+    #[test]
+    fn a_key_with_a_line_break_is_a_config_error() {
+        let config =
+            ModelConfig::from_env(env(&[("OPENAI_API_KEY", "sk-a\r\nX-Evil: 1")]), None).unwrap();
+        assert_eq!(
+            config.check().unwrap_err().to_string(),
+            "model configuration: OPENAI_API_KEY contains a control character"
+        );
+    }
+
+    #[test]
+    fn another_provider_without_base_url_is_a_config_error() {
+        let config = ModelConfig::from_env(
+            env(&[("LLM_PROVIDER", "groq"), ("GROQ_API_KEY", "k")]),
+            None,
+        )
+        .unwrap();
+        assert_eq!(
+            config.check().unwrap_err().to_string(),
+            "model configuration: provider 'groq' has no default endpoint: set GROQ_BASE_URL"
+        );
+    }
+
+    #[test]
+    fn another_provider_without_model_is_a_config_error() {
+        let config = ModelConfig::from_env(
+            env(&[
+                ("LLM_PROVIDER", "ollama"),
+                ("OLLAMA_API_KEY", "k"),
+                ("OLLAMA_BASE_URL", "http://localhost:11434/v1"),
+            ]),
+            None,
+        )
+        .unwrap();
+        assert_eq!(
+            config.check().unwrap_err().to_string(),
+            "model configuration: no model for provider 'ollama': set OLLAMA_MODEL or pass --model"
+        );
+    }
+
+    #[test]
+    fn a_bad_base_url_is_a_config_error_naming_the_variable() {
+        let config = ModelConfig::from_env(
+            env(&[("OPENAI_API_KEY", "k"), ("OPENAI_BASE_URL", "ftp://x")]),
+            None,
+        )
+        .unwrap();
+        assert_eq!(
+            config.check().unwrap_err().to_string(),
+            "model configuration: OPENAI_BASE_URL 'ftp://x' is not an http:// or https:// URL"
+        );
+    }
+
+    #[test]
+    fn model_override_bare_keeps_the_provider() {
+        let config = ModelConfig::from_env(
+            env(&[("OPENAI_API_KEY", "k"), ("OPENAI_MODEL", "gpt-x")]),
+            Some(" o3 "),
+        )
+        .unwrap();
+        assert_eq!(config.qualified_model(), "openai/o3");
+    }
+
+    #[test]
+    fn model_override_with_provider_selects_that_provider() {
+        let config = ModelConfig::from_env(
+            env(&[
+                ("LLM_PROVIDER", "openai"),
+                ("OLLAMA_API_KEY", "none"),
+                ("OLLAMA_BASE_URL", "http://localhost:11434/v1"),
+            ]),
+            Some("Ollama/qwen3:8b"),
+        )
+        .unwrap();
+        assert_eq!(config.provider, "ollama");
+        assert_eq!(config.model, "qwen3:8b");
+        assert_eq!(config.base_url, "http://localhost:11434/v1");
+        assert_eq!(config.check(), Ok(()));
+    }
+
+    #[test]
+    fn model_override_errors_are_agentaos_texts() {
+        assert_eq!(
+            ModelConfig::from_env(env(&[]), Some("openai/")).unwrap_err(),
+            "value 'provider/model' must have a non-empty provider and model"
+        );
+        assert_eq!(
+            ModelConfig::from_env(env(&[]), Some("   ")).unwrap_err(),
+            "value must be a non-empty string"
+        );
+    }
+
+    #[test]
+    fn switch_model_follows_agentaos_default_resolver() {
+        let vars = [("OPENAI_API_KEY", "k"), ("OPENAI_BASE_URL", "http://h:1")];
+        let mut config = ModelConfig::from_env(env(&vars), None).unwrap();
+        config
+            .switch_model(ModelChoice::parse("fake-model").unwrap(), env(&vars))
+            .unwrap();
+        assert_eq!(config.qualified_model(), "openai/fake-model");
+        config
+            .switch_model(ModelChoice::parse("OpenAI/gpt-y").unwrap(), env(&vars))
+            .unwrap();
+        assert_eq!(config.qualified_model(), "openai/gpt-y");
+        assert_eq!(
+            config.switch_model(ModelChoice::parse("anthropic/c").unwrap(), env(&vars)),
+            Err("cannot resolve provider 'anthropic'".to_owned())
+        );
+        assert_eq!(
+            config.switch_model(ModelChoice::parse("openai/z").unwrap(), env(&[])),
+            Err("provider_resolver returned no api_key for 'openai'".to_owned())
+        );
+        assert_eq!(config.qualified_model(), "openai/gpt-y");
+    }
+
+    #[test]
+    fn the_key_never_shows_in_debug_or_display() {
+        let config =
+            ModelConfig::from_env(env(&[("OPENAI_API_KEY", "sk-secret-123")]), None).unwrap();
+        let debug = format!("{config:?}");
+        assert!(!debug.contains("sk-secret-123"), "{debug}");
+        assert!(debug.contains("ApiKey(<redacted>)"), "{debug}");
+        assert_eq!(ApiKey::new("sk-secret-123").to_string(), "<redacted>");
+    }
+
+    #[test]
+    fn endpoints_parse_hosts_ports_and_paths() {
+        let cases = [
+            (
+                "http://localhost:11434/v1",
+                false,
+                "localhost",
+                11434,
+                "/v1",
+            ),
+            ("https://example.test", true, "example.test", 443, ""),
+            ("http://[::1]:8080/api/v1/", false, "::1", 8080, "/api/v1"),
+            ("http://10.0.0.1", false, "10.0.0.1", 80, ""),
+        ];
+        for (url, tls, host, port, path) in cases {
+            let endpoint = Endpoint::parse(url).unwrap();
+            assert_eq!(
+                (
+                    endpoint.tls,
+                    endpoint.host.as_str(),
+                    endpoint.port,
+                    endpoint.path.as_str()
+                ),
+                (tls, host, port, path),
+                "{url}"
+            );
+        }
+        assert_eq!(
+            Endpoint::parse("http://[::1]:8080").unwrap().host_header(),
+            "[::1]:8080"
+        );
+        assert_eq!(
+            Endpoint::parse("https://h:443/v1").unwrap().host_header(),
+            "h"
+        );
+    }
+
+    #[test]
+    fn endpoint_errors_say_what_is_wrong() {
+        let cases = [
+            ("localhost:8080", "is not an http:// or https:// URL"),
+            ("http://:8080", "has no host"),
+            ("http://h:x", "has an invalid port 'x'"),
+            ("http://h:0", "has an invalid port '0'"),
+            (
+                "http://u:p@h",
+                "must not carry credentials (use the _API_KEY variable)",
+            ),
+            ("http://h/v1?x=1", "must not have a query or fragment"),
+            ("http://[::1", "has an unclosed '[' in its host"),
+        ];
+        for (url, why) in cases {
+            assert_eq!(Endpoint::parse(url), Err(why.to_owned()), "{url}");
+        }
+    }
+}

@@ -1,0 +1,513 @@
+//! `acp-cli --acp --stdio --backend llm` end to end: our client (`acp-cli client`) drives the
+//! agent, whose model is the scripted mock server on loopback. Each test checks what the
+//! user sees and what reached the model (the mock records every request); none asserts a
+//! duration.
+
+mod client_support;
+mod llm_support;
+
+use std::path::Path;
+
+use client_support::{Running, acp_cli, client, scratch_dir};
+use llm_support::{MockModel, Piece, Reply, done, finish, reasoning, text, tool_call};
+
+/// The key; it must appear in no output and no file.
+const KEY: &str = "sk-e2e-SECRET-5b1d0c9a77";
+
+/// The agent's command line: `env` sets the model's variables for it alone.
+fn agent(mock: &MockModel, extra: &[&str]) -> Vec<String> {
+    let mut argv = vec![
+        "env".to_owned(),
+        "-u".to_owned(),
+        "LLM_PROVIDER".to_owned(),
+        "-u".to_owned(),
+        "OPENAI_MODEL".to_owned(),
+        format!("OPENAI_API_KEY={KEY}"),
+        format!("OPENAI_BASE_URL={}", mock.base_url()),
+        acp_cli().to_owned(),
+        "--acp".to_owned(),
+        "--stdio".to_owned(),
+        "--backend".to_owned(),
+        "llm".to_owned(),
+        "--model".to_owned(),
+        "mock-model".to_owned(),
+    ];
+    argv.extend(extra.iter().map(|s| (*s).to_owned()));
+    argv
+}
+
+/// A streamed answer that calls tools: `(id, name, arguments)` each in two pieces.
+fn calls(list: &[(&str, &str, &str)]) -> Reply {
+    let mut data = vec![text("On it.")];
+    for (index, (id, name, arguments)) in list.iter().enumerate() {
+        let (head, tail) = arguments.split_at(arguments.len() / 2);
+        data.push(tool_call(index, Some(id), Some(name), head));
+        data.push(tool_call(index, None, None, tail));
+    }
+    data.push(finish("tool_calls"));
+    data.push(done());
+    Reply::sse(&data)
+}
+
+/// The `tool` messages of the mock's request `n` as `(tool_call_id, content)`.
+fn tool_results(mock: &MockModel, n: usize) -> Vec<(String, String)> {
+    mock.requests()[n]
+        .tool_messages()
+        .iter()
+        .map(|m| {
+            (
+                m["tool_call_id"].as_str().unwrap_or_default().to_owned(),
+                m["content"].as_str().unwrap_or_default().to_owned(),
+            )
+        })
+        .collect()
+}
+
+/// Every file under `dir`, recursively, as text.
+fn all_files(dir: &Path) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            out.extend(all_files(&path));
+        } else {
+            let text = String::from_utf8_lossy(&std::fs::read(&path).unwrap()).into_owned();
+            out.push((path.display().to_string(), text));
+        }
+    }
+    out
+}
+
+#[test]
+fn a_plain_answer_is_streamed_to_the_user_and_the_thoughts_aside() {
+    let dir = scratch_dir("llm-plain");
+    let mock = MockModel::start(vec![Reply::sse(&[
+        reasoning("thinking"),
+        text("Hel"),
+        text("lo"),
+        finish("stop"),
+        done(),
+    ])]);
+    let run = client(&["--prompt", "hi"], &agent(&mock, &[]), &dir, "");
+    assert_eq!(run.code, Some(0), "{run:?}");
+    assert_eq!(run.stdout, "Hello\n");
+    assert!(run.stderr.contains("thought: thinking"), "{}", run.stderr);
+    assert!(
+        run.stderr.ends_with("stop reason: end_turn\n"),
+        "{}",
+        run.stderr
+    );
+    let body = mock.requests()[0].json();
+    assert_eq!(body["model"], "mock-model");
+    assert_eq!(body["stream"], true);
+    assert_eq!(
+        body["messages"][1],
+        serde_json::json!({"role": "user", "content": "hi"})
+    );
+    assert_eq!(body["tools"].as_array().map(Vec::len), Some(8));
+}
+
+#[test]
+fn write_file_asks_then_writes_when_allowed() {
+    let dir = scratch_dir("llm-write-allow");
+    let mock = MockModel::start(vec![
+        calls(&[("c1", "write_file", r#"{"path":"out.txt","content":"made"}"#)]),
+        Reply::text(&["Written."]),
+    ]);
+    let run = client(
+        &["--approve", "allow", "--prompt", "make out.txt"],
+        &agent(&mock, &[]),
+        &dir,
+        "",
+    );
+    assert_eq!(run.code, Some(0), "{run:?}");
+    assert_eq!(
+        std::fs::read_to_string(dir.join("out.txt")).unwrap(),
+        "made"
+    );
+    assert_eq!(
+        tool_results(&mock, 1),
+        [(
+            "c1".to_owned(),
+            format!("Wrote 4 bytes to {}", dir.join("out.txt").display())
+        )]
+    );
+    assert!(run.stdout.ends_with("Written.\n"), "{}", run.stdout);
+}
+
+#[test]
+fn write_file_rejected_writes_nothing_and_the_model_hears_why() {
+    let dir = scratch_dir("llm-write-reject");
+    let mock = MockModel::start(vec![
+        calls(&[("c1", "write_file", r#"{"path":"out.txt","content":"made"}"#)]),
+        Reply::text(&["Understood."]),
+    ]);
+    let run = client(
+        &["--approve", "reject", "--prompt", "make out.txt"],
+        &agent(&mock, &[]),
+        &dir,
+        "",
+    );
+    assert_eq!(run.code, Some(0), "{run:?}");
+    assert!(!dir.join("out.txt").exists());
+    assert_eq!(
+        tool_results(&mock, 1),
+        [(
+            "c1".to_owned(),
+            "Error: rejected by the user (reject_once)".to_owned()
+        )]
+    );
+}
+
+#[test]
+fn read_file_and_search_results_reach_the_model_and_outside_paths_are_refused() {
+    let dir = scratch_dir("llm-read");
+    std::fs::write(dir.join("notes.txt"), "alpha\nbeta\n").unwrap();
+    let mock = MockModel::start(vec![
+        calls(&[
+            ("r1", "read_file", r#"{"path":"notes.txt"}"#),
+            (
+                "s1",
+                "search_file_content",
+                r#"{"pattern":"^be","include":"*.txt"}"#,
+            ),
+            ("o1", "read_file", r#"{"path":"../secret.txt"}"#),
+        ]),
+        Reply::text(&["Read."]),
+    ]);
+    let run = client(&["--prompt", "look"], &agent(&mock, &[]), &dir, "");
+    assert_eq!(run.code, Some(0), "{run:?}");
+    assert_eq!(
+        tool_results(&mock, 1),
+        [
+            ("r1".to_owned(), "alpha\nbeta\n".to_owned()),
+            ("s1".to_owned(), "notes.txt:2: beta".to_owned()),
+            (
+                "o1".to_owned(),
+                format!(
+                    "Error: '../secret.txt' is outside the session cwd '{}'",
+                    dir.display()
+                )
+            ),
+        ]
+    );
+    // The tool calls the user saw, with human titles.
+    assert!(run.stderr.contains("Read notes.txt"), "{}", run.stderr);
+}
+
+#[test]
+fn the_round_limit_ends_the_turn_with_max_turn_requests() {
+    let dir = scratch_dir("llm-rounds");
+    let list = ("l1", "list_directory", r#"{"path":"."}"#);
+    let mock = MockModel::start(vec![calls(&[list]), calls(&[list])]);
+    let run = client(
+        &["--prompt", "loop"],
+        &agent(&mock, &["--max-tool-rounds", "1"]),
+        &dir,
+        "",
+    );
+    assert_eq!(run.code, Some(0), "{run:?}");
+    assert!(
+        run.stderr.ends_with("stop reason: max_turn_requests\n"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(mock.requests().len(), 2);
+}
+
+#[test]
+fn a_cancel_during_a_slow_stream_is_answered_cancelled_and_closes_the_connection() {
+    let dir = scratch_dir("llm-cancel");
+    let mock = MockModel::start(vec![Reply::pieces(vec![
+        Piece::Data(text("tick")),
+        Piece::HoldUntilClosed,
+    ])]);
+    let mut args = vec![
+        "client".to_owned(),
+        "--prompt".to_owned(),
+        "slow".to_owned(),
+    ];
+    args.push("--".to_owned());
+    args.extend(agent(&mock, &[]));
+    let run = Running::start(&args, &dir, None);
+    run.wait_for("the first chunk", |out, _| out.contains("tick"));
+    run.interrupt();
+    let run = run.finish();
+    assert!(
+        run.stderr.contains("stop reason: cancelled"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(run.code, Some(130), "{run:?}");
+    assert_eq!(
+        mock.wait_client_closed(),
+        Some(1),
+        "the stream was closed, not drained"
+    );
+}
+
+#[test]
+fn without_a_key_the_prompt_fails_with_32000() {
+    let dir = scratch_dir("llm-nokey");
+    let argv: Vec<String> = [
+        "env",
+        "-u",
+        "OPENAI_API_KEY",
+        "-u",
+        "LLM_PROVIDER",
+        acp_cli(),
+        "--acp",
+        "--stdio",
+        "--backend",
+        "llm",
+    ]
+    .iter()
+    .map(|s| (*s).to_owned())
+    .collect();
+    let run = client(&["--prompt", "hi"], &argv, &dir, "");
+    assert_eq!(run.code, Some(1), "{run:?}");
+    assert!(
+        run.stderr.ends_with(
+            "acp-cli client: the prompt failed: JSON-RPC error -32000: Authentication required: set OPENAI_API_KEY (LLM_PROVIDER=openai)\n"
+        ),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn a_resumed_session_continues_the_conversation_and_the_key_is_written_nowhere() {
+    let dir = scratch_dir("llm-resume");
+    let mock = MockModel::start(vec![
+        calls(&[
+            ("c1", "list_directory", r#"{"path":"."}"#),
+            (
+                "c2",
+                "run_shell_command",
+                r#"{"command":"echo \"key=$OPENAI_API_KEY\""}"#,
+            ),
+        ]),
+        Reply::text(&["First answer."]),
+        Reply::text(&["Second answer."]),
+    ]);
+    let first = client(
+        &["--approve", "allow", "--prompt", "first"],
+        &agent(&mock, &[]),
+        &dir,
+        "",
+    );
+    assert_eq!(first.code, Some(0), "{first:?}");
+    let second = client(
+        &["--prompt", "second"],
+        &agent(&mock, &["--resume"]),
+        &dir,
+        "",
+    );
+    assert_eq!(second.code, Some(0), "{second:?}");
+    assert_eq!(second.stdout, "Second answer.\n");
+    // The third request carries the first turn: its prompt, tool call, result and answer.
+    let body = mock.requests()[2].json();
+    let roles: Vec<&str> = body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["role"].as_str().unwrap_or_default())
+        .collect();
+    assert_eq!(
+        roles,
+        [
+            "system",
+            "user",
+            "assistant",
+            "tool",
+            "tool",
+            "assistant",
+            "user"
+        ]
+    );
+    // The shell does not see the key.
+    assert_eq!(body["messages"][4]["content"], "Exit code: 0\nkey=\n");
+    assert_eq!(body["messages"][1]["content"], "first");
+    assert_eq!(
+        body["messages"][2]["tool_calls"][0]["function"]["name"],
+        "list_directory"
+    );
+    assert_eq!(body["messages"][5]["content"], "First answer.");
+    assert_eq!(body["messages"][6]["content"], "second");
+
+    // The key went out in the Authorization header only.
+    assert_eq!(
+        mock.requests()[0].header("authorization"),
+        Some(format!("Bearer {KEY}").as_str())
+    );
+    for run in [&first, &second] {
+        assert!(!run.stdout.contains(KEY) && !run.stderr.contains(KEY));
+    }
+    let files = all_files(&dir);
+    assert!(files.iter().any(|(path, _)| path.ends_with("acp-cli.log")));
+    assert!(
+        files
+            .iter()
+            .any(|(path, _)| path.contains(".agentao/sessions/"))
+    );
+    for (path, text) in files {
+        assert!(!text.contains(KEY), "the key is in {path}");
+    }
+}
+
+/// The agent on raw pipes, for what `acp-cli client` cannot do (set a mode).
+struct RawAgent {
+    child: std::process::Child,
+    lines: std::io::Lines<std::io::BufReader<std::process::ChildStdout>>,
+}
+
+impl RawAgent {
+    fn start(mock: &MockModel, cwd: &Path) -> Self {
+        let mut child = std::process::Command::new(acp_cli())
+            .args([
+                "--acp",
+                "--stdio",
+                "--backend",
+                "llm",
+                "--model",
+                "mock-model",
+            ])
+            .env("OPENAI_API_KEY", KEY)
+            .env("OPENAI_BASE_URL", mock.base_url())
+            .env_remove("LLM_PROVIDER")
+            .current_dir(cwd)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("start acp-cli");
+        let stdout = child.stdout.take().expect("stdout");
+        Self {
+            child,
+            lines: std::io::BufRead::lines(std::io::BufReader::new(stdout)),
+        }
+    }
+
+    /// Sends one line and reads until the answer to `id`; returns every line read.
+    fn call(&mut self, id: u64, line: &str) -> Vec<String> {
+        use std::io::Write;
+        let stdin = self.child.stdin.as_mut().expect("stdin");
+        writeln!(stdin, "{line}").expect("write");
+        let mut read = Vec::new();
+        for line in self.lines.by_ref() {
+            let line = line.expect("a line");
+            let done = serde_json::from_str::<serde_json::Value>(&line)
+                .is_ok_and(|v| v["id"] == id && v.get("method").is_none());
+            read.push(line);
+            if done {
+                return read;
+            }
+        }
+        panic!("the agent ended before answering {id}: {read:?}");
+    }
+}
+
+impl Drop for RawAgent {
+    fn drop(&mut self) {
+        drop(self.child.stdin.take());
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn run_shell_command_is_refused_in_read_only_mode_and_the_model_hears_why() {
+    let dir = scratch_dir("llm-readonly");
+    let mock = MockModel::start(vec![
+        calls(&[("c1", "run_shell_command", r#"{"command":"touch made"}"#)]),
+        Reply::text(&["Cannot."]),
+    ]);
+    let mut agent = RawAgent::start(&mock, &dir);
+    agent.call(
+        1,
+        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}"#,
+    );
+    let opened = agent.call(
+        2,
+        &format!(
+            r#"{{"jsonrpc":"2.0","id":2,"method":"session/new","params":{{"cwd":"{}","mcpServers":[]}}}}"#,
+            dir.display()
+        ),
+    );
+    let answer: serde_json::Value = serde_json::from_str(opened.last().unwrap()).unwrap();
+    let sid = answer["result"]["sessionId"].as_str().unwrap().to_owned();
+    agent.call(
+        3,
+        &format!(
+            r#"{{"jsonrpc":"2.0","id":3,"method":"session/set_mode","params":{{"sessionId":"{sid}","modeId":"read-only"}}}}"#
+        ),
+    );
+    let turn = agent.call(
+        4,
+        &format!(
+            r#"{{"jsonrpc":"2.0","id":4,"method":"session/prompt","params":{{"sessionId":"{sid}","prompt":[{{"type":"text","text":"touch it"}}]}}}}"#
+        ),
+    );
+    assert_eq!(
+        turn.last().unwrap(),
+        r#"{"jsonrpc":"2.0","id":4,"result":{"stopReason":"end_turn"}}"#
+    );
+    assert!(
+        !turn
+            .iter()
+            .any(|l| l.contains("session/request_permission")),
+        "{turn:?}"
+    );
+    assert!(!dir.join("made").exists());
+    let refusal = "Error: the session is in read-only mode; a tool of kind 'execute' may not run";
+    assert_eq!(
+        tool_results(&mock, 1),
+        [("c1".to_owned(), refusal.to_owned())]
+    );
+}
+
+#[test]
+fn a_cancel_while_a_shell_command_runs_kills_it_and_answers_cancelled() {
+    let dir = scratch_dir("llm-cancel-shell");
+    let mock = MockModel::start(vec![calls(&[(
+        "c1",
+        "run_shell_command",
+        r#"{"command":"echo $$ > pid.txt; exec sleep 3600"}"#,
+    )])]);
+    let mut args: Vec<String> = ["client", "--approve", "allow", "--prompt", "wait", "--"]
+        .iter()
+        .map(|s| (*s).to_owned())
+        .collect();
+    args.extend(agent(&mock, &[]));
+    let run = Running::start(&args, &dir, None);
+    let pid_file = dir.join("pid.txt");
+    let give_up = std::time::Instant::now() + client_support::PATIENCE;
+    let pid: u32 = loop {
+        if let Some(pid) = std::fs::read_to_string(&pid_file)
+            .ok()
+            .and_then(|text| text.trim().parse().ok())
+        {
+            break pid;
+        }
+        assert!(
+            std::time::Instant::now() < give_up,
+            "the command never started"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    };
+    run.interrupt();
+    let run = run.finish();
+    assert!(
+        run.stderr.contains("stop reason: cancelled"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(run.code, Some(130), "{run:?}");
+    let give_up = std::time::Instant::now() + client_support::PATIENCE;
+    while !client_support::is_gone(pid) {
+        assert!(
+            std::time::Instant::now() < give_up,
+            "the command {pid} still runs"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+}
