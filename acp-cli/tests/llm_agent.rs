@@ -304,7 +304,9 @@ fn a_resumed_session_continues_the_conversation_and_the_key_is_written_nowhere()
         "",
     );
     assert_eq!(second.code, Some(0), "{second:?}");
-    assert_eq!(second.stdout, "Second answer.\n");
+    // `--resume` replays the first turn behind the session/new answer (R-STORE-3), then the
+    // new turn answers.
+    assert_eq!(second.stdout, "On it.First answer.Second answer.\n");
     // The third request carries the first turn: its prompt, tool call, result and answer.
     let body = mock.requests()[2].json();
     let roles: Vec<&str> = body["messages"]
