@@ -1,6 +1,7 @@
 //! The borrowed views of the updates a client shows beside the conversation (`plan_update`,
 //! `plan_removed`, `session_info_update`, `usage_update`, `notice`, `session_message_chunk`)
 //! read the same values as the owned types, and fail with the owned types' messages.
+#![cfg(feature = "alloc")]
 
 use acp_core::schema::{
     AgentNotification, ContentBlock, NoticeSeverity, PlanUpdateContent, SessionUpdate,
