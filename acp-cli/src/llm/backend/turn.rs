@@ -100,8 +100,8 @@ struct OpenTool {
 enum Terminal {
     /// `terminal/create` is sent.
     Creating,
-    /// `terminal/wait_for_exit` is sent; the deadline is set when it goes out (the turn's
-    /// clock, R-FS-1 for the request itself).
+    /// `terminal/wait_for_exit` is sent; its deadline is set on the turn's clock (the `now`
+    /// of its steps) when the wait goes out.
     Running {
         id: String,
         deadline: Option<Instant>,
