@@ -23,13 +23,13 @@ use acp_core::machine::turn::StopReason;
 use acp_core::machine::{RequestId, Ticket, UsageError};
 use acp_core::schema::agentao::USER_UNAVAILABLE;
 use acp_core::schema::{
-    AskUserRequest, ClientRequest, ClientResponse, ListSessionsRequest, NewSessionRequest,
-    ReadTextFileRequest, SessionUpdate, SetModelResponse, SetSessionConfigOptionResponse,
-    WriteTextFileRequest,
+    AskUserRequest, ClientRequest, ClientResponse, CreateTerminalRequest, ListSessionsRequest,
+    NewSessionRequest, ReadTextFileRequest, SessionUpdate, SetModelResponse,
+    SetSessionConfigOptionResponse, TerminalRequest, WriteTextFileRequest,
 };
 use acp_core::wire::ErrorCode;
 
-use super::backend::{Backend, ClientFs, Explore, FsVia, Reply, Step, TurnStart};
+use super::backend::{Backend, ClientFs, Explore, FsVia, Reply, Step, TerminalCall, TurnStart};
 use super::sessions::{
     CwdKind, SessionTable, check_additional_directories, check_cwd, check_system_prompt,
 };
@@ -109,6 +109,9 @@ enum AskedFor {
     Answer,
     Read,
     Write,
+    TerminalCreate,
+    TerminalExit,
+    TerminalOutput,
 }
 
 /// Names one piece of work the driver runs for a turn, for as long as its replies may come.
@@ -177,8 +180,13 @@ pub struct AgentApp<B, W> {
     workspace: W,
     sessions: SessionTable,
     client_fs: ClientFs,
+    /// The client serves `terminal/*` (R-FS-1).
+    client_terminal: bool,
     turns: HashMap<String, TurnWait>,
     asked: HashMap<RequestId, Asked>,
+    /// `terminal/create` requests whose turn ended before the answer, by session: the
+    /// terminal they make is killed and released as soon as its id is known.
+    orphan_terminals: HashMap<RequestId, String>,
     notices: Vec<Notice>,
     /// Jobs handed to the driver whose turn still waits for them, by session.
     jobs: HashMap<JobId, String>,
@@ -203,8 +211,10 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
             workspace,
             sessions,
             client_fs: ClientFs::default(),
+            client_terminal: false,
             turns: HashMap::new(),
             asked: HashMap::new(),
+            orphan_terminals: HashMap::new(),
             notices: Vec::new(),
             jobs: HashMap::new(),
             job_queue: std::collections::VecDeque::new(),
@@ -250,6 +260,7 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
         self.drain_events(now);
         self.turns.clear();
         self.asked.clear();
+        self.orphan_terminals.clear();
         let running: Vec<JobId> = self.jobs.drain().map(|(id, _)| id).collect();
         self.job_queue.retain(|job| matches!(job, Job::Abort(_)));
         self.job_queue.extend(running.into_iter().map(Job::Abort));
@@ -467,6 +478,11 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
                 self.start_job(session, |id| Job::Explore { id, explore });
                 false
             }
+            Step::Terminal(call) => {
+                self.terminal_request(session, call, now);
+                // The turn says itself whether it now waits (or sleeps until a deadline).
+                true
+            }
             Step::FailWith { code, message } => {
                 self.end_turn(session);
                 let code = ErrorCode(code);
@@ -540,6 +556,84 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
         }
     }
 
+    /// Sends a `terminal/*` request of the session's turn. Create, wait and output are
+    /// tracked and answered to the turn; kill and release are sent and forgotten.
+    fn terminal_request(&mut self, session: &str, call: TerminalCall, now: Instant) {
+        let named = |terminal_id: String| TerminalRequest::new(session, terminal_id);
+        let (sent, what) = match call {
+            TerminalCall::Create {
+                command,
+                args,
+                cwd,
+                output_byte_limit,
+            } => {
+                let mut request = CreateTerminalRequest::default();
+                request.session_id = session.to_owned();
+                request.command = command;
+                request.args = args;
+                request.cwd = Some(cwd);
+                request.output_byte_limit = Some(output_byte_limit);
+                let sent = self.conn.terminal_create(now, &request, None);
+                (sent, Some(AskedFor::TerminalCreate))
+            }
+            TerminalCall::WaitForExit { terminal_id } => {
+                let request = named(terminal_id);
+                let sent = self
+                    .conn
+                    .terminal(now, "terminal/wait_for_exit", &request, None);
+                (sent, Some(AskedFor::TerminalExit))
+            }
+            TerminalCall::Output { terminal_id } => {
+                let request = named(terminal_id);
+                let sent = self.conn.terminal(now, "terminal/output", &request, None);
+                (sent, Some(AskedFor::TerminalOutput))
+            }
+            TerminalCall::Kill { terminal_id } => {
+                let request = named(terminal_id);
+                (
+                    self.conn.terminal(now, "terminal/kill", &request, None),
+                    None,
+                )
+            }
+            TerminalCall::Release { terminal_id } => {
+                let request = named(terminal_id);
+                (
+                    self.conn.terminal(now, "terminal/release", &request, None),
+                    None,
+                )
+            }
+        };
+        match (sent, what) {
+            (Ok(id), Some(what)) => {
+                self.asked.insert(
+                    id,
+                    Asked {
+                        session: session.to_owned(),
+                        what,
+                    },
+                );
+            }
+            (Ok(_), None) => {}
+            (Err(error), Some(what)) => {
+                let why = format!("the request could not be sent: {error}");
+                self.backend.resume(session, failed(what, why));
+            }
+            (Err(error), None) => tracing::warn!(session, %error, "terminal request not sent"),
+        }
+    }
+
+    /// A `terminal/create` answered after its turn ended: the command must not outlive the
+    /// turn, so its terminal is killed and released at once.
+    fn orphan_terminal(&mut self, now: Instant, session: &str, terminal_id: String) {
+        tracing::info!(session, "terminal of an ended turn killed and released");
+        let request = TerminalRequest::new(session, terminal_id);
+        for method in ["terminal/kill", "terminal/release"] {
+            if let Err(error) = self.conn.terminal(now, method, &request, None) {
+                tracing::warn!(session, %error, method, "terminal request not sent");
+            }
+        }
+    }
+
     /// Remembers a request the session's turn now waits for.
     fn track(&mut self, session: &str, id: RequestId, what: AskedFor) {
         self.asked.insert(
@@ -558,8 +652,7 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
             Ok(id) => self.track(session, id, what),
             Err(error) => {
                 let why = format!("the request could not be sent: {error}");
-                self.backend
-                    .resume(session, file_error(what == AskedFor::Write, why));
+                self.backend.resume(session, failed(what, why));
             }
         }
     }
@@ -568,7 +661,16 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
     /// its jobs.
     fn end_turn(&mut self, session: &str) {
         self.turns.remove(session);
-        self.asked.retain(|_, asked| asked.session != session);
+        let orphans = &mut self.orphan_terminals;
+        self.asked.retain(|id, asked| {
+            if asked.session != session {
+                return true;
+            }
+            if asked.what == AskedFor::TerminalCreate {
+                orphans.insert(*id, asked.session.clone());
+            }
+            false
+        });
         let done: Vec<JobId> = self
             .jobs
             .iter()
@@ -629,9 +731,11 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
                     read: client.contains(Capabilities::FS_READ),
                     write: client.contains(Capabilities::FS_WRITE),
                 };
+                self.client_terminal = client.contains(Capabilities::TERMINAL);
                 tracing::info!(
                     fs_read = self.client_fs.read,
                     fs_write = self.client_fs.write,
+                    terminal = self.client_terminal,
                     "initialized"
                 );
             }
@@ -655,6 +759,7 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
                         system_prompt: state.system_prompt.as_deref(),
                         posture: state.posture,
                         client_fs: self.client_fs,
+                        client_terminal: self.client_terminal,
                         prompt: &prompt,
                         history,
                     },
@@ -687,20 +792,41 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
                 self.answered(request, AskedFor::Answer, Reply::Answer(text));
             }
             AgentEvent::Response { request, result } => {
+                if let Some(session) = self.orphan_terminals.remove(&request) {
+                    if let Ok(ClientResponse::CreateTerminal(created)) = result {
+                        self.orphan_terminal(now, &session, created.terminal_id);
+                    }
+                    return;
+                }
                 let Some(what) = self.asked.get(&request).map(|a| a.what) else {
                     tracing::debug!(?request, "answer for no running turn dropped");
                     return;
                 };
-                let reply = match (what == AskedFor::Write, result) {
-                    (false, Ok(ClientResponse::ReadTextFile(read))) => {
+                let reply = match (what, result) {
+                    (AskedFor::Read, Ok(ClientResponse::ReadTextFile(read))) => {
                         Reply::FileRead(Ok(read.content))
                     }
-                    (true, Ok(ClientResponse::WriteTextFile(_))) => Reply::FileWritten(Ok(())),
-                    (write, Ok(_)) => {
-                        file_error(write, "the client's answer is not a file result".to_owned())
+                    (AskedFor::Write, Ok(ClientResponse::WriteTextFile(_))) => {
+                        Reply::FileWritten(Ok(()))
                     }
-                    (write, Err(error)) => file_error(
-                        write,
+                    (AskedFor::TerminalCreate, Ok(ClientResponse::CreateTerminal(created))) => {
+                        Reply::TerminalCreated(Ok(created.terminal_id))
+                    }
+                    (AskedFor::TerminalExit, Ok(ClientResponse::WaitForTerminalExit(exit))) => {
+                        Reply::TerminalExited(Ok(exit))
+                    }
+                    (AskedFor::TerminalOutput, Ok(ClientResponse::TerminalOutput(output))) => {
+                        Reply::TerminalOutput(Ok(output))
+                    }
+                    (what @ (AskedFor::Read | AskedFor::Write), Ok(_)) => {
+                        failed(what, "the client's answer is not a file result".to_owned())
+                    }
+                    (what, Ok(_)) => failed(
+                        what,
+                        "the client's answer is not a terminal result".to_owned(),
+                    ),
+                    (what, Err(error)) => failed(
+                        what,
                         format!("the client answered {} {}", error.code.0, error.message),
                     ),
                 };
@@ -903,10 +1029,15 @@ mod persist;
 #[cfg(test)]
 mod tests;
 
-fn file_error(write: bool, why: String) -> Reply {
-    if write {
-        Reply::FileWritten(Err(why))
-    } else {
-        Reply::FileRead(Err(why))
+/// The reply that tells a turn its request to the client failed, and why.
+fn failed(what: AskedFor, why: String) -> Reply {
+    match what {
+        AskedFor::Permission => Reply::Permission(PermissionDecision::Cancelled),
+        AskedFor::Answer => Reply::Answer(USER_UNAVAILABLE.to_owned()),
+        AskedFor::Read => Reply::FileRead(Err(why)),
+        AskedFor::Write => Reply::FileWritten(Err(why)),
+        AskedFor::TerminalCreate => Reply::TerminalCreated(Err(why)),
+        AskedFor::TerminalExit => Reply::TerminalExited(Err(why)),
+        AskedFor::TerminalOutput => Reply::TerminalOutput(Err(why)),
     }
 }

@@ -10,7 +10,9 @@
 use acp_core::Instant;
 use acp_core::machine::permission::PermissionDecision;
 use acp_core::machine::turn::StopReason;
-use acp_core::schema::{ContentBlock, SessionUpdate, ToolCallUpdate};
+use acp_core::schema::{
+    ContentBlock, SessionUpdate, TerminalExitStatus, TerminalOutputResponse, ToolCallUpdate,
+};
 
 use super::modes::Posture;
 use crate::llm::chat::{ChatRequest, Finished, ModelError, StreamEvent};
@@ -50,6 +52,8 @@ pub struct TurnStart<'a> {
     pub posture: Posture,
     /// The client's file capabilities.
     pub client_fs: ClientFs,
+    /// The client serves `terminal/*` (`clientCapabilities.terminal`): the shell runs there.
+    pub client_terminal: bool,
     /// The prompt's content blocks.
     pub prompt: &'a [ContentBlock],
     /// The session's history so far: its finished turns (saved or loaded), then this one.
@@ -103,7 +107,8 @@ pub enum Step {
     /// [`Reply::ModelEvent`]s, then one [`Reply::ModelDone`].
     CallModel(ChatRequest),
     /// Run a shell command in `cwd` (a local child in its own process group, killed on cancel
-    /// or after `timeout_ms`) and resume with [`Reply::ShellDone`].
+    /// or after `timeout_ms`) and resume with [`Reply::ShellDone`]. Only when the client has
+    /// no terminal; else the turn drives the client's through [`Step::Terminal`].
     RunShell {
         /// The command line, run by `/bin/sh -c`.
         command: String,
@@ -114,6 +119,48 @@ pub enum Step {
     },
     /// Look at the file tree (list, glob, search) and resume with [`Reply::Explored`].
     Explore(Explore),
+    /// Send this `terminal/*` request to the client, then step again at once: the turn says
+    /// itself when it waits ([`Step::Waiting`], or [`Step::SleepUntil`] a command's
+    /// deadline). Create, wait and output are answered with [`Reply::TerminalCreated`],
+    /// [`Reply::TerminalExited`] and [`Reply::TerminalOutput`]; kill and release are sent and
+    /// forgotten.
+    Terminal(TerminalCall),
+}
+
+/// A request to the client's terminals (only sent when it advertised `terminal`, R-FS-1).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TerminalCall {
+    /// `terminal/create`: run `command` with `args` in `cwd`.
+    Create {
+        /// The program.
+        command: String,
+        /// Its arguments.
+        args: Vec<String>,
+        /// Absolute working directory.
+        cwd: String,
+        /// The most output bytes the client keeps (it drops the start beyond).
+        output_byte_limit: u64,
+    },
+    /// `terminal/wait_for_exit`.
+    WaitForExit {
+        /// The terminal.
+        terminal_id: String,
+    },
+    /// `terminal/output`.
+    Output {
+        /// The terminal.
+        terminal_id: String,
+    },
+    /// `terminal/kill`: the command stops, the terminal stays.
+    Kill {
+        /// The terminal.
+        terminal_id: String,
+    },
+    /// `terminal/release`: the client may forget the terminal.
+    Release {
+        /// The terminal.
+        terminal_id: String,
+    },
 }
 
 /// A read-only look at the local file tree, confined to `roots` after resolving symlinks.
@@ -159,7 +206,8 @@ pub struct ShellOutcome {
     pub exit_code: Option<i32>,
     /// stdout and stderr as they came, cut at the output limit.
     pub output: String,
-    /// Whether output beyond the limit was dropped.
+    /// Whether output beyond the limit was dropped (its end locally, its start by a client's
+    /// terminal).
     pub truncated: bool,
     /// Whether it was killed for running past its timeout.
     pub timed_out: bool,
@@ -184,6 +232,12 @@ pub enum Reply {
     ShellDone(Result<ShellOutcome, String>),
     /// The look at the file tree, as text for the model, or why it failed.
     Explored(Result<String, String>),
+    /// `terminal/create` answered: the terminal's id, or why there is none.
+    TerminalCreated(Result<String, String>),
+    /// `terminal/wait_for_exit` answered: how the command ended, or why it is not known.
+    TerminalExited(Result<TerminalExitStatus, String>),
+    /// `terminal/output` answered: the output (and whether its start was cut), or why not.
+    TerminalOutput(Result<TerminalOutputResponse, String>),
 }
 
 /// An agent backend: turns prompts into steps. One instance serves every session of a

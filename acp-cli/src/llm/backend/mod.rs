@@ -1,8 +1,8 @@
 //! The llm backend (`acp-cli --acp --stdio --backend llm`): a coding agent whose answers come
 //! from an OpenAI-compatible model and whose tools are Agentao's (the README's "The llm backend").
 //!
-//! Sans-IO like the demo backend: a turn asks for the model's stream, the shell and the file
-//! tree through [`Step`]s the driver carries out, and gets their outcome back through
+//! Sans-IO like the demo backend: a turn asks for the model's stream, the shell (the client's
+//! terminal when it offers one) and the file tree through [`Step`]s the driver carries out, and gets their outcome back through
 //! [`Backend::resume`]. So the whole tool loop is tested with a scripted model.
 //!
 //! - [`context`]: the system prompt and the session's history as the model's messages.
@@ -63,11 +63,11 @@ impl Backend for LlmBackend {
         );
     }
 
-    fn step(&mut self, session: &str, _now: Instant) -> Step {
+    fn step(&mut self, session: &str, now: Instant) -> Step {
         let Some(turn) = self.turns.get_mut(session) else {
             return Step::Waiting;
         };
-        let step = turn.step(&mut self.shared);
+        let step = turn.step(&mut self.shared, now);
         if turn.is_finished() {
             self.turns.remove(session);
         }

@@ -4,10 +4,14 @@
 
 use acp_core::Instant;
 use acp_core::machine::permission::{PermissionDecision, PermissionOption, RejectReason};
-use acp_core::schema::{ContentBlock, SessionUpdate, ToolCallContent};
+use acp_core::schema::{
+    ContentBlock, SessionUpdate, TerminalExitStatus, TerminalOutputResponse, ToolCallContent,
+};
 
 use super::LlmBackend;
-use crate::agent::backend::{Backend, ClientFs, Explore, Reply, ShellOutcome, Step, TurnStart};
+use crate::agent::backend::{
+    Backend, ClientFs, Explore, Reply, ShellOutcome, Step, TerminalCall, TurnStart,
+};
 use crate::agent::modes::Posture;
 use crate::llm::chat::{
     ChatMessage, ChatRequest, FinishReason, Finished, ModelError, ModelToolCall, StreamEvent,
@@ -32,6 +36,7 @@ fn contents(content: &[ToolCallContent]) -> String {
             ToolCallContent::Diff(d) => {
                 format!("diff:{} old={:?} new={:?}", d.path, d.old_text, d.new_text)
             }
+            ToolCallContent::Terminal(t) => format!("terminal:{}", t.terminal_id),
             _ => "other".to_owned(),
         })
         .collect::<Vec<_>>()
@@ -84,6 +89,22 @@ fn render(step: &Step) -> String {
         Step::Fail(text) => format!("fail: {text}"),
         Step::FailWith { code, message } => format!("fail {code}: {message}"),
         Step::SleepUntil(t) => format!("sleep until {}", t.0),
+        Step::Terminal(call) => match call {
+            TerminalCall::Create {
+                command,
+                args,
+                cwd,
+                output_byte_limit,
+            } => format!(
+                "terminal/create {command} {args:?} in {cwd} keeping {output_byte_limit} bytes"
+            ),
+            TerminalCall::WaitForExit { terminal_id } => {
+                format!("terminal/wait_for_exit {terminal_id}")
+            }
+            TerminalCall::Output { terminal_id } => format!("terminal/output {terminal_id}"),
+            TerminalCall::Kill { terminal_id } => format!("terminal/kill {terminal_id}"),
+            TerminalCall::Release { terminal_id } => format!("terminal/release {terminal_id}"),
+        },
     }
 }
 
@@ -91,6 +112,10 @@ fn render(step: &Step) -> String {
 struct Harness {
     backend: LlmBackend,
     requests: Vec<ChatRequest>,
+    /// The client serves `terminal/*`.
+    terminal: bool,
+    /// The turn's clock, in ms.
+    now: u64,
 }
 
 impl Harness {
@@ -98,6 +123,8 @@ impl Harness {
         Self {
             backend: LlmBackend::new("test-model", max_rounds),
             requests: Vec::new(),
+            terminal: false,
+            now: 0,
         }
     }
 
@@ -112,6 +139,7 @@ impl Harness {
                 system_prompt: None,
                 posture,
                 client_fs: fs,
+                client_terminal: self.terminal,
                 prompt: &prompt,
                 history,
             },
@@ -119,16 +147,17 @@ impl Harness {
         );
     }
 
-    /// Steps until one that is not an update (that one included); a model call is kept.
+    /// Steps until one that is neither an update nor a terminal request (that one
+    /// included), as the app does; a model call is kept.
     fn run(&mut self) -> Vec<String> {
         let mut out = Vec::new();
         for _ in 0..1000 {
-            let step = self.backend.step(S, Instant(0));
+            let step = self.backend.step(S, Instant(self.now));
             out.push(render(&step));
             if let Step::CallModel(request) = &step {
                 self.requests.push(request.clone());
             }
-            if !matches!(step, Step::Update(_)) {
+            if !matches!(step, Step::Update(_) | Step::Terminal(_)) {
                 return out;
             }
         }
@@ -871,6 +900,7 @@ fn the_clients_system_prompt_is_appended_and_additional_directories_are_inside()
             system_prompt: Some("Answer in French."),
             posture: Posture::FullAccess,
             client_fs: ClientFs::default(),
+            client_terminal: false,
             prompt: &prompt,
             history: &history,
         },
@@ -922,5 +952,169 @@ fn the_clients_system_prompt_is_appended_and_additional_directories_are_inside()
     assert_eq!(
         last,
         "explore? Glob { pattern: \"*.md\", base: \"/work/shared\" } within [\"/work/project\", \"/work/shared\"]"
+    );
+}
+
+/// A turn in full-access mode with a client that serves `terminal/*`, whose model has just
+/// called `run_shell_command` with `arguments`: the command is announced and created.
+fn shell_in_the_clients_terminal(arguments: &str) -> Harness {
+    let mut h = Harness::new(50);
+    h.terminal = true;
+    h.start(
+        "test",
+        Posture::FullAccess,
+        ClientFs::default(),
+        &mut history(),
+    );
+    h.run();
+    let after = h.answer(&[], vec![call("c1", "run_shell_command", arguments)]);
+    assert_eq!(
+        after[1..],
+        [
+            "tool_call_update tool-1 in_progress []",
+            "terminal/create /bin/sh [\"-c\", \"cargo test\"] in /work/project keeping 65536 bytes",
+            "waiting",
+        ]
+    );
+    h
+}
+
+fn exited(code: Option<u32>, signal: Option<&str>) -> TerminalExitStatus {
+    let mut exit = TerminalExitStatus::default();
+    exit.exit_code = code;
+    exit.signal = signal.map(str::to_owned);
+    exit
+}
+
+fn output(text: &str, truncated: bool) -> TerminalOutputResponse {
+    let mut output = TerminalOutputResponse::default();
+    output.output = text.to_owned();
+    output.truncated = truncated;
+    output
+}
+
+#[test]
+fn run_shell_command_runs_in_the_clients_terminal_shown_live_then_read_and_released() {
+    let mut h = shell_in_the_clients_terminal(r#"{"command":"cargo test"}"#);
+    h.now = 1_000;
+    // The terminal is embedded in the tool call; the default timeout counts from the wait.
+    assert_eq!(
+        h.reply(Reply::TerminalCreated(Ok("term-1".into()))),
+        [
+            "tool_call_update tool-1  [terminal:term-1]",
+            "terminal/wait_for_exit term-1",
+            "sleep until 121000",
+        ]
+    );
+    h.now = 2_000;
+    assert_eq!(
+        h.reply(Reply::TerminalExited(Ok(exited(Some(101), None)))),
+        ["terminal/output term-1", "waiting"]
+    );
+    assert_eq!(
+        h.reply(Reply::TerminalOutput(Ok(output("test failed", true)))),
+        [
+            "terminal/release term-1",
+            "tool_call_update tool-1 completed [terminal:term-1, text:Exit code: 101\ntest failed\n[output cut at 64 KiB]]",
+            "model? 4 messages",
+        ]
+    );
+    assert_eq!(
+        h.tool_results(),
+        [(
+            "c1".into(),
+            "Exit code: 101\ntest failed\n[output cut at 64 KiB]".into()
+        )]
+    );
+}
+
+#[test]
+fn a_command_in_the_clients_terminal_past_its_timeout_is_killed_read_and_released() {
+    let mut h = shell_in_the_clients_terminal(r#"{"command":"cargo test","timeout_ms":5000}"#);
+    h.now = 1_000;
+    assert_eq!(
+        h.reply(Reply::TerminalCreated(Ok("term-1".into())))[2],
+        "sleep until 6000"
+    );
+    // Woken early (another reply, a spurious wake): still its time to run.
+    h.now = 5_999;
+    assert_eq!(h.run(), ["sleep until 6000"]);
+    h.now = 6_000;
+    assert_eq!(
+        h.run(),
+        ["terminal/kill term-1", "terminal/output term-1", "waiting"]
+    );
+    // The wait the kill ended answers late: the output is what the turn waits for.
+    assert_eq!(
+        h.reply(Reply::TerminalExited(Ok(exited(None, Some("SIGKILL"))))),
+        ["waiting"]
+    );
+    assert_eq!(
+        h.reply(Reply::TerminalOutput(Ok(output("compiling\n", false)))),
+        [
+            "terminal/release term-1",
+            "tool_call_update tool-1 failed [terminal:term-1, text:Error: timed out after 5000 ms and was killed\ncompiling\n]",
+            "model? 4 messages",
+        ]
+    );
+    assert_eq!(
+        h.tool_results(),
+        [(
+            "c1".into(),
+            "Error: timed out after 5000 ms and was killed\ncompiling\n".into()
+        )]
+    );
+}
+
+#[test]
+fn a_cancel_while_the_clients_terminal_runs_kills_and_releases_it_and_ends_cancelled() {
+    let mut h = shell_in_the_clients_terminal(r#"{"command":"cargo test"}"#);
+    h.reply(Reply::TerminalCreated(Ok("term-1".into())));
+    h.backend.cancel(S);
+    assert_eq!(
+        h.run(),
+        [
+            "terminal/kill term-1",
+            "terminal/release term-1",
+            "tool_call_update tool-1 failed [terminal:term-1, text:Error: cancelled by user]",
+            "update usage_update",
+            "end cancelled",
+        ]
+    );
+    // The wait the kill ended answers after the turn: nothing happens.
+    h.backend
+        .resume(S, Reply::TerminalExited(Ok(exited(None, Some("SIGKILL")))));
+    assert_eq!(h.run(), ["waiting"]);
+}
+
+#[test]
+fn a_cancel_before_the_terminal_exists_ends_cancelled_without_terminal_requests() {
+    // The terminal being created is the app's to kill when its id comes.
+    let mut h = shell_in_the_clients_terminal(r#"{"command":"cargo test"}"#);
+    h.backend.cancel(S);
+    assert_eq!(
+        h.run(),
+        [
+            "tool_call_update tool-1 failed [text:Error: cancelled by user]",
+            "update usage_update",
+            "end cancelled",
+        ]
+    );
+}
+
+#[test]
+fn a_terminal_the_client_cannot_create_fails_the_tool_and_the_model_hears_why() {
+    let mut h = shell_in_the_clients_terminal(r#"{"command":"cargo test"}"#);
+    let why = "the client answered -32603 Internal error: no shell";
+    assert_eq!(
+        h.reply(Reply::TerminalCreated(Err(why.into()))),
+        [
+            "tool_call_update tool-1 failed [text:Error: the client's terminal: the client answered -32603 Internal error: no shell]",
+            "model? 4 messages",
+        ]
+    );
+    assert_eq!(
+        h.tool_results(),
+        [("c1".into(), format!("Error: the client's terminal: {why}"))]
     );
 }

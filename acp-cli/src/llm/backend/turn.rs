@@ -9,18 +9,20 @@
 
 use std::collections::VecDeque;
 
+use acp_core::Instant;
 use acp_core::machine::permission::PermissionDecision;
 use acp_core::machine::turn::StopReason;
 use acp_core::schema::{
-    ContentBlock, ContentChunk, Diff, SessionUpdate, ToolCall, ToolCallContent, ToolCallLocation,
-    ToolCallStatus, ToolCallUpdate, ToolContent, ToolKind,
+    ContentBlock, ContentChunk, Diff, SessionUpdate, TerminalContent, TerminalExitStatus,
+    TerminalOutputResponse, ToolCall, ToolCallContent, ToolCallLocation, ToolCallStatus,
+    ToolCallUpdate, ToolContent, ToolKind,
 };
 use serde_json::{Map, Value};
 
 use super::context::{self, TOOL_NAME_META};
 use super::tools::{ToolRequest, specs};
 use crate::agent::backend::{
-    ClientFs, Explore, ExploreKind, FsVia, Reply, ShellOutcome, Step, TurnStart,
+    ClientFs, Explore, ExploreKind, FsVia, Reply, ShellOutcome, Step, TerminalCall, TurnStart,
 };
 use crate::agent::modes::Posture;
 use crate::agent::tools::{self, AlwaysMemory, CANCELLED_TEXT, Gate, rejection_text};
@@ -37,6 +39,10 @@ pub const DEFAULT_READ_LINES: usize = 2000;
 pub const DEFAULT_SHELL_TIMEOUT_MS: u64 = 120_000;
 /// See [`DEFAULT_SHELL_TIMEOUT_MS`].
 pub const MAX_SHELL_TIMEOUT_MS: u64 = 600_000;
+
+/// The output a client's terminal keeps for a command (`outputByteLimit`), as a local
+/// command's is capped.
+pub const TERMINAL_OUTPUT_LIMIT: u64 = 64 * 1024;
 
 /// What the turns of one connection share.
 #[derive(Debug)]
@@ -84,6 +90,38 @@ struct OpenTool {
     /// For `write_file` and `replace`: the file has been read and the diff shown, so the
     /// next file reply is the write's.
     diff_shown: bool,
+    /// For `run_shell_command` in the client's terminal: how far it has got.
+    terminal: Option<Terminal>,
+}
+
+/// A command in the client's terminal: create, wait for its exit (killed at its deadline),
+/// read its output, release.
+#[derive(Clone, Debug, PartialEq)]
+enum Terminal {
+    /// `terminal/create` is sent.
+    Creating,
+    /// `terminal/wait_for_exit` is sent; its deadline is set on the turn's clock (the `now`
+    /// of its steps) when the wait goes out.
+    Running {
+        id: String,
+        deadline: Option<Instant>,
+    },
+    /// `terminal/output` is sent, after the exit or a kill at the deadline.
+    Reading {
+        id: String,
+        exit: Option<TerminalExitStatus>,
+        timed_out: bool,
+    },
+}
+
+impl Terminal {
+    /// The terminal's id, once the client gave one.
+    fn id(&self) -> Option<&str> {
+        match self {
+            Self::Creating => None,
+            Self::Running { id, .. } | Self::Reading { id, .. } => Some(id),
+        }
+    }
 }
 
 /// What the turn waits for.
@@ -106,6 +144,7 @@ pub struct LlmTurn {
     additional_directories: Vec<String>,
     posture: Posture,
     client_fs: ClientFs,
+    client_terminal: bool,
     model: String,
     messages: Vec<ChatMessage>,
     ready: VecDeque<Step>,
@@ -139,6 +178,7 @@ impl LlmTurn {
             additional_directories: start.additional_directories.to_vec(),
             posture: start.posture,
             client_fs: start.client_fs,
+            client_terminal: start.client_terminal,
             model,
             messages: context::messages(
                 context::system_prompt(start.cwd, start.system_prompt),
@@ -187,8 +227,9 @@ impl LlmTurn {
         self.cancelled = true;
     }
 
-    /// The next step. Bounded: each pass hands out a step or moves the turn on by one call.
-    pub fn step(&mut self, shared: &mut Shared) -> Step {
+    /// The next step at `now`. Bounded: each pass hands out a step or moves the turn on by
+    /// one call.
+    pub fn step(&mut self, shared: &mut Shared, now: Instant) -> Step {
         if self.finished {
             return Step::Waiting;
         }
@@ -202,6 +243,16 @@ impl LlmTurn {
             if self.cancelled {
                 match core::mem::replace(&mut self.wait, Wait::Nothing) {
                     Wait::Permission(tool) | Wait::Tool(tool) => {
+                        // A command in the client's terminal is stopped and let go before
+                        // the turn ends (a terminal still being created is the app's).
+                        if let Some(id) = tool.terminal.as_ref().and_then(Terminal::id) {
+                            self.terminal(TerminalCall::Kill {
+                                terminal_id: id.to_owned(),
+                            });
+                            self.terminal(TerminalCall::Release {
+                                terminal_id: id.to_owned(),
+                            });
+                        }
                         self.fail_tool(&tool, CANCELLED_TEXT.to_owned());
                         continue;
                     }
@@ -210,6 +261,30 @@ impl LlmTurn {
                         continue;
                     }
                 }
+            }
+            if let Wait::Tool(tool) = &mut self.wait
+                && let Some(Terminal::Running { id, deadline }) = &mut tool.terminal
+            {
+                let timeout = match &tool.request {
+                    ToolRequest::RunShellCommand { timeout_ms, .. } => shell_timeout(*timeout_ms),
+                    _ => DEFAULT_SHELL_TIMEOUT_MS,
+                };
+                let at = *deadline.get_or_insert(now.plus_ms(timeout));
+                if now < at {
+                    return Step::SleepUntil(at);
+                }
+                // Past its time: kill it, then read what it wrote.
+                let id = id.clone();
+                tool.terminal = Some(Terminal::Reading {
+                    id: id.clone(),
+                    exit: None,
+                    timed_out: true,
+                });
+                self.terminal(TerminalCall::Kill {
+                    terminal_id: id.clone(),
+                });
+                self.terminal(TerminalCall::Output { terminal_id: id });
+                continue;
             }
             if self.wait != Wait::Nothing {
                 return Step::Waiting;
@@ -337,6 +412,7 @@ impl LlmTurn {
             content: Vec::new(),
             new_content: None,
             diff_shown: false,
+            terminal: None,
             request,
         };
         if let ToolRequest::WriteFile { content, .. } = &tool.request {
@@ -439,7 +515,7 @@ impl LlmTurn {
     }
 
     /// The tool may run: `in_progress`, then the step that does its work.
-    fn act(&mut self, tool: OpenTool) {
+    fn act(&mut self, mut tool: OpenTool) {
         let mut update = ToolCallUpdate::new(tool.id.clone());
         update.status = Some(ToolCallStatus::InProgress);
         self.update(SessionUpdate::ToolCallUpdate(update));
@@ -470,15 +546,23 @@ impl LlmTurn {
                 base: path,
                 include: include.clone(),
             }),
+            // The client's terminal when it has one (R-FS-1), so the editor shows it live.
+            ToolRequest::RunShellCommand { command, .. } if self.client_terminal => {
+                tool.terminal = Some(Terminal::Creating);
+                Step::Terminal(TerminalCall::Create {
+                    command: "/bin/sh".to_owned(),
+                    args: vec!["-c".to_owned(), command.clone()],
+                    cwd: self.cwd.clone(),
+                    output_byte_limit: TERMINAL_OUTPUT_LIMIT,
+                })
+            }
             ToolRequest::RunShellCommand {
                 command,
                 timeout_ms,
             } => Step::RunShell {
                 command: command.clone(),
                 cwd: self.cwd.clone(),
-                timeout_ms: timeout_ms
-                    .unwrap_or(DEFAULT_SHELL_TIMEOUT_MS)
-                    .clamp(1, MAX_SHELL_TIMEOUT_MS),
+                timeout_ms: shell_timeout(*timeout_ms),
             },
             ToolRequest::AskUser { question } => Step::AskUser(question.clone()),
         };
@@ -506,6 +590,9 @@ impl LlmTurn {
 
     /// The outcome of a tool's work.
     fn tool_reply(&mut self, shared: &mut Shared, mut tool: OpenTool, reply: Reply) {
+        if let Some(terminal) = tool.terminal.take() {
+            return self.terminal_reply(tool, terminal, reply);
+        }
         let path = tool.path.clone().unwrap_or_default();
         let editing = matches!(
             tool.request,
@@ -586,6 +673,80 @@ impl LlmTurn {
             Reply::Explored(Ok(text)) | Reply::Answer(text) => self.finish_tool(&tool, text),
             _ => self.wait = Wait::Tool(tool),
         }
+    }
+
+    /// The client's answer about the command in its terminal: on to the next request, or
+    /// the tool's end. An answer the terminal does not wait for (late, or another request's)
+    /// is dropped.
+    fn terminal_reply(&mut self, mut tool: OpenTool, terminal: Terminal, reply: Reply) {
+        match (terminal, reply) {
+            (Terminal::Creating, Reply::TerminalCreated(Ok(id))) => {
+                // Editors embed the live terminal in the tool call.
+                let mut shown = TerminalContent::default();
+                shown.terminal_id = id.clone();
+                tool.content.push(ToolCallContent::Terminal(shown));
+                let mut update = ToolCallUpdate::new(tool.id.clone());
+                update.content = Some(tool.content.clone());
+                self.update(SessionUpdate::ToolCallUpdate(update));
+                self.terminal(TerminalCall::WaitForExit {
+                    terminal_id: id.clone(),
+                });
+                tool.terminal = Some(Terminal::Running { id, deadline: None });
+                self.wait = Wait::Tool(tool);
+            }
+            (Terminal::Creating, Reply::TerminalCreated(Err(why))) => {
+                self.fail_tool(&tool, format!("Error: the client's terminal: {why}"))
+            }
+            (Terminal::Running { id, .. }, Reply::TerminalExited(exit)) => {
+                // Even when the wait failed, the output says what happened.
+                self.terminal(TerminalCall::Output {
+                    terminal_id: id.clone(),
+                });
+                tool.terminal = Some(Terminal::Reading {
+                    id,
+                    exit: exit.ok(),
+                    timed_out: false,
+                });
+                self.wait = Wait::Tool(tool);
+            }
+            (
+                Terminal::Reading {
+                    id,
+                    exit,
+                    timed_out,
+                },
+                Reply::TerminalOutput(output),
+            ) => {
+                self.terminal(TerminalCall::Release { terminal_id: id });
+                let output = match output {
+                    Ok(output) => output,
+                    Err(why) => {
+                        return self
+                            .fail_tool(&tool, format!("Error: the client's terminal: {why}"));
+                    }
+                };
+                let outcome = terminal_outcome(output, exit, timed_out);
+                let timeout = match &tool.request {
+                    ToolRequest::RunShellCommand { timeout_ms, .. } => shell_timeout(*timeout_ms),
+                    _ => 0,
+                };
+                let text = shell_text(&outcome, timeout);
+                if outcome.timed_out {
+                    self.fail_tool(&tool, text)
+                } else {
+                    self.finish_tool(&tool, text)
+                }
+            }
+            (terminal, _) => {
+                tool.terminal = Some(terminal);
+                self.wait = Wait::Tool(tool);
+            }
+        }
+    }
+
+    /// Queues a request to the client's terminal.
+    fn terminal(&mut self, call: TerminalCall) {
+        self.ready.push_back(Step::Terminal(call));
     }
 
     /// `completed`, with the tool's content and its result; the model gets the result.
@@ -703,6 +864,31 @@ fn slice_lines(
         end,
         lines.join("\n")
     ))
+}
+
+/// The timeout a shell command runs under: the model's, within bounds, else the default.
+fn shell_timeout(timeout_ms: Option<u64>) -> u64 {
+    timeout_ms
+        .unwrap_or(DEFAULT_SHELL_TIMEOUT_MS)
+        .clamp(1, MAX_SHELL_TIMEOUT_MS)
+}
+
+/// A command in the client's terminal as a [`ShellOutcome`]: the exit from
+/// `terminal/wait_for_exit`, else the one `terminal/output` reports.
+fn terminal_outcome(
+    output: TerminalOutputResponse,
+    exit: Option<TerminalExitStatus>,
+    timed_out: bool,
+) -> ShellOutcome {
+    let exit = exit.or(output.exit_status);
+    ShellOutcome {
+        exit_code: exit
+            .and_then(|exit| exit.exit_code)
+            .and_then(|code| i32::try_from(code).ok()),
+        output: output.output,
+        truncated: output.truncated,
+        timed_out,
+    }
 }
 
 /// What the model is told about a shell command.

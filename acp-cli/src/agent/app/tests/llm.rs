@@ -1,10 +1,11 @@
 //! The application with the llm backend: the jobs a turn hands the driver (model, shell),
 //! their replies turned into updates, a failure with its own code, a cancel that aborts the
-//! running job, and the session's model in the request.
+//! running job, the session's model in the request, and the shell in a client's terminal
+//! (the client's side scripted as lines).
 
 use acp_core::Instant;
 
-use super::{FakeWorkspace, SID, workspace};
+use super::{FakeWorkspace, SID, request_id, workspace};
 use crate::agent::app::{AgentApp, Job, JobId, agent_config};
 use crate::agent::backend::{Reply, ShellOutcome};
 use crate::agent::sessions::SessionTable;
@@ -16,6 +17,11 @@ use crate::llm::chat::{
 type App = AgentApp<LlmBackend, FakeWorkspace>;
 
 fn app() -> App {
+    app_with_client("{}")
+}
+
+/// An app with one session opened by a client with these `clientCapabilities`.
+fn app_with_client(capabilities: &str) -> App {
     let mut app = AgentApp::new(
         agent_config(),
         LlmBackend::new("gpt-test", 50),
@@ -24,11 +30,9 @@ fn app() -> App {
     );
     let out = send(
         &mut app,
-        concat!(
-            r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}"#,
-            "\n",
+        &format!(
+            "{{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{{\"protocolVersion\":1,\"clientCapabilities\":{capabilities}}}}}\n{}\n",
             r#"{"jsonrpc":"2.0","id":2,"method":"session/new","params":{"cwd":"/p","mcpServers":[]}}"#,
-            "\n",
         ),
     );
     assert!(out.contains(r#""currentValue":"openai/gpt-test""#), "{out}");
@@ -283,4 +287,190 @@ fn the_first_turn_is_titled_and_every_turn_closes_with_its_usage() {
     );
     // The second turn has no title of its own.
     assert_eq!(prompt(&mut app, "again"), "");
+}
+
+/// The client's result for our request `id`, as a line.
+fn answer(id: &str, result: &str) -> String {
+    format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"result\":{result}}}\n")
+}
+
+/// Our requests in `out`, in order, as `method params` (their ids only count up).
+fn requests(out: &str) -> Vec<String> {
+    out.lines()
+        .filter(|line| line.contains("\"id\":") && line.contains("\"method\":"))
+        .map(|line| {
+            let value: serde_json::Value = serde_json::from_str(line).expect("json");
+            let params = &line[line.find("\"params\":").expect("params") + 9..line.len() - 1];
+            format!("{} {params}", value["method"].as_str().expect("method"))
+        })
+        .collect()
+}
+
+/// A session in full-access mode whose client serves `terminal/*`, where the model has just
+/// called `run_shell_command` for `cargo test` with a 5 s timeout, at time 0. Returns the
+/// `terminal/create` request's id.
+fn shell_in_the_clients_terminal(app: &mut App) -> String {
+    send(
+        app,
+        &format!(
+            "{{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"session/set_mode\",\"params\":{{\"sessionId\":\"{SID}\",\"modeId\":\"full-access\"}}}}\n"
+        ),
+    );
+    prompt(app, "test it");
+    let (id, _) = model_job(app);
+    let call = ModelToolCall {
+        id: "c1".into(),
+        name: "run_shell_command".into(),
+        arguments: r#"{"command":"cargo test","timeout_ms":5000}"#.into(),
+    };
+    let out = reply(app, id, done(vec![call]));
+    assert_eq!(
+        requests(&out),
+        [format!(
+            "terminal/create {{\"sessionId\":\"{SID}\",\"command\":\"/bin/sh\",\"args\":[\"-c\",\"cargo test\"],\"cwd\":\"/p\",\"outputByteLimit\":65536}}"
+        )]
+    );
+    // The shell is the client's: no local child.
+    assert_eq!(app.poll_job(), None);
+    request_id(&out, "terminal/create")
+}
+
+fn terminal_request(method: &str, terminal: &str) -> String {
+    format!("{method} {{\"sessionId\":\"{SID}\",\"terminalId\":\"{terminal}\"}}")
+}
+
+#[test]
+fn the_shell_runs_in_the_clients_terminal_shown_in_the_tool_call_then_read_and_released() {
+    let mut app = app_with_client(r#"{"terminal":true}"#);
+    let create = shell_in_the_clients_terminal(&mut app);
+    let out = send(&mut app, &answer(&create, r#"{"terminalId":"term-1"}"#));
+    assert!(
+        out.contains(r#""sessionUpdate":"tool_call_update","toolCallId":"tool-1","content":[{"type":"terminal","terminalId":"term-1"}]"#),
+        "{out}"
+    );
+    assert_eq!(
+        requests(&out),
+        [terminal_request("terminal/wait_for_exit", "term-1")]
+    );
+    // The timeout is a deadline on the agent's clock.
+    assert_eq!(app.poll_timeout(), Some(Instant(5000)));
+    let wait = request_id(&out, "terminal/wait_for_exit");
+    let out = send(&mut app, &answer(&wait, r#"{"exitCode":0}"#));
+    assert_eq!(
+        requests(&out),
+        [terminal_request("terminal/output", "term-1")]
+    );
+    let read = request_id(&out, "terminal/output");
+    let out = send(
+        &mut app,
+        &answer(&read, r#"{"output":"ok","truncated":false}"#),
+    );
+    assert_eq!(
+        requests(&out),
+        [terminal_request("terminal/release", "term-1")]
+    );
+    assert!(
+        out.contains(r#""status":"completed","content":[{"type":"terminal","terminalId":"term-1"},{"type":"content","content":{"type":"text","text":"Exit code: 0\nok"}}]"#),
+        "{out}"
+    );
+    let (_, request) = model_job(&mut app);
+    assert_eq!(
+        request.messages.last(),
+        Some(&ChatMessage::Tool {
+            tool_call_id: "c1".into(),
+            content: "Exit code: 0\nok".into()
+        })
+    );
+    // The release's answer is nobody's business.
+    let release = request_id(&out, "terminal/release");
+    assert_eq!(send(&mut app, &answer(&release, "{}")), "");
+}
+
+#[test]
+fn the_clients_terminal_is_killed_at_the_timeout_and_on_cancel_even_before_its_id_is_known() {
+    let mut app = app_with_client(r#"{"terminal":true}"#);
+    let create = shell_in_the_clients_terminal(&mut app);
+    send(&mut app, &answer(&create, r#"{"terminalId":"term-1"}"#));
+    app.handle_timeout(Instant(4999));
+    assert_eq!(requests(&take_output(&mut app)), Vec::<String>::new());
+    app.handle_timeout(Instant(5000));
+    let out = take_output(&mut app);
+    assert_eq!(
+        requests(&out),
+        [
+            terminal_request("terminal/kill", "term-1"),
+            terminal_request("terminal/output", "term-1"),
+        ]
+    );
+    let read = request_id(&out, "terminal/output");
+    let out = send(
+        &mut app,
+        &answer(&read, r#"{"output":"compiling","truncated":false}"#),
+    );
+    assert_eq!(
+        requests(&out),
+        [terminal_request("terminal/release", "term-1")]
+    );
+    let (id, request) = model_job(&mut app);
+    assert_eq!(
+        request.messages.last(),
+        Some(&ChatMessage::Tool {
+            tool_call_id: "c1".into(),
+            content: "Error: timed out after 5000 ms and was killed\ncompiling".into()
+        })
+    );
+    // Again; the client cancels before it says which terminal it made.
+    let call = ModelToolCall {
+        id: "c2".into(),
+        name: "run_shell_command".into(),
+        arguments: r#"{"command":"cargo test"}"#.into(),
+    };
+    let out = reply(&mut app, id, done(vec![call]));
+    let create = request_id(&out, "terminal/create");
+    let out = send(
+        &mut app,
+        &format!(
+            "{{\"jsonrpc\":\"2.0\",\"method\":\"session/cancel\",\"params\":{{\"sessionId\":\"{SID}\"}}}}\n"
+        ),
+    );
+    assert!(
+        out.ends_with("{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{\"stopReason\":\"cancelled\"}}\n"),
+        "{out}"
+    );
+    assert_eq!(requests(&out), Vec::<String>::new());
+    // Its id comes after the turn: it is killed and released at once.
+    let out = send(&mut app, &answer(&create, r#"{"terminalId":"term-2"}"#));
+    assert_eq!(
+        requests(&out),
+        [
+            terminal_request("terminal/kill", "term-2"),
+            terminal_request("terminal/release", "term-2"),
+        ]
+    );
+}
+
+#[test]
+fn a_cancel_kills_and_releases_the_running_terminal_before_the_turn_answers_cancelled() {
+    let mut app = app_with_client(r#"{"terminal":true}"#);
+    let create = shell_in_the_clients_terminal(&mut app);
+    send(&mut app, &answer(&create, r#"{"terminalId":"term-1"}"#));
+    let out = send(
+        &mut app,
+        &format!(
+            "{{\"jsonrpc\":\"2.0\",\"method\":\"session/cancel\",\"params\":{{\"sessionId\":\"{SID}\"}}}}\n"
+        ),
+    );
+    assert_eq!(
+        requests(&out),
+        [
+            terminal_request("terminal/kill", "term-1"),
+            terminal_request("terminal/release", "term-1"),
+        ]
+    );
+    assert!(
+        out.ends_with("{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{\"stopReason\":\"cancelled\"}}\n"),
+        "{out}"
+    );
+    // The deadline went with the turn.
+    assert_eq!(app.poll_timeout(), None);
 }
