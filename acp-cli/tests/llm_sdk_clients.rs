@@ -3,7 +3,8 @@
 //! one-prompt mode (`--prompt TEXT`, tests/interop/README.md "One prompt"). The model is the
 //! scripted mock server on loopback: it calls `write_file`, then answers in text. Each SDK
 //! client must see the streamed text, answer the permission request, and end on `end_turn`;
-//! the file must be written and its result must reach the model as a `tool` message.
+//! the file must be written and its result must reach the model as a `tool` message. A
+//! provider's 401 must reach each SDK client as an error answer carrying the provider's message.
 
 mod client_support;
 mod llm_support;
@@ -147,5 +148,29 @@ fn every_sdk_client_sees_the_streamed_answer_and_the_write_file_tool_runs() {
             !stdout.contains(KEY) && !stderr.contains(KEY),
             "{sdk}: the key was shown"
         );
+    }
+}
+
+#[test]
+fn every_sdk_client_hears_the_providers_401_as_an_error_answer() {
+    for (sdk, client) in sdk_clients() {
+        let dir = scratch_dir(&format!("llm-sdk-401-{sdk}"));
+        let mock = MockModel::start(vec![Reply::error(401, "Incorrect API key provided.")]);
+        let output = run(&client, "hi", &mock, &dir);
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(
+            output.status.code(),
+            Some(1),
+            "{sdk}: stdout:\n{stdout}\nstderr:\n{stderr}"
+        );
+        // Each SDK words its error line its own way; the agent's message is in it.
+        let last = stdout.lines().last().unwrap_or_default();
+        assert!(
+            last.starts_with("FAIL prompt: ")
+                && last.ends_with("Authentication failed: HTTP 401: Incorrect API key provided."),
+            "{sdk}: {stdout}"
+        );
+        assert_eq!(mock.requests().len(), 1, "{sdk}");
     }
 }
