@@ -454,14 +454,13 @@ async fn run(agent: Vec<String>, mode: Mode) -> Result<usize, Failure> {
         .name("peer-client-rust")
         .on_receive_notification(
             async move |notification: SessionNotification, _cx: ConnectionTo<Agent>| {
-                if on_update.prompt_mode {
-                    if let SessionUpdate::AgentMessageChunk(chunk) = &notification.update {
-                        if let ContentBlock::Text(text) = &chunk.content {
-                            let mut stdout = std::io::stdout().lock();
-                            let _ = stdout.write_all(text.text.as_bytes());
-                            let _ = stdout.flush();
-                        }
-                    }
+                if on_update.prompt_mode
+                    && let SessionUpdate::AgentMessageChunk(chunk) = &notification.update
+                    && let ContentBlock::Text(text) = &chunk.content
+                {
+                    let mut stdout = std::io::stdout().lock();
+                    let _ = stdout.write_all(text.text.as_bytes());
+                    let _ = stdout.flush();
                 }
                 on_update.log().updates.push(notification.update);
                 on_update.first_update.notify_one();
