@@ -365,6 +365,11 @@ struct RawAgent {
 
 impl RawAgent {
     fn start(mock: &MockModel, cwd: &Path) -> Self {
+        Self::start_at(&mock.base_url(), cwd)
+    }
+
+    /// The agent with `OPENAI_BASE_URL=base_url` (a port where nothing listens, say).
+    fn start_at(base_url: &str, cwd: &Path) -> Self {
         let mut child = std::process::Command::new(acp_cli())
             .args([
                 "--acp",
@@ -375,7 +380,7 @@ impl RawAgent {
                 "mock-model",
             ])
             .env("OPENAI_API_KEY", KEY)
-            .env("OPENAI_BASE_URL", mock.base_url())
+            .env("OPENAI_BASE_URL", base_url)
             .env_remove("LLM_PROVIDER")
             .current_dir(cwd)
             .stdin(std::process::Stdio::piped())
@@ -406,6 +411,57 @@ impl RawAgent {
             }
         }
         panic!("the agent ended before answering {id}: {read:?}");
+    }
+}
+
+impl RawAgent {
+    /// `initialize` (id 1) and `session/new` in `cwd` (id 2); returns the session id.
+    fn open_session(&mut self, cwd: &Path) -> String {
+        self.call(
+            1,
+            r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}"#,
+        );
+        let opened = self.call(
+            2,
+            &serde_json::json!({
+                "jsonrpc": "2.0",
+                "id": 2,
+                "method": "session/new",
+                "params": {"cwd": cwd, "mcpServers": []},
+            })
+            .to_string(),
+        );
+        let answer: serde_json::Value = serde_json::from_str(opened.last().unwrap()).unwrap();
+        answer["result"]["sessionId"]
+            .as_str()
+            .expect("a session id")
+            .to_owned()
+    }
+
+    /// One `session/prompt` with `text`: the answer and the message text streamed before it.
+    fn prompt(&mut self, id: u64, session: &str, text: &str) -> (serde_json::Value, String) {
+        let lines = self.call(
+            id,
+            &serde_json::json!({
+                "jsonrpc": "2.0",
+                "id": id,
+                "method": "session/prompt",
+                "params": {"sessionId": session, "prompt": [{"type": "text", "text": text}]},
+            })
+            .to_string(),
+        );
+        let mut said = String::new();
+        for line in &lines {
+            let message: serde_json::Value = serde_json::from_str(line).unwrap();
+            let update = &message["params"]["update"];
+            if message["method"] == "session/update"
+                && update["sessionUpdate"] == "agent_message_chunk"
+            {
+                said.push_str(update["content"]["text"].as_str().unwrap_or_default());
+            }
+        }
+        let answer = serde_json::from_str(lines.last().unwrap()).unwrap();
+        (answer, said)
     }
 }
 
@@ -512,4 +568,115 @@ fn a_cancel_while_a_shell_command_runs_kills_it_and_answers_cancelled() {
         );
         std::thread::sleep(std::time::Duration::from_millis(5));
     }
+}
+
+/// The answer a failed prompt `id` gets: a JSON-RPC error with this code and message.
+fn failed(id: u64, code: i32, message: &str) -> serde_json::Value {
+    serde_json::json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}})
+}
+
+/// The answer a prompt `id` gets when the model finished its answer.
+fn ended(id: u64) -> serde_json::Value {
+    serde_json::json!({"jsonrpc": "2.0", "id": id, "result": {"stopReason": "end_turn"}})
+}
+
+#[test]
+fn http_401_fails_the_prompt_with_32000_and_the_providers_message_and_the_session_goes_on() {
+    let dir = scratch_dir("llm-401");
+    let mock = MockModel::start(vec![
+        Reply::error(401, "Incorrect API key provided."),
+        Reply::text(&["Back."]),
+    ]);
+    let mut agent = RawAgent::start(&mock, &dir);
+    let session = agent.open_session(&dir);
+    let (answer, said) = agent.prompt(3, &session, "first");
+    assert_eq!(
+        answer,
+        failed(
+            3,
+            -32000,
+            "Authentication failed: HTTP 401: Incorrect API key provided."
+        )
+    );
+    assert_eq!(said, "");
+    assert_eq!(mock.requests().len(), 1, "401 is not retried");
+    // The same session answers its next prompt from the next reply.
+    let (answer, said) = agent.prompt(4, &session, "second");
+    assert_eq!(answer, ended(4));
+    assert_eq!(said, "Back.");
+    assert_eq!(mock.requests().len(), 2);
+    let messages = mock.requests()[1].json()["messages"].clone();
+    assert_eq!(
+        messages.as_array().and_then(|m| m.last()),
+        Some(&serde_json::json!({"role": "user", "content": "second"}))
+    );
+}
+
+#[test]
+fn http_429_is_retried_after_its_retry_after_and_the_answer_streams() {
+    let dir = scratch_dir("llm-429");
+    let mock = MockModel::start(vec![
+        Reply::error_with(429, "Rate limit reached", &[("Retry-After", "0")]),
+        Reply::text(&["Hel", "lo"]),
+    ]);
+    let mut agent = RawAgent::start(&mock, &dir);
+    let session = agent.open_session(&dir);
+    let (answer, said) = agent.prompt(3, &session, "hi");
+    assert_eq!(answer, ended(3));
+    assert_eq!(said, "Hello");
+    let requests = mock.requests();
+    assert_eq!(requests.len(), 2);
+    assert_eq!(requests[0].body, requests[1].body, "the same request again");
+}
+
+#[test]
+fn http_500_three_times_fails_the_prompt_with_32603_naming_the_status_and_the_session_goes_on() {
+    let dir = scratch_dir("llm-500");
+    // `Retry-After: 0` keeps the agent from waiting its real 1 s and 2 s backoff; the backoff
+    // itself is tested with a recording sleeper in llm_client.rs.
+    let busy = || Reply::error_with(500, "The server had an error", &[("Retry-After", "0")]);
+    let mock = MockModel::start(vec![busy(), busy(), busy(), Reply::text(&["Recovered."])]);
+    let mut agent = RawAgent::start(&mock, &dir);
+    let session = agent.open_session(&dir);
+    let (answer, said) = agent.prompt(3, &session, "first");
+    assert_eq!(
+        answer,
+        failed(
+            3,
+            -32603,
+            "the model server answered HTTP 500: The server had an error"
+        )
+    );
+    assert_eq!(said, "");
+    assert_eq!(mock.requests().len(), 3, "at most 3 tries in all");
+    let (answer, said) = agent.prompt(4, &session, "second");
+    assert_eq!(answer, ended(4));
+    assert_eq!(said, "Recovered.");
+    assert_eq!(mock.requests().len(), 4);
+}
+
+#[test]
+fn a_refused_connection_fails_the_prompt_clearly_and_the_session_goes_on_once_the_server_is_up() {
+    let dir = scratch_dir("llm-refused");
+    let port = llm_support::dead_port();
+    let mut agent = RawAgent::start_at(&format!("http://127.0.0.1:{port}/v1"), &dir);
+    let session = agent.open_session(&dir);
+    let (answer, said) = agent.prompt(3, &session, "first");
+    assert_eq!(
+        answer,
+        failed(
+            3,
+            -32603,
+            &format!(
+                "cannot reach the model server: 127.0.0.1:{port}: Connection refused (os error 111)"
+            )
+        )
+    );
+    assert_eq!(said, "");
+    // The server comes up where the agent found nothing; the same session now gets answers.
+    let mock = MockModel::start_on(port, vec![Reply::text(&["Up now."])]);
+    let (answer, said) = agent.prompt(4, &session, "second");
+    assert_eq!(answer, ended(4));
+    assert_eq!(said, "Up now.");
+    assert_eq!(mock.requests().len(), 1);
 }

@@ -226,18 +226,24 @@ pub struct MockModel {
 impl MockModel {
     /// Starts a server that answers with `script`, in order.
     pub fn start(script: Vec<Reply>) -> Self {
-        Self::start_with(script, None)
+        Self::start_with(0, script, None)
+    }
+
+    /// The same on this loopback port: a server that comes up where a client first found
+    /// nothing listening (a port from [`dead_port`]).
+    pub fn start_on(port: u16, script: Vec<Reply>) -> Self {
+        Self::start_with(port, script, None)
     }
 
     /// The same over TLS, with the test-only certificate of `fixtures/llm_tls/` (for
     /// `localhost` and `127.0.0.1`; trust it with `SSL_CERT_FILE=`[`tls_certificate_path`]).
     pub fn start_tls(script: Vec<Reply>) -> Self {
-        Self::start_with(script, Some(tls_server_config()))
+        Self::start_with(0, script, Some(tls_server_config()))
     }
 
-    /// Starts the server, in TLS when `tls` is given.
-    fn start_with(script: Vec<Reply>, tls: Option<Arc<ServerConfig>>) -> Self {
-        let listener = TcpListener::bind("127.0.0.1:0").expect("bind loopback");
+    /// Starts the server on `port` (0: any free one), in TLS when `tls` is given.
+    fn start_with(port: u16, script: Vec<Reply>, tls: Option<Arc<ServerConfig>>) -> Self {
+        let listener = TcpListener::bind(("127.0.0.1", port)).expect("bind loopback");
         let address = listener.local_addr().expect("local address");
         let is_tls = tls.is_some();
         let (closed_tx, closed) = channel();

@@ -1,11 +1,16 @@
 """ACP client peer on the official Python SDK (`agent-client-protocol`).
 
 Usage: python client.py -- AGENT [ARGS...]
+       python client.py --prompt TEXT -- AGENT [ARGS...]
 
 Drives the agent through a scenario of demo-backend commands (the top README,
 "The demo commands") and prints `ok <step>` per step, `FAIL <step>: <why>` on
 the first failure (exit 1), and `N passed, 0 failed` at the end.
 A global 30 s timeout exits 1.
+
+With `--prompt TEXT` it sends that one prompt instead, in a session whose cwd is
+the current directory, for any backend (the llm backend's tests): see
+tests/interop/README.md, "One prompt".
 """
 
 from __future__ import annotations
@@ -214,6 +219,49 @@ class Run:
         self.ok(step)
 
 
+class PromptClient(PeerClient):
+    """The `--prompt` mode's client: streams the answer's text to stdout and allows every
+    permission once, saying so on stderr."""
+
+    async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
+        await super().session_update(session_id, update, **kwargs)
+        if getattr(update, "session_update", None) == "agent_message_chunk":
+            content = getattr(update, "content", None)
+            if getattr(content, "type", None) == "text":
+                sys.stdout.write(content.text)
+                sys.stdout.flush()
+
+    async def request_permission(self, session_id: str, tool_call: Any, options: list[Any], **kwargs: Any):
+        response = await super().request_permission(session_id, tool_call, options, **kwargs)
+        chosen = getattr(response.outcome, "option_id", "cancelled")
+        print(f"permission: {tool_call.title} -> {chosen}", file=sys.stderr, flush=True)
+        return response
+
+
+async def run_prompt(agent: list[str], text: str) -> int:
+    """One prompt in a new session in the current directory; exit 0 on `end_turn`."""
+    client = PromptClient()
+    work_dir = os.path.realpath(os.getcwd())
+    async with spawn_agent_process(
+        client, agent[0], *agent[1:], env=dict(os.environ), transport_kwargs={"stderr": None}
+    ) as (conn, _process):
+        try:
+            await conn.initialize(
+                protocol_version=PROTOCOL_VERSION,
+                client_capabilities=ClientCapabilities(
+                    fs=FileSystemCapabilities(read_text_file=False, write_text_file=False), terminal=False
+                ),
+                client_info=Implementation(name="peer-client-python", title="Python SDK peer client", version="0.0.0"),
+            )
+            session = await conn.new_session(cwd=work_dir, mcp_servers=[])
+            response = await conn.prompt(session_id=session.session_id, prompt=[text_block(text)])
+        except Exception as exc:  # an error response or a disconnect
+            print(f"\nFAIL prompt: {type(exc).__name__}: {exc}", flush=True)
+            return 1
+        print(f"\nstop reason: {response.stop_reason}", flush=True)
+        return 0 if response.stop_reason == "end_turn" else 1
+
+
 async def run(agent: list[str]) -> int:
     client = PeerClient()
     with tempfile.TemporaryDirectory(prefix="acp-interop-") as work_dir:
@@ -240,13 +288,17 @@ async def run(agent: list[str]) -> int:
 
 def main() -> int:
     args = sys.argv[1:]
+    prompt = None
+    if len(args) >= 2 and args[0] == "--prompt":
+        prompt, args = args[1], args[2:]
     if args and args[0] == "--":
         args = args[1:]
     if not args:
-        print("usage: client.py -- AGENT [ARGS...]", file=sys.stderr)
+        print("usage: client.py [--prompt TEXT] -- AGENT [ARGS...]", file=sys.stderr)
         return 2
+    job = run(args) if prompt is None else run_prompt(args, prompt)
     try:
-        return asyncio.run(asyncio.wait_for(run(args), GLOBAL_TIMEOUT_S))
+        return asyncio.run(asyncio.wait_for(job, GLOBAL_TIMEOUT_S))
     except asyncio.TimeoutError:  # before OSError: TimeoutError is an OSError since 3.11
         print(f"FAIL timeout: no result within {GLOBAL_TIMEOUT_S:.0f} s", flush=True)
         return 1

@@ -1,11 +1,16 @@
 // ACP client peer on the official TypeScript SDK (`@agentclientprotocol/sdk`).
 //
 // Usage: node client.mjs -- AGENT [ARGS...]
+//        node client.mjs --prompt TEXT -- AGENT [ARGS...]
 //
 // Drives the agent through a scenario of demo-backend commands (the top README,
 // "The demo commands") and prints `ok <step>` per step, `FAIL <step>: <why>` on
 // the first failure (exit 1), and `N passed, 0 failed` at the end.
 // A global 30 s timeout exits 1.
+//
+// With `--prompt TEXT` it sends that one prompt instead, in a session whose cwd is
+// the current directory, for any backend (the llm backend's tests): see
+// tests/interop/README.md, "One prompt".
 
 import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
@@ -75,17 +80,26 @@ const askUserParams = {
   },
 };
 
+/** `--prompt` mode: stream the answer's text to stdout, report permissions on stderr. */
+let promptMode = false;
+
 const app = acp
   .client({ name: "peer-client-ts" })
   .onNotification(acp.methods.client.session.update, ({ params }) => {
     state.updates.push(params.update);
     state.onUpdate?.();
+    const update = params.update;
+    if (promptMode && update.sessionUpdate === "agent_message_chunk" && update.content?.type === "text") {
+      process.stdout.write(update.content.text);
+    }
   })
   .onRequest(acp.methods.client.session.requestPermission, ({ params }) => {
     state.permissionRequests.push(params);
     const ids = params.options.map((o) => o.optionId);
-    if (!ids.includes(state.permissionAnswer)) return { outcome: { outcome: "cancelled" } };
-    return { outcome: { outcome: "selected", optionId: state.permissionAnswer } };
+    const chosen = ids.includes(state.permissionAnswer) ? state.permissionAnswer : "cancelled";
+    if (promptMode) console.error(`permission: ${params.toolCall.title} -> ${chosen}`);
+    if (chosen === "cancelled") return { outcome: { outcome: "cancelled" } };
+    return { outcome: { outcome: "selected", optionId: chosen } };
   })
   .onRequest(acp.methods.client.fs.readTextFile, ({ params }) => {
     state.reads.push(params.path);
@@ -202,13 +216,58 @@ async function scenario(cx, workDir, filePath) {
   ok(step);
 }
 
+/** One prompt in a new session in the current directory; the answer is the exit code. */
+async function onePrompt(cx, text) {
+  await cx.request(acp.methods.agent.initialize, {
+    protocolVersion: acp.PROTOCOL_VERSION,
+    clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false },
+    clientInfo: { name: "peer-client-ts", title: "TypeScript SDK peer client", version: "0.0.0" },
+  });
+  const session = await cx.request(acp.methods.agent.session.new, { cwd: realpathSync(process.cwd()), mcpServers: [] });
+  const response = await prompt(cx, session.sessionId, text);
+  console.log(`\nstop reason: ${response.stopReason}`);
+  return response.stopReason === "end_turn" ? 0 : 1;
+}
+
+async function runPrompt(args, text) {
+  promptMode = true;
+  const child = spawn(args[0], args.slice(1), { stdio: ["pipe", "pipe", "inherit"] });
+  agentProcess = child;
+  const exited = new Promise((resolve) => child.on("exit", resolve));
+  child.on("error", (error) => {
+    console.log(`FAIL prompt: cannot start the agent: ${error.message}`);
+    process.exit(1);
+  });
+  const stream = acp.ndJsonStream(Writable.toWeb(child.stdin), Readable.toWeb(child.stdout));
+  let code;
+  try {
+    code = await app.connectWith(stream, (cx) => onePrompt(cx, text));
+  } catch (error) {
+    const why = error?.message ?? String(error);
+    const data = error?.data === undefined ? "" : ` ${JSON.stringify(error.data)}`;
+    console.log(`\nFAIL prompt: ${why}${data}`);
+    code = 1;
+  }
+  child.stdin.end();
+  const stop = setTimeout(() => child.kill("SIGKILL"), 2_000);
+  await exited;
+  clearTimeout(stop);
+  return code;
+}
+
 async function main() {
   let args = process.argv.slice(2);
+  let text = null;
+  if (args.length >= 2 && args[0] === "--prompt") {
+    text = args[1];
+    args = args.slice(2);
+  }
   if (args[0] === "--") args = args.slice(1);
   if (args.length === 0) {
-    console.error("usage: client.mjs -- AGENT [ARGS...]");
+    console.error("usage: client.mjs [--prompt TEXT] -- AGENT [ARGS...]");
     return 2;
   }
+  if (text !== null) return runPrompt(args, text);
   const workDir = realpathSync(mkdtempSync(join(tmpdir(), "acp-interop-")));
   const filePath = join(workDir, "hello.txt");
   writeFileSync(filePath, FILE_TEXT);

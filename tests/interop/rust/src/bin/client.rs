@@ -1,12 +1,18 @@
 //! ACP client peer on the official Rust SDK (`agent-client-protocol` 5).
 //!
 //! Usage: `peer-client -- AGENT [ARGS...]`
+//!        `peer-client --prompt TEXT -- AGENT [ARGS...]`
 //!
 //! Drives the agent through a scenario of demo-backend commands (the top README,
 //! "The demo commands") and prints `ok <step>` per step, `FAIL <step>: <why>` on
 //! the first failure (exit 1), and `N passed, 0 failed` at the end.
 //! A global 30 s timeout exits 1.
+//!
+//! With `--prompt TEXT` it sends that one prompt instead, in a session whose cwd is
+//! the current directory, for any backend (the llm backend's tests): see
+//! tests/interop/README.md, "One prompt".
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
@@ -70,6 +76,8 @@ struct TurnLog {
 struct Shared {
     log: Mutex<TurnLog>,
     first_update: Notify,
+    /// `--prompt` mode: stream the answer's text to stdout, report permissions on stderr.
+    prompt_mode: bool,
 }
 
 impl Shared {
@@ -361,7 +369,55 @@ impl Run {
     }
 }
 
-async fn run(agent: Vec<String>) -> Result<usize, Failure> {
+/// What the run does once connected.
+enum Mode {
+    /// The demo scenario (the default).
+    Scenario,
+    /// `--prompt TEXT`: that one prompt.
+    Prompt(String),
+}
+
+/// `--prompt` mode: one prompt in a new session in the current directory. The answer's text
+/// was streamed by the update handler; this prints the stop reason after it and returns the
+/// exit code (0 for `end_turn`, 1 for any other stop reason).
+async fn one_prompt(cx: &ConnectionTo<Agent>, text: &str) -> Result<usize, Failure> {
+    let step = "prompt";
+    cx.send_request(
+        InitializeRequest::new(ProtocolVersion::V1)
+            .client_capabilities(ClientCapabilities::new())
+            .client_info(
+                Implementation::new("peer-client-rust", "0.0.0")
+                    .title("Rust SDK peer client".to_owned()),
+            ),
+    )
+    .block_task()
+    .await
+    .map_err(|e| fail(step, format!("initialize failed: {e}")))?;
+    let cwd = std::env::current_dir()
+        .and_then(std::fs::canonicalize)
+        .map_err(|e| fail(step, format!("current directory: {e}")))?;
+    let session = cx
+        .send_request(NewSessionRequest::new(cwd))
+        .block_task()
+        .await
+        .map_err(|e| fail(step, format!("session/new failed: {e}")))?;
+    let response = cx
+        .send_request(PromptRequest::new(
+            session.session_id,
+            vec![ContentBlock::Text(TextContent::new(text))],
+        ))
+        .block_task()
+        .await
+        .map_err(|e| fail(step, format!("session/prompt failed: {e}")))?;
+    let reason = serde_json::to_value(response.stop_reason)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_owned))
+        .unwrap_or_else(|| format!("{:?}", response.stop_reason));
+    println!("\nstop reason: {reason}");
+    Ok(usize::from(response.stop_reason != StopReason::EndTurn))
+}
+
+async fn run(agent: Vec<String>, mode: Mode) -> Result<usize, Failure> {
     let work = std::env::temp_dir().join(format!("acp-interop-rust-{}", std::process::id()));
     std::fs::create_dir_all(&work).map_err(|e| fail("initialize", format!("temp dir: {e}")))?;
     let work_dir = std::fs::canonicalize(&work).unwrap_or(work);
@@ -376,6 +432,7 @@ async fn run(agent: Vec<String>) -> Result<usize, Failure> {
             ..TurnLog::default()
         }),
         first_update: Notify::new(),
+        prompt_mode: matches!(mode, Mode::Prompt(_)),
     });
 
     let config = AcpAgentConfig::new(&agent[0]).args(agent[1..].iter().cloned());
@@ -397,6 +454,14 @@ async fn run(agent: Vec<String>) -> Result<usize, Failure> {
         .name("peer-client-rust")
         .on_receive_notification(
             async move |notification: SessionNotification, _cx: ConnectionTo<Agent>| {
+                if on_update.prompt_mode
+                    && let SessionUpdate::AgentMessageChunk(chunk) = &notification.update
+                    && let ContentBlock::Text(text) = &chunk.content
+                {
+                    let mut stdout = std::io::stdout().lock();
+                    let _ = stdout.write_all(text.text.as_bytes());
+                    let _ = stdout.flush();
+                }
                 on_update.log().updates.push(notification.update);
                 on_update.first_update.notify_one();
                 Ok(())
@@ -422,6 +487,16 @@ async fn run(agent: Vec<String>) -> Result<usize, Failure> {
                     ),
                     None => RequestPermissionOutcome::Cancelled,
                 };
+                if on_permission.prompt_mode {
+                    let chosen = match &outcome {
+                        RequestPermissionOutcome::Selected(selected) => {
+                            selected.option_id.to_string()
+                        }
+                        _ => "cancelled".to_owned(),
+                    };
+                    let title = request.tool_call.fields.title.clone().unwrap_or_default();
+                    eprintln!("permission: {title} -> {chosen}");
+                }
                 responder.respond(RequestPermissionResponse::new(outcome))
             },
             agent_client_protocol::on_receive_request!(),
@@ -458,6 +533,9 @@ async fn run(agent: Vec<String>) -> Result<usize, Failure> {
             agent_client_protocol::on_receive_request!(),
         )
         .connect_with(transport, async move |cx: ConnectionTo<Agent>| {
+            if let Mode::Prompt(text) = &mode {
+                return Ok(one_prompt(&cx, text).await);
+            }
             let mut run = Run {
                 cx,
                 shared: scenario_shared,
@@ -477,19 +555,30 @@ async fn run(agent: Vec<String>) -> Result<usize, Failure> {
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> ExitCode {
     let mut args: Vec<String> = std::env::args().skip(1).collect();
+    let mut mode = Mode::Scenario;
+    if args.len() >= 2 && args[0] == "--prompt" {
+        mode = Mode::Prompt(args[1].clone());
+        args.drain(..2);
+    }
     if args.first().map(String::as_str) == Some("--") {
         args.remove(0);
     }
     if args.is_empty() {
-        eprintln!("usage: peer-client -- AGENT [ARGS...]");
+        eprintln!("usage: peer-client [--prompt TEXT] -- AGENT [ARGS...]");
         return ExitCode::from(2);
     }
-    match tokio::time::timeout(GLOBAL_TIMEOUT, run(args)).await {
+    let prompt_mode = matches!(mode, Mode::Prompt(_));
+    match tokio::time::timeout(GLOBAL_TIMEOUT, run(args, mode)).await {
+        Ok(Ok(code)) if prompt_mode => ExitCode::from(u8::from(code != 0)),
         Ok(Ok(passed)) => {
             println!("{passed} passed, 0 failed");
             ExitCode::SUCCESS
         }
         Ok(Err(failure)) => {
+            if prompt_mode {
+                // After any text the answer streamed.
+                println!();
+            }
             println!("FAIL {}: {}", failure.step, failure.why);
             ExitCode::FAILURE
         }
