@@ -644,7 +644,7 @@ fn http_500_three_times_fails_the_prompt_with_32603_naming_the_status_and_the_se
         failed(
             3,
             -32603,
-            "the model server answered HTTP 500: The server had an error"
+            "Internal error: the model server answered HTTP 500: The server had an error"
         )
     );
     assert_eq!(said, "");
@@ -668,7 +668,7 @@ fn a_refused_connection_fails_the_prompt_clearly_and_the_session_goes_on_once_th
             3,
             -32603,
             &format!(
-                "cannot reach the model server: 127.0.0.1:{port}: Connection refused (os error 111)"
+                "Internal error: cannot reach the model server: 127.0.0.1:{port}: Connection refused (os error 111)"
             )
         )
     );

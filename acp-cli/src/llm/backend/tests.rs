@@ -311,7 +311,7 @@ fn model_errors_fail_the_turn_with_their_code_and_text() {
         h.reply(Reply::ModelDone(Err(status))),
         [
             "update usage_update",
-            "fail -32603: the model server answered HTTP 500: boom"
+            "fail: the model server answered HTTP 500: boom"
         ]
     );
 }

@@ -356,10 +356,16 @@ impl LlmTurn {
                 }
             }
             (Wait::Model, Reply::ModelDone(Err(error))) => {
-                // The error's own text and code (`-32000` for credentials, else `-32603`).
-                self.conclude(Step::FailWith {
-                    code: error.code(),
-                    message: error.to_string(),
+                // R-LLM-2: credentials are `-32000` with the error's own text; everything else
+                // is an application failure, `-32603 Internal error: <text>` (R-RPC-10).
+                let message = error.to_string();
+                self.conclude(if error.code() == -32603 {
+                    Step::Fail(message)
+                } else {
+                    Step::FailWith {
+                        code: error.code(),
+                        message,
+                    }
                 });
             }
             (Wait::Permission(tool), Reply::Permission(decision)) => {

@@ -141,7 +141,7 @@ fn a_missing_key_fails_the_prompt_with_32000_and_the_session_stays_usable() {
     };
     assert_eq!(
         reply(&mut app, id, Reply::ModelDone(Err(status))),
-        "{\"jsonrpc\":\"2.0\",\"id\":3,\"error\":{\"code\":-32603,\"message\":\"the model server answered HTTP 500: down\"}}\n"
+        "{\"jsonrpc\":\"2.0\",\"id\":3,\"error\":{\"code\":-32603,\"message\":\"Internal error: the model server answered HTTP 500: down\"}}\n"
     );
     // The failed turn stays in the context.
     assert_eq!(request.messages[1], ChatMessage::User("hello".into()));
