@@ -5,36 +5,11 @@
 
 mod client_support;
 
-use std::path::PathBuf;
-
 use client_support::*;
 
 /// The three peer agents' command lines; a missing install fails the test with the fix.
 fn peers() -> Vec<(&'static str, Vec<String>)> {
-    let interop = repo_root().join("tests/interop");
-    let path = |p: &str| -> String {
-        let full: PathBuf = interop.join(p);
-        assert!(
-            full.exists(),
-            "{} is missing: run `bash tests/interop/setup.sh` first",
-            full.display()
-        );
-        full.to_string_lossy().into_owned()
-    };
-    vec![
-        (
-            "python",
-            vec![path(".venv/bin/python"), path("python/agent.py")],
-        ),
-        (
-            "typescript",
-            vec![String::from("node"), {
-                path("ts/node_modules/@agentclientprotocol/sdk");
-                path("ts/agent.mjs")
-            }],
-        ),
-        ("rust", vec![path("rust/target/debug/peer-agent")]),
-    ]
+    sdk_peers("agent")
 }
 
 /// The file the peers' read check uses: 37 bytes, no digits.

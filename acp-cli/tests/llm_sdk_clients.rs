@@ -9,10 +9,9 @@
 mod client_support;
 mod llm_support;
 
-use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 
-use client_support::{acp_cli, repo_root, scratch_dir};
+use client_support::{acp_cli, scratch_dir, sdk_peers};
 use llm_support::{MockModel, Reply, done, finish, text, tool_call};
 
 /// The key; it must appear in no output.
@@ -21,30 +20,7 @@ const KEY: &str = "sk-sdk-SECRET-93e0f1a2b4";
 /// The three SDK client peers' command lines; a missing install fails the test with the fix
 /// (the policy of client_interop.rs).
 fn sdk_clients() -> Vec<(&'static str, Vec<String>)> {
-    let interop = repo_root().join("tests/interop");
-    let path = |p: &str| -> String {
-        let full: PathBuf = interop.join(p);
-        assert!(
-            full.exists(),
-            "{} is missing: run `bash tests/interop/setup.sh` first",
-            full.display()
-        );
-        full.to_string_lossy().into_owned()
-    };
-    vec![
-        (
-            "python",
-            vec![path(".venv/bin/python"), path("python/client.py")],
-        ),
-        (
-            "typescript",
-            vec![String::from("node"), {
-                path("ts/node_modules/@agentclientprotocol/sdk");
-                path("ts/client.mjs")
-            }],
-        ),
-        ("rust", vec![path("rust/target/debug/peer-client")]),
-    ]
+    sdk_peers("client")
 }
 
 /// The agent's command line: `env` sets the model's variables for it alone, whatever the SDK

@@ -252,3 +252,36 @@ pub fn pty(dir: &Path, args: &[String], steps: serde_json::Value) -> String {
     );
     screen
 }
+
+/// The command lines of the three official-SDK peers of one role (`"agent"` or `"client"`),
+/// installed by `tests/interop/setup.sh`: Python, TypeScript, Rust. A missing install fails
+/// the test with the fix.
+pub fn sdk_peers(role: &str) -> Vec<(&'static str, Vec<String>)> {
+    let interop = repo_root().join("tests/interop");
+    let path = |p: &str| -> String {
+        let full = interop.join(p);
+        assert!(
+            full.exists(),
+            "{} is missing: run `bash tests/interop/setup.sh` first",
+            full.display()
+        );
+        full.to_string_lossy().into_owned()
+    };
+    vec![
+        (
+            "python",
+            vec![path(".venv/bin/python"), path(&format!("python/{role}.py"))],
+        ),
+        (
+            "typescript",
+            vec![String::from("node"), {
+                path("ts/node_modules/@agentclientprotocol/sdk");
+                path(&format!("ts/{role}.mjs"))
+            }],
+        ),
+        (
+            "rust",
+            vec![path(&format!("rust/target/debug/peer-{role}"))],
+        ),
+    ]
+}
