@@ -11,6 +11,7 @@
 //!   by the driver.
 //! - [`model`]: the model the driver streams from (HTTP, or none for the demo).
 //! - [`tools`]: what every backend's tools share: the mode gate, `*_always`, refusal texts.
+//! - [`turns`]: the running turns of a backend by session, stepped, resumed and cancelled.
 
 pub mod app;
 pub mod backend;
@@ -23,3 +24,4 @@ pub mod modes;
 pub mod sessions;
 pub mod shell;
 pub mod tools;
+pub mod turns;

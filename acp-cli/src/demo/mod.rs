@@ -23,18 +23,16 @@ pub mod script;
 mod tests;
 pub mod turn;
 
-use std::collections::HashMap;
-
 use acp_core::Instant;
 
 use crate::agent::backend::{Backend, Reply, Step, TurnStart};
-use turn::{DemoTurn, Shared};
+use crate::agent::turns::Turns;
+use turn::DemoTurn;
 
 /// The demo backend: one per connection, one turn at a time per session.
 #[derive(Debug, Default)]
 pub struct DemoBackend {
-    turns: HashMap<String, DemoTurn>,
-    shared: Shared,
+    turns: Turns<DemoTurn>,
 }
 
 impl DemoBackend {
@@ -45,7 +43,7 @@ impl DemoBackend {
 
     /// Whether `session` has a turn that has not ended yet.
     pub fn is_running(&self, session: &str) -> bool {
-        self.turns.contains_key(session)
+        self.turns.is_running(session)
     }
 }
 
@@ -53,38 +51,27 @@ impl Backend for DemoBackend {
     fn start_turn(&mut self, turn: TurnStart<'_>, _now: Instant) {
         let script = script::parse(turn.prompt);
         let used = turn::last_tool_number(turn.history);
-        self.shared.last_tool = self.shared.last_tool.max(used);
-        self.turns
-            .insert(turn.session.to_owned(), DemoTurn::new(&turn, script));
+        let shared = &mut self.turns.shared;
+        shared.last_tool = shared.last_tool.max(used);
+        self.turns.start(turn.session, DemoTurn::new(&turn, script));
     }
 
     fn step(&mut self, session: &str, now: Instant) -> Step {
-        let Some(turn) = self.turns.get_mut(session) else {
-            return Step::Waiting;
-        };
-        let step = turn.step(&mut self.shared, now);
-        if turn.is_finished() {
-            self.turns.remove(session);
-        }
-        step
+        self.turns.step(session, now)
     }
 
     fn resume(&mut self, session: &str, reply: Reply) {
-        if let Some(turn) = self.turns.get_mut(session) {
-            turn.resume(&mut self.shared, reply);
-        }
+        self.turns.resume(session, reply);
     }
 
     fn cancel(&mut self, session: &str) {
-        if let Some(turn) = self.turns.get_mut(session) {
-            turn.cancel();
-        }
+        self.turns.cancel(session);
     }
 
     fn forget_session(&mut self, session: &str) {
-        self.turns.remove(session);
-        self.shared.memory.forget_session(session);
-        self.shared.plans.remove(session);
+        self.turns.forget(session);
+        self.turns.shared.memory.forget_session(session);
+        self.turns.shared.plans.remove(session);
     }
 
     fn session_opened(&self) -> Vec<acp_core::schema::SessionUpdate> {

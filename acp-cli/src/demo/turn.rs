@@ -582,3 +582,23 @@ fn flood_chunk(bytes: usize) -> String {
         .map(|&b| char::from(b))
         .collect()
 }
+
+impl crate::agent::turns::SessionTurn for DemoTurn {
+    type Shared = Shared;
+
+    fn step(&mut self, shared: &mut Shared, now: Instant) -> Step {
+        DemoTurn::step(self, shared, now)
+    }
+
+    fn resume(&mut self, shared: &mut Shared, reply: Reply) {
+        DemoTurn::resume(self, shared, reply);
+    }
+
+    fn cancel(&mut self) {
+        DemoTurn::cancel(self);
+    }
+
+    fn is_finished(&self) -> bool {
+        DemoTurn::is_finished(self)
+    }
+}

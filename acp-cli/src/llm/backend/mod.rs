@@ -1,9 +1,11 @@
 //! The llm backend (`acp-cli --acp --stdio --backend llm`): a coding agent whose answers come
-//! from an OpenAI-compatible model and whose tools are Agentao's (the README's "The llm backend").
+//! from an OpenAI-compatible model and whose tools are Agentao's (see the README's "The llm
+//! backend").
 //!
 //! Sans-IO like the demo backend: a turn asks for the model's stream, the shell (the client's
-//! terminal when it offers one) and the file tree through [`Step`]s the driver carries out, and gets their outcome back through
-//! [`Backend::resume`]. So the whole tool loop is tested with a scripted model.
+//! terminal when it offers one) and the file tree through [`Step`]s the driver carries out,
+//! and gets their outcome back through [`Backend::resume`]. So the whole tool loop is tested
+//! with a scripted model.
 //!
 //! - [`context`]: the system prompt and the session's history as the model's messages.
 //! - [`tools`]: the eight tools: their schemas, kinds, titles, and a call's arguments read.
@@ -15,12 +17,11 @@ mod tests;
 pub mod tools;
 pub mod turn;
 
-use std::collections::HashMap;
-
 use acp_core::Instant;
 
 use crate::agent::backend::{Backend, Reply, Step, TurnStart};
 use crate::agent::tools::last_tool_number;
+use crate::agent::turns::Turns;
 use turn::{LlmTurn, Shared};
 
 /// How many answers with tool calls a turn runs before it ends `max_turn_requests`, unless
@@ -30,8 +31,7 @@ pub const DEFAULT_MAX_TOOL_ROUNDS: u32 = 50;
 /// The llm backend: one per connection, one turn at a time per session.
 #[derive(Debug)]
 pub struct LlmBackend {
-    turns: HashMap<String, LlmTurn>,
-    shared: Shared,
+    turns: Turns<LlmTurn>,
     default_model: String,
     max_tool_rounds: u32,
 }
@@ -41,8 +41,7 @@ impl LlmBackend {
     /// running at most `max_tool_rounds` answers with tool calls per turn.
     pub fn new(default_model: impl Into<String>, max_tool_rounds: u32) -> Self {
         Self {
-            turns: HashMap::new(),
-            shared: Shared::default(),
+            turns: Turns::<LlmTurn>::default(),
             default_model: default_model.into(),
             max_tool_rounds,
         }
@@ -52,42 +51,32 @@ impl LlmBackend {
 impl Backend for LlmBackend {
     fn start_turn(&mut self, turn: TurnStart<'_>, _now: Instant) {
         let used = last_tool_number(turn.history);
-        self.shared.last_tool = self.shared.last_tool.max(used);
+        let shared: &mut Shared = &mut self.turns.shared;
+        shared.last_tool = shared.last_tool.max(used);
         let model = match turn.history.model.trim() {
             "" => self.default_model.clone(),
             model => model.to_owned(),
         };
-        self.turns.insert(
-            turn.session.to_owned(),
+        self.turns.start(
+            turn.session,
             LlmTurn::new(&turn, model, self.max_tool_rounds),
         );
     }
 
     fn step(&mut self, session: &str, now: Instant) -> Step {
-        let Some(turn) = self.turns.get_mut(session) else {
-            return Step::Waiting;
-        };
-        let step = turn.step(&mut self.shared, now);
-        if turn.is_finished() {
-            self.turns.remove(session);
-        }
-        step
+        self.turns.step(session, now)
     }
 
     fn resume(&mut self, session: &str, reply: Reply) {
-        if let Some(turn) = self.turns.get_mut(session) {
-            turn.resume(&mut self.shared, reply);
-        }
+        self.turns.resume(session, reply);
     }
 
     fn cancel(&mut self, session: &str) {
-        if let Some(turn) = self.turns.get_mut(session) {
-            turn.cancel();
-        }
+        self.turns.cancel(session);
     }
 
     fn forget_session(&mut self, session: &str) {
-        self.turns.remove(session);
-        self.shared.memory.forget_session(session);
+        self.turns.forget(session);
+        self.turns.shared.memory.forget_session(session);
     }
 }

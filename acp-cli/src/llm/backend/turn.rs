@@ -929,3 +929,23 @@ fn cap(mut text: String) -> String {
     text.push_str("\n[cut at 64 KiB]");
     text
 }
+
+impl crate::agent::turns::SessionTurn for LlmTurn {
+    type Shared = Shared;
+
+    fn step(&mut self, shared: &mut Shared, now: Instant) -> Step {
+        LlmTurn::step(self, shared, now)
+    }
+
+    fn resume(&mut self, shared: &mut Shared, reply: Reply) {
+        LlmTurn::resume(self, shared, reply);
+    }
+
+    fn cancel(&mut self) {
+        LlmTurn::cancel(self);
+    }
+
+    fn is_finished(&self) -> bool {
+        LlmTurn::is_finished(self)
+    }
+}
