@@ -1,10 +1,10 @@
 //! One agent process on real pipes: spawned in its own process group, its output turned into
 //! events, and the four things the stop sequence does to it.
 //!
-//! Three background tasks per process (on smol's global executor) read stdout, read stderr and
-//! wait for the exit; each sends [`ProcessEvent`]s, tagged with the process's [`ProcessKey`],
-//! into one channel the owner reads. Reaping happens in the exit task, so a process never stays
-//! a zombie of ours.
+//! Two background tasks per process (on smol's global executor) read its output (stdout and
+//! stderr, in one task so their order is kept) and wait for the exit; each sends
+//! [`ProcessEvent`]s, tagged with the process's [`ProcessKey`], into one channel the owner reads.
+//! Reaping happens in the exit task, so a process never stays a zombie of ours.
 //!
 //! Signals go by pid through `rustix` (no unsafe code here). The process is the leader of its
 //! own group (`setpgid(0, 0)` in the child, via std's safe `process_group(0)`), so killing the
@@ -21,7 +21,7 @@ use acp_core::supervisor::stderr::MAX_LINE_BYTES;
 use rustix::process::{Pid, Signal};
 use smol::channel::Sender;
 use smol::io::{AsyncReadExt, AsyncWriteExt};
-use smol::process::{ChildStdin, Command, Stdio};
+use smol::process::{ChildStderr, ChildStdin, ChildStdout, Command, Stdio};
 
 /// How much one stdout read takes at most.
 pub const STDOUT_CHUNK_BYTES: usize = 64 * 1024;
@@ -85,7 +85,7 @@ pub struct AgentProcess {
     pid: u32,
     stdin: Option<ChildStdin>,
     exited: bool,
-    _tasks: [smol::Task<()>; 3],
+    _tasks: [smol::Task<()>; 2],
 }
 
 impl AgentProcess {
@@ -113,54 +113,7 @@ impl AgentProcess {
         let stdout = child.stdout.take();
         let stderr = child.stderr.take();
 
-        let tx = events.clone();
-        let stdout_task = smol::spawn(async move {
-            if let Some(mut stdout) = stdout {
-                let mut buf = vec![0u8; STDOUT_CHUNK_BYTES];
-                // Ends at EOF or a read error; each pass sends one chunk.
-                while let Ok(n @ 1..) = stdout.read(&mut buf).await {
-                    if tx
-                        .send((key, ProcessEvent::Stdout(buf[..n].to_vec())))
-                        .await
-                        .is_err()
-                    {
-                        return;
-                    }
-                }
-            }
-            let _ = tx.send((key, ProcessEvent::StdoutEof)).await;
-        });
-
-        let tx = events.clone();
-        let stderr_task = smol::spawn(async move {
-            if let Some(stderr) = stderr {
-                let mut lines = LineSplitter::new(MAX_LINE_BYTES);
-                let mut reader = stderr;
-                let mut buf = vec![0u8; 8 * 1024];
-                let mut out = Vec::new();
-                loop {
-                    let n = reader.read(&mut buf).await.unwrap_or(0);
-                    if n == 0 {
-                        lines.finish(&mut out);
-                    } else {
-                        lines.feed(&buf[..n], &mut out);
-                    }
-                    for line in out.drain(..) {
-                        if tx
-                            .send((key, ProcessEvent::StderrLine(line)))
-                            .await
-                            .is_err()
-                        {
-                            return;
-                        }
-                    }
-                    if n == 0 {
-                        break;
-                    }
-                }
-            }
-            let _ = tx.send((key, ProcessEvent::StderrEof)).await;
-        });
+        let output_task = smol::spawn(pump_output(key, stdout, stderr, events.clone()));
 
         let exit_task = smol::spawn(async move {
             let status = match child.status().await {
@@ -177,7 +130,7 @@ impl AgentProcess {
             pid,
             stdin,
             exited: false,
-            _tasks: [stdout_task, stderr_task, exit_task],
+            _tasks: [output_task, exit_task],
         })
     }
 
@@ -238,6 +191,94 @@ impl AgentProcess {
             return Ok(());
         };
         ignore_gone(rustix::process::kill_process_group(pid, Signal::KILL))
+    }
+}
+
+/// What one read of the agent's output gave: a count of bytes (0 at EOF or on an error).
+enum OutputRead {
+    Stdout(usize),
+    Stderr(usize),
+}
+
+/// Reads stdout and stderr in one task so their events keep the order the agent wrote them in:
+/// stderr is tried first, and before a stdout chunk is passed on, whatever stderr already holds
+/// is read and sent. An agent that logs a line and then answers has its line seen first (so
+/// `/acp logs` after a turn shows what the turn logged). Ends when both reach EOF or the owner
+/// stops listening.
+async fn pump_output(
+    key: ProcessKey,
+    mut stdout: Option<ChildStdout>,
+    mut stderr: Option<ChildStderr>,
+    events: Sender<(ProcessKey, ProcessEvent)>,
+) {
+    let mut lines = LineSplitter::new(MAX_LINE_BYTES);
+    let mut stdout_buf = vec![0u8; STDOUT_CHUNK_BYTES];
+    let mut stderr_buf = vec![0u8; 8 * 1024];
+    let mut out = Vec::new();
+    while stdout.is_some() || stderr.is_some() {
+        let read_stderr = async {
+            match stderr.as_mut() {
+                Some(err) => OutputRead::Stderr(err.read(&mut stderr_buf).await.unwrap_or(0)),
+                None => smol::future::pending().await,
+            }
+        };
+        let read_stdout = async {
+            match stdout.as_mut() {
+                Some(o) => OutputRead::Stdout(o.read(&mut stdout_buf).await.unwrap_or(0)),
+                None => smol::future::pending().await,
+            }
+        };
+        let mut sends = Vec::new();
+        match smol::future::or(read_stderr, read_stdout).await {
+            OutputRead::Stderr(n) => {
+                if take_stderr(&mut lines, &stderr_buf[..n], &mut out) {
+                    stderr = None;
+                }
+                sends.extend(out.drain(..).map(ProcessEvent::StderrLine));
+                if stderr.is_none() {
+                    sends.push(ProcessEvent::StderrEof);
+                }
+            }
+            OutputRead::Stdout(0) => {
+                stdout = None;
+                sends.push(ProcessEvent::StdoutEof);
+            }
+            OutputRead::Stdout(n) => {
+                // The agent wrote any earlier stderr before this chunk: it is in the pipe now.
+                let had_stderr = stderr.is_some();
+                while let Some(err) = stderr.as_mut() {
+                    let Some(result) = smol::future::poll_once(err.read(&mut stderr_buf)).await
+                    else {
+                        break;
+                    };
+                    let n = result.unwrap_or(0);
+                    if take_stderr(&mut lines, &stderr_buf[..n], &mut out) {
+                        stderr = None;
+                    }
+                }
+                sends.extend(out.drain(..).map(ProcessEvent::StderrLine));
+                if had_stderr && stderr.is_none() {
+                    sends.push(ProcessEvent::StderrEof);
+                }
+                sends.push(ProcessEvent::Stdout(stdout_buf[..n].to_vec()));
+            }
+        }
+        for event in sends {
+            if events.send((key, event)).await.is_err() {
+                return;
+            }
+        }
+    }
+}
+
+/// Feeds one stderr read (`bytes` empty at EOF) to `lines`; true at EOF.
+fn take_stderr(lines: &mut LineSplitter, bytes: &[u8], out: &mut Vec<String>) -> bool {
+    if bytes.is_empty() {
+        lines.finish(out);
+        true
+    } else {
+        lines.feed(bytes, out);
+        false
     }
 }
 
