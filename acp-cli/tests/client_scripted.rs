@@ -395,15 +395,7 @@ fn the_group_of_an_agent_that_exits_at_stdin_eof_goes_with_it() {
     assert_eq!(run.code, Some(0), "{run:?}");
     let pid_file = std::fs::read_to_string(dir.join("grandchild.pid")).unwrap();
     let grandchild: u32 = pid_file.trim().parse().unwrap();
-    // The kill was sent before the client exited; its delivery is what may take a moment.
-    let give_up = std::time::Instant::now() + PATIENCE;
-    while !is_gone(grandchild) {
-        assert!(
-            std::time::Instant::now() < give_up,
-            "the grandchild {grandchild} outlived the client"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(10));
-    }
+    wait_gone(grandchild, "the grandchild of the client's agent");
 }
 
 fn run_stdout(run: &Running) -> String {

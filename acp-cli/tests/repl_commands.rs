@@ -329,9 +329,10 @@ fn leaving_stops_every_agent_and_its_children() {
     let helper = pid_in(&list[..list.find("● kid").unwrap()], "pid=");
     let kid = pid_in(list, "pid=");
     let grandchild = pid_in(&done.stdout, "grandchild ");
-    for pid in [main_pid, helper, kid, grandchild] {
+    for pid in [main_pid, helper, kid] {
         assert!(is_gone(pid), "process {pid} outlived the REPL");
     }
+    wait_gone(grandchild, "the grandchild of the REPL's agents");
 }
 
 #[test]

@@ -182,6 +182,17 @@ pub fn client(options: &[&str], agent: &[String], cwd: &Path, stdin: &str) -> Fi
     Running::start(&args, cwd, Some(stdin)).finish()
 }
 
+/// Waits (polling, up to [`PATIENCE`]) until `pid` is gone, else fails with `what`. For a
+/// process nobody of ours reaps (a grandchild killed with its group): the kill was sent before
+/// the command exited, its delivery is what may take a moment on a loaded machine.
+pub fn wait_gone(pid: u32, what: &str) {
+    let give_up = Instant::now() + PATIENCE;
+    while !is_gone(pid) {
+        assert!(Instant::now() < give_up, "{what} {pid} is still alive");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
 /// Whether `pid` is gone (no process, or a zombie nobody of ours waits for).
 pub fn is_gone(pid: u32) -> bool {
     let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
