@@ -211,7 +211,10 @@ impl McpClient {
             version: String::new(),
             _server: process,
         };
-        client.initialize().await?;
+        if let Err(why) = client.initialize().await {
+            super::session::log_stderr(&client);
+            return Err(why);
+        }
         Ok(client)
     }
 

@@ -303,7 +303,7 @@ pub fn request_id(line: &str) -> String {
 /// The demo commands, in the order `available_commands_update` lists them.
 pub const COMMAND_NAMES: &[&str] = &[
     "echo", "think", "plan", "tool", "read", "write", "ask", "sleep", "flood", "stop", "error",
-    "history", "notice", "usage", "title", "plan2", "unplan", "subagent",
+    "history", "notice", "usage", "title", "plan2", "unplan", "subagent", "mcp",
 ];
 
 /// Checks that `line` is the `available_commands_update` of `session`: every demo command,
