@@ -23,9 +23,9 @@ use acp_core::machine::turn::StopReason;
 use acp_core::machine::{RequestId, Ticket, UsageError};
 use acp_core::schema::agentao::USER_UNAVAILABLE;
 use acp_core::schema::{
-    AskUserRequest, ClientRequest, ClientResponse, CreateTerminalRequest, ListSessionsRequest,
-    McpServer, NewSessionRequest, ReadTextFileRequest, SessionUpdate, SetModelResponse,
-    SetSessionConfigOptionResponse, TerminalRequest, WriteTextFileRequest,
+    AskUserRequest, ClientRequest, ClientResponse, ContentBlock, CreateTerminalRequest,
+    ListSessionsRequest, McpServer, NewSessionRequest, ReadTextFileRequest, SessionUpdate,
+    SetModelResponse, SetSessionConfigOptionResponse, TerminalRequest, WriteTextFileRequest,
 };
 use acp_core::wire::ErrorCode;
 
@@ -219,6 +219,10 @@ pub struct AgentApp<B, W> {
     client_notices: bool,
     /// The tools of each session's MCP servers that started.
     mcp_tools: HashMap<String, Vec<McpTool>>,
+    /// Sessions whose MCP servers are starting.
+    mcp_starting: std::collections::HashSet<String>,
+    /// A prompt that came while its session's servers were starting.
+    mcp_deferred: HashMap<String, Vec<ContentBlock>>,
     turns: HashMap<String, TurnWait>,
     asked: HashMap<RequestId, Asked>,
     /// `terminal/create` requests whose turn ended before the answer, by session: the
@@ -251,6 +255,8 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
             client_terminal: false,
             client_notices: false,
             mcp_tools: HashMap::new(),
+            mcp_starting: Default::default(),
+            mcp_deferred: HashMap::new(),
             turns: HashMap::new(),
             asked: HashMap::new(),
             orphan_terminals: HashMap::new(),
@@ -805,32 +811,20 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
                 session, prompt, ..
             } => {
                 let session = session.as_str();
-                let Some(state) = self.sessions.get(session) else {
-                    // Only sessions we opened reach here; a stranger ends at once.
-                    let _ = self.conn.fail_turn(session, &"unknown session");
+                if self.mcp_starting.contains(session) {
+                    // Its tools are not known yet: the turn starts once they are (R-MCP-3).
+                    tracing::info!(session, "prompt waits for the session's MCP servers");
+                    self.mcp_deferred.insert(session.to_owned(), prompt);
                     return;
-                };
-                tracing::info!(session, blocks = prompt.len(), "prompt");
-                let history = self.persist.start_turn(session, &state.model, &prompt);
-                self.backend.start_turn(
-                    TurnStart {
-                        session,
-                        cwd: &state.cwd,
-                        additional_directories: &state.additional_directories,
-                        system_prompt: state.system_prompt.as_deref(),
-                        posture: state.posture,
-                        client_fs: self.client_fs,
-                        client_terminal: self.client_terminal,
-                        prompt: &prompt,
-                        history,
-                        mcp_tools: self.mcp_tools.get(session).map_or(&[], Vec::as_slice),
-                    },
-                    now,
-                );
-                self.turns.insert(session.to_owned(), TurnWait::Ready);
+                }
+                self.start_prompt(session, &prompt, now);
             }
             AgentEvent::Cancelled { session } => {
                 tracing::info!(session = session.as_str(), "cancelled");
+                if self.mcp_deferred.remove(session.as_str()).is_some() {
+                    let _ = self.conn.end_turn(session.as_str(), StopReason::Cancelled);
+                    return;
+                }
                 self.backend.cancel(session.as_str());
                 if let Some(wait) = self.turns.get_mut(session.as_str()) {
                     *wait = TurnWait::Ready;
@@ -942,6 +936,33 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
         }
     }
 
+    /// Starts the backend's turn for a prompt.
+    fn start_prompt(&mut self, session: &str, prompt: &[ContentBlock], now: Instant) {
+        let Some(state) = self.sessions.get(session) else {
+            // Only sessions we opened reach here; a stranger ends at once.
+            let _ = self.conn.fail_turn(session, &"unknown session");
+            return;
+        };
+        tracing::info!(session, blocks = prompt.len(), "prompt");
+        let history = self.persist.start_turn(session, &state.model, prompt);
+        self.backend.start_turn(
+            TurnStart {
+                session,
+                cwd: &state.cwd,
+                additional_directories: &state.additional_directories,
+                system_prompt: state.system_prompt.as_deref(),
+                posture: state.posture,
+                client_fs: self.client_fs,
+                client_terminal: self.client_terminal,
+                prompt,
+                history,
+                mcp_tools: self.mcp_tools.get(session).map_or(&[], Vec::as_slice),
+            },
+            now,
+        );
+        self.turns.insert(session.to_owned(), TurnWait::Ready);
+    }
+
     fn new_session(&mut self, ticket: Ticket, request: &NewSessionRequest) {
         let cwd = request.cwd.as_str();
         let directories = &request.additional_directories;
@@ -1009,6 +1030,7 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
         if let Some(state) = self.sessions.get(session)
             && !mcp_servers.is_empty()
         {
+            self.mcp_starting.insert(session.to_owned());
             self.notices.push(Notice::McpStart {
                 session: session.to_owned(),
                 cwd: state.cwd.clone(),
@@ -1024,11 +1046,14 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
     /// session is still open (if not, the driver stops the servers).
     pub fn mcp_started(
         &mut self,
+        now: Instant,
         session: &str,
         tools: Vec<McpTool>,
         failures: Vec<(String, String)>,
     ) -> bool {
+        self.mcp_starting.remove(session);
         if self.sessions.get(session).is_none() {
+            self.mcp_deferred.remove(session);
             return false;
         }
         for (server, why) in failures {
@@ -1037,13 +1062,17 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
                 crate::demo::turn::notice(acp_core::schema::NoticeSeverity::Warning, title)
             } else {
                 SessionUpdate::AgentMessageChunk(acp_core::schema::ContentChunk::new(
-                    acp_core::schema::ContentBlock::text(title),
+                    ContentBlock::text(title),
                 ))
             };
             self.announcements.push_back((session.to_owned(), update));
         }
         self.mcp_tools.insert(session.to_owned(), tools);
         self.send_announcements();
+        if let Some(prompt) = self.mcp_deferred.remove(session) {
+            self.start_prompt(session, &prompt, now);
+            self.pump(now);
+        }
         true
     }
 

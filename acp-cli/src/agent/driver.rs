@@ -446,7 +446,7 @@ async fn serve<B: Backend, W: Workspace>(
                     tools,
                     failures,
                 } = started;
-                if app.mcp_started(&session, tools, failures) {
+                if app.mcp_started(now, &session, tools, failures) {
                     jobs.mcp.insert(session, clients);
                 }
             }

@@ -525,6 +525,8 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
             session: session.to_owned(),
         });
         self.mcp_tools.remove(session);
+        self.mcp_starting.remove(session);
+        self.mcp_deferred.remove(session);
         tracing::info!(session, "session closed");
         if let Err(error) = self.conn.respond(ticket, &CloseSessionResponse::default()) {
             tracing::warn!(%error, "session/close answer not sent");
