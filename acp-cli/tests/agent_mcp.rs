@@ -3,8 +3,10 @@
 //! server that crashes mid-call, and secrets that must not leak (R-MCP-*).
 
 mod agent_support;
+mod llm_support;
 
 use agent_support::*;
+use llm_support::{MockModel, Reply, done, finish, text, tool_call};
 
 const SECRET: &str = "mcp-secret-5f2b9c";
 
@@ -174,7 +176,7 @@ fn the_servers_process_group_ends_with_the_agent() {
     let (session, _) = new_session_with_servers(&mut agent, 3);
     let lines = agent.prompt(4, &session, r#"/mcp scripted echo {"text":"x"}"#);
     assert_eq!(lines.last().unwrap(), &stop(4, "end_turn"));
-    let pids = server_pids();
+    let pids = server_pids(agent.pid());
     assert!(!pids.is_empty(), "the scripted server runs");
     let _ = agent.finish();
     for pid in pids {
@@ -196,19 +198,22 @@ fn permission_request(agent: &mut Agent) -> String {
     }
 }
 
-/// The pids of running scripted servers started for this test binary's agents.
-fn server_pids() -> Vec<u32> {
+/// The pids of the scripted servers the agent `parent` started.
+fn server_pids(parent: u32) -> Vec<u32> {
     let mut pids = Vec::new();
     for entry in std::fs::read_dir("/proc").unwrap().flatten() {
         let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
             continue;
         };
         let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
-        if String::from_utf8_lossy(&cmdline).contains("mcp_scripted.py") {
-            let environ = std::fs::read(entry.path().join("environ")).unwrap_or_default();
-            if String::from_utf8_lossy(&environ).contains(SECRET) {
-                pids.push(pid);
-            }
+        let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
+        // `pid (comm) state ppid …`: the fields after the command's closing parenthesis.
+        let ppid = stat
+            .rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().nth(1))
+            .and_then(|ppid| ppid.parse::<u32>().ok());
+        if String::from_utf8_lossy(&cmdline).contains("mcp_scripted.py") && ppid == Some(parent) {
+            pids.push(pid);
         }
     }
     pids
@@ -225,4 +230,118 @@ fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
         }
     }
     files
+}
+
+/// The llm backend against the mock model: `session/new` without the broken server.
+fn llm_agent(name: &str, mock: &MockModel, cancel_file: &str) -> (Agent, String) {
+    let base = mock.base_url();
+    let mut agent = Agent::start_with_env(
+        name,
+        &["--backend", "llm", "--model", "mock-model"],
+        None,
+        &[
+            ("OPENAI_API_KEY", "sk-mcp-test"),
+            ("OPENAI_BASE_URL", base.as_str()),
+        ],
+    );
+    agent.call(
+        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{}}}"#,
+        1,
+    );
+    let line = format!(
+        r#"{{"jsonrpc":"2.0","id":2,"method":"session/new","params":{{"cwd":"{}","mcpServers":[{{"name":"scripted","command":"python3","args":["{}"],"env":[{{"name":"MCP_CANCEL_FILE","value":"{cancel_file}"}}]}}]}}}}"#,
+        s(&agent.cwd.clone()),
+        script()
+    );
+    let answer = agent.call(&line, 2);
+    let session = session_id(answer.last().unwrap()).unwrap();
+    (agent, session)
+}
+
+/// A streamed answer calling one tool.
+fn model_calls(id: &str, name: &str, arguments: &str) -> Reply {
+    Reply::sse(&[
+        tool_call(0, Some(id), Some(name), arguments),
+        finish("tool_calls"),
+        done(),
+    ])
+}
+
+#[test]
+fn the_model_is_offered_mcp_tools_and_their_results_come_back_to_it() {
+    let mock = MockModel::start(vec![
+        model_calls("c1", "mcp__scripted__echo", r#"{"text":"from the model"}"#),
+        Reply::sse(&[text("Done."), finish("stop"), done()]),
+    ]);
+    let (mut agent, session) = llm_agent("mcp-llm", &mock, "/dev/null");
+    let lines = agent.prompt(3, &session, "echo something");
+    let echo = tool_updates(&lines, "tool-1");
+    assert!(
+        echo[0].contains(r#""title":"MCP scripted: echo""#),
+        "{lines:?}"
+    );
+    assert!(echo[0].contains(r#""kind":"read""#), "{lines:?}");
+    assert!(
+        echo.last().unwrap().contains(r#""status":"completed""#)
+            && echo
+                .last()
+                .unwrap()
+                .contains(r#"{"type":"text","text":"from the model"}"#),
+        "{lines:?}"
+    );
+    assert_eq!(lines.last().unwrap(), &stop(3, "end_turn"));
+    let requests = mock.requests();
+    let tools = requests[0].json()["tools"].clone();
+    let echo_spec = tools
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["function"]["name"] == "mcp__scripted__echo")
+        .cloned()
+        .expect("mcp__scripted__echo offered");
+    assert_eq!(echo_spec["function"]["description"], "Echo the text back");
+    assert_eq!(
+        echo_spec["function"]["parameters"]["required"],
+        serde_json::json!(["text"])
+    );
+    let results = requests[1].tool_messages();
+    assert_eq!(results.len(), 1);
+    assert_eq!(results[0]["tool_call_id"], "c1");
+    assert_eq!(results[0]["content"], "from the model");
+}
+
+#[test]
+fn cancelling_a_turn_cancels_the_mcp_call_on_the_server() {
+    let dir = scratch("mcp-llm-cancel-file");
+    let file = dir.join("cancelled");
+    let mock = MockModel::start(vec![model_calls("c1", "mcp__scripted__slow", "{}")]);
+    let (mut agent, session) = llm_agent("mcp-llm-cancel", &mock, s(&file));
+    agent.send(&Agent::prompt_line(3, &session, "be slow"));
+    let ask = permission_request(&mut agent);
+    assert!(ask.contains(r#""kind":"other""#), "{ask}");
+    agent.send(&choose(&request_id(&ask), "allow_once"));
+    // Cancel once the server has the call.
+    wait_until(|| std::fs::read_to_string(&file).is_ok_and(|t| t.contains("waiting")));
+    agent.send(&format!(
+        r#"{{"jsonrpc":"2.0","method":"session/cancel","params":{{"sessionId":"{session}"}}}}"#
+    ));
+    let lines = agent.until_response(3);
+    assert_eq!(lines.last().unwrap(), &stop(3, "cancelled"));
+    // initialize is 1, the two tools/list pages 2 and 3, the call 4.
+    wait_until(|| std::fs::read_to_string(&file).is_ok_and(|t| t.contains("cancelled")));
+    assert_eq!(
+        std::fs::read_to_string(&file).unwrap(),
+        "waiting 4\ncancelled 4\n"
+    );
+}
+
+/// Waits (bounded) until `ready` holds; what follows asserts, not the time it took.
+fn wait_until(mut ready: impl FnMut() -> bool) {
+    for _ in 0..1000 {
+        if ready() {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    panic!("condition never held");
 }

@@ -141,9 +141,12 @@ fn dropping_a_call_sends_notifications_cancelled_with_its_id() {
         let outcome = smol::future::or(call, waited).await;
         assert_eq!(outcome, Err(McpError::Closed("stopped waiting".into())));
     });
-    wait_for(|| file.exists());
+    wait_for(|| std::fs::read_to_string(&file).is_ok_and(|t| t.contains("cancelled")));
     // initialize is 1, the slow call 2.
-    assert_eq!(std::fs::read_to_string(&file).unwrap(), "cancelled 2\n");
+    assert_eq!(
+        std::fs::read_to_string(&file).unwrap(),
+        "waiting 2\ncancelled 2\n"
+    );
     // The server still serves.
     let echo = smol::block_on(client.call_tool("echo", json!({"text": "after"}))).unwrap();
     assert_eq!(echo.model_text(), "after");

@@ -57,9 +57,20 @@ impl Agent {
 
     /// Like [`Agent::start`], with `RUST_LOG` set to `rust_log` (or unset).
     pub fn start_with_log_env(name: &str, extra: &[&str], rust_log: Option<&str>) -> Self {
+        Self::start_with_env(name, extra, rust_log, &[])
+    }
+
+    /// Like [`Agent::start_with_log_env`], with these environment variables set too.
+    pub fn start_with_env(
+        name: &str,
+        extra: &[&str],
+        rust_log: Option<&str>,
+        env: &[(&str, &str)],
+    ) -> Self {
         let cwd = scratch(name);
         let mut command = binary();
         command.args(["--acp", "--stdio"]).args(extra);
+        command.envs(env.iter().copied());
         match rust_log {
             Some(filter) => command.env("RUST_LOG", filter),
             None => command.env_remove("RUST_LOG"),
