@@ -12,6 +12,7 @@ pub mod client;
 pub mod demo;
 pub mod host;
 pub mod llm;
+pub mod mcp;
 pub mod repl;
 pub mod stdout;
 pub mod store;

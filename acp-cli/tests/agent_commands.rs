@@ -421,7 +421,7 @@ fn stop_and_error_end_the_turn() {
 fn unknown_commands_list_the_commands() {
     let mut agent = Agent::start("cmd-unknown", &[]);
     let sid = agent.handshake();
-    let answer = "unknown command '/nope'. Commands: /echo TEXT, /think TEXT, /plan A | B | C, /tool KIND TITLE, /read PATH, /write PATH TEXT, /ask QUESTION, /sleep MS, /flood N [BYTES], /stop REASON, /error TEXT, /history, /notice SEVERITY TITLE, /usage USED SIZE [AMOUNT CURRENCY], /title TEXT, /plan2 A | B, /unplan, /subagent NAME TEXT; any other text is echoed.";
+    let answer = "unknown command '/nope'. Commands: /echo TEXT, /think TEXT, /plan A | B | C, /tool KIND TITLE, /read PATH, /write PATH TEXT, /ask QUESTION, /sleep MS, /flood N [BYTES], /stop REASON, /error TEXT, /history, /notice SEVERITY TITLE, /usage USED SIZE [AMOUNT CURRENCY], /title TEXT, /plan2 A | B, /unplan, /subagent NAME TEXT, /mcp SERVER TOOL [JSON]; any other text is echoed.";
     assert_eq!(
         agent.prompt(3, &sid, "/nope"),
         [

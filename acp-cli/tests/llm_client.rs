@@ -71,8 +71,8 @@ fn request() -> ChatRequest {
             ChatMessage::User("hello".into()),
         ],
         tools: vec![ToolSpec {
-            name: "read_file",
-            description: "Reads a text file.",
+            name: "read_file".into(),
+            description: "Reads a text file.".into(),
             parameters: json!({"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}),
         }],
     }

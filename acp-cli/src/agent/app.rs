@@ -23,9 +23,9 @@ use acp_core::machine::turn::StopReason;
 use acp_core::machine::{RequestId, Ticket, UsageError};
 use acp_core::schema::agentao::USER_UNAVAILABLE;
 use acp_core::schema::{
-    AskUserRequest, ClientRequest, ClientResponse, CreateTerminalRequest, ListSessionsRequest,
-    NewSessionRequest, ReadTextFileRequest, SessionUpdate, SetModelResponse,
-    SetSessionConfigOptionResponse, TerminalRequest, WriteTextFileRequest,
+    AskUserRequest, ClientRequest, ClientResponse, ContentBlock, CreateTerminalRequest,
+    ListSessionsRequest, McpServer, NewSessionRequest, ReadTextFileRequest, SessionUpdate,
+    SetModelResponse, SetSessionConfigOptionResponse, TerminalRequest, WriteTextFileRequest,
 };
 use acp_core::wire::ErrorCode;
 
@@ -35,6 +35,7 @@ use super::sessions::{
 };
 use crate::demo::paths::Roots;
 use crate::llm::chat::ChatRequest;
+use crate::mcp::McpTool;
 use crate::store::{Deleted, Loaded, Saved, SessionHistory, SessionPage, StoreError};
 
 /// The file system as the application needs it; the driver implements it on the real one.
@@ -148,6 +149,20 @@ pub enum Job {
         /// What to look at.
         explore: Explore,
     },
+    /// Call a tool of the session's MCP server: one [`Reply::McpDone`]. Aborting it sends
+    /// `notifications/cancelled` to the server (R-MCP-7).
+    Mcp {
+        /// The job.
+        id: JobId,
+        /// The session whose server it is.
+        session: String,
+        /// The server's name.
+        server: String,
+        /// The tool's name on the server.
+        tool: String,
+        /// Its arguments.
+        arguments: serde_json::Value,
+    },
     /// The turn that wanted this job is over (cancelled, most often): drop it at once,
     /// closing its connection or killing its process group.
     Abort(JobId),
@@ -157,19 +172,37 @@ impl Job {
     /// The id of the job this starts (`None` for an abort).
     fn started_id(&self) -> Option<JobId> {
         match self {
-            Self::Model { id, .. } | Self::Shell { id, .. } | Self::Explore { id, .. } => Some(*id),
+            Self::Model { id, .. }
+            | Self::Shell { id, .. }
+            | Self::Explore { id, .. }
+            | Self::Mcp { id, .. } => Some(*id),
             Self::Abort(_) => None,
         }
     }
 }
 
 /// Things the driver should know about, drained with [`AgentApp::poll_notice`].
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum Notice {
     /// The first session was opened in this cwd: start logging to `<cwd>/acp-cli.log`.
     FirstSession {
         /// The cwd, as the client sent it.
         cwd: String,
+    },
+    /// A session opened with MCP servers: start them (in parallel, each bounded by a start
+    /// timeout) and report with [`AgentApp::mcp_started`] (R-MCP-3).
+    McpStart {
+        /// The session.
+        session: String,
+        /// Its cwd: stdio servers run there.
+        cwd: String,
+        /// The servers, as the client sent them (their `env` and `headers` are never logged).
+        servers: Vec<McpServer>,
+    },
+    /// The session is gone: stop its MCP servers (R-MCP-8).
+    McpStop {
+        /// The session.
+        session: String,
     },
 }
 
@@ -182,6 +215,14 @@ pub struct AgentApp<B, W> {
     client_fs: ClientFs,
     /// The client serves `terminal/*` (R-FS-1).
     client_terminal: bool,
+    /// The client shows `notice` updates (`clientCapabilities.session.notices`).
+    client_notices: bool,
+    /// The tools of each session's MCP servers that started.
+    mcp_tools: HashMap<String, Vec<McpTool>>,
+    /// Sessions whose MCP servers are starting.
+    mcp_starting: std::collections::HashSet<String>,
+    /// A prompt that came while its session's servers were starting.
+    mcp_deferred: HashMap<String, Vec<ContentBlock>>,
     turns: HashMap<String, TurnWait>,
     asked: HashMap<RequestId, Asked>,
     /// `terminal/create` requests whose turn ended before the answer, by session: the
@@ -212,6 +253,10 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
             sessions,
             client_fs: ClientFs::default(),
             client_terminal: false,
+            client_notices: false,
+            mcp_tools: HashMap::new(),
+            mcp_starting: Default::default(),
+            mcp_deferred: HashMap::new(),
             turns: HashMap::new(),
             asked: HashMap::new(),
             orphan_terminals: HashMap::new(),
@@ -478,6 +523,21 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
                 self.start_job(session, |id| Job::Explore { id, explore });
                 false
             }
+            Step::McpCall {
+                server,
+                tool,
+                arguments,
+            } => {
+                let owner = session.to_owned();
+                self.start_job(session, |id| Job::Mcp {
+                    id,
+                    session: owner,
+                    server,
+                    tool,
+                    arguments,
+                });
+                false
+            }
             Step::Terminal(call) => {
                 self.terminal_request(session, call, now);
                 // The turn says itself whether it now waits (or sleeps until a deadline).
@@ -726,12 +786,19 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
 
     fn on_event(&mut self, event: AgentEvent, now: Instant) {
         match event {
-            AgentEvent::Initialized { client, .. } => {
+            AgentEvent::Initialized {
+                client, request, ..
+            } => {
                 self.client_fs = ClientFs {
                     read: client.contains(Capabilities::FS_READ),
                     write: client.contains(Capabilities::FS_WRITE),
                 };
                 self.client_terminal = client.contains(Capabilities::TERMINAL);
+                self.client_notices = request
+                    .client_capabilities
+                    .session
+                    .as_ref()
+                    .is_some_and(|session| session.notices.is_some());
                 tracing::info!(
                     fs_read = self.client_fs.read,
                     fs_write = self.client_fs.write,
@@ -744,31 +811,20 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
                 session, prompt, ..
             } => {
                 let session = session.as_str();
-                let Some(state) = self.sessions.get(session) else {
-                    // Only sessions we opened reach here; a stranger ends at once.
-                    let _ = self.conn.fail_turn(session, &"unknown session");
+                if self.mcp_starting.contains(session) {
+                    // Its tools are not known yet: the turn starts once they are (R-MCP-3).
+                    tracing::info!(session, "prompt waits for the session's MCP servers");
+                    self.mcp_deferred.insert(session.to_owned(), prompt);
                     return;
-                };
-                tracing::info!(session, blocks = prompt.len(), "prompt");
-                let history = self.persist.start_turn(session, &state.model, &prompt);
-                self.backend.start_turn(
-                    TurnStart {
-                        session,
-                        cwd: &state.cwd,
-                        additional_directories: &state.additional_directories,
-                        system_prompt: state.system_prompt.as_deref(),
-                        posture: state.posture,
-                        client_fs: self.client_fs,
-                        client_terminal: self.client_terminal,
-                        prompt: &prompt,
-                        history,
-                    },
-                    now,
-                );
-                self.turns.insert(session.to_owned(), TurnWait::Ready);
+                }
+                self.start_prompt(session, &prompt, now);
             }
             AgentEvent::Cancelled { session } => {
                 tracing::info!(session = session.as_str(), "cancelled");
+                if self.mcp_deferred.remove(session.as_str()).is_some() {
+                    let _ = self.conn.end_turn(session.as_str(), StopReason::Cancelled);
+                    return;
+                }
                 self.backend.cancel(session.as_str());
                 if let Some(wait) = self.turns.get_mut(session.as_str()) {
                     *wait = TurnWait::Ready;
@@ -880,6 +936,33 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
         }
     }
 
+    /// Starts the backend's turn for a prompt.
+    fn start_prompt(&mut self, session: &str, prompt: &[ContentBlock], now: Instant) {
+        let Some(state) = self.sessions.get(session) else {
+            // Only sessions we opened reach here; a stranger ends at once.
+            let _ = self.conn.fail_turn(session, &"unknown session");
+            return;
+        };
+        tracing::info!(session, blocks = prompt.len(), "prompt");
+        let history = self.persist.start_turn(session, &state.model, prompt);
+        self.backend.start_turn(
+            TurnStart {
+                session,
+                cwd: &state.cwd,
+                additional_directories: &state.additional_directories,
+                system_prompt: state.system_prompt.as_deref(),
+                posture: state.posture,
+                client_fs: self.client_fs,
+                client_terminal: self.client_terminal,
+                prompt,
+                history,
+                mcp_tools: self.mcp_tools.get(session).map_or(&[], Vec::as_slice),
+            },
+            now,
+        );
+        self.turns.insert(session.to_owned(), TurnWait::Ready);
+    }
+
     fn new_session(&mut self, ticket: Ticket, request: &NewSessionRequest) {
         let cwd = request.cwd.as_str();
         let directories = &request.additional_directories;
@@ -907,6 +990,7 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
         let requested = persist::Requested {
             directories,
             system_prompt: system_prompt.as_deref(),
+            mcp_servers: &request.mcp_servers,
         };
         if let Some(selector) = self.persist.resume.take()
             && self.resume_session(ticket, cwd, requested, &selector)
@@ -927,7 +1011,7 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
                 history.system_prompt = system_prompt;
                 self.persist.opened(history, cwd);
                 self.first_session(cwd);
-                self.session_opened(&id);
+                self.session_opened(&id, &request.mcp_servers);
             }
             Err(error) => {
                 tracing::warn!(%error, "session/new answer not sent");
@@ -938,11 +1022,63 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
 
     /// A session is open and its answer sent: queue what the backend tells about it, and
     /// send it now if the outbox has room.
-    fn session_opened(&mut self, session: &str) {
+    fn session_opened(&mut self, session: &str, mcp_servers: &[McpServer]) {
         for update in self.backend.session_opened() {
             self.announcements.push_back((session.to_owned(), update));
         }
+        self.mcp_tools.remove(session);
+        if let Some(state) = self.sessions.get(session)
+            && !mcp_servers.is_empty()
+        {
+            self.mcp_starting.insert(session.to_owned());
+            self.notices.push(Notice::McpStart {
+                session: session.to_owned(),
+                cwd: state.cwd.clone(),
+                servers: mcp_servers.to_vec(),
+            });
+        }
         self.send_announcements();
+    }
+
+    /// The session's MCP servers were started: the tools of those that did are offered from
+    /// the next turn on; each that did not is reported to the user as a `notice`, or as an
+    /// agent message to a client that does not show notices (R-MCP-3). Returns whether the
+    /// session is still open (if not, the driver stops the servers).
+    pub fn mcp_started(
+        &mut self,
+        now: Instant,
+        session: &str,
+        tools: Vec<McpTool>,
+        failures: Vec<(String, String)>,
+    ) -> bool {
+        self.mcp_starting.remove(session);
+        if self.sessions.get(session).is_none() {
+            self.mcp_deferred.remove(session);
+            return false;
+        }
+        for (server, why) in failures {
+            let title = format!("MCP server '{server}' did not start: {why}");
+            let update = if self.client_notices {
+                crate::demo::turn::notice(acp_core::schema::NoticeSeverity::Warning, title)
+            } else {
+                SessionUpdate::AgentMessageChunk(acp_core::schema::ContentChunk::new(
+                    ContentBlock::text(title),
+                ))
+            };
+            self.announcements.push_back((session.to_owned(), update));
+        }
+        self.mcp_tools.insert(session.to_owned(), tools);
+        self.send_announcements();
+        if let Some(prompt) = self.mcp_deferred.remove(session) {
+            self.start_prompt(session, &prompt, now);
+            self.pump(now);
+        }
+        true
+    }
+
+    /// The tools of the session's MCP servers (empty until they started).
+    pub fn mcp_tools(&self, session: &str) -> &[McpTool] {
+        self.mcp_tools.get(session).map_or(&[], Vec::as_slice)
     }
 
     /// Sends queued announcements while the outbox has room. Bounded by the queue. A session

@@ -16,6 +16,7 @@ use acp_core::schema::{
 
 use super::modes::Posture;
 use crate::llm::chat::{ChatRequest, Finished, ModelError, StreamEvent};
+use crate::mcp::{CallResult, McpTool};
 use crate::store::SessionHistory;
 
 /// What the client said it can do for the agent's files (`clientCapabilities.fs`).
@@ -59,6 +60,8 @@ pub struct TurnStart<'a> {
     /// The session's history so far: its finished turns (saved or loaded), then this one.
     /// Its `model` is the session's current model.
     pub history: &'a SessionHistory,
+    /// The tools of the session's MCP servers that started (R-MCP-6).
+    pub mcp_tools: &'a [McpTool],
 }
 
 /// What the turn wants done next.
@@ -125,6 +128,16 @@ pub enum Step {
     /// [`Reply::TerminalExited`] and [`Reply::TerminalOutput`]; kill and release are sent and
     /// forgotten.
     Terminal(TerminalCall),
+    /// Call a tool of one of the session's MCP servers and resume with [`Reply::McpDone`];
+    /// a cancel of the turn cancels the call on the server (R-MCP-7).
+    McpCall {
+        /// The server's name.
+        server: String,
+        /// The tool's name on the server.
+        tool: String,
+        /// The arguments.
+        arguments: serde_json::Value,
+    },
 }
 
 /// A request to the client's terminals (only sent when it advertised `terminal`, R-FS-1).
@@ -238,6 +251,9 @@ pub enum Reply {
     TerminalExited(Result<TerminalExitStatus, String>),
     /// `terminal/output` answered: the output (and whether its start was cut), or why not.
     TerminalOutput(Result<TerminalOutputResponse, String>),
+    /// The MCP tool answered (its result may still be an error result), or why the call
+    /// failed (the server is gone, it answered a JSON-RPC error).
+    McpDone(Result<CallResult, String>),
 }
 
 /// An agent backend: turns prompts into steps. One instance serves every session of a

@@ -21,9 +21,10 @@ use std::collections::HashMap;
 use std::io;
 use std::path::PathBuf;
 use std::rc::Rc;
+use std::sync::Arc;
 use std::time::Duration;
 
-use acp_core::schema::ListSessionsRequest;
+use acp_core::schema::{ListSessionsRequest, McpServer};
 
 use smol::future::FutureExt;
 use smol::io::{AsyncReadExt, AsyncWriteExt};
@@ -37,6 +38,7 @@ use super::sessions::{CwdKind, SessionTable};
 use super::{explore, local_fs, shell};
 use crate::demo::paths::Roots;
 use crate::host::clock::HostClock;
+use crate::mcp::{self, McpClient, McpError};
 use crate::store::{
     DEFAULT_PAGE_SIZE, Deleted, Loaded, Saved, SessionHistory, SessionPage, SessionStore,
     StoreConfig, StoreError, Timestamp, list_sessions,
@@ -121,13 +123,20 @@ pub fn run<B: Backend>(
     smol::block_on(executor.run(serve(app, jobs, log)))
 }
 
-/// The jobs running for turns, and the channel their replies come through.
+/// The jobs running for turns, and the channel their replies come through; and the MCP
+/// servers of each session, which the jobs call.
 struct Jobs<'ex> {
     executor: &'ex smol::LocalExecutor<'static>,
     model: Rc<dyn ModelClient>,
     running: HashMap<JobId, smol::Task<()>>,
     sender: smol::channel::Sender<(JobId, Reply)>,
     replies: smol::channel::Receiver<(JobId, Reply)>,
+    /// Running MCP servers by session; dropping one kills its process group.
+    mcp: HashMap<String, Vec<Arc<McpClient>>>,
+    /// Sessions whose servers are starting: dropping the task stops them.
+    mcp_starting: HashMap<String, smol::Task<()>>,
+    mcp_sender: smol::channel::Sender<(String, mcp::session::Started)>,
+    mcp_started: smol::channel::Receiver<(String, mcp::session::Started)>,
 }
 
 impl<'ex> Jobs<'ex> {
@@ -135,12 +144,37 @@ impl<'ex> Jobs<'ex> {
         // Unbounded: a model's events are handed over from a callback that cannot wait. The
         // loop reads them only while the outbox has room, and a turn's stream is finite.
         let (sender, replies) = smol::channel::unbounded();
+        let (mcp_sender, mcp_started) = smol::channel::unbounded();
         Self {
             executor,
             model,
             running: HashMap::new(),
             sender,
             replies,
+            mcp: HashMap::new(),
+            mcp_starting: HashMap::new(),
+            mcp_sender,
+            mcp_started,
+        }
+    }
+
+    /// Starts a session's MCP servers (replacing any it had).
+    fn start_mcp(&mut self, session: String, cwd: String, servers: Vec<McpServer>) {
+        self.stop_mcp(&session);
+        let sender = self.mcp_sender.clone();
+        let owner = session.clone();
+        let task = self.executor.spawn(async move {
+            let started = mcp::session::start_all(servers, cwd, mcp::session::START_TIMEOUT).await;
+            let _ = sender.send((owner, started)).await;
+        });
+        self.mcp_starting.insert(session, task);
+    }
+
+    /// Stops a session's MCP servers, started or starting (R-MCP-8).
+    fn stop_mcp(&mut self, session: &str) {
+        self.mcp_starting.remove(session);
+        if let Some(clients) = self.mcp.remove(session) {
+            tracing::info!(session, servers = clients.len(), "MCP servers stopped");
         }
     }
 
@@ -190,6 +224,35 @@ impl<'ex> Jobs<'ex> {
                 });
                 (id, task)
             }
+            Job::Mcp {
+                id,
+                session,
+                server,
+                tool,
+                arguments,
+            } => {
+                let client = self
+                    .mcp
+                    .get(&session)
+                    .and_then(|clients| clients.iter().find(|c| c.name() == server))
+                    .cloned();
+                // Dropping this task (the turn was cancelled) drops the call, which sends
+                // `notifications/cancelled` (R-MCP-7).
+                let task = self.executor.spawn(async move {
+                    let done = match client {
+                        Some(client) => {
+                            let done = client.call_tool(&tool, arguments).await;
+                            if let Err(McpError::Closed(_)) = &done {
+                                mcp::session::log_stderr(&client);
+                            }
+                            done.map_err(|e| format!("MCP server '{server}': {e}"))
+                        }
+                        None => Err(format!("no MCP server '{server}' runs in this session")),
+                    };
+                    let _ = sender.send((id, Reply::McpDone(done))).await;
+                });
+                (id, task)
+            }
         };
         self.running.insert(id, task);
     }
@@ -210,6 +273,7 @@ enum Wake {
     Deadline,
     Signal,
     Job(JobId, Reply),
+    McpStarted(String, mcp::session::Started),
 }
 
 async fn serve<B: Backend, W: Workspace>(
@@ -248,6 +312,12 @@ async fn serve<B: Backend, W: Workspace>(
         while let Some(notice) = app.poll_notice() {
             match notice {
                 Notice::FirstSession { cwd } => log.open_in(&cwd),
+                Notice::McpStart {
+                    session,
+                    cwd,
+                    servers,
+                } => jobs.start_mcp(session, cwd, servers),
+                Notice::McpStop { session } => jobs.stop_mcp(&session),
             }
         }
         while let Some(job) = app.poll_job() {
@@ -318,7 +388,21 @@ async fn serve<B: Backend, W: Workspace>(
                 std::future::pending().await
             }
         };
-        let wake = write.or(read).or(timer).or(signal).or(job).await;
+        let want_mcp = !jobs.mcp_starting.is_empty() && app.has_room_for_updates();
+        let mcp_started = async {
+            if want_mcp && let Ok((session, started)) = jobs.mcp_started.recv().await {
+                Wake::McpStarted(session, started)
+            } else {
+                std::future::pending().await
+            }
+        };
+        let wake = write
+            .or(read)
+            .or(timer)
+            .or(signal)
+            .or(job)
+            .or(mcp_started)
+            .await;
 
         let now = clock.now();
         match wake {
@@ -354,6 +438,17 @@ async fn serve<B: Backend, W: Workspace>(
             Wake::Job(id, reply) => {
                 jobs.answered(id, &reply);
                 app.job_reply(now, id, reply);
+            }
+            Wake::McpStarted(session, started) => {
+                jobs.mcp_starting.remove(&session);
+                let mcp::session::Started {
+                    clients,
+                    tools,
+                    failures,
+                } = started;
+                if app.mcp_started(now, &session, tools, failures) {
+                    jobs.mcp.insert(session, clients);
+                }
             }
             Wake::Signal if app.is_closed() => {
                 tracing::info!("second signal: exiting now");

@@ -126,6 +126,11 @@ pub const COMMANDS: &[CommandSpec] = &[
         args: "NAME TEXT",
         description: "Start a subagent named NAME and relay TEXT from it",
     },
+    CommandSpec {
+        name: "mcp",
+        args: "SERVER TOOL [JSON]",
+        description: "Call TOOL of the session's MCP server SERVER with these arguments",
+    },
 ];
 
 /// The default size of one `/flood` chunk, in bytes.
@@ -236,6 +241,15 @@ pub enum Command {
         /// What it says.
         text: String,
     },
+    /// `/mcp SERVER TOOL [JSON]`.
+    Mcp {
+        /// The server's name (from `session/new.mcpServers`).
+        server: String,
+        /// The tool's name on the server.
+        tool: String,
+        /// The arguments: a JSON object (`{}` when left out).
+        arguments: serde_json::Value,
+    },
     /// A command with bad arguments: the message to answer with.
     BadArguments(String),
     /// An unknown command (its name, slash included).
@@ -326,6 +340,7 @@ pub fn parse_command(line: &str) -> Command {
             }
             _ => usage("/tool KIND TITLE", "/tool needs a kind and a title"),
         },
+        "/mcp" => parse_mcp(arg),
         "/read" if arg.is_empty() => usage("/read PATH", "/read needs a path"),
         "/read" => Command::Read(arg.to_owned()),
         "/write" => match arg.split_once(' ') {
@@ -359,6 +374,34 @@ pub fn parse_command(line: &str) -> Command {
         "/title" if arg.trim().is_empty() => usage("/title TEXT", "/title needs a text"),
         "/title" => Command::Title(arg.to_owned()),
         _ => Command::Unknown(name.to_owned()),
+    }
+}
+
+/// `/mcp SERVER TOOL [JSON]`: the arguments must be a JSON object.
+fn parse_mcp(arg: &str) -> Command {
+    let usage =
+        |why: String| Command::BadArguments(format!("{why}; usage: /mcp SERVER TOOL [JSON]"));
+    let mut parts = arg.splitn(3, ' ');
+    let (Some(server), Some(tool)) = (parts.next(), parts.next()) else {
+        return usage("/mcp needs a server and a tool".into());
+    };
+    if server.is_empty() || tool.is_empty() {
+        return usage("/mcp needs a server and a tool".into());
+    }
+    let json = parts.next().unwrap_or("").trim();
+    let arguments = if json.is_empty() {
+        serde_json::json!({})
+    } else {
+        match serde_json::from_str::<serde_json::Value>(json) {
+            Ok(value @ serde_json::Value::Object(_)) => value,
+            Ok(_) => return usage("/mcp arguments must be a JSON object".into()),
+            Err(error) => return usage(format!("/mcp arguments are not JSON: {error}")),
+        }
+    };
+    Command::Mcp {
+        server: server.to_owned(),
+        tool: tool.to_owned(),
+        arguments,
     }
 }
 
@@ -762,7 +805,7 @@ mod tests {
              /tool KIND TITLE, /read PATH, /write PATH TEXT, /ask QUESTION, /sleep MS, \
              /flood N [BYTES], /stop REASON, /error TEXT, /history, /notice SEVERITY TITLE, \
              /usage USED SIZE [AMOUNT CURRENCY], /title TEXT, /plan2 A | B, /unplan, \
-             /subagent NAME TEXT; any other text is echoed."
+             /subagent NAME TEXT, /mcp SERVER TOOL [JSON]; any other text is echoed."
         );
     }
 }

@@ -32,6 +32,7 @@ fn start(backend: &mut DemoBackend, session: &str, text: &str, posture: Posture,
             client_terminal: false,
             prompt: &prompt,
             history: &history,
+            mcp_tools: &[],
         },
         Instant(1000),
     );
@@ -886,10 +887,10 @@ fn unknown_commands_and_bad_arguments_answer_with_a_message_and_go_on() {
         turn("/dance\n/sleep soon\n/echo still here"),
         [
             "title: /dance",
-            "message: unknown command '/dance'. Commands: /echo TEXT, /think TEXT, /plan A | B | C, /tool KIND TITLE, /read PATH, /write PATH TEXT, /ask QUESTION, /sleep MS, /flood N [BYTES], /stop REASON, /error TEXT, /history, /notice SEVERITY TITLE, /usage USED SIZE [AMOUNT CURRENCY], /title TEXT, /plan2 A | B, /unplan, /subagent NAME TEXT; any other text is echoed.",
+            "message: unknown command '/dance'. Commands: /echo TEXT, /think TEXT, /plan A | B | C, /tool KIND TITLE, /read PATH, /write PATH TEXT, /ask QUESTION, /sleep MS, /flood N [BYTES], /stop REASON, /error TEXT, /history, /notice SEVERITY TITLE, /usage USED SIZE [AMOUNT CURRENCY], /title TEXT, /plan2 A | B, /unplan, /subagent NAME TEXT, /mcp SERVER TOOL [JSON]; any other text is echoed.",
             "message: /sleep needs a whole number of milliseconds, got 'soon'; usage: /sleep MS",
             "message: still here",
-            "usage: 467/1000000",
+            "usage: 492/1000000",
             "end end_turn",
         ]
     );
@@ -979,6 +980,7 @@ fn history_counts_the_finished_turns_and_new_tools_are_numbered_after_the_stored
             client_terminal: false,
             prompt: &prompt,
             history: &history,
+            mcp_tools: &[],
         },
         Instant(1000),
     );
@@ -1043,6 +1045,7 @@ fn only_the_first_prompt_of_a_session_names_it_and_usage_counts_the_whole_sessio
             client_terminal: false,
             prompt: &prompt,
             history: &history,
+            mcp_tools: &[],
         },
         Instant(1000),
     );

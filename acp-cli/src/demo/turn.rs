@@ -89,6 +89,12 @@ enum Action {
     Read { path: String },
     /// `/write`.
     Write { path: String, text: String },
+    /// `/mcp`: a tool of the session's MCP server.
+    Mcp {
+        server: String,
+        tool: String,
+        arguments: serde_json::Value,
+    },
 }
 
 /// What the turn is waiting for before it can go on.
@@ -102,6 +108,8 @@ enum Wait {
     Answer,
     /// The file result of this tool.
     File(OpenTool),
+    /// The MCP server's answer for this tool.
+    Mcp(OpenTool),
     /// `/sleep` until this instant.
     Until(Instant),
     /// `/flood`: chunks still to send, and the text of each.
@@ -116,6 +124,8 @@ pub struct DemoTurn {
     additional_directories: Vec<String>,
     posture: Posture,
     client_fs: ClientFs,
+    /// The tools of the session's MCP servers (what `/mcp` may call).
+    mcp_tools: Vec<crate::mcp::McpTool>,
     script: VecDeque<Command>,
     /// Turns the session finished before this one (what `/history` reports).
     finished_turns: usize,
@@ -143,6 +153,7 @@ impl DemoTurn {
             additional_directories: start.additional_directories.to_vec(),
             posture: start.posture,
             client_fs: start.client_fs,
+            mcp_tools: start.mcp_tools.to_vec(),
             script: script.into(),
             finished_turns,
             system_prompt: start.system_prompt.is_some(),
@@ -187,7 +198,7 @@ impl DemoTurn {
             }
             if self.cancelled {
                 match core::mem::replace(&mut self.wait, Wait::Nothing) {
-                    Wait::Permission(tool) | Wait::File(tool) => {
+                    Wait::Permission(tool) | Wait::File(tool) | Wait::Mcp(tool) => {
                         self.fail_tool(&tool, "Error: cancelled by user");
                     }
                     _ => self.conclude(Step::End(StopReason::Cancelled)),
@@ -207,7 +218,9 @@ impl DemoTurn {
                     self.exchanged += chunk.len() as u64;
                     return Step::Update(message(chunk.clone()));
                 }
-                Wait::Permission(_) | Wait::Answer | Wait::File(_) => return Step::Waiting,
+                Wait::Permission(_) | Wait::Answer | Wait::File(_) | Wait::Mcp(_) => {
+                    return Step::Waiting;
+                }
             }
         }
     }
@@ -247,6 +260,20 @@ impl DemoTurn {
                     };
                     let note = format!("Wrote {} bytes to {path}", text.len());
                     self.finish_tool(&tool, note);
+                }
+                Err(why) => self.fail_tool(&tool, &format!("Error: {why}")),
+            },
+            (Wait::Mcp(tool), Reply::McpDone(done)) => match done {
+                Ok(result) => {
+                    let status = if result.is_error {
+                        ToolCallStatus::Failed
+                    } else {
+                        ToolCallStatus::Completed
+                    };
+                    let mut update = ToolCallUpdate::new(tool.id.clone());
+                    update.status = Some(status);
+                    update.content = Some(result.tool_content());
+                    self.update(SessionUpdate::ToolCallUpdate(update));
                 }
                 Err(why) => self.fail_tool(&tool, &format!("Error: {why}")),
             },
@@ -325,6 +352,11 @@ impl DemoTurn {
                 )),
             },
             Command::Subagent { name, text } => self.subagent(shared, name, text),
+            Command::Mcp {
+                server,
+                tool,
+                arguments,
+            } => self.mcp(shared, server, tool, arguments),
             Command::BadArguments(text) => self.update(message(text)),
             Command::Unknown(name) => self.update(message(unknown_command_message(&name))),
         }
@@ -347,6 +379,52 @@ impl DemoTurn {
         relayed.recipient_session_id = Some(Some(self.session.clone()));
         relayed.content = Some(Some(vec![ContentBlock::text(text)]));
         self.update(SessionUpdate::SessionMessage(relayed));
+    }
+
+    /// `/mcp SERVER TOOL JSON`: a tool call of kind `read` for a tool annotated read-only
+    /// (it never asks), else `other` asking by the mode like `/tool` (R-MCP-6).
+    fn mcp(
+        &mut self,
+        shared: &mut Shared,
+        server: String,
+        tool: String,
+        arguments: serde_json::Value,
+    ) {
+        let Some(found) = crate::mcp::tool::find(&self.mcp_tools, &server, &tool) else {
+            let known: Vec<String> = self
+                .mcp_tools
+                .iter()
+                .map(|t| format!("{} {}", t.server, t.tool.name))
+                .collect();
+            let known = if known.is_empty() {
+                "this session has no MCP tools".to_owned()
+            } else {
+                format!("its tools: {}", known.join(", "))
+            };
+            return self.update(message(format!(
+                "/mcp: no tool '{tool}' on an MCP server '{server}' of this session; {known}"
+            )));
+        };
+        let read_only = found.tool.is_read_only();
+        let kind = if read_only {
+            ToolKind::Read
+        } else {
+            ToolKind::Other
+        };
+        let title = found.title();
+        let action = Action::Mcp {
+            server,
+            tool,
+            arguments,
+        };
+        let tool = self.open_tool(shared, kind, title, Vec::new(), None, action);
+        if read_only {
+            if let Gate::Refuse(why) = self.mode_gate(&tool.kind) {
+                return self.fail_tool(&tool, &why);
+            }
+            return self.run_tool(tool);
+        }
+        self.gate_and_run(shared, tool);
     }
 
     /// `/read PATH`: a tool call of kind `read` that never asks (R-DEMO-3).
@@ -493,6 +571,18 @@ impl DemoTurn {
                 });
                 self.wait = Wait::File(tool);
             }
+            Action::Mcp {
+                server,
+                tool: name,
+                arguments,
+            } => {
+                self.ready.push_back(Step::McpCall {
+                    server: server.clone(),
+                    tool: name.clone(),
+                    arguments: arguments.clone(),
+                });
+                self.wait = Wait::Mcp(tool);
+            }
         }
     }
 
@@ -546,7 +636,7 @@ impl DemoTurn {
 
 /// A `notice` update. The schema type has no public constructor outside acp-core, so it
 /// is read from its JSON form, which cannot fail for these two strings.
-fn notice(severity: NoticeSeverity, title: String) -> SessionUpdate {
+pub fn notice(severity: NoticeSeverity, title: String) -> SessionUpdate {
     let value = serde_json::json!({
         "sessionUpdate": "notice",
         "severity": severity.as_str(),

@@ -44,10 +44,10 @@ pub struct ModelToolCall {
 /// A function offered to the model.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ToolSpec {
-    /// The function name.
-    pub name: &'static str,
+    /// The function name (our tools' are fixed; MCP tools' are made per session).
+    pub name: std::borrow::Cow<'static, str>,
     /// What it does, for the model.
-    pub description: &'static str,
+    pub description: std::borrow::Cow<'static, str>,
     /// Its arguments as a JSON Schema object.
     pub parameters: Value,
 }

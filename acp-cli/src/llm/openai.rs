@@ -618,8 +618,8 @@ mod tests {
                 },
             ],
             tools: vec![ToolSpec {
-                name: "read_file",
-                description: "Reads a file",
+                name: "read_file".into(),
+                description: "Reads a file".into(),
                 parameters: json!({"type":"object","properties":{"path":{"type":"string"}}}),
             }],
         };

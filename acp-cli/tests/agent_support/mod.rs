@@ -57,9 +57,20 @@ impl Agent {
 
     /// Like [`Agent::start`], with `RUST_LOG` set to `rust_log` (or unset).
     pub fn start_with_log_env(name: &str, extra: &[&str], rust_log: Option<&str>) -> Self {
+        Self::start_with_env(name, extra, rust_log, &[])
+    }
+
+    /// Like [`Agent::start_with_log_env`], with these environment variables set too.
+    pub fn start_with_env(
+        name: &str,
+        extra: &[&str],
+        rust_log: Option<&str>,
+        env: &[(&str, &str)],
+    ) -> Self {
         let cwd = scratch(name);
         let mut command = binary();
         command.args(["--acp", "--stdio"]).args(extra);
+        command.envs(env.iter().copied());
         match rust_log {
             Some(filter) => command.env("RUST_LOG", filter),
             None => command.env_remove("RUST_LOG"),
@@ -303,7 +314,7 @@ pub fn request_id(line: &str) -> String {
 /// The demo commands, in the order `available_commands_update` lists them.
 pub const COMMAND_NAMES: &[&str] = &[
     "echo", "think", "plan", "tool", "read", "write", "ask", "sleep", "flood", "stop", "error",
-    "history", "notice", "usage", "title", "plan2", "unplan", "subagent",
+    "history", "notice", "usage", "title", "plan2", "unplan", "subagent", "mcp",
 ];
 
 /// Checks that `line` is the `available_commands_update` of `session`: every demo command,

@@ -20,12 +20,12 @@ use acp_core::machine::Ticket;
 use acp_core::machine::turn::StopReason;
 use acp_core::schema::{
     CloseSessionResponse, ContentBlock, DeleteSessionResponse, ListSessionsRequest,
-    LoadSessionResponse, NewSessionResponse, SessionUpdate, SystemPrompt,
+    LoadSessionResponse, McpServer, NewSessionResponse, SessionUpdate, SystemPrompt,
 };
 use acp_core::wire::ErrorCode;
 use serde::Deserialize;
 
-use super::{AgentApp, Workspace};
+use super::{AgentApp, Notice, Workspace};
 use crate::agent::backend::Backend;
 use crate::agent::sessions::{
     CwdKind, check_additional_directories, check_cwd, check_system_prompt,
@@ -70,6 +70,8 @@ pub(super) struct Load {
     directories: Vec<String>,
     /// The session's system prompt, decided when the request came.
     system_prompt: Option<String>,
+    /// The MCP servers to start once the session is open.
+    mcp_servers: Vec<McpServer>,
     updates: VecDeque<SessionUpdate>,
     history: SessionHistory,
 }
@@ -82,6 +84,8 @@ pub(super) struct Requested<'a> {
     pub(super) directories: &'a [String],
     /// `systemPrompt`'s text.
     pub(super) system_prompt: Option<&'a str>,
+    /// `mcpServers`: started with the session.
+    pub(super) mcp_servers: &'a [McpServer],
 }
 
 /// The part of `session/load` and `session/resume` params this side needs (the connection
@@ -97,6 +101,9 @@ struct CwdParam {
     /// Decoded by the connection already; `null` is absent.
     #[serde(default)]
     system_prompt: Option<SystemPrompt>,
+    /// Validated by the connection already.
+    #[serde(default)]
+    mcp_servers: Vec<McpServer>,
 }
 
 impl CwdParam {
@@ -295,7 +302,7 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
         }
         self.persist.opened(history, cwd);
         self.first_session(cwd);
-        self.session_opened(&id);
+        self.session_opened(&id, requested.mcp_servers);
         true
     }
 
@@ -312,10 +319,10 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
         } else {
             "session/load"
         };
-        let (cwd, requested, prompt) = match serde_json::from_str::<CwdParam>(params) {
+        let (cwd, requested, prompt, mcp_servers) = match serde_json::from_str::<CwdParam>(params) {
             Ok(param) => {
                 let requested = param.additional_directories();
-                (param.cwd, requested, param.system_prompt)
+                (param.cwd, requested, param.system_prompt, param.mcp_servers)
             }
             Err(error) => {
                 let message = format!("Invalid params: {method}.cwd: {error}");
@@ -377,6 +384,7 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
             cwd,
             directories,
             system_prompt,
+            mcp_servers,
             updates,
             history: loaded.history,
         });
@@ -441,6 +449,7 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
             cwd,
             directories,
             system_prompt,
+            mcp_servers,
             mut history,
             ..
         } = load;
@@ -464,7 +473,7 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
                 );
                 self.persist.opened(history, &cwd);
                 self.first_session(&cwd);
-                self.session_opened(&session);
+                self.session_opened(&session, &mcp_servers);
             }
             Err(error) => {
                 tracing::warn!(session = session.as_str(), %error, "load answer not sent");
@@ -512,6 +521,12 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
         self.persist
             .replays
             .retain(|replay| replay.session != session);
+        self.notices.push(Notice::McpStop {
+            session: session.to_owned(),
+        });
+        self.mcp_tools.remove(session);
+        self.mcp_starting.remove(session);
+        self.mcp_deferred.remove(session);
         tracing::info!(session, "session closed");
         if let Err(error) = self.conn.respond(ticket, &CloseSessionResponse::default()) {
             tracing::warn!(%error, "session/close answer not sent");

@@ -89,6 +89,11 @@ fn render(step: &Step) -> String {
         Step::Fail(text) => format!("fail: {text}"),
         Step::FailWith { code, message } => format!("fail {code}: {message}"),
         Step::SleepUntil(t) => format!("sleep until {}", t.0),
+        Step::McpCall {
+            server,
+            tool,
+            arguments,
+        } => format!("mcp? {server} {tool} {arguments}"),
         Step::Terminal(call) => match call {
             TerminalCall::Create {
                 command,
@@ -142,6 +147,7 @@ impl Harness {
                 client_terminal: self.terminal,
                 prompt: &prompt,
                 history,
+                mcp_tools: &[],
             },
             Instant(0),
         );
@@ -238,7 +244,7 @@ fn a_plain_answer_streams_as_chunks_and_ends_the_turn() {
         matches!(&request.messages[0], ChatMessage::System(s) if s.contains(CWD) && s.contains("search_file_content"))
     );
     assert_eq!(request.messages[1], ChatMessage::User("hello".into()));
-    let names: Vec<&str> = request.tools.iter().map(|t| t.name).collect();
+    let names: Vec<&str> = request.tools.iter().map(|t| t.name.as_ref()).collect();
     assert_eq!(names, super::tools::TOOL_NAMES);
     h.backend
         .resume(S, Reply::ModelEvent(StreamEvent::Reasoning("hmm".into())));
@@ -903,6 +909,7 @@ fn the_clients_system_prompt_is_appended_and_additional_directories_are_inside()
             client_terminal: false,
             prompt: &prompt,
             history: &history,
+            mcp_tools: &[],
         },
         Instant(0),
     );

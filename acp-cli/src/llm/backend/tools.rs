@@ -13,6 +13,19 @@ const TITLE_MAX: usize = 80;
 /// A model's tool call, its arguments read and checked.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ToolRequest {
+    /// A tool of one of the session's MCP servers (R-MCP-6).
+    Mcp {
+        /// `mcp__<server>__<tool>`: what the model called, and what `*_always` is kept under.
+        model_name: String,
+        /// The server's name.
+        server: String,
+        /// The tool's name on the server.
+        tool: String,
+        /// The arguments, a JSON object.
+        arguments: serde_json::Value,
+        /// The server annotated the tool read-only.
+        read_only: bool,
+    },
     /// `read_file`: `offset` is the first line (0-based), `limit` the number of lines.
     ReadFile {
         /// As the model wrote it.
@@ -144,9 +157,34 @@ impl ToolRequest {
         })
     }
 
-    /// Agentao's tool name.
-    pub fn name(&self) -> &'static str {
+    /// A call of a session's MCP tool: its arguments must be a JSON object.
+    pub fn mcp(tool: &crate::mcp::McpTool, arguments: &str) -> Result<Self, String> {
+        let model_name = tool.model_name();
+        let arguments = if arguments.trim().is_empty() {
+            serde_json::json!({})
+        } else {
+            match serde_json::from_str::<serde_json::Value>(arguments) {
+                Ok(value @ serde_json::Value::Object(_)) => value,
+                _ => {
+                    return Err(format!(
+                        "Error: the arguments of '{model_name}' must be a JSON object"
+                    ));
+                }
+            }
+        };
+        Ok(Self::Mcp {
+            model_name,
+            server: tool.server.clone(),
+            tool: tool.tool.name.clone(),
+            arguments,
+            read_only: tool.tool.is_read_only(),
+        })
+    }
+
+    /// Agentao's tool name (an MCP tool's `mcp__<server>__<tool>`).
+    pub fn name(&self) -> &str {
         match self {
+            Self::Mcp { model_name, .. } => model_name,
             Self::ReadFile { .. } => "read_file",
             Self::ListDirectory { .. } => "list_directory",
             Self::Glob { .. } => "glob",
@@ -161,6 +199,10 @@ impl ToolRequest {
     /// The ACP kind.
     pub fn kind(&self) -> ToolKind {
         match self {
+            Self::Mcp {
+                read_only: true, ..
+            } => ToolKind::Read,
+            Self::Mcp { .. } => ToolKind::Other,
             Self::ReadFile { .. } | Self::ListDirectory { .. } => ToolKind::Read,
             Self::Glob { .. } | Self::SearchFileContent { .. } => ToolKind::Search,
             Self::WriteFile { .. } | Self::Replace { .. } => ToolKind::Edit,
@@ -173,7 +215,13 @@ impl ToolRequest {
     pub fn asks(&self) -> bool {
         matches!(
             self,
-            Self::WriteFile { .. } | Self::Replace { .. } | Self::RunShellCommand { .. }
+            Self::WriteFile { .. }
+                | Self::Replace { .. }
+                | Self::RunShellCommand { .. }
+                | Self::Mcp {
+                    read_only: false,
+                    ..
+                }
         )
     }
 
@@ -192,6 +240,7 @@ impl ToolRequest {
                 format!("Run {}", command.lines().next().unwrap_or_default())
             }
             Self::AskUser { question } => format!("Ask: {question}"),
+            Self::Mcp { server, tool, .. } => format!("MCP {server}: {tool}"),
         };
         shorten(&title, TITLE_MAX)
     }
@@ -276,8 +325,8 @@ pub fn specs() -> Vec<ToolSpec> {
     let path = |what: &str| json!({"type": "string", "description": what});
     vec![
         ToolSpec {
-            name: "read_file",
-            description: "Read a text file. Relative paths are resolved against the working directory.",
+            name: "read_file".into(),
+            description: "Read a text file. Relative paths are resolved against the working directory.".into(),
             parameters: json!({
                 "type": "object",
                 "properties": {
@@ -289,8 +338,8 @@ pub fn specs() -> Vec<ToolSpec> {
             }),
         },
         ToolSpec {
-            name: "list_directory",
-            description: "List the entries of a directory (directories end with '/').",
+            name: "list_directory".into(),
+            description: "List the entries of a directory (directories end with '/').".into(),
             parameters: json!({
                 "type": "object",
                 "properties": {"path": path("The directory to list.")},
@@ -298,8 +347,8 @@ pub fn specs() -> Vec<ToolSpec> {
             }),
         },
         ToolSpec {
-            name: "glob",
-            description: "Find files whose path matches a glob pattern such as '**/*.rs'. Files ignored by .gitignore are skipped.",
+            name: "glob".into(),
+            description: "Find files whose path matches a glob pattern such as '**/*.rs'. Files ignored by .gitignore are skipped.".into(),
             parameters: json!({
                 "type": "object",
                 "properties": {
@@ -310,8 +359,8 @@ pub fn specs() -> Vec<ToolSpec> {
             }),
         },
         ToolSpec {
-            name: "search_file_content",
-            description: "Search file contents for a regular expression; answers 'path:line: text' for each matching line.",
+            name: "search_file_content".into(),
+            description: "Search file contents for a regular expression; answers 'path:line: text' for each matching line.".into(),
             parameters: json!({
                 "type": "object",
                 "properties": {
@@ -323,8 +372,8 @@ pub fn specs() -> Vec<ToolSpec> {
             }),
         },
         ToolSpec {
-            name: "write_file",
-            description: "Write a whole file (created if missing, replaced otherwise). Asks the user first.",
+            name: "write_file".into(),
+            description: "Write a whole file (created if missing, replaced otherwise). Asks the user first.".into(),
             parameters: json!({
                 "type": "object",
                 "properties": {
@@ -335,8 +384,8 @@ pub fn specs() -> Vec<ToolSpec> {
             }),
         },
         ToolSpec {
-            name: "replace",
-            description: "Replace one exact occurrence of old_string with new_string in a file. old_string must occur exactly once; include enough context. Asks the user first.",
+            name: "replace".into(),
+            description: "Replace one exact occurrence of old_string with new_string in a file. old_string must occur exactly once; include enough context. Asks the user first.".into(),
             parameters: json!({
                 "type": "object",
                 "properties": {
@@ -348,8 +397,8 @@ pub fn specs() -> Vec<ToolSpec> {
             }),
         },
         ToolSpec {
-            name: "run_shell_command",
-            description: "Run a command with /bin/sh in the working directory; answers its exit code and output. Asks the user first.",
+            name: "run_shell_command".into(),
+            description: "Run a command with /bin/sh in the working directory; answers its exit code and output. Asks the user first.".into(),
             parameters: json!({
                 "type": "object",
                 "properties": {
@@ -360,8 +409,8 @@ pub fn specs() -> Vec<ToolSpec> {
             }),
         },
         ToolSpec {
-            name: "ask_user",
-            description: "Ask the user a question and wait for the answer.",
+            name: "ask_user".into(),
+            description: "Ask the user a question and wait for the answer.".into(),
             parameters: json!({
                 "type": "object",
                 "properties": {"question": {"type": "string", "description": "The question."}},
@@ -378,7 +427,7 @@ mod tests {
     #[test]
     fn the_specs_offer_agentaos_eight_tools_with_their_required_arguments() {
         let specs = specs();
-        let names: Vec<&str> = specs.iter().map(|s| s.name).collect();
+        let names: Vec<&str> = specs.iter().map(|s| s.name.as_ref()).collect();
         assert_eq!(names, TOOL_NAMES);
         let required = |name: &str| {
             specs.iter().find(|s| s.name == name).unwrap().parameters["required"].clone()

@@ -27,7 +27,10 @@ use crate::agent::backend::{
 use crate::agent::modes::Posture;
 use crate::agent::tools::{self, AlwaysMemory, CANCELLED_TEXT, Gate, rejection_text};
 use crate::demo::reports;
-use crate::llm::chat::{ChatMessage, ChatRequest, FinishReason, ModelToolCall, StreamEvent};
+use crate::llm::chat::{
+    ChatMessage, ChatRequest, FinishReason, ModelToolCall, StreamEvent, ToolSpec,
+};
+use crate::mcp::McpTool;
 
 /// Most bytes of one tool result, for the model and on screen; the rest is cut with a note.
 pub const TOOL_RESULT_MAX: usize = 64 * 1024;
@@ -145,6 +148,8 @@ pub struct LlmTurn {
     posture: Posture,
     client_fs: ClientFs,
     client_terminal: bool,
+    /// The tools of the session's MCP servers, offered to the model with ours.
+    mcp_tools: Vec<McpTool>,
     model: String,
     messages: Vec<ChatMessage>,
     ready: VecDeque<Step>,
@@ -179,6 +184,7 @@ impl LlmTurn {
             posture: start.posture,
             client_fs: start.client_fs,
             client_terminal: start.client_terminal,
+            mcp_tools: start.mcp_tools.to_vec(),
             model,
             messages: context::messages(
                 context::system_prompt(start.cwd, start.system_prompt),
@@ -299,7 +305,7 @@ impl LlmTurn {
                     return Step::CallModel(ChatRequest {
                         model: self.model.clone(),
                         messages: self.messages.clone(),
-                        tools: specs(),
+                        tools: self.tool_specs(),
                     });
                 }
                 Next::End(reason) => {
@@ -392,7 +398,11 @@ impl LlmTurn {
         shared.last_tool += 1;
         let id = format!("tool-{}", shared.last_tool);
         let raw_input = raw_input(&call.arguments);
-        let request = match ToolRequest::parse(&call.name, &call.arguments) {
+        let parsed = match self.mcp_tools.iter().find(|t| t.model_name() == call.name) {
+            Some(mcp) => ToolRequest::mcp(mcp, &call.arguments),
+            None => ToolRequest::parse(&call.name, &call.arguments),
+        };
+        let request = match parsed {
             Ok(request) => request,
             Err(why) => {
                 let mut announced = ToolCall::new(id.clone(), call.name.clone());
@@ -453,9 +463,32 @@ impl LlmTurn {
             // An edit shows its diff before asking: read the file first.
             ToolRequest::WriteFile { .. } | ToolRequest::Replace { .. } => self.read_for_edit(tool),
             ToolRequest::RunShellCommand { .. } => self.gate_and_act(shared, tool),
+            // An MCP tool not annotated read-only may change things: ask (R-MCP-6).
+            ToolRequest::Mcp {
+                read_only: false, ..
+            } => self.gate_and_act(shared, tool),
             // Looking needs no permission (only the mode decides).
             _ => self.act(tool),
         }
+    }
+
+    /// Our tools, then the session's MCP tools as `mcp__<server>__<tool>` with their
+    /// input schemas (R-MCP-6).
+    fn tool_specs(&self) -> Vec<ToolSpec> {
+        let mut tools = specs();
+        tools.extend(self.mcp_tools.iter().map(|mcp| {
+            ToolSpec {
+                name: mcp.model_name().into(),
+                description: mcp
+                    .tool
+                    .description
+                    .clone()
+                    .unwrap_or_else(|| mcp.title())
+                    .into(),
+                parameters: mcp.tool.input_schema.clone(),
+            }
+        }));
+        tools
     }
 
     /// The absolute path a tool works on (`None` for tools without one), or why it is
@@ -469,7 +502,9 @@ impl LlmTurn {
             ToolRequest::Glob { path, .. } | ToolRequest::SearchFileContent { path, .. } => {
                 Some(path.as_deref().unwrap_or("."))
             }
-            ToolRequest::RunShellCommand { .. } | ToolRequest::AskUser { .. } => None,
+            ToolRequest::RunShellCommand { .. }
+            | ToolRequest::AskUser { .. }
+            | ToolRequest::Mcp { .. } => None,
         };
         path.map(|path| self.resolve(path)).transpose()
     }
@@ -571,6 +606,16 @@ impl LlmTurn {
                 timeout_ms: shell_timeout(*timeout_ms),
             },
             ToolRequest::AskUser { question } => Step::AskUser(question.clone()),
+            ToolRequest::Mcp {
+                server,
+                tool: name,
+                arguments,
+                ..
+            } => Step::McpCall {
+                server: server.clone(),
+                tool: name.clone(),
+                arguments: arguments.clone(),
+            },
         };
         self.ready.push_back(step);
         self.wait = Wait::Tool(tool);
@@ -677,6 +722,26 @@ impl LlmTurn {
                 self.fail_tool(&tool, format!("Error: {why}"))
             }
             Reply::Explored(Ok(text)) | Reply::Answer(text) => self.finish_tool(&tool, text),
+            // The result's blocks are shown as they came; the model gets them as text, an
+            // error result marked as such (R-MCP-6).
+            Reply::McpDone(Ok(result)) => {
+                let text = cap(result.model_text());
+                let mut update = ToolCallUpdate::new(tool.id.clone());
+                update.status = Some(if result.is_error {
+                    ToolCallStatus::Failed
+                } else {
+                    ToolCallStatus::Completed
+                });
+                update.content = Some(result.tool_content());
+                self.update(SessionUpdate::ToolCallUpdate(update));
+                let text = if result.is_error {
+                    format!("Error: {text}")
+                } else {
+                    text
+                };
+                self.tool_message(tool.model_id.clone(), text);
+            }
+            Reply::McpDone(Err(why)) => self.fail_tool(&tool, format!("Error: {why}")),
             _ => self.wait = Wait::Tool(tool),
         }
     }

@@ -1,0 +1,327 @@
+//! An MCP client over one transport: the handshake, `tools/list` with its pages, `tools/call`
+//! with cancel, and the server's `list_changed` news.
+//!
+//! The protocol state is [`McpWire`] behind a lock; a reader task feeds it what the server
+//! writes and hands each response to the call waiting for it. The tasks run on smol's
+//! executor, as the rest of the agent: no second async runtime.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use smol::channel::{Receiver, Sender};
+
+use super::messages::{self, CallResult, Tool, ToolsPage};
+use super::stdio::StdioServer;
+use super::wire::{McpEvent, McpWire, RpcError};
+
+/// The most pages of `tools/list` read: a server whose cursor never ends cannot hold us.
+pub const MAX_TOOL_PAGES: usize = 100;
+
+/// Why a request to a server failed.
+#[derive(Clone, Debug, PartialEq)]
+pub enum McpError {
+    /// The server answered with a JSON-RPC error.
+    Rpc(RpcError),
+    /// The server is gone (exited, closed its output, or its connection failed).
+    Closed(String),
+    /// The server's answer does not have the shape the method's result has.
+    BadResult(String),
+}
+
+impl std::fmt::Display for McpError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            McpError::Rpc(error) => write!(f, "the server answered {error}"),
+            McpError::Closed(why) => f.write_str(why),
+            McpError::BadResult(why) => write!(f, "the server's answer cannot be read: {why}"),
+        }
+    }
+}
+
+/// State shared with the reader task.
+#[derive(Debug, Default)]
+struct Shared {
+    wire: McpWire,
+    pending: HashMap<u64, Sender<Result<Value, McpError>>>,
+    /// Why the connection is over, once it is.
+    closed: Option<String>,
+}
+
+/// Where the lines go: the transport's writer.
+pub(super) type Outgoing = Sender<Vec<u8>>;
+
+/// One connected, initialized MCP server.
+pub struct McpClient {
+    name: String,
+    shared: Arc<Mutex<Shared>>,
+    outgoing: Outgoing,
+    changes: Receiver<()>,
+    version: String,
+    /// The transport: dropping it ends the server (its process group is killed).
+    _server: StdioServer,
+}
+
+impl std::fmt::Debug for McpClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpClient")
+            .field("name", &self.name)
+            .field("version", &self.version)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The receiving half of a transport: what it read, handed to the protocol state.
+#[derive(Clone, Debug)]
+pub(super) struct Inbound {
+    shared: Arc<Mutex<Shared>>,
+    outgoing: Outgoing,
+    changes: Sender<()>,
+    name: String,
+}
+
+impl Inbound {
+    /// Bytes of the server's output.
+    pub(super) fn bytes(&self, bytes: &[u8]) {
+        self.with_wire(|wire| wire.handle_bytes(bytes));
+    }
+
+    /// One whole message (HTTP).
+    #[allow(dead_code)]
+    pub(super) fn message(&self, text: &str) {
+        self.with_wire(|wire| wire.handle_message(text));
+    }
+
+    /// The output ended: every waiting call fails with `why`.
+    pub(super) fn closed(&self, why: String) {
+        self.with_wire(McpWire::handle_eof);
+        let mut shared = lock(&self.shared);
+        shared.closed.get_or_insert(why.clone());
+        for (_, waiter) in shared.pending.drain() {
+            let _ = waiter.try_send(Err(McpError::Closed(why.clone())));
+        }
+    }
+
+    fn with_wire(&self, feed: impl FnOnce(&mut McpWire)) {
+        let mut shared = lock(&self.shared);
+        feed(&mut shared.wire);
+        while let Some(event) = shared.wire.poll_event() {
+            match event {
+                McpEvent::Response { id, outcome } => match shared.pending.remove(&id) {
+                    Some(waiter) => {
+                        let _ = waiter.try_send(outcome.map_err(McpError::Rpc));
+                    }
+                    None => tracing::debug!(server = self.name, id, "late MCP answer dropped"),
+                },
+                McpEvent::ToolsChanged => {
+                    let _ = self.changes.try_send(());
+                }
+                McpEvent::Ignored(why) => {
+                    tracing::debug!(server = self.name, why, "MCP line ignored")
+                }
+            }
+        }
+        let answers = shared.wire.take_transmit();
+        if !answers.is_empty() {
+            let _ = self.outgoing.try_send(answers);
+        }
+    }
+}
+
+fn lock(shared: &Mutex<Shared>) -> std::sync::MutexGuard<'_, Shared> {
+    shared
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// Sends `notifications/cancelled` for a call dropped before its answer (R-MCP-7).
+struct CancelOnDrop<'a> {
+    client: &'a McpClient,
+    id: u64,
+    armed: bool,
+}
+
+impl Drop for CancelOnDrop<'_> {
+    fn drop(&mut self) {
+        if !self.armed {
+            return;
+        }
+        let mut shared = lock(&self.client.shared);
+        if shared.pending.remove(&self.id).is_none() || shared.closed.is_some() {
+            return;
+        }
+        let params = json!({"requestId": self.id, "reason": "cancelled by the user"});
+        shared.wire.notify("notifications/cancelled", Some(&params));
+        let line = shared.wire.take_transmit();
+        let _ = self.client.outgoing.try_send(line);
+    }
+}
+
+impl McpClient {
+    /// Starts the server of a `session/new` entry and runs the handshake, all within
+    /// `timeout` (R-MCP-3).
+    pub async fn start(
+        server: &acp_core::schema::McpServer,
+        cwd: &str,
+        timeout: Duration,
+    ) -> Result<Self, String> {
+        let connect = async {
+            match server {
+                acp_core::schema::McpServer::Stdio(stdio) => Self::stdio(stdio, cwd).await,
+                other => Err(format!(
+                    "the '{}' transport is not supported",
+                    match other {
+                        acp_core::schema::McpServer::Http(_) => "http",
+                        _ => "sse",
+                    }
+                )),
+            }
+        };
+        let timed_out = async {
+            smol::Timer::after(timeout).await;
+            Err(format!(
+                "it did not finish starting within {} ms",
+                timeout.as_millis()
+            ))
+        };
+        smol::future::or(connect, timed_out).await
+    }
+
+    /// Spawns a stdio server and initializes it.
+    pub async fn stdio(
+        server: &acp_core::schema::McpServerStdio,
+        cwd: &str,
+    ) -> Result<Self, String> {
+        let (changes_tx, changes) = smol::channel::bounded(1);
+        let (outgoing, lines) = smol::channel::unbounded();
+        let shared = Arc::new(Mutex::new(Shared::default()));
+        let inbound = Inbound {
+            shared: Arc::clone(&shared),
+            outgoing: outgoing.clone(),
+            changes: changes_tx,
+            name: server.name.clone(),
+        };
+        let process = StdioServer::spawn(server, cwd, inbound, lines)?;
+        let mut client = Self {
+            name: server.name.clone(),
+            shared,
+            outgoing,
+            changes,
+            version: String::new(),
+            _server: process,
+        };
+        if let Err(why) = client.initialize().await {
+            super::session::log_stderr(&client);
+            return Err(why);
+        }
+        Ok(client)
+    }
+
+    /// `initialize`, version check, `notifications/initialized` (R-MCP-2).
+    async fn initialize(&mut self) -> Result<(), String> {
+        let result = self
+            .request("initialize", &messages::initialize_params())
+            .await
+            .map_err(|e| format!("initialize failed: {e}"))?;
+        self.version = messages::negotiated_version(&result)?;
+        self.notify("notifications/initialized");
+        Ok(())
+    }
+
+    /// The server's name (from `session/new`).
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The protocol version agreed on.
+    pub fn version(&self) -> &str {
+        &self.version
+    }
+
+    /// The server's stderr lines kept so far (the last ones), for the log.
+    pub fn stderr_tail(&self) -> String {
+        self._server.stderr_tail()
+    }
+
+    /// A signal each time the server says its tools changed (at most one waits).
+    pub fn tools_changed(&self) -> Receiver<()> {
+        self.changes.clone()
+    }
+
+    /// Every tool, page by page (R-MCP-5).
+    pub async fn list_tools(&self) -> Result<Vec<Tool>, McpError> {
+        let mut tools = Vec::new();
+        let mut cursor: Option<String> = None;
+        for _ in 0..MAX_TOOL_PAGES {
+            let params = match &cursor {
+                Some(cursor) => json!({"cursor": cursor}),
+                None => json!({}),
+            };
+            let page: ToolsPage =
+                serde_json::from_value(self.request("tools/list", &params).await?)
+                    .map_err(|e| McpError::BadResult(e.to_string()))?;
+            tools.extend(page.tools);
+            match page.next_cursor {
+                Some(next) if !next.is_empty() => cursor = Some(next),
+                _ => return Ok(tools),
+            }
+        }
+        Err(McpError::BadResult(format!(
+            "tools/list had more than {MAX_TOOL_PAGES} pages"
+        )))
+    }
+
+    /// Calls a tool. Dropping the future before the answer cancels the call on the server.
+    pub async fn call_tool(&self, tool: &str, arguments: Value) -> Result<CallResult, McpError> {
+        let result = self
+            .request("tools/call", &json!({"name": tool, "arguments": arguments}))
+            .await?;
+        serde_json::from_value(result).map_err(|e| McpError::BadResult(e.to_string()))
+    }
+
+    /// `ping`: whether the server still answers.
+    pub async fn ping(&self) -> Result<(), McpError> {
+        self.request("ping", &json!({})).await.map(|_| ())
+    }
+
+    fn notify(&self, method: &str) {
+        let mut shared = lock(&self.shared);
+        shared.wire.notify(method, None::<&()>);
+        let line = shared.wire.take_transmit();
+        let _ = self.outgoing.try_send(line);
+    }
+
+    async fn request(&self, method: &str, params: &Value) -> Result<Value, McpError> {
+        let (waiter, answer) = smol::channel::bounded(1);
+        let (id, line) = {
+            let mut shared = lock(&self.shared);
+            if let Some(why) = &shared.closed {
+                return Err(McpError::Closed(why.clone()));
+            }
+            let id = shared.wire.request(method, params);
+            shared.pending.insert(id, waiter);
+            (id, shared.wire.take_transmit())
+        };
+        let mut guard = CancelOnDrop {
+            client: self,
+            id,
+            armed: true,
+        };
+        if self.outgoing.send(line).await.is_err() {
+            guard.armed = false;
+            return Err(self.closed_error());
+        }
+        let outcome = answer.recv().await;
+        guard.armed = false;
+        match outcome {
+            Ok(outcome) => outcome,
+            Err(_) => Err(self.closed_error()),
+        }
+    }
+
+    fn closed_error(&self) -> McpError {
+        let why = lock(&self.shared).closed.clone();
+        McpError::Closed(why.unwrap_or_else(|| "the server is gone".into()))
+    }
+}

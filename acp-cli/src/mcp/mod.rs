@@ -1,0 +1,20 @@
+//! The agent's MCP client: the servers an editor hands over in `session/new.mcpServers`,
+//! started with the session, their tools offered to the model and to `/mcp` (R-MCP-*).
+//!
+//! - [`wire`]: one connection's protocol state, sans-IO, over acp-core's framing and envelope.
+//! - [`messages`]: the typed messages a client needs (handshake, tool pages, call results).
+//! - [`client`]: an initialized server: list tools, call one, cancel a call.
+//! - [`stdio`]: the stdio transport, a child in its own process group.
+//! - [`session`]: a session's servers, started together with a timeout.
+//! - [`tool`]: a session's MCP tool as the backends see it.
+
+pub mod client;
+pub mod messages;
+pub mod session;
+pub mod stdio;
+pub mod tool;
+pub mod wire;
+
+pub use client::{McpClient, McpError};
+pub use messages::{CallResult, Tool};
+pub use tool::McpTool;
