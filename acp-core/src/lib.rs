@@ -55,6 +55,8 @@ pub mod supervisor;
 pub mod view;
 pub mod wire;
 
+pub mod prelude;
+
 pub use conn::agent::AgentConnection;
 pub use conn::client::ClientConnection;
 pub use machine::Instant;

@@ -5,7 +5,7 @@
 #![no_std]
 
 use acp_core::wire::encode::{SliceSink, write_error};
-use acp_core::wire::envelope::{self, Message, Rejection};
+use acp_core::wire::envelope::{self, Message, LineRejection};
 use acp_core::wire::frame::Framer;
 
 /// Frames `input`, scans every line and writes a reply for each rejected one into `out`.
@@ -25,7 +25,7 @@ fn process(input: &[u8], out: &mut [u8]) -> i32 {
                 Ok(line) => {
                     envelope::scan(line).map(|message| matches!(message, Message::Request(_)))
                 }
-                Err(error) => Err(Rejection::from_frame_error(error)),
+                Err(error) => Err(LineRejection::from_frame_error(error)),
             };
             match verdict {
                 Ok(true) => requests += 1,
