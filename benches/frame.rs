@@ -97,7 +97,7 @@ fn corpus(non_ascii_per_mille: u64) -> Vec<u8> {
 }
 
 /// The documented call loop over `corpus` in `READ_SIZE` reads; returns lines and bytes seen.
-fn frame_all<S: acp_core::wire::frame::Storage>(
+fn frame_all<S: acp_core::wire::frame::ByteStorage>(
     framer: &mut Framer<S>,
     corpus: &[u8],
 ) -> (usize, usize) {

@@ -19,8 +19,8 @@ const CHUNKS: usize = 1_000;
 const PROMPT: &[u8] = b"{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"session/prompt\",\"params\":{\"sessionId\":\"sess_0123456789abcdef\",\"prompt\":[{\"type\":\"text\",\"text\":\"Write a haiku about sans-IO protocol engines.\"}]}}\n";
 const TEXT: &str = "a streamed piece of the model's answer, about forty bytes ";
 
-fn ready() -> AgentConnection {
-    let mut agent: AgentConnection =
+fn ready() -> AgentConnection<acp_core::conn::Growable> {
+    let mut agent: AgentConnection<acp_core::conn::Growable> =
         AgentConnection::new(AgentConfig::new(AgentInfo::new("bench", "Bench", "0")));
     agent.restore_handshake(Default::default());
     agent
@@ -30,7 +30,10 @@ fn ready() -> AgentConnection {
 }
 
 /// One turn; returns the bytes written.
-fn turn(agent: &mut AgentConnection, send: &mut dyn FnMut(&mut AgentConnection, &str)) -> usize {
+fn turn(
+    agent: &mut AgentConnection<acp_core::conn::Growable>,
+    send: &mut dyn FnMut(&mut AgentConnection<acp_core::conn::Growable>, &str),
+) -> usize {
     let mut written = 0;
     agent.handle_bytes(Instant(0), PROMPT);
     let mut session = None;
@@ -60,8 +63,12 @@ fn bench(c: &mut Criterion) {
         r#"{{"sessionUpdate":"agent_message_chunk","content":{{"type":"text","text":"{TEXT}"}}}}"#
     );
     let raw = RawUpdate::new(&raw_text).expect("a valid update");
-    let mut send_typed = |a: &mut AgentConnection, s: &str| a.send_update(s, &typed).expect("room");
-    let mut send_raw = |a: &mut AgentConnection, s: &str| a.send_update(s, &raw).expect("room");
+    let mut send_typed = |a: &mut AgentConnection<acp_core::conn::Growable>, s: &str| {
+        a.send_update(s, &typed).expect("room")
+    };
+    let mut send_raw = |a: &mut AgentConnection<acp_core::conn::Growable>, s: &str| {
+        a.send_update(s, &raw).expect("room")
+    };
 
     for (unit, throughput) in [
         ("turns", Throughput::Elements(1)),

@@ -3,16 +3,16 @@
 //! and the same rejection, on every line of the corpora, on those lines damaged, and on
 //! random bytes.
 
-use acp_core::wire::envelope::{self, Message, Rejection};
+use acp_core::wire::envelope::{self, LineRejection, Message};
 use acp_core::wire::frame::Framer;
 use acp_testkit::corpus;
 use quickcheck::QuickCheck;
 
 /// What the checked path makes of one line.
-fn checked(line: &[u8]) -> Result<Message<'_>, Rejection<'_>> {
+fn checked(line: &[u8]) -> Result<Message<'_>, LineRejection<'_>> {
     match std::str::from_utf8(line) {
         Ok(text) => envelope::scan(text),
-        Err(error) => Err(Rejection::from_frame_error(
+        Err(error) => Err(LineRejection::from_frame_error(
             acp_core::wire::frame::FrameError::InvalidUtf8 {
                 valid_up_to: error.valid_up_to(),
             },

@@ -24,7 +24,7 @@ use serde_json::{Value, json};
 
 /// The agent under test plus the runner's bookkeeping: wire id of each ticket handed over.
 struct Agent {
-    conn: AgentConnection,
+    conn: AgentConnection<acp_core::conn::Growable>,
     now: Instant,
     tickets: HashMap<String, Ticket>,
     outputs: Vec<Vec<u8>>,
@@ -268,7 +268,8 @@ impl Agent {
                     .as_i64()
                     .ok_or("`code` must be an integer")?;
                 let message = text("message")?;
-                self.conn.reject(ticket, ErrorCode(code as i32), &message)
+                self.conn
+                    .respond_error(ticket, ErrorCode(code as i32), &message)
             }
             "respond" => {
                 let ticket = self.ticket(command)?;

@@ -9,8 +9,8 @@ use std::time::Duration;
 
 use acp_core::Instant;
 use acp_core::conn::client::{
-    AskUserAnswer, ClientConfig, ClientConnection, ClientEvent, Growable, NO_MCP_SERVERS,
-    PermissionAnswer, Serves, TurnOutcome, Violation,
+    AgentViolation, AskUserAnswer, ClientConfig, ClientConnection, ClientEvent, Growable,
+    NO_MCP_SERVERS, PermissionAnswer, Serves, TurnOutcome,
 };
 use acp_core::machine::{Ticket, UsageError};
 use acp_core::wire::ErrorCode;
@@ -166,15 +166,17 @@ impl Client {
             ClientEvent::Notification { method, .. } => {
                 json!({"event":"Notification","method":method.as_str()})
             }
-            ClientEvent::Violation(violation) => {
+            ClientEvent::PeerViolation(violation) => {
                 let text = match violation {
-                    Violation::RejectedLine { code } => format!("RejectedLine {}", code.0),
-                    Violation::UnknownResponse => "UnknownResponse".to_owned(),
-                    Violation::LateResponse { request } => format!("LateResponse {}", request.0),
-                    Violation::RequestRefused { method, code } => {
+                    AgentViolation::RejectedLine { code } => format!("RejectedLine {}", code.0),
+                    AgentViolation::UnknownResponse => "UnknownResponse".to_owned(),
+                    AgentViolation::LateResponse { request } => {
+                        format!("LateResponse {}", request.0)
+                    }
+                    AgentViolation::RequestRefused { method, code } => {
                         format!("RequestRefused {method} {}", code.0)
                     }
-                    Violation::BadSessionId => "BadSessionId".to_owned(),
+                    AgentViolation::BadSessionId => "BadSessionId".to_owned(),
                     other => format!("{other:?}"),
                 };
                 json!({"event":"Violation","violation":text})

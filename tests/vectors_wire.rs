@@ -8,7 +8,7 @@
 
 use acp_core::wire::Id;
 use acp_core::wire::encode::write_error;
-use acp_core::wire::envelope::{self, Message, Outcome, Rejection};
+use acp_core::wire::envelope::{self, LineRejection, Message, Outcome};
 use acp_core::wire::frame::{DEFAULT_MAX_LINE, Framer};
 use acp_testkit::vectors::{Event, Harness, ResponseOutcome, Step, Vector, load_dir, replay};
 
@@ -49,15 +49,15 @@ impl Wire {
         let verdict = match self.path {
             Path::Text => match self.framer.next_line()? {
                 Ok(line) => envelope::scan(line).map(event),
-                Err(error) => Err(Rejection::from_frame_error(error)),
+                Err(error) => Err(LineRejection::from_frame_error(error)),
             },
             Path::Fused => match self.framer.next_line_bytes()? {
                 Ok(line) => envelope::scan_bytes(line).map(event),
-                Err(error) => Err(Rejection::from_frame_error(error)),
+                Err(error) => Err(LineRejection::from_frame_error(error)),
             },
             Path::FromRead => match self.framer.next_line_bytes_from(input)? {
                 Ok(line) => envelope::scan_bytes(line).map(event),
-                Err(error) => Err(Rejection::from_frame_error(error)),
+                Err(error) => Err(LineRejection::from_frame_error(error)),
             },
         };
         Some(verdict.map_err(|rejection| {

@@ -17,6 +17,55 @@
 //! - `supervisor` (with `alloc`): the agent processes a host runs (`.agentao/acp.json`),
 //!   and delegation routing. [`sanitize`]: agent text made safe for a terminal.
 //!
+//! # A drive loop
+//!
+//! Both connections take the same inputs and give the same outputs; this is the whole loop of
+//! an agent (a client's is the same with [`ClientConnection`]). `read_until`, `write` and
+//! `clock` stand for the embedder's I/O and time.
+//!
+//! ```no_run
+//! use acp_core::prelude::*;
+//! # enum Input { Bytes(usize), Eof, Deadline }
+//! # fn read_until(_: &mut [u8], _: Option<Instant>) -> Input { Input::Eof }
+//! # fn write(bytes: &[u8]) -> usize { bytes.len() }
+//! # fn clock() -> Instant { Instant(0) }
+//!
+//! let mut agent: AgentConnection<Fixed<4096, 4096, 1, 2, 4>> =
+//!     AgentConnection::new(AgentConfig::new(AgentInfo::new("agent", "Agent", "0.1.0")));
+//! let mut buf = [0u8; 1024];
+//! let mut held = 0; // bytes not taken yet (backpressure)
+//! while !agent.is_closed() {
+//!     while let Some(event) = agent.poll_event() {
+//!         match event {
+//!             AgentEvent::NewSession { ticket, .. } => {
+//!                 let _ = agent.accept_new_session_id(ticket, "s1");
+//!             }
+//!             AgentEvent::Prompt { session, .. } => {
+//!                 let _ = agent.end_turn(session.as_str(), StopReason::EndTurn);
+//!             }
+//!             _ => {}
+//!         }
+//!     }
+//!     let n = write(agent.poll_transmit());
+//!     agent.transmitted(n);
+//!     if held > 0 || agent.is_input_held() {
+//!         let taken = agent.handle_bytes(clock(), &buf[..held]);
+//!         buf.copy_within(taken..held, 0);
+//!         held -= taken;
+//!         continue;
+//!     }
+//!     match read_until(&mut buf, agent.poll_timeout()) {
+//!         Input::Bytes(len) => {
+//!             let taken = agent.handle_bytes(clock(), &buf[..len]);
+//!             buf.copy_within(taken..len, 0);
+//!             held = len - taken;
+//!         }
+//!         Input::Eof => agent.handle_eof(clock()),
+//!         Input::Deadline => agent.handle_timeout(clock()),
+//!     }
+//! }
+//! ```
+//!
 //! # Features
 //!
 //! - `alloc`: growable buffers (up to the configured limit) and owned, fully typed messages.
@@ -54,6 +103,8 @@ pub mod schema;
 pub mod supervisor;
 pub mod view;
 pub mod wire;
+
+pub mod prelude;
 
 pub use conn::agent::AgentConnection;
 pub use conn::client::ClientConnection;

@@ -3,7 +3,7 @@
 
 mod agent_support;
 
-use acp_core::conn::agent::{AgentEvent, Violation};
+use acp_core::conn::agent::{AgentEvent, ClientViolation};
 use acp_core::machine::handshake::Capabilities;
 use acp_core::wire::ErrorCode;
 use agent_support::Harness;
@@ -26,7 +26,7 @@ fn every_request_before_initialize_gets_32002_naming_its_method() {
             r#"{"jsonrpc":"2.0","id":2,"error":{"code":-32002,"message":"session/prompt called before initialize handshake"}}"#,
         ]
     );
-    assert_eq!(h.agent.owed(), 0, "refused requests are not owed");
+    assert_eq!(h.agent.requests_owed(), 0, "refused requests are not owed");
 }
 
 #[test]
@@ -135,8 +135,10 @@ fn bad_versions_and_params_get_32602_with_agentao_texts() {
         !h.agent.handshake().is_initialized(),
         "no failed initialize counts"
     );
-    assert!(h.take_events().iter().all(|e| *e
-        == AgentEvent::PeerViolation(Violation::Refused(ErrorCode::INVALID_PARAMS))));
+    assert!(
+        h.take_events().iter().all(|e| *e
+            == AgentEvent::PeerViolation(ClientViolation::Refused(ErrorCode::INVALID_PARAMS)))
+    );
 }
 
 #[test]
@@ -164,8 +166,8 @@ fn garbage_lines_are_answered_by_the_transport_and_reported() {
     assert_eq!(
         h.take_events(),
         [
-            AgentEvent::PeerViolation(Violation::Rejected(ErrorCode::PARSE_ERROR)),
-            AgentEvent::PeerViolation(Violation::Rejected(ErrorCode::INVALID_REQUEST)),
+            AgentEvent::PeerViolation(ClientViolation::Rejected(ErrorCode::PARSE_ERROR)),
+            AgentEvent::PeerViolation(ClientViolation::Rejected(ErrorCode::INVALID_REQUEST)),
         ]
     );
 }

@@ -138,7 +138,7 @@ fn cancel_and_eof_over_fixed_storage() {
         events.as_slice(),
         [AgentEvent::SaveSession { .. }, AgentEvent::Closed]
     ));
-    assert_eq!((agent.owed(), agent.in_flight()), (0, 0));
+    assert_eq!((agent.requests_owed(), agent.requests_in_flight()), (0, 0));
 }
 
 #[test]
@@ -156,7 +156,7 @@ fn the_fixed_line_limit_is_enforced() {
         out[0].starts_with(r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700"#),
         "{out:?}"
     );
-    assert_eq!(agent.owed(), 0);
+    assert_eq!(agent.requests_owed(), 0);
 }
 
 /// Without `alloc`, events carry a bounded copy of the params: longer params are answered
@@ -236,7 +236,7 @@ fn an_unadvertised_system_prompt_is_refused_and_an_advertised_one_passes() {
     assert!(
         matches!(
             events.as_slice(),
-            [AgentEvent::PeerViolation(acp_core::conn::agent::Violation::Refused(code))]
+            [AgentEvent::PeerViolation(acp_core::conn::agent::ClientViolation::Refused(code))]
                 if code.0 == -32602
         ),
         "refused by the connection, never handed over: {events:?}"

@@ -109,7 +109,7 @@ impl World {
         }
     }
 
-    fn observe(&mut self, agent: &mut AgentConnection) {
+    fn observe(&mut self, agent: &mut AgentConnection<acp_core::conn::Growable>) {
         while let Some(event) = agent.poll_event() {
             match event {
                 AgentEvent::NewSession { ticket, .. } => self.new_tickets.push(ticket),
@@ -175,13 +175,14 @@ impl World {
     }
 }
 
-fn send(agent: &mut AgentConnection, now: Instant, line: &str) {
+fn send(agent: &mut AgentConnection<acp_core::conn::Growable>, now: Instant, line: &str) {
     let bytes = format!("{line}\n");
     assert_eq!(agent.handle_bytes(now, bytes.as_bytes()), bytes.len());
 }
 
 fn run(ops: Vec<Op>) -> Vec<String> {
-    let mut agent: AgentConnection = AgentConnection::new(agent_support::config());
+    let mut agent: AgentConnection<acp_core::conn::Growable> =
+        AgentConnection::new(agent_support::config());
     let mut w = World::default();
     let mut now = Instant(0);
     for op in ops {
@@ -311,7 +312,7 @@ fn run(ops: Vec<Op>) -> Vec<String> {
             Op::RejectNew(n) => {
                 if !w.new_tickets.is_empty() {
                     let t = w.new_tickets.remove(n as usize % w.new_tickets.len());
-                    let _ = agent.reject(t, acp_core::wire::ErrorCode::INTERNAL_ERROR, "no");
+                    let _ = agent.respond_error(t, acp_core::wire::ErrorCode::INTERNAL_ERROR, "no");
                 }
             }
             Op::Update(n) => {
@@ -365,11 +366,11 @@ fn run(ops: Vec<Op>) -> Vec<String> {
     }
     agent.handle_eof(now);
     w.observe(&mut agent);
-    if agent.owed() != 0 || agent.in_flight() != 0 {
+    if agent.requests_owed() != 0 || agent.requests_in_flight() != 0 {
         w.failures.push(format!(
             "pending after EOF: {} owed, {} ours",
-            agent.owed(),
-            agent.in_flight()
+            agent.requests_owed(),
+            agent.requests_in_flight()
         ));
     }
     for (id, count) in &w.answered {

@@ -6,8 +6,8 @@ mod agent_support;
 
 use core::time::Duration;
 
-use acp_core::conn::agent::{AgentEvent, Violation};
-use acp_core::machine::permission::{PermissionDecision, PermissionOption, RejectReason};
+use acp_core::conn::agent::{AgentEvent, ClientViolation};
+use acp_core::machine::permission::{PermissionChoice, PermissionDecision, RejectReason};
 use acp_core::machine::turn::StopReason;
 use acp_core::machine::{RequestId, SessionId, UsageError};
 use acp_core::schema::{
@@ -85,11 +85,11 @@ fn permission_offers_four_options_for_an_announced_tool_call() {
         resolved(&mut h),
         (
             id,
-            PermissionDecision::Allowed(PermissionOption::AllowOnce),
+            PermissionDecision::Allowed(PermissionChoice::AllowOnce),
             false
         )
     );
-    assert_eq!(h.agent.in_flight(), 0);
+    assert_eq!(h.agent.requests_in_flight(), 0);
 }
 
 #[test]
@@ -99,7 +99,7 @@ fn permission_reads_flat_answers_and_treats_anything_odd_as_rejected() {
     let answers = [
         (
             r#"{"result":{"outcome":"selected","optionId":"reject_once"}}"#,
-            PermissionDecision::Rejected(RejectReason::Chosen(PermissionOption::RejectOnce)),
+            PermissionDecision::Rejected(RejectReason::Chosen(PermissionChoice::RejectOnce)),
         ),
         (
             r#"{"result":{"outcome":{"outcome":"selected","optionId":"yes"}}}"#,
@@ -158,12 +158,12 @@ fn permission_times_out_as_rejected_and_late_answers_are_reported() {
     h.send(r#"{"jsonrpc":"2.0","id":0,"result":{"outcome":{"outcome":"selected","optionId":"allow_once"}}}"#);
     assert_eq!(
         h.take_events(),
-        [AgentEvent::PeerViolation(Violation::LateResponse(id))]
+        [AgentEvent::PeerViolation(ClientViolation::LateResponse(id))]
     );
     h.send(r#"{"jsonrpc":"2.0","id":77,"result":{}}"#);
     assert_eq!(
         h.take_events(),
-        [AgentEvent::PeerViolation(Violation::UnknownResponse)]
+        [AgentEvent::PeerViolation(ClientViolation::UnknownResponse)]
     );
     assert!(h.take_lines().is_empty(), "responses are never answered");
 }
@@ -189,7 +189,7 @@ fn always_answers_are_remembered_per_session_per_tool() {
         resolved(&mut h),
         (
             second,
-            PermissionDecision::Allowed(PermissionOption::AllowAlways),
+            PermissionDecision::Allowed(PermissionChoice::AllowAlways),
             true
         )
     );
@@ -254,7 +254,9 @@ fn cancel_settles_pending_permission_and_ask_user_at_once() {
     h.send(r#"{"jsonrpc":"2.0","id":1,"result":{"outcome":"answered","text":"a.txt"}}"#);
     assert_eq!(
         h.take_events(),
-        [AgentEvent::PeerViolation(Violation::LateResponse(ask))]
+        [AgentEvent::PeerViolation(ClientViolation::LateResponse(
+            ask
+        ))]
     );
     assert_eq!(
         h.agent.request_permission(h.now, "s1", &call, None),
@@ -383,7 +385,11 @@ fn cancel_request_of_ours_is_sent_and_settles_when_answered() {
         h.take_lines(),
         [r#"{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":0}}"#]
     );
-    assert_eq!(h.agent.in_flight(), 1, "still pending until the answer");
+    assert_eq!(
+        h.agent.requests_in_flight(),
+        1,
+        "still pending until the answer"
+    );
     h.send(r#"{"jsonrpc":"2.0","id":0,"error":{"code":-32800,"message":"Request cancelled"}}"#);
     match h.take_events().as_slice() {
         [AgentEvent::Response { result: Err(e), .. }] => {
@@ -438,7 +444,7 @@ fn eof_cancels_turns_settles_everything_and_names_sessions_to_save() {
         ]
     );
     assert_eq!(
-        (h.agent.owed(), h.agent.in_flight()),
+        (h.agent.requests_owed(), h.agent.requests_in_flight()),
         (0, 0),
         "nothing pending after EOF"
     );

@@ -54,7 +54,7 @@ fn session_new_checks_cwd_and_mcp_servers() {
             "{params}"
         );
     }
-    assert!(h.agent.owed() == 0);
+    assert!(h.agent.requests_owed() == 0);
 }
 
 #[test]
@@ -115,7 +115,7 @@ fn a_rejected_session_new_answers_the_apps_error_and_leaves_nothing() {
     h.send(r#"{"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":"/missing","mcpServers":[]}}"#);
     let ticket = h.new_session_ticket();
     h.agent
-        .reject(
+        .respond_error(
             ticket,
             ErrorCode::INVALID_PARAMS,
             "Invalid params: session/new.cwd does not exist: '/missing'",
@@ -129,8 +129,8 @@ fn a_rejected_session_new_answers_the_apps_error_and_leaves_nothing() {
             "Invalid params: session/new.cwd does not exist: '/missing'"
         )]
     );
-    assert!(h.agent.session("").is_none());
-    assert_eq!(h.agent.owed(), 0);
+    assert!(h.agent.session_state("").is_none());
+    assert_eq!(h.agent.requests_owed(), 0);
 }
 
 #[test]
@@ -205,7 +205,7 @@ fn load_not_found_uses_agentaos_text_and_load_needs_the_capability() {
             "session/load: Session 'gone' not found"
         )]
     );
-    assert!(h.agent.session("gone").is_none());
+    assert!(h.agent.session_state("gone").is_none());
 
     let mut config = agent_support::config();
     config.features.load_session = false;
@@ -384,7 +384,7 @@ fn advertised_close_and_registered_extensions_reach_the_app() {
         other => panic!("{other:?}"),
     };
     h.agent.respond(ticket, &serde_json::json!({})).unwrap();
-    assert_eq!(h.agent.session("s1"), Some(SessionState::Closed));
+    assert_eq!(h.agent.session_state("s1"), Some(SessionState::Closed));
     h.send(r#"{"jsonrpc":"2.0","id":3,"method":"_vendor/echo","params":{"a":1}}"#);
     let ticket = match h.take_events().as_slice() {
         [

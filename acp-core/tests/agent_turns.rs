@@ -49,7 +49,7 @@ fn a_turn_sends_updates_then_exactly_one_answer() {
     );
     assert_eq!(
         h.agent
-            .reject(ticket, acp_core::wire::ErrorCode::INTERNAL_ERROR, "x"),
+            .respond_error(ticket, acp_core::wire::ErrorCode::INTERNAL_ERROR, "x"),
         Err(UsageError::AlreadySettled)
     );
     assert!(h.take_lines().is_empty());
@@ -248,7 +248,7 @@ fn cancel_as_a_request_answers_empty_object_or_unknown_session() {
             r#"{"jsonrpc":"2.0","id":6,"error":{"code":-32600,"message":"unknown sessionId: ghost"}}"#,
         ]
     );
-    assert_eq!(h.agent.owed(), 0);
+    assert_eq!(h.agent.requests_owed(), 0);
 }
 
 #[test]
@@ -324,7 +324,7 @@ fn tool_call_updates_announce_ids_for_the_running_turn() {
 #[test]
 #[should_panic(expected = "drain poll_event() until None after every input")]
 fn feeding_input_before_draining_events_panics_in_debug_builds() {
-    let mut agent: acp_core::AgentConnection =
+    let mut agent: acp_core::AgentConnection<acp_core::conn::Growable> =
         acp_core::AgentConnection::new(agent_support::config());
     let line = b"{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":{\"protocolVersion\":1}}\n";
     agent.handle_bytes(acp_core::Instant(0), line);

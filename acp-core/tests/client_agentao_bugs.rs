@@ -10,8 +10,8 @@ mod client_support;
 
 use acp_core::Instant;
 use acp_core::conn::client::{
-    AskUserAnswer, ClientEvent, Failure, HandshakeError, NO_MCP_SERVERS, PermissionAnswer, Serves,
-    TurnOutcome, UpdateContext, Violation,
+    AgentViolation, AskUserAnswer, ClientEvent, Failure, HandshakeError, NO_MCP_SERVERS,
+    PermissionAnswer, Serves, TurnOutcome, UpdateContext,
 };
 use acp_core::machine::UsageError;
 use acp_core::machine::pending::Settle;
@@ -222,7 +222,7 @@ fn response_ids_are_exact_and_unknown_ones_reported() {
     host.agent(r#"{"jsonrpc":"2.0","id":"2","result":{}}"#);
     assert_eq!(
         host.events(),
-        [ClientEvent::Violation(Violation::UnknownResponse)]
+        [ClientEvent::PeerViolation(AgentViolation::UnknownResponse)]
     );
     assert_eq!(host.conn.requests_in_flight(), 1);
     host.agent(r#"{"jsonrpc":"2.0","id":2,"result":{}}"#);

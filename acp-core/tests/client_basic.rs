@@ -522,8 +522,8 @@ fn debug_builds_catch_an_input_while_events_are_queued() {
     ));
     assert_eq!(
         host.conn.poll_event(),
-        Some(ClientEvent::Violation(
-            acp_core::conn::client::Violation::BadSessionId
+        Some(ClientEvent::PeerViolation(
+            acp_core::conn::client::AgentViolation::BadSessionId
         ))
     );
     host.conn.handle_timeout(Instant(1));
@@ -543,7 +543,7 @@ fn a_session_id_too_long_to_track_fails_the_session_new() {
     assert_eq!(
         host.events(),
         [
-            ClientEvent::Violation(acp_core::conn::client::Violation::BadSessionId),
+            ClientEvent::PeerViolation(acp_core::conn::client::AgentViolation::BadSessionId),
             ClientEvent::Failed {
                 request: acp_core::machine::RequestId(1),
                 method: ClientMethod::NewSession,
@@ -564,7 +564,7 @@ fn a_session_id_too_long_to_track_fails_the_session_new() {
         matches!(
             events.as_slice(),
             [
-                ClientEvent::Violation(acp_core::conn::client::Violation::BadSessionId),
+                ClientEvent::PeerViolation(acp_core::conn::client::AgentViolation::BadSessionId),
                 ClientEvent::Failed {
                     failure: Failure::BadResult,
                     ..

@@ -10,7 +10,7 @@ use acp_core::machine::UsageError;
 use acp_core::machine::turn::StopReason;
 
 /// Lines of 2 KiB, a 4 KiB outbox, 2 sessions, 4 requests each way.
-type Small = Fixed<2048, 4096, 2, 4>;
+type Small = Fixed<2048, 4096, 2, 4, 0>;
 
 fn sent(conn: &mut ClientConnection<Small>) -> Vec<String> {
     let bytes = conn.outbox().pending().to_vec();

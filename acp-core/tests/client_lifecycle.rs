@@ -5,8 +5,8 @@ mod client_support;
 
 use acp_core::Instant;
 use acp_core::conn::client::{
-    ClientEvent, ClientMethod, Failure, HandshakeError, NO_MCP_SERVERS, PermissionAnswer, Serves,
-    TurnOutcome, Violation,
+    AgentViolation, ClientEvent, ClientMethod, Failure, HandshakeError, NO_MCP_SERVERS,
+    PermissionAnswer, Serves, TurnOutcome,
 };
 use acp_core::machine::UsageError;
 use acp_core::machine::pending::{MethodKind, Settle};
@@ -227,7 +227,7 @@ fn a_prompt_timeout_cancels_the_turn_and_settles_its_questions() {
     host.agent(r#"{"jsonrpc":"2.0","id":2,"result":{"stopReason":"cancelled"}}"#);
     assert_eq!(
         host.events(),
-        [ClientEvent::Violation(Violation::LateResponse {
+        [ClientEvent::PeerViolation(AgentViolation::LateResponse {
             request: acp_core::machine::RequestId(2)
         })]
     );
@@ -353,7 +353,7 @@ fn a_full_outbox_pauses_input_and_refuses_commands_without_changing_state() {
     // A second line does not fit either: refused, and nothing changed.
     assert_eq!(
         host.conn.prompt_text(Instant(0), "s2", &big),
-        Err(UsageError::OutboxFull)
+        Err(UsageError::WouldBlock)
     );
     assert_eq!(
         host.conn.session_state("s2"),
@@ -361,7 +361,7 @@ fn a_full_outbox_pauses_input_and_refuses_commands_without_changing_state() {
     );
     assert_eq!(host.conn.requests_in_flight(), 1);
     assert_eq!(
-        UsageError::OutboxFull.to_string(),
+        UsageError::WouldBlock.to_string(),
         "the outbox is full; write out pending bytes first"
     );
     assert_eq!(host.sent().len(), 1, "only the first prompt");

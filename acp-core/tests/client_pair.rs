@@ -5,17 +5,17 @@
 use acp_core::Instant;
 use acp_core::conn::agent::{AgentConfig, AgentConnection, AgentEvent, AgentInfo, RawUpdate};
 use acp_core::conn::client::{
-    AskUserAnswer, ClientConfig, ClientConnection, ClientEvent, Growable, NO_MCP_SERVERS,
-    PermissionAnswer, Serves, TurnOutcome, UpdateContext, Violation,
+    AgentViolation, AskUserAnswer, ClientConfig, ClientConnection, ClientEvent, Growable,
+    NO_MCP_SERVERS, PermissionAnswer, Serves, TurnOutcome, UpdateContext,
 };
 use acp_core::machine::handshake::Capabilities;
-use acp_core::machine::permission::{PermissionDecision, PermissionOption};
+use acp_core::machine::permission::{PermissionChoice, PermissionDecision};
 use acp_core::machine::turn::StopReason;
 use acp_core::schema::{AskUserRequest, ToolCallUpdate};
 
 struct Pair {
     client: ClientConnection<Growable>,
-    agent: AgentConnection,
+    agent: AgentConnection<acp_core::conn::Growable>,
     now: u64,
     client_events: Vec<ClientEvent>,
     agent_events: Vec<AgentEvent>,
@@ -190,7 +190,7 @@ fn a_turn_with_updates_and_an_allowed_permission() {
         [AgentEvent::PermissionResolved {
             request: asked,
             session: acp_core::machine::SessionId::new("s1").unwrap(),
-            decision: PermissionDecision::Allowed(PermissionOption::AllowOnce),
+            decision: PermissionDecision::Allowed(PermissionChoice::AllowOnce),
             remembered: false
         }]
     );
@@ -260,7 +260,7 @@ fn cancel_settles_the_permission_on_both_sides_and_the_turn_ends_cancelled() {
         "{events:?}"
     );
     assert_eq!(pair.client.requests_owed(), 0);
-    assert_eq!(pair.agent.in_flight(), 0);
+    assert_eq!(pair.agent.requests_in_flight(), 0);
 }
 
 #[test]
@@ -287,7 +287,9 @@ fn a_client_prompt_timeout_cancels_the_agents_turn() {
     pair.agent.end_turn("s1", StopReason::Cancelled).unwrap();
     assert!(matches!(
         pair.take_client().as_slice(),
-        [ClientEvent::Violation(Violation::LateResponse { .. })]
+        [ClientEvent::PeerViolation(
+            AgentViolation::LateResponse { .. }
+        )]
     ));
 }
 

@@ -6,7 +6,7 @@ mod client_support;
 
 use acp_core::Instant;
 use acp_core::conn::client::{
-    AgentMethod, AskUserAnswer, ClientEvent, PermissionAnswer, Serves, Violation,
+    AgentMethod, AgentViolation, AskUserAnswer, ClientEvent, PermissionAnswer, Serves,
 };
 use acp_core::machine::UsageError;
 use acp_core::machine::pending::{MethodKind, Settle};
@@ -50,7 +50,7 @@ fn unserved_methods_are_answered_method_not_found_at_once() {
         let events = host.events();
         assert_eq!(
             events,
-            [ClientEvent::Violation(Violation::RequestRefused {
+            [ClientEvent::PeerViolation(AgentViolation::RequestRefused {
                 method: acp_core::conn::client::Text::new(method),
                 code: ErrorCode::METHOD_NOT_FOUND
             })]
@@ -292,15 +292,15 @@ fn other_notifications_are_delivered_and_responses_to_unknown_ids_reported() {
     );
     assert_eq!(
         events[1],
-        ClientEvent::Violation(Violation::UnknownResponse)
+        ClientEvent::PeerViolation(AgentViolation::UnknownResponse)
     );
     assert_eq!(
         events[2],
-        ClientEvent::Violation(Violation::UnknownResponse)
+        ClientEvent::PeerViolation(AgentViolation::UnknownResponse)
     );
     assert_eq!(
         events[3],
-        ClientEvent::Violation(Violation::RejectedLine {
+        ClientEvent::PeerViolation(AgentViolation::RejectedLine {
             code: ErrorCode::INVALID_REQUEST
         })
     );

@@ -2,7 +2,7 @@
 //! the exact code, id and message of every rejection.
 
 use acp_core::wire::envelope::{
-    ErrorObject, MalformedResponse, Message, Notification, Outcome, Reason, Rejection, Request,
+    ErrorObject, LineRejection, MalformedResponse, Message, Notification, Outcome, Reason, Request,
     Response, scan,
 };
 use acp_core::wire::frame::FrameError;
@@ -442,14 +442,14 @@ fn malformed_responses_still_settle_the_request() {
 
 #[test]
 fn frame_errors_become_parse_errors_with_null_id() {
-    let r = Rejection::from_frame_error(FrameError::LineTooLong { limit: 1024 });
+    let r = LineRejection::from_frame_error(FrameError::LineTooLong { limit: 1024 });
     assert_eq!(r.code, ErrorCode::PARSE_ERROR);
     assert_eq!(r.id, Id::Null);
     assert_eq!(
         r.to_string(),
         "Parse error: line exceeds the maximum length of 1024 bytes"
     );
-    let r = Rejection::from_frame_error(FrameError::InvalidUtf8 { valid_up_to: 3 });
+    let r = LineRejection::from_frame_error(FrameError::InvalidUtf8 { valid_up_to: 3 });
     assert_eq!((r.code, r.id), (ErrorCode::PARSE_ERROR, Id::Null));
     assert_eq!(
         r.reason,
@@ -513,7 +513,7 @@ fn a_rejection_displays_as_its_reply_message() {
     let r = scan("[1]").unwrap_err();
     assert_eq!(
         r,
-        Rejection {
+        LineRejection {
             code: ErrorCode::INVALID_REQUEST,
             id: Id::Null,
             reason: Reason::NotAnObject

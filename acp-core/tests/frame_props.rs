@@ -4,7 +4,7 @@
 
 #[cfg(feature = "alloc")]
 use acp_core::wire::frame::GROWABLE_MIN_CAPACITY;
-use acp_core::wire::frame::{FrameError, Framer, Storage};
+use acp_core::wire::frame::{ByteStorage, FrameError, Framer};
 use quickcheck::{Arbitrary, Gen, QuickCheck};
 
 /// One item the framer hands out, owned.
@@ -116,7 +116,7 @@ fn below(g: &mut Gen, bound: usize) -> usize {
 
 /// Feeds `stream` the way `caller` does, checking the memory bound after every call, then
 /// finishes and drains. Every loop is bounded by the stream length.
-fn run<S: Storage>(
+fn run<S: ByteStorage>(
     framer: &mut Framer<S>,
     stream: &[u8],
     caller: &Caller,
@@ -165,7 +165,7 @@ fn run<S: Storage>(
     items
 }
 
-fn check<S: Storage>(
+fn check<S: ByteStorage>(
     make: impl Fn() -> Framer<S>,
     stream: &Stream,
     caller: &Caller,
@@ -375,7 +375,7 @@ fn arbitrary_bytes_never_panic() {
 /// Reads `stream` in `caller`'s read sizes, taking every line of each read with
 /// `next_line_bytes_from`, checking the memory bound after every call; then finishes and takes
 /// the rest. Every loop is bounded by the stream length.
-fn run_from<S: Storage>(
+fn run_from<S: ByteStorage>(
     framer: &mut Framer<S>,
     stream: &[u8],
     caller: &Caller,
@@ -421,7 +421,7 @@ fn run_from<S: Storage>(
 }
 
 /// `feed` + `next_line_bytes` in the documented call loop, for comparison.
-fn run_fed_bytes<S: Storage>(
+fn run_fed_bytes<S: ByteStorage>(
     framer: &mut Framer<S>,
     stream: &[u8],
     caller: &Caller,
@@ -449,7 +449,7 @@ fn run_fed_bytes<S: Storage>(
 
 /// Taking lines from the input, chunked as `caller` reads and in one read, gives what the
 /// rules give and what feeding gives (chunked the same way).
-fn check_from<S: Storage>(
+fn check_from<S: ByteStorage>(
     make: impl Fn() -> Framer<S>,
     stream: &Stream,
     caller: &Caller,

@@ -4,10 +4,11 @@
 use core::time::Duration;
 
 use acp_core::machine::pending::{
-    CancelRequestVerdict, FixedOwing, FixedPending, MethodKind, Outcome, Outgoing, OutgoingState,
-    Owed, OwedState, Owing, Pending, Received, Response, ResponseVerdict, Settle, Settled,
+    CancelRequestVerdict, FixedOwing, FixedPending, MethodKind, Outgoing, OutgoingState, Owed,
+    OwedState, Owing, Pending, Received, ReplyKind, ResponseVerdict, Settle, Settled,
+    SettledOutcome,
 };
-use acp_core::machine::{Instant, Rejection, RequestId, Storage, Ticket, UsageError};
+use acp_core::machine::{Instant, Rejection, RequestId, Table, Ticket, UsageError};
 use acp_core::wire::ErrorCode;
 
 type Ours = FixedPending<4>;
@@ -19,7 +20,7 @@ fn ms(n: u64) -> Option<Duration> {
     Some(Duration::from_millis(n))
 }
 
-fn drain<S: Storage<Outgoing>>(p: &mut Pending<S>) -> Vec<Settled> {
+fn drain<S: Table<Outgoing>>(p: &mut Pending<S>) -> Vec<Settled> {
     let mut out = Vec::new();
     for _ in 0..100 {
         match p.poll_settled() {
@@ -46,17 +47,17 @@ fn an_answer_settles_once_and_a_second_is_unknown() {
     let id = p
         .send(T0, MethodKind::Permission, Some("s1"), None)
         .unwrap();
-    let verdict = p.handle_response(T0, Some(id.0), Response::Result);
+    let verdict = p.handle_response(T0, Some(id.0), ReplyKind::Result);
     let ResponseVerdict::Settled(s) = verdict else {
         panic!("{verdict:?}")
     };
     assert_eq!(
         (s.id, s.kind, s.outcome),
-        (id, MethodKind::Permission, Outcome::Answered)
+        (id, MethodKind::Permission, SettledOutcome::Answered)
     );
     assert_eq!(s.session.unwrap().as_str(), "s1");
     assert_eq!(
-        p.handle_response(T0, Some(id.0), Response::Result),
+        p.handle_response(T0, Some(id.0), ReplyKind::Result),
         ResponseVerdict::Unknown
     );
     assert!(p.rows().is_empty());
@@ -68,16 +69,17 @@ fn errors_and_malformed_answers_settle_too() {
     let a = p.send(T0, MethodKind::Other, None, None).unwrap();
     let b = p.send(T0, MethodKind::Other, None, None).unwrap();
     let ResponseVerdict::Settled(sa) =
-        p.handle_response(T0, Some(a.0), Response::Error(ErrorCode::METHOD_NOT_FOUND))
+        p.handle_response(T0, Some(a.0), ReplyKind::Error(ErrorCode::METHOD_NOT_FOUND))
     else {
         panic!()
     };
-    assert_eq!(sa.outcome, Outcome::Error(ErrorCode(-32601)));
+    assert_eq!(sa.outcome, SettledOutcome::Error(ErrorCode(-32601)));
     // Agentao hangs on `{"code":"bad"}`; we settle (R-RPC-4).
-    let ResponseVerdict::Settled(sb) = p.handle_response(T0, Some(b.0), Response::Malformed) else {
+    let ResponseVerdict::Settled(sb) = p.handle_response(T0, Some(b.0), ReplyKind::Malformed)
+    else {
         panic!()
     };
-    assert_eq!(sb.outcome, Outcome::Malformed);
+    assert_eq!(sb.outcome, SettledOutcome::Malformed);
 }
 
 #[test]
@@ -85,11 +87,11 @@ fn responses_to_ids_we_never_used_are_unknown() {
     let mut p = Ours::default();
     p.send(T0, MethodKind::Other, None, None).unwrap();
     assert_eq!(
-        p.handle_response(T0, Some(99), Response::Result),
+        p.handle_response(T0, Some(99), ReplyKind::Result),
         ResponseVerdict::Unknown
     );
     assert_eq!(
-        p.handle_response(T0, None, Response::Result),
+        p.handle_response(T0, None, ReplyKind::Result),
         ResponseVerdict::Unknown
     );
     assert_eq!(p.in_flight(), 1);
@@ -116,19 +118,22 @@ fn timeouts_settle_every_expired_request_and_move_the_deadline() {
         .into_iter()
         .map(|s| (s.id, s.outcome))
         .collect();
-    assert_eq!(settled, [(a, Outcome::TimedOut), (c, Outcome::TimedOut)]);
+    assert_eq!(
+        settled,
+        [(a, SettledOutcome::TimedOut), (c, SettledOutcome::TimedOut)]
+    );
     assert_eq!(p.poll_timeout(), Some(Instant(1_300)));
 
     // A late answer is ignored and reported, once.
     assert_eq!(
-        p.handle_response(T0, Some(a.0), Response::Result),
+        p.handle_response(T0, Some(a.0), ReplyKind::Result),
         ResponseVerdict::Late {
             id: a,
             kind: MethodKind::Permission
         }
     );
     assert_eq!(
-        p.handle_response(T0, Some(a.0), Response::Result),
+        p.handle_response(T0, Some(a.0), ReplyKind::Result),
         ResponseVerdict::Unknown
     );
     assert_eq!(
@@ -171,7 +176,10 @@ fn cancelling_a_session_settles_its_permission_and_ask_user_requests_only() {
         .collect();
     assert_eq!(
         settled,
-        [(perm, Outcome::Cancelled), (ask, Outcome::Cancelled)]
+        [
+            (perm, SettledOutcome::Cancelled),
+            (ask, SettledOutcome::Cancelled)
+        ]
     );
     assert!(matches!(
         p.get(fs).unwrap().state,
@@ -185,7 +193,7 @@ fn cancelling_a_session_settles_its_permission_and_ask_user_requests_only() {
     assert_eq!(p.cancel_session("s1"), 0);
     // The client's late answer is ignored and reported.
     assert_eq!(
-        p.handle_response(T0, Some(perm.0), Response::Result),
+        p.handle_response(T0, Some(perm.0), ReplyKind::Result),
         ResponseVerdict::Late {
             id: perm,
             kind: MethodKind::Permission
@@ -208,11 +216,11 @@ fn cancel_request_keeps_waiting_for_the_answer() {
     let ResponseVerdict::Settled(s) = p.handle_response(
         T0,
         Some(id.0),
-        Response::Error(ErrorCode::REQUEST_CANCELLED),
+        ReplyKind::Error(ErrorCode::REQUEST_CANCELLED),
     ) else {
         panic!()
     };
-    assert_eq!(s.outcome, Outcome::Error(ErrorCode(-32800)));
+    assert_eq!(s.outcome, SettledOutcome::Error(ErrorCode(-32800)));
     assert_eq!(p.request_cancel(id), Err(UsageError::AlreadySettled));
 }
 
@@ -244,7 +252,13 @@ fn eof_settles_everything_and_leaves_nothing() {
         .into_iter()
         .map(|s| (s.id, s.outcome))
         .collect();
-    assert_eq!(rest, [(b, Outcome::Disconnected), (c, Outcome::TimedOut)]);
+    assert_eq!(
+        rest,
+        [
+            (b, SettledOutcome::Disconnected),
+            (c, SettledOutcome::TimedOut)
+        ]
+    );
     assert!(p.rows().is_empty());
     assert_eq!(p.poll_timeout(), None);
     assert_eq!(
@@ -271,11 +285,11 @@ fn the_in_flight_limit_is_enforced_and_abandoned_rows_make_room() {
     assert_eq!(id, RequestId(4));
     // The oldest abandoned row was forgotten to make room.
     assert_eq!(
-        p.handle_response(T0, Some(0), Response::Result),
+        p.handle_response(T0, Some(0), ReplyKind::Result),
         ResponseVerdict::Unknown
     );
     assert!(matches!(
-        p.handle_response(T0, Some(1), Response::Result),
+        p.handle_response(T0, Some(1), ReplyKind::Result),
         ResponseVerdict::Late { .. }
     ));
 }
@@ -296,7 +310,7 @@ fn overlong_session_ids_are_refused_locally() {
 
 // ---- requests the peer sent us ----
 
-fn owed<S: Storage<Owed>>(
+fn owed<S: Table<Owed>>(
     t: &mut Owing<S>,
     raw: &str,
     kind: MethodKind,
@@ -472,7 +486,11 @@ fn outgoing_states() -> Vec<OutgoingState> {
             });
         }
     }
-    for o in [Outcome::TimedOut, Outcome::Cancelled, Outcome::Disconnected] {
+    for o in [
+        SettledOutcome::TimedOut,
+        SettledOutcome::Cancelled,
+        SettledOutcome::Disconnected,
+    ] {
         v.push(OutgoingState::Settled(o));
     }
     v
@@ -480,9 +498,9 @@ fn outgoing_states() -> Vec<OutgoingState> {
 
 fn outgoing_inputs() -> Vec<OutgoingInput> {
     vec![
-        OutgoingInput::Response(Response::Result),
-        OutgoingInput::Response(Response::Malformed),
-        OutgoingInput::Response(Response::Error(ErrorCode(-1))),
+        OutgoingInput::Reply(ReplyKind::Result),
+        OutgoingInput::Reply(ReplyKind::Malformed),
+        OutgoingInput::Reply(ReplyKind::Error(ErrorCode(-1))),
         OutgoingInput::Timeout(Instant(9)),
         OutgoingInput::Timeout(Instant(10)),
         OutgoingInput::SessionCancelled,

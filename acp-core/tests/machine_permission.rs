@@ -1,10 +1,12 @@
 //! Reading permission and ask_user answers, and the `*_always` memory (R-PERM-3, R-PERM-4,
 //! R-ASK-1).
 
-use acp_core::machine::ask_user::{self, AskUserAnswer, AskUserReply, UNAVAILABLE, Unavailable};
-use acp_core::machine::pending::Outcome;
+use acp_core::machine::ask_user::{
+    self, AskUserReply, AskUserResolution, UNAVAILABLE, Unavailable,
+};
+use acp_core::machine::pending::SettledOutcome;
 use acp_core::machine::permission::{
-    FixedPermissionMemory, PermissionDecision as D, PermissionOption as Opt, PermissionReply as R,
+    FixedPermissionMemory, PermissionChoice as Opt, PermissionDecision as D, PermissionReply as R,
     RejectReason, decide,
 };
 use acp_core::wire::ErrorCode;
@@ -63,8 +65,11 @@ fn cancelled_outcomes_cancel() {
         }),
         D::Cancelled
     );
-    assert_eq!(decide(R::Settled(Outcome::Cancelled)), D::Cancelled);
-    assert_eq!(decide(R::Settled(Outcome::Disconnected)), D::Cancelled);
+    assert_eq!(decide(R::Settled(SettledOutcome::Cancelled)), D::Cancelled);
+    assert_eq!(
+        decide(R::Settled(SettledOutcome::Disconnected)),
+        D::Cancelled
+    );
 }
 
 #[test]
@@ -106,12 +111,15 @@ fn anything_unreadable_is_rejected() {
             RejectReason::UnknownOutcome,
         ),
         (R::Malformed, RejectReason::Malformed),
-        (R::Settled(Outcome::Malformed), RejectReason::Malformed),
         (
-            R::Settled(Outcome::Error(ErrorCode::METHOD_NOT_FOUND)),
+            R::Settled(SettledOutcome::Malformed),
+            RejectReason::Malformed,
+        ),
+        (
+            R::Settled(SettledOutcome::Error(ErrorCode::METHOD_NOT_FOUND)),
             RejectReason::Error(ErrorCode(-32601)),
         ),
-        (R::Settled(Outcome::TimedOut), RejectReason::TimedOut),
+        (R::Settled(SettledOutcome::TimedOut), RejectReason::TimedOut),
     ];
     for (reply, reason) in cases {
         let decision = decide(reply);
@@ -180,7 +188,7 @@ fn an_answered_text_is_passed_on() {
         outcome: Some("answered"),
         text: Some("blue"),
     });
-    assert_eq!(answer, AskUserAnswer::Answered("blue"));
+    assert_eq!(answer, AskUserResolution::Answered("blue"));
     assert_eq!(answer.text(), "blue");
 }
 
@@ -225,25 +233,25 @@ fn everything_else_is_the_sentinel() {
         ),
         (AskUserReply::Malformed, Unavailable::Malformed),
         (
-            AskUserReply::Settled(Outcome::Error(ErrorCode(-32601))),
+            AskUserReply::Settled(SettledOutcome::Error(ErrorCode(-32601))),
             Unavailable::Error(ErrorCode(-32601)),
         ),
         (
-            AskUserReply::Settled(Outcome::TimedOut),
+            AskUserReply::Settled(SettledOutcome::TimedOut),
             Unavailable::TimedOut,
         ),
         (
-            AskUserReply::Settled(Outcome::Cancelled),
+            AskUserReply::Settled(SettledOutcome::Cancelled),
             Unavailable::Cancelled,
         ),
         (
-            AskUserReply::Settled(Outcome::Disconnected),
+            AskUserReply::Settled(SettledOutcome::Disconnected),
             Unavailable::Disconnected,
         ),
     ];
     for (reply, why) in cases {
         let answer = ask_user::read_reply(reply);
-        assert_eq!(answer, AskUserAnswer::Unavailable(why), "{reply:?}");
+        assert_eq!(answer, AskUserResolution::Unavailable(why), "{reply:?}");
         assert_eq!(answer.text(), "(user unavailable)");
     }
 }

@@ -12,7 +12,7 @@ use acp_core::machine::handshake::{
     Capabilities, Handshake, HandshakeInput, HandshakeOutput, RequestedVersion,
 };
 use acp_core::machine::pending::{
-    CancelRequestVerdict, FixedOwing, FixedPending, MethodKind, Received, Response,
+    CancelRequestVerdict, FixedOwing, FixedPending, MethodKind, Received, ReplyKind,
     ResponseVerdict, Settle,
 };
 use acp_core::machine::session::{
@@ -548,9 +548,9 @@ impl Agent {
                     self.our_requests[usize::from(request) % self.our_requests.len()].0
                 };
                 let response = match how % 3 {
-                    0 => Response::Result,
-                    1 => Response::Error(acp_core::wire::ErrorCode(-32601)),
-                    _ => Response::Malformed,
+                    0 => ReplyKind::Result,
+                    1 => ReplyKind::Error(acp_core::wire::ErrorCode(-32601)),
+                    _ => ReplyKind::Malformed,
                 };
                 if let ResponseVerdict::Settled(s) =
                     self.ours.handle_response(self.now, Some(id), response)

@@ -11,8 +11,8 @@ use std::time::Duration;
 
 use acp_core::machine::handshake::{Capabilities, Handshake, HandshakeInput};
 use acp_core::machine::pending::{
-    CancelRequestVerdict, FixedOwing, FixedPending, MethodKind, Outcome, Received, Response,
-    ResponseVerdict, Settle, Settled,
+    CancelRequestVerdict, FixedOwing, FixedPending, MethodKind, Received, ReplyKind,
+    ResponseVerdict, Settle, Settled, SettledOutcome,
 };
 use acp_core::machine::session::{CancelVia, FixedSessions, SessionInput, SessionOutput};
 use acp_core::machine::turn::StopReason;
@@ -140,7 +140,7 @@ impl Client {
         *self.settled.entry(s.id).or_default() += 1;
         let (kind, session) = self.purpose[&s.id].clone();
         match kind {
-            MethodKind::Initialize if s.outcome == Outcome::Answered => {
+            MethodKind::Initialize if s.outcome == SettledOutcome::Answered => {
                 self.handshake.handle(HandshakeInput::InitializeAnswered {
                     protocol_version: 1,
                     capabilities: Capabilities::LOAD_SESSION,
@@ -148,7 +148,7 @@ impl Client {
             }
             MethodKind::NewSession => {
                 let req = ReqRef::Ours(s.id);
-                if s.outcome == Outcome::Answered {
+                if s.outcome == SettledOutcome::Answered {
                     let id = format!("s{}", self.next_session);
                     self.next_session += 1;
                     if self
@@ -169,7 +169,7 @@ impl Client {
                 let prompt = ReqRef::Ours(s.id);
                 let input = match s.outcome {
                     // The agent says end_turn, whatever we did.
-                    Outcome::Answered => SessionInput::EndTurn {
+                    SettledOutcome::Answered => SessionInput::EndTurn {
                         id: &id,
                         prompt,
                         stop: StopReason::EndTurn,
@@ -300,9 +300,9 @@ impl Client {
                     .get(usize::from(request) % (self.sent.len() + 1))
                     .map(|r| r.0);
                 let response = match how % 3 {
-                    0 => Response::Result,
-                    1 => Response::Error(ErrorCode::INTERNAL_ERROR),
-                    _ => Response::Malformed,
+                    0 => ReplyKind::Result,
+                    1 => ReplyKind::Error(ErrorCode::INTERNAL_ERROR),
+                    _ => ReplyKind::Malformed,
                 };
                 match self.ours.handle_response(self.now, id, response) {
                     ResponseVerdict::Settled(s) => self.settle(s),

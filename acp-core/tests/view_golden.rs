@@ -11,7 +11,7 @@ use acp_core::schema::{
 use acp_core::view::{
     AgentNotificationView, AgentRequestView, AgentResponseView, ClientRequestView,
     ClientResponseView, ContentBlockView, KnownToolKind, PermissionOutcomeView, ResourceContents,
-    SessionUpdateView, ToolCallContentView, ToolKind,
+    SessionUpdateView, ToolCallContentView, ToolKindView,
 };
 use acp_core::wire::JsonStr;
 use acp_core::wire::json::parse_value;
@@ -271,10 +271,10 @@ fn tool_call_fixtures() {
     }
 }
 
-fn kind_name(kind: ToolKind<'_>) -> String {
+fn kind_name(kind: ToolKindView<'_>) -> String {
     match kind {
-        ToolKind::Known(known) => known.as_str().to_owned(),
-        ToolKind::Unknown(name) => text(name),
+        ToolKindView::Known(known) => known.as_str().to_owned(),
+        ToolKindView::Unknown(name) => text(name),
     }
 }
 
@@ -480,17 +480,20 @@ fn cancel_notification_fixture() {
 #[test]
 fn view_enums_match_the_owned_enums() {
     use acp_core::view as v;
-    assert_eq!(v::StopReason::NAMES, schema::StopReason::NAMES);
-    assert_eq!(v::ToolCallStatus::NAMES, schema::ToolCallStatus::NAMES);
+    assert_eq!(v::StopReasonView::NAMES, schema::StopReason::NAMES);
+    assert_eq!(v::ToolCallStatusView::NAMES, schema::ToolCallStatus::NAMES);
     assert_eq!(
-        v::PermissionOptionKind::NAMES,
+        v::PermissionOptionKindView::NAMES,
         schema::PermissionOptionKind::NAMES
     );
     assert_eq!(
-        v::PlanEntryPriority::NAMES,
+        v::PlanEntryPriorityView::NAMES,
         schema::PlanEntryPriority::NAMES
     );
-    assert_eq!(v::PlanEntryStatus::NAMES, schema::PlanEntryStatus::NAMES);
+    assert_eq!(
+        v::PlanEntryStatusView::NAMES,
+        schema::PlanEntryStatus::NAMES
+    );
     assert_eq!(KnownToolKind::NAMES, schema::ToolKind::NAMES);
     assert_eq!(&SessionUpdateView::KNOWN[..], SessionUpdate::KNOWN);
 }

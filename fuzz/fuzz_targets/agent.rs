@@ -11,7 +11,7 @@ use acp_core::machine::turn::StopReason;
 use acp_core::wire::ErrorCode;
 use libfuzzer_sys::fuzz_target;
 
-fn drain(agent: &mut AgentConnection, mood: u8, sessions: &mut u32) {
+fn drain(agent: &mut AgentConnection<acp_core::conn::Growable>, mood: u8, sessions: &mut u32) {
     while let Some(event) = agent.poll_event() {
         match event {
             AgentEvent::NewSession { ticket, .. } => {
@@ -19,7 +19,7 @@ fn drain(agent: &mut AgentConnection, mood: u8, sessions: &mut u32) {
                 if mood & 1 == 0 {
                     let _ = agent.accept_new_session_id(ticket, &format!("s{sessions}"));
                 } else {
-                    let _ = agent.reject(ticket, ErrorCode::INTERNAL_ERROR, "no");
+                    let _ = agent.respond_error(ticket, ErrorCode::INTERNAL_ERROR, "no");
                 }
             }
             AgentEvent::LoadSession { ticket, .. } => {
@@ -61,7 +61,7 @@ fuzz_target!(|data: &[u8]| {
     config.features.load_session = true;
     config.features.session_close = true;
     config.limits.max_line = 4096;
-    let mut agent: AgentConnection = AgentConnection::new(config);
+    let mut agent: AgentConnection<acp_core::conn::Growable> = AgentConnection::new(config);
     let mut sessions = 0;
     let mut now = 0;
     for piece in bytes.chunks(chunk) {
@@ -81,6 +81,6 @@ fuzz_target!(|data: &[u8]| {
     }
     agent.handle_eof(Instant(now + 1));
     drain(&mut agent, *mood, &mut sessions);
-    assert_eq!(agent.owed(), 0, "nothing owed after EOF");
-    assert_eq!(agent.in_flight(), 0, "nothing pending after EOF");
+    assert_eq!(agent.requests_owed(), 0, "nothing owed after EOF");
+    assert_eq!(agent.requests_in_flight(), 0, "nothing pending after EOF");
 });

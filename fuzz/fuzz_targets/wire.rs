@@ -7,7 +7,7 @@
 #![no_main]
 
 use acp_core::wire::encode::write_error;
-use acp_core::wire::envelope::{self, Message, Outcome, Rejection};
+use acp_core::wire::envelope::{self, Message, Outcome, LineRejection};
 use acp_core::wire::frame::Framer;
 use acp_core::wire::json::parse_value;
 use libfuzzer_sys::fuzz_target;
@@ -22,7 +22,7 @@ fuzz_target!(|data: &[u8]| {
     let check = |line: Result<&str, _>| {
         let verdict = match line {
             Ok(line) => envelope::scan(line),
-            Err(error) => Err(Rejection::from_frame_error(error)),
+            Err(error) => Err(LineRejection::from_frame_error(error)),
         };
         match verdict {
             Ok(message) => {

@@ -983,7 +983,9 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
             Ok(system_prompt) => system_prompt,
             Err(refusal) => {
                 tracing::info!(code = refusal.code.0, "session/new refused");
-                let _ = self.conn.reject(ticket, refusal.code, &refusal.message);
+                let _ = self
+                    .conn
+                    .respond_error(ticket, refusal.code, &refusal.message);
                 return;
             }
         };
@@ -1117,9 +1119,9 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
         request: Option<ClientRequest>,
     ) {
         let Some(state) = session.and_then(|id| self.sessions.get_mut(id)) else {
-            let _ = self
-                .conn
-                .reject(ticket, ErrorCode::METHOD_NOT_FOUND, "Method not found");
+            let _ =
+                self.conn
+                    .respond_error(ticket, ErrorCode::METHOD_NOT_FOUND, "Method not found");
             return;
         };
         let answered = match request {
@@ -1135,7 +1137,9 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
                         answer.config_options = options;
                         self.conn.respond(ticket, &answer)
                     }
-                    Err(refusal) => self.conn.reject(ticket, refusal.code, &refusal.message),
+                    Err(refusal) => self
+                        .conn
+                        .respond_error(ticket, refusal.code, &refusal.message),
                 }
             }
             Some(ClientRequest::SetModel(r)) => match state.set_model(&r.model) {
@@ -1144,15 +1148,17 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
                     answer.model = model;
                     self.conn.respond(ticket, &answer)
                 }
-                Err(refusal) => self.conn.reject(ticket, refusal.code, &refusal.message),
+                Err(refusal) => self
+                    .conn
+                    .respond_error(ticket, refusal.code, &refusal.message),
             },
             _ => self
                 .conn
-                .reject(ticket, ErrorCode::METHOD_NOT_FOUND, "Method not found"),
+                .respond_error(ticket, ErrorCode::METHOD_NOT_FOUND, "Method not found"),
         };
         if let Err(error) = answered {
             tracing::warn!(method, %error, "answer not sent");
-            let _ = self.conn.reject(
+            let _ = self.conn.respond_error(
                 ticket,
                 ErrorCode::INTERNAL_ERROR,
                 &format_args!("Internal error: {error}"),

@@ -119,7 +119,7 @@ pub fn last_tool_number(history: &SessionHistory) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use acp_core::machine::permission::{PermissionDecision, PermissionOption};
+    use acp_core::machine::permission::{PermissionChoice, PermissionDecision};
 
     #[test]
     fn modes_decide_before_memory_and_memory_before_asking() {
@@ -157,7 +157,7 @@ mod tests {
         memory.record(
             "s",
             "write_file",
-            PermissionDecision::Allowed(PermissionOption::AllowAlways),
+            PermissionDecision::Allowed(PermissionChoice::AllowAlways),
         );
         assert_eq!(
             gate(Posture::WorkspaceWrite, &edit, &memory, "s", "write_file"),
@@ -177,7 +177,7 @@ mod tests {
         memory.record(
             "s",
             "replace",
-            PermissionDecision::Rejected(RejectReason::Chosen(PermissionOption::RejectAlways)),
+            PermissionDecision::Rejected(RejectReason::Chosen(PermissionChoice::RejectAlways)),
         );
         assert_eq!(
             gate(Posture::WorkspaceWrite, &edit, &memory, "s", "replace"),

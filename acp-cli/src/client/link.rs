@@ -330,7 +330,7 @@ impl Link {
                 }
             }
             ClientEvent::RequestSettled { ticket, .. } => Some(LinkEvent::Settled(ticket)),
-            ClientEvent::Violation(violation) => {
+            ClientEvent::PeerViolation(violation) => {
                 tracing::debug!(?violation, "agent broke a protocol rule");
                 None
             }

@@ -2,7 +2,7 @@
 //! results. Steps are rendered as short lines so each test reads as a transcript.
 
 use acp_core::Instant;
-use acp_core::machine::permission::{PermissionDecision, PermissionOption, RejectReason};
+use acp_core::machine::permission::{PermissionChoice, PermissionDecision, RejectReason};
 use acp_core::schema::{
     ContentBlock, IdleState, IdleStopReason, PlanUpdateContent, SessionMessage, SessionUpdate,
     StateUpdate, SubagentUpdate, ToolCall, ToolCallContent, ToolCallStatus, ToolKind,
@@ -161,11 +161,11 @@ fn turn(text: &str) -> Vec<String> {
     run(&mut backend, S, 1000)
 }
 
-fn allow(option: PermissionOption) -> Reply {
+fn allow(option: PermissionChoice) -> Reply {
     Reply::Permission(PermissionDecision::Allowed(option))
 }
 
-fn reject(option: PermissionOption) -> Reply {
+fn reject(option: PermissionChoice) -> Reply {
     Reply::Permission(PermissionDecision::Rejected(RejectReason::Chosen(option)))
 }
 
@@ -222,7 +222,7 @@ fn tool_asks_then_runs_when_allowed() {
         ["waiting"],
         "nothing happens before the answer"
     );
-    b.resume(S, allow(PermissionOption::AllowOnce));
+    b.resume(S, allow(PermissionChoice::AllowOnce));
     assert_eq!(
         run(&mut b, S, 1000),
         [
@@ -260,7 +260,7 @@ fn the_tool_call_is_sent_with_exactly_the_given_kind_and_title() {
 fn tool_fails_when_rejected_or_cancelled_and_the_turn_goes_on() {
     for (reply, why) in [
         (
-            reject(PermissionOption::RejectOnce),
+            reject(PermissionChoice::RejectOnce),
             "Error: rejected by the user (reject_once)",
         ),
         (
@@ -324,7 +324,7 @@ fn always_answers_are_remembered_per_session_per_tool() {
         ClientFs::default(),
     );
     run(&mut b, S, 0);
-    b.resume(S, allow(PermissionOption::AllowAlways));
+    b.resume(S, allow(PermissionChoice::AllowAlways));
     assert_eq!(run(&mut b, S, 0).last().unwrap(), "end end_turn");
 
     // Same tool, same session: runs without asking. Another title or kind still asks.
@@ -346,7 +346,7 @@ fn always_answers_are_remembered_per_session_per_tool() {
             "permission? tool-3 execute 'Deploy' []",
         ]
     );
-    b.resume(S, reject(PermissionOption::RejectAlways));
+    b.resume(S, reject(PermissionChoice::RejectAlways));
     run(&mut b, S, 0);
     start(
         &mut b,
@@ -405,7 +405,7 @@ fn once_answers_are_not_remembered() {
         ClientFs::default(),
     );
     run(&mut b, S, 0);
-    b.resume(S, allow(PermissionOption::AllowOnce));
+    b.resume(S, allow(PermissionChoice::AllowOnce));
     run(&mut b, S, 0);
     start(
         &mut b,
@@ -625,7 +625,7 @@ fn write_asks_with_the_diff_then_writes_exactly_the_text() {
             format!("permission? tool-1 edit 'Write notes/todo.txt' [{diff}]"),
         ]
     );
-    b.resume(S, allow(PermissionOption::AllowOnce));
+    b.resume(S, allow(PermissionChoice::AllowOnce));
     assert_eq!(
         run(&mut b, S, 0),
         [
@@ -657,13 +657,13 @@ fn a_rejected_or_failed_write_is_a_failed_tool_call() {
         ClientFs::default(),
     );
     run(&mut b, S, 0);
-    b.resume(S, reject(PermissionOption::RejectOnce));
+    b.resume(S, reject(PermissionChoice::RejectOnce));
     let out = run(&mut b, S, 0);
     assert_eq!(
         out[0],
         "tool_call_update tool-1 failed [diff:/work/project/a.txt old=None new=\"x\", text:Error: rejected by the user (reject_once)]"
     );
-    b.resume(S, allow(PermissionOption::AllowOnce));
+    b.resume(S, allow(PermissionChoice::AllowOnce));
     run(&mut b, S, 0);
     b.resume(
         S,
@@ -769,7 +769,7 @@ fn cancel_while_asking_permission_fails_the_open_tool_then_ends() {
         ]
     );
     // The settled permission arriving late changes nothing.
-    b.resume(S, allow(PermissionOption::AllowOnce));
+    b.resume(S, allow(PermissionChoice::AllowOnce));
     assert_eq!(run(&mut b, S, 0), ["waiting"]);
 }
 

@@ -25,29 +25,28 @@ mod wire_out;
 use core::fmt;
 use core::time::Duration;
 
-#[cfg(feature = "alloc")]
-pub use config::Growable;
 pub use config::{
-    AgentConfig, AgentFeatures, AgentInfo, Buffers, DefaultBuffers, EXTENSION_DESCRIPTION_MAX,
-    EXTENSION_NAME_MAX, EXTENSIONS_MAX, Extension, Fixed, Limits,
+    AgentConfig, AgentFeatures, AgentInfo, EXTENSION_DESCRIPTION_MAX, EXTENSION_NAME_MAX,
+    EXTENSIONS_MAX, Extension, Limits,
 };
 #[cfg(feature = "alloc")]
 pub use event::ResponseError;
-pub use event::{AgentEvent, METHOD_MAX, RAW_PARAMS_MAX, RawParams, Violation};
+pub use event::{AgentEvent, ClientViolation, METHOD_MAX, RAW_PARAMS_MAX, RawParams};
 pub use state::{Announced, Asked, AskedKind, TOOL_CALL_ID_MAX};
 pub use update::{RawUpdate, TURN_KINDS, Update};
 pub use wire_out::{ASK_USER_DESCRIPTION, SET_MODEL_DESCRIPTION};
 
 use super::transport::{Outbox, REPLY_RESERVE, Transport};
+#[cfg(feature = "alloc")]
+pub use crate::conn::storage::Growable;
+pub use crate::conn::storage::{Buffers, Fixed};
 use crate::machine::handshake::{Capabilities, Handshake};
 use crate::machine::pending::{MethodKind, Owing, Pending, Settled};
 use crate::machine::permission::{self, PermissionDecision, PermissionMemory, PermissionReply};
 use crate::machine::session::{SessionInput, SessionOutput, SessionState, Sessions};
 use crate::machine::time::Monotonic;
 use crate::machine::turn::StopReason;
-use crate::machine::{
-    Instant, Rejection, ReqRef, RequestId, SessionId, Storage as Table, Ticket, UsageError,
-};
+use crate::machine::{Instant, Rejection, ReqRef, RequestId, SessionId, Table, Ticket, UsageError};
 use crate::wire::ErrorCode;
 use crate::wire::frame::Framer;
 use state::Asked as AskedRow;
@@ -80,7 +79,7 @@ use wire_out::{
 /// use acp_core::machine::turn::StopReason;
 /// use acp_core::Instant;
 ///
-/// let mut agent: AgentConnection =
+/// let mut agent: AgentConnection<acp_core::conn::Growable> =
 ///     AgentConnection::new(AgentConfig::new(AgentInfo::new("demo", "Demo", "0.1.0")));
 /// let mut wire = Vec::new();
 /// let input = concat!(
@@ -114,7 +113,7 @@ use wire_out::{
 /// let text = String::from_utf8(wire).unwrap();
 /// assert!(text.ends_with("{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{\"stopReason\":\"end_turn\"}}\n"));
 /// ```
-pub struct AgentConnection<B: Buffers = DefaultBuffers> {
+pub struct AgentConnection<B: Buffers> {
     transport: Transport<B::Input, B::Output>,
     core: Core<B>,
 }
@@ -157,22 +156,24 @@ impl<B: Buffers> fmt::Debug for AgentConnection<B> {
 impl<B: Buffers> AgentConnection<B> {
     /// A connection that has seen nothing yet.
     pub fn new(config: AgentConfig) -> Self {
-        let (input, output, sessions, owing, pending, memory, events, announced, asked) =
-            B::create();
         let limits = config.limits;
         let transport = Transport::new(
-            Framer::new(input, limits.max_line),
-            Outbox::new(output, limits.outbox_limit, limits.outbox_high_water),
+            Framer::new(B::Input::default(), limits.max_line),
+            Outbox::new(
+                B::Output::default(),
+                limits.outbox_limit,
+                limits.outbox_high_water,
+            ),
         );
         let core = Core {
             handshake: Handshake::new(config.features.capabilities()),
-            sessions: Sessions::new(sessions, limits.max_sessions),
-            owing: Owing::new(owing, limits.max_owed),
-            pending: Pending::new(pending, limits.max_pending),
-            memory: PermissionMemory::new(memory, limits.max_pending.max(16)),
-            events,
-            announced,
-            asked,
+            sessions: Sessions::new(B::Sessions::default(), limits.max_sessions),
+            owing: Owing::new(B::Owing::default(), limits.max_owed),
+            pending: Pending::new(B::Pending::default(), limits.max_pending),
+            memory: PermissionMemory::new(B::Memory::default(), limits.max_pending.max(16)),
+            events: B::Events::default(),
+            announced: B::Announced::default(),
+            asked: B::Asked::default(),
             clock: Monotonic::default(),
             dropped_events: 0,
             eof: false,
@@ -226,6 +227,7 @@ impl<B: Buffers> AgentConnection<B> {
     // ----- outputs -----
 
     /// The next event for the application.
+    #[must_use]
     pub fn poll_event(&mut self) -> Option<AgentEvent> {
         if self.core.events.rows().is_empty() {
             return None;
@@ -235,6 +237,7 @@ impl<B: Buffers> AgentConnection<B> {
 
     /// Bytes to write: whole lines, in order. Report what was written with
     /// [`transmitted`](Self::transmitted).
+    #[must_use]
     pub fn poll_transmit(&self) -> &[u8] {
         self.transport.outbox_ref().pending()
     }
@@ -250,6 +253,7 @@ impl<B: Buffers> AgentConnection<B> {
     }
 
     /// When [`handle_timeout`](Self::handle_timeout) must be called next, if ever.
+    #[must_use]
     pub fn poll_timeout(&self) -> Option<Instant> {
         self.core.pending.poll_timeout()
     }
@@ -273,12 +277,12 @@ impl<B: Buffers> AgentConnection<B> {
     }
 
     /// The state of session `id`.
-    pub fn session(&self, id: &str) -> Option<SessionState> {
+    pub fn session_state(&self, id: &str) -> Option<SessionState> {
         self.core.sessions.get(id)
     }
 
     /// Peer requests still owed an answer.
-    pub fn owed(&self) -> usize {
+    pub fn requests_owed(&self) -> usize {
         self.core.owing.rows().len()
     }
 
@@ -288,7 +292,7 @@ impl<B: Buffers> AgentConnection<B> {
     }
 
     /// Requests of ours not yet settled and reported.
-    pub fn in_flight(&self) -> usize {
+    pub fn requests_in_flight(&self) -> usize {
         self.core.pending.in_flight()
     }
 
@@ -431,12 +435,12 @@ impl<B: Buffers> AgentConnection<B> {
         let rejection = Rejection::LoadNotFound {
             session: session.as_str(),
         };
-        self.reject(ticket, rejection.code(), &rejection)
+        self.respond_error(ticket, rejection.code(), &rejection)
     }
 
     /// Answers any request handed over (except a prompt: use [`fail_turn`](Self::fail_turn))
     /// with an error. A refused `session/new` or `session/load` leaves no session behind.
-    pub fn reject<M: fmt::Display + ?Sized>(
+    pub fn respond_error<M: fmt::Display + ?Sized>(
         &mut self,
         ticket: Ticket,
         code: ErrorCode,
@@ -458,16 +462,6 @@ impl<B: Buffers> AgentConnection<B> {
         );
         let _ = core.owing.answer(ticket);
         Ok(())
-    }
-
-    /// Same as [`reject`](Self::reject): answers a request handed over with an error.
-    pub fn respond_error<M: fmt::Display + ?Sized>(
-        &mut self,
-        ticket: Ticket,
-        code: ErrorCode,
-        message: &M,
-    ) -> Result<(), UsageError> {
-        self.reject(ticket, code, message)
     }
 
     /// Answers an [`AgentEvent::Request`] with `result` (any `Serialize`, e.g. the typed
@@ -975,12 +969,12 @@ impl<B: Buffers> Core<B> {
     /// A remembered `*_always` answer for `tool` in `session`, if any.
     #[cfg_attr(not(feature = "alloc"), allow(dead_code))]
     fn recall(&self, session: &str, tool: &str) -> Option<PermissionDecision> {
-        use crate::machine::permission::{PermissionOption, RejectReason};
+        use crate::machine::permission::{PermissionChoice, RejectReason};
         self.memory.recall(session, tool).map(|allow| {
             if allow {
-                PermissionDecision::Allowed(PermissionOption::AllowAlways)
+                PermissionDecision::Allowed(PermissionChoice::AllowAlways)
             } else {
-                PermissionDecision::Rejected(RejectReason::Chosen(PermissionOption::RejectAlways))
+                PermissionDecision::Rejected(RejectReason::Chosen(PermissionChoice::RejectAlways))
             }
         })
     }

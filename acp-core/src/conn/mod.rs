@@ -3,4 +3,9 @@
 
 pub mod agent;
 pub mod client;
+pub mod storage;
 pub mod transport;
+
+#[cfg(feature = "alloc")]
+pub use storage::Growable;
+pub use storage::{Buffers, Fixed};

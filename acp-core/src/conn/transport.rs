@@ -14,9 +14,10 @@
 
 use core::fmt;
 
+use crate::machine::UsageError;
 use crate::wire::encode::{EncodeError, Sink};
-use crate::wire::envelope::{self, Message, Rejection};
-use crate::wire::frame::{FrameError, Framer, Storage};
+use crate::wire::envelope::{self, LineRejection, Message};
+use crate::wire::frame::{ByteStorage, FrameError, Framer};
 
 /// Bytes the outbox keeps free for one reply to a peer line before more input is consumed: an
 /// error reply with a 128-byte id and a message naming a field path fits easily.
@@ -29,26 +30,14 @@ pub enum Incoming<'a> {
     Message(Message<'a>),
     /// A line that was not a valid message. Its reply (when one is due) is already in the
     /// outbox; the connection only reports it.
-    Rejected(Rejection<'a>),
+    Rejected(LineRejection<'a>),
 }
-
-/// The outbox was too full to take a line; nothing of it was written.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct OutboxFull;
-
-impl fmt::Display for OutboxFull {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("the outbox is full; write out pending bytes first")
-    }
-}
-
-impl core::error::Error for OutboxFull {}
 
 /// Complete lines waiting to be written, in order.
 ///
 /// The caller takes everything with [`Outbox::pending`], writes as much as it can in one go,
 /// and reports it with [`Outbox::consume`]; that is how output gets batched into few `write`
-/// calls. Storage grows (for growable storage) up to `limit` bytes.
+/// calls. ByteStorage grows (for growable storage) up to `limit` bytes.
 #[derive(Debug)]
 pub struct Outbox<S> {
     storage: S,
@@ -62,7 +51,7 @@ pub struct Outbox<S> {
     high_water: usize,
 }
 
-impl<S: Storage> Outbox<S> {
+impl<S: ByteStorage> Outbox<S> {
     /// An outbox over `storage` holding at most `limit` bytes, telling applications to pause
     /// once `high_water` bytes are pending (clamped so a reply always still fits).
     pub fn new(storage: S, limit: usize, high_water: usize) -> Self {
@@ -119,9 +108,9 @@ impl<S: Storage> Outbox<S> {
 
     /// Appends one line written by `write` (which must write exactly one complete line, as
     /// every `wire::encode::write_*` function does). On any failure nothing is kept.
-    pub fn push_line<F>(&mut self, write: F) -> Result<(), OutboxFull>
+    pub fn push_line<F>(&mut self, write: F) -> Result<(), UsageError>
     where
-        F: FnOnce(&mut OutboxSink<'_, S>) -> Result<(), EncodeError<OutboxFull>>,
+        F: FnOnce(&mut OutboxSink<'_, S>) -> Result<(), EncodeError<UsageError>>,
     {
         // Make the free space contiguous: move pending bytes to the front. Each byte is moved
         // at most once per trip through the outbox, since new lines only go after it.
@@ -137,7 +126,7 @@ impl<S: Storage> Outbox<S> {
             Ok(()) => Ok(()),
             Err(_) => {
                 self.end = line_start;
-                Err(OutboxFull)
+                Err(UsageError::WouldBlock)
             }
         }
     }
@@ -149,14 +138,14 @@ pub struct OutboxSink<'o, S> {
     outbox: &'o mut Outbox<S>,
 }
 
-impl<S: Storage> Sink for OutboxSink<'_, S> {
-    type Error = OutboxFull;
+impl<S: ByteStorage> Sink for OutboxSink<'_, S> {
+    type Error = UsageError;
 
-    fn write_bytes(&mut self, bytes: &[u8]) -> Result<(), OutboxFull> {
+    fn write_bytes(&mut self, bytes: &[u8]) -> Result<(), UsageError> {
         let outbox = &mut *self.outbox;
         let new_end = outbox.end + bytes.len();
         if new_end > outbox.limit {
-            return Err(OutboxFull);
+            return Err(UsageError::WouldBlock);
         }
         if new_end > outbox.storage.bytes().len() {
             // Grow geometrically so a stream of small lines costs amortised O(1) each.
@@ -165,7 +154,7 @@ impl<S: Storage> Sink for OutboxSink<'_, S> {
                 .min(outbox.limit);
             outbox.storage.grow_to(want);
             if new_end > outbox.storage.bytes().len() {
-                return Err(OutboxFull);
+                return Err(UsageError::WouldBlock);
             }
         }
         outbox.storage.bytes_mut()[outbox.end..new_end].copy_from_slice(bytes);
@@ -183,7 +172,7 @@ pub struct Transport<I, O> {
     rejected: u64,
 }
 
-impl<I: Storage, O: Storage> fmt::Debug for Transport<I, O> {
+impl<I: ByteStorage, O: ByteStorage> fmt::Debug for Transport<I, O> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Transport")
             .field("buffered_input", &self.framer.buffered())
@@ -193,7 +182,7 @@ impl<I: Storage, O: Storage> fmt::Debug for Transport<I, O> {
     }
 }
 
-impl<I: Storage, O: Storage> Transport<I, O> {
+impl<I: ByteStorage, O: ByteStorage> Transport<I, O> {
     /// A transport over the given framer and outbox.
     pub fn new(framer: Framer<I>, outbox: Outbox<O>) -> Self {
         Self {
@@ -268,14 +257,14 @@ impl<I: Storage, O: Storage> Transport<I, O> {
 
 /// Scans one framed line into a message, or answers it in `outbox` and counts it in
 /// `rejected`. The scan checks UTF-8 as it goes (cheaper than the framer checking it first).
-fn classify<'a, O: Storage>(
+fn classify<'a, O: ByteStorage>(
     line: Result<&'a [u8], FrameError>,
     outbox: &'a mut Outbox<O>,
     rejected: &mut u64,
 ) -> (Incoming<'a>, &'a mut Outbox<O>) {
     let verdict = match line {
         Ok(bytes) => envelope::scan_bytes(bytes),
-        Err(error) => Err(Rejection::from_frame_error(error)),
+        Err(error) => Err(LineRejection::from_frame_error(error)),
     };
     match verdict {
         Ok(message) => (Incoming::Message(message), outbox),
@@ -429,7 +418,7 @@ mod tests {
         let long = "x".repeat(100);
         assert_eq!(
             outbox.push_line(|s| write_notification(s, &long, None::<&()>)),
-            Err(OutboxFull)
+            Err(UsageError::WouldBlock)
         );
         assert_eq!(outbox.pending(), &before[..]);
     }
@@ -483,7 +472,7 @@ mod tests {
         }
         assert_eq!(
             outbox.push_line(|s| write_notification(s, &text, None::<&()>)),
-            Err(OutboxFull)
+            Err(UsageError::WouldBlock)
         );
         assert!(outbox.len() <= 4096);
     }

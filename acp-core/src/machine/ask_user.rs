@@ -1,7 +1,7 @@
 //! How an `_agentao.cn/ask_user` answer is read (R-ASK-1):
 //! a non-empty answered text, or the sentinel. It never aborts the turn.
 
-use super::pending::Outcome;
+use super::pending::SettledOutcome;
 use crate::wire::ErrorCode;
 
 /// What the model receives when there is no usable answer (Agentao's
@@ -27,8 +27,8 @@ pub enum AskUserReply<'a> {
     },
     /// A result that is not an object.
     Malformed,
-    /// The request was settled without a result ([`Outcome`] of the pending table).
-    Settled(Outcome),
+    /// The request was settled without a result ([`SettledOutcome`] of the pending table).
+    Settled(SettledOutcome),
 }
 
 /// Why the sentinel was used.
@@ -52,14 +52,14 @@ pub enum Unavailable {
 
 /// The answer handed to the model.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum AskUserAnswer<'a> {
+pub enum AskUserResolution<'a> {
     /// The user's text.
     Answered(&'a str),
     /// No usable answer: the model gets [`UNAVAILABLE`].
     Unavailable(Unavailable),
 }
 
-impl<'a> AskUserAnswer<'a> {
+impl<'a> AskUserResolution<'a> {
     /// The text for the model: the answer, or the sentinel.
     pub const fn text(&self) -> &'a str {
         match self {
@@ -71,8 +71,8 @@ impl<'a> AskUserAnswer<'a> {
 
 /// Reads an ask_user answer: `answered` with a non-empty text gives the text, anything else
 /// the sentinel.
-pub fn read_reply(reply: AskUserReply<'_>) -> AskUserAnswer<'_> {
-    use AskUserAnswer as A;
+pub fn read_reply(reply: AskUserReply<'_>) -> AskUserResolution<'_> {
+    use AskUserResolution as A;
     match reply {
         AskUserReply::Result {
             outcome: Some(OUTCOME_ANSWERED),
@@ -90,11 +90,11 @@ pub fn read_reply(reply: AskUserReply<'_>) -> AskUserAnswer<'_> {
         AskUserReply::Result { .. } => A::Unavailable(Unavailable::UnknownOutcome),
         AskUserReply::Malformed => A::Unavailable(Unavailable::Malformed),
         AskUserReply::Settled(outcome) => A::Unavailable(match outcome {
-            Outcome::Answered | Outcome::Malformed => Unavailable::Malformed,
-            Outcome::Error(code) => Unavailable::Error(code),
-            Outcome::TimedOut => Unavailable::TimedOut,
-            Outcome::Cancelled => Unavailable::Cancelled,
-            Outcome::Disconnected => Unavailable::Disconnected,
+            SettledOutcome::Answered | SettledOutcome::Malformed => Unavailable::Malformed,
+            SettledOutcome::Error(code) => Unavailable::Error(code),
+            SettledOutcome::TimedOut => Unavailable::TimedOut,
+            SettledOutcome::Cancelled => Unavailable::Cancelled,
+            SettledOutcome::Disconnected => Unavailable::Disconnected,
         }),
     }
 }

@@ -42,8 +42,10 @@ pub enum UsageError {
     },
     /// An id is longer than the fixed capacity used to store it.
     IdTooLong,
-    /// The outbox is above its high-water mark (or full): write out pending bytes, then
-    /// retry. Nothing was queued.
+    /// Backpressure, the one "outbox full" error of both connections: the outbox cannot take
+    /// the line (full), or updates are paused above its high-water mark. Write out pending
+    /// bytes ([`poll_transmit`](crate::AgentConnection::poll_transmit), then `transmitted`),
+    /// then retry. Nothing was queued.
     WouldBlock,
     /// A permission request names a `toolCallId` that no `tool_call` update of the running
     /// turn announced.
@@ -51,8 +53,6 @@ pub enum UsageError {
     /// The answer does not fit the request's method (e.g. a permission outcome for an
     /// `ask_user` request).
     WrongKind,
-    /// The outbox has no room for the line; write out pending bytes first.
-    OutboxFull,
     /// The `initialize` handshake failed (e.g. an unsupported protocol version).
     HandshakeFailed,
 }
@@ -72,12 +72,9 @@ impl fmt::Display for UsageError {
             Self::TooManyInFlight => "too many requests or sessions in flight",
             Self::CapabilityNotAdvertised => "the peer did not advertise this capability",
             Self::IdTooLong => "id longer than its fixed capacity",
-            Self::WouldBlock => {
-                "the outbox is above its high-water mark; write pending bytes first"
-            }
+            Self::WouldBlock => "the outbox is full; write out pending bytes first",
             Self::UnknownToolCall => "no tool_call update of this turn announced that toolCallId",
             Self::WrongKind => "the answer does not fit the request's method",
-            Self::OutboxFull => "the outbox is full; write out pending bytes first",
             Self::HandshakeFailed => "the initialize handshake failed",
             Self::NotAdvertised { method, needs } => {
                 return write!(

@@ -20,7 +20,7 @@
 //! [`UsageError`]; misbehaviour of the peer is never an `Err`: it is an output, usually a
 //! [`Rejection`] the connection sends back as a JSON-RPC error.
 //!
-//! Tables (sessions, pending requests, remembered permissions) sit on a [`Storage`]: a
+//! Tables (sessions, pending requests, remembered permissions) sit on a [`Table`]: a
 //! fixed-capacity `heapless::Vec` without `alloc`, or a growable `Vec` with it.
 //!
 //! # How a connection glues them (agent side, one prompt)
@@ -76,7 +76,7 @@ mod storage;
 pub use error::UsageError;
 pub use ids::{PEER_ID_MAX, PeerRequestId, ReqRef, RequestId, SESSION_ID_MAX, SessionId, Ticket};
 pub use rejection::Rejection;
-pub use storage::Storage;
+pub use storage::Table;
 pub use time::Instant;
 
 /// Marks a state change of a machine. Compiles to nothing: it names the single point where a

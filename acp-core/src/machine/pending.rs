@@ -14,7 +14,7 @@ use core::time::Duration;
 
 use super::time::Monotonic;
 use super::{
-    Instant, PeerRequestId, Rejection, RequestId, SessionId, Storage, Ticket, UsageError,
+    Instant, PeerRequestId, Rejection, RequestId, SessionId, Table, Ticket, UsageError,
     trace_transition,
 };
 use crate::wire::ErrorCode;
@@ -70,7 +70,7 @@ impl MethodKind {
 
 /// How a request we sent was settled.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Outcome {
+pub enum SettledOutcome {
     /// The peer answered with a result (the caller decodes it).
     Answered,
     /// The peer answered with something unreadable: a malformed error object, or a result of
@@ -88,7 +88,7 @@ pub enum Outcome {
 
 /// How the peer answered a request of ours, as decoded.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Response {
+pub enum ReplyKind {
     /// A `result`.
     Result,
     /// A well-formed `error`.
@@ -108,7 +108,7 @@ pub struct Settled {
     /// Its session, if it had one.
     pub session: Option<SessionId>,
     /// How it was settled.
-    pub outcome: Outcome,
+    pub outcome: SettledOutcome,
 }
 
 /// Where a request of ours is.
@@ -122,7 +122,7 @@ pub enum OutgoingState {
         cancel_sent: bool,
     },
     /// Settled without an answer (timeout, cancel, EOF); waiting for `poll_settled`.
-    Settled(Outcome),
+    Settled(SettledOutcome),
     /// Settled and reported; kept so that a late answer is recognised (ignored and
     /// reported) rather than unknown. Evicted first when the table is full.
     Abandoned,
@@ -192,7 +192,7 @@ impl<const N: usize> Default for FixedPending<N> {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum OutgoingInput {
     /// The peer answered it.
-    Response(Response),
+    Reply(ReplyKind),
     /// The clock reached `now`.
     Timeout(Instant),
     /// Its session was cancelled (only fed to permission and ask_user requests of that
@@ -216,11 +216,11 @@ pub enum OutgoingInput {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum OutgoingEffect {
     /// Settled by the answer, now: report this outcome.
-    Answered(Outcome),
+    Answered(SettledOutcome),
     /// Settled locally; queued for `poll_settled`.
     Queued,
     /// The settlement queued earlier is reported now.
-    Report(Outcome),
+    Report(SettledOutcome),
     /// An answer to a request already settled locally: ignore it and report it.
     Late,
     /// The input does not apply to this state (e.g. `$/cancel_request` after settlement).
@@ -241,30 +241,30 @@ pub fn step_outgoing(
     match (state, input) {
         // R-RPC-4: any answer, even a malformed one, settles the waiting request; Agentao
         // hangs here, we never do.
-        (S::Waiting { .. }, I::Response(response)) => {
+        (S::Waiting { .. }, I::Reply(response)) => {
             let outcome = match response {
-                Response::Result => Outcome::Answered,
-                Response::Error(code) => Outcome::Error(code),
-                Response::Malformed => Outcome::Malformed,
+                ReplyKind::Result => SettledOutcome::Answered,
+                ReplyKind::Error(code) => SettledOutcome::Error(code),
+                ReplyKind::Malformed => SettledOutcome::Malformed,
             };
             (None, E::Answered(outcome))
         }
         // Already settled locally (timeout, cancel): the late answer is ignored and
         // reported (R-ID-6); a settlement not yet reported stays queued.
-        (S::Settled(_), I::Response(_)) => (Some(state), E::Late),
-        (S::Abandoned, I::Response(_)) => (None, E::Late),
+        (S::Settled(_), I::Reply(_)) => (Some(state), E::Late),
+        (S::Abandoned, I::Reply(_)) => (None, E::Late),
         // R-PERM-3: a configurable timeout; deadlines live in the state.
         (
             S::Waiting {
                 deadline: Some(d), ..
             },
             I::Timeout(now),
-        ) if d <= now => (Some(S::Settled(Outcome::TimedOut)), E::Queued),
+        ) if d <= now => (Some(S::Settled(SettledOutcome::TimedOut)), E::Queued),
         (_, I::Timeout(_)) => (Some(state), E::Nothing),
         // R-CANCEL-3: pending permission and ask_user requests of the session are settled
         // as cancelled at once.
         (S::Waiting { .. }, I::SessionCancelled) => {
-            (Some(S::Settled(Outcome::Cancelled)), E::Queued)
+            (Some(S::Settled(SettledOutcome::Cancelled)), E::Queued)
         }
         (_, I::SessionCancelled) => (Some(state), E::Nothing),
         // R-CANCEL-4: the sender settles when the answer comes.
@@ -280,7 +280,7 @@ pub fn step_outgoing(
         (S::Waiting { .. }, I::Withdrawn) => (None, E::Nothing),
         (_, I::Withdrawn) => (Some(state), E::Refused),
         // R-RPC-11: EOF settles every pending request; nothing can answer late.
-        (S::Waiting { .. }, I::Eof) => (Some(S::Settled(Outcome::Disconnected)), E::Queued),
+        (S::Waiting { .. }, I::Eof) => (Some(S::Settled(SettledOutcome::Disconnected)), E::Queued),
         (S::Settled(_), I::Eof) => (Some(state), E::Nothing),
         (S::Abandoned, I::Eof) => (None, E::Nothing),
         // Reported: kept to recognise a late answer, unless the connection is over.
@@ -292,7 +292,7 @@ pub fn step_outgoing(
     }
 }
 
-impl<S: Storage<Outgoing>> Pending<S> {
+impl<S: Table<Outgoing>> Pending<S> {
     /// A table on `rows` (normally empty) allowing at most `limit` requests in flight.
     pub fn new(rows: S, limit: usize) -> Self {
         Self {
@@ -356,7 +356,7 @@ impl<S: Storage<Outgoing>> Pending<S> {
         &mut self,
         now: Instant,
         id: Option<u64>,
-        response: Response,
+        response: ReplyKind,
     ) -> ResponseVerdict {
         self.clock.observe(now);
         let Some(index) = id.and_then(|id| self.position(|r| r.id == RequestId(id))) else {
@@ -366,7 +366,7 @@ impl<S: Storage<Outgoing>> Pending<S> {
             let row = &self.rows.rows()[index];
             (row.id, row.kind, row.session.clone())
         };
-        match self.apply(index, OutgoingInput::Response(response)) {
+        match self.apply(index, OutgoingInput::Reply(response)) {
             OutgoingEffect::Answered(outcome) => ResponseVerdict::Settled(Settled {
                 id,
                 kind,
@@ -681,7 +681,7 @@ pub fn step_owed(
     }
 }
 
-impl<S: Storage<Owed>> Owing<S> {
+impl<S: Table<Owed>> Owing<S> {
     /// A table on `rows` (normally empty) owing at most `limit` answers at once.
     pub fn new(rows: S, limit: usize) -> Self {
         Self {

@@ -5,14 +5,14 @@
 
 use core::fmt;
 
-use super::pending::Outcome;
-use super::{SessionId, Storage};
+use super::pending::SettledOutcome;
+use super::{SessionId, Table};
 use crate::wire::ErrorCode;
 
 /// The four permission options. We always offer all four, in this order, each with
 /// `optionId` equal to its `kind` (R-PERM-1).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum PermissionOption {
+pub enum PermissionChoice {
     /// `allow_once`
     AllowOnce,
     /// `allow_always`: allowed, and remembered for this tool in this session.
@@ -23,7 +23,7 @@ pub enum PermissionOption {
     RejectAlways,
 }
 
-impl PermissionOption {
+impl PermissionChoice {
     /// All four, in the order they are offered.
     pub const ALL: [Self; 4] = [
         Self::AllowOnce,
@@ -68,7 +68,7 @@ impl PermissionOption {
     }
 }
 
-impl fmt::Display for PermissionOption {
+impl fmt::Display for PermissionChoice {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.id())
     }
@@ -95,15 +95,15 @@ pub enum PermissionReply<'a> {
     /// A result with no readable `outcome` (not an object, `outcome` missing or of another
     /// type).
     Malformed,
-    /// The request was settled without a result ([`Outcome`] of the pending table).
-    Settled(Outcome),
+    /// The request was settled without a result ([`SettledOutcome`] of the pending table).
+    Settled(SettledOutcome),
 }
 
 /// Why a permission counts as rejected.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RejectReason {
     /// The user chose `reject_once` or `reject_always`.
-    Chosen(PermissionOption),
+    Chosen(PermissionChoice),
     /// `selected` with an `optionId` we did not offer.
     UnknownOption,
     /// An `outcome` that is neither `selected` nor `cancelled`.
@@ -120,7 +120,7 @@ pub enum RejectReason {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PermissionDecision {
     /// Run it (`allow_once` or `allow_always`).
-    Allowed(PermissionOption),
+    Allowed(PermissionChoice),
     /// Do not run it; the turn goes on (Agentao §3.2).
     Rejected(RejectReason),
     /// Do not run it: the user cancelled, the session was cancelled or the connection closed.
@@ -137,8 +137,8 @@ impl PermissionDecision {
     /// `*_always` options).
     pub const fn remembered(self) -> Option<bool> {
         match self {
-            Self::Allowed(PermissionOption::AllowAlways) => Some(true),
-            Self::Rejected(RejectReason::Chosen(PermissionOption::RejectAlways)) => Some(false),
+            Self::Allowed(PermissionChoice::AllowAlways) => Some(true),
+            Self::Rejected(RejectReason::Chosen(PermissionChoice::RejectAlways)) => Some(false),
             _ => None,
         }
     }
@@ -161,15 +161,17 @@ pub fn decide(reply: PermissionReply<'_>) -> PermissionDecision {
             return match settled {
                 // An answer is decoded into Nested/Flat/Malformed before it gets here; if a
                 // caller passes the bare outcome it is unreadable.
-                Outcome::Answered | Outcome::Malformed => D::Rejected(RejectReason::Malformed),
-                Outcome::Error(code) => D::Rejected(RejectReason::Error(code)),
-                Outcome::TimedOut => D::Rejected(RejectReason::TimedOut),
+                SettledOutcome::Answered | SettledOutcome::Malformed => {
+                    D::Rejected(RejectReason::Malformed)
+                }
+                SettledOutcome::Error(code) => D::Rejected(RejectReason::Error(code)),
+                SettledOutcome::TimedOut => D::Rejected(RejectReason::TimedOut),
                 // R-CANCEL-3; R-CANCEL-5 (a disconnect counts as a cancel).
-                Outcome::Cancelled | Outcome::Disconnected => D::Cancelled,
+                SettledOutcome::Cancelled | SettledOutcome::Disconnected => D::Cancelled,
             };
         }
     };
-    match (outcome, option_id.map(PermissionOption::from_id)) {
+    match (outcome, option_id.map(PermissionChoice::from_id)) {
         ("selected", Some(Some(option))) if option.allows() => D::Allowed(option),
         ("selected", Some(Some(option))) => D::Rejected(RejectReason::Chosen(option)),
         ("selected", Some(None)) => D::Rejected(RejectReason::UnknownOption),
@@ -211,7 +213,7 @@ impl<const N: usize> Default for FixedPermissionMemory<N> {
     }
 }
 
-impl<S: Storage<Remembered>> PermissionMemory<S> {
+impl<S: Table<Remembered>> PermissionMemory<S> {
     /// A memory on `rows` (normally empty) holding at most `limit` answers.
     pub fn new(rows: S, limit: usize) -> Self {
         Self { rows, limit }

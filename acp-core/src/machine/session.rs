@@ -8,7 +8,7 @@
 use super::time::Monotonic;
 use super::turn::{self, StopReason, Turn, TurnInput, TurnOutput};
 use super::{
-    Instant, Rejection, ReqRef, SESSION_ID_MAX, SessionId, Storage, UsageError, trace_transition,
+    Instant, Rejection, ReqRef, SESSION_ID_MAX, SessionId, Table, UsageError, trace_transition,
 };
 
 /// Where one session is.
@@ -263,7 +263,7 @@ impl<const N: usize> Default for FixedSessions<N> {
     }
 }
 
-impl<S: Storage<Session>> Sessions<S> {
+impl<S: Table<Session>> Sessions<S> {
     /// A table on `rows` (normally empty) holding at most `limit` live sessions (and never
     /// more than the storage can).
     pub fn new(rows: S, limit: usize) -> Self {

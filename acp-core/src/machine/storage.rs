@@ -6,7 +6,7 @@
 //! whether it physically has room.
 
 /// The rows of a table, in insertion order.
-pub trait Storage<T> {
+pub trait Table<T> {
     /// The rows.
     fn rows(&self) -> &[T];
     /// The rows, mutably.
@@ -21,7 +21,7 @@ pub trait Storage<T> {
     fn max_rows(&self) -> usize;
 }
 
-impl<T, const N: usize> Storage<T> for heapless::Vec<T, N> {
+impl<T, const N: usize> Table<T> for heapless::Vec<T, N> {
     fn rows(&self) -> &[T] {
         self.as_slice()
     }
@@ -40,7 +40,7 @@ impl<T, const N: usize> Storage<T> for heapless::Vec<T, N> {
 }
 
 #[cfg(feature = "alloc")]
-impl<T> Storage<T> for alloc::vec::Vec<T> {
+impl<T> Table<T> for alloc::vec::Vec<T> {
     fn rows(&self) -> &[T] {
         self.as_slice()
     }

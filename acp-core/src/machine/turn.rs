@@ -40,9 +40,40 @@ impl StopReason {
         }
     }
 
+    /// Every wire name, in schema order.
+    pub const NAMES: &'static [&'static str] = &[
+        "end_turn",
+        "max_tokens",
+        "max_turn_requests",
+        "refusal",
+        "cancelled",
+    ];
+
     /// The stop reason with this wire name.
     pub fn from_wire(name: &str) -> Option<Self> {
         Self::ALL.into_iter().find(|r| r.as_str() == name)
+    }
+}
+
+impl serde::Serialize for StopReason {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for StopReason {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Name;
+        impl serde::de::Visitor<'_> for Name {
+            type Value = StopReason;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<StopReason, E> {
+                StopReason::from_wire(v).ok_or_else(|| E::unknown_variant(v, StopReason::NAMES))
+            }
+        }
+        d.deserialize_str(Name)
     }
 }
 

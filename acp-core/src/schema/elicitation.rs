@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::lenient::{self, Meta, string_enum};
-use super::rpc::RequestId;
+use super::rpc::RpcId;
 use super::tagged::tagged_union;
 
 /// `elicitation/create` params (agent → client; needs `elicitation.form` / `.url`).
@@ -60,12 +60,12 @@ pub enum ElicitationScope {
     /// A request in progress.
     Request {
         /// The request.
-        request_id: RequestId,
+        request_id: RpcId,
     },
 }
 
-fn some_request_id<'de, D: Deserializer<'de>>(d: D) -> Result<Option<RequestId>, D::Error> {
-    RequestId::deserialize(d).map(Some)
+fn some_request_id<'de, D: Deserializer<'de>>(d: D) -> Result<Option<RpcId>, D::Error> {
+    RpcId::deserialize(d).map(Some)
 }
 
 #[derive(Deserialize)]
@@ -84,7 +84,7 @@ struct CreateFields {
     #[serde(default, deserialize_with = "lenient::opt")]
     tool_call_id: Option<String>,
     #[serde(default, deserialize_with = "some_request_id")]
-    request_id: Option<RequestId>,
+    request_id: Option<RpcId>,
     #[serde(rename = "_meta", default, deserialize_with = "lenient::meta")]
     meta: Option<Meta>,
 }

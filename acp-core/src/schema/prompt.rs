@@ -6,7 +6,7 @@ use alloc::vec::Vec;
 use serde::{Deserialize, Serialize};
 
 use super::content::ContentBlock;
-use super::lenient::{self, Meta, string_enum};
+use super::lenient::{self, Meta};
 
 /// `session/prompt` params: one user turn.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -89,19 +89,13 @@ impl PromptResponse {
     }
 }
 
-string_enum! {
-    /// Why a turn ended.
-    pub enum StopReason (closed) {
-        /// The model finished.
-        EndTurn = "end_turn",
-        /// The token limit was reached.
-        MaxTokens = "max_tokens",
-        /// Too many model requests in one turn.
-        MaxTurnRequests = "max_turn_requests",
-        /// The model refused; the prompt is dropped from later context.
-        Refusal = "refusal",
-        /// The client cancelled the turn.
-        Cancelled = "cancelled",
+/// Why a turn ended: the one [`StopReason`](crate::machine::turn::StopReason) of the crate,
+/// which the connections' machines use too.
+pub use crate::machine::turn::StopReason;
+
+impl super::lenient::LeafKind for StopReason {
+    fn from_str(name: &str) -> Option<Self> {
+        StopReason::from_wire(name)
     }
 }
 

@@ -11,7 +11,7 @@ use super::lenient::{self, Meta};
 /// A JSON-RPC request id as it appears inside params (`$/cancel_request`, elicitation scopes):
 /// `null`, a 64-bit integer or a string.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub enum RequestId {
+pub enum RpcId {
     /// `null`.
     Null,
     /// An integer.
@@ -20,7 +20,7 @@ pub enum RequestId {
     Str(String),
 }
 
-impl Serialize for RequestId {
+impl Serialize for RpcId {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         match self {
             Self::Null => s.serialize_unit(),
@@ -30,30 +30,30 @@ impl Serialize for RequestId {
     }
 }
 
-impl<'de> Deserialize<'de> for RequestId {
+impl<'de> Deserialize<'de> for RpcId {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         struct V;
         impl Visitor<'_> for V {
-            type Value = RequestId;
+            type Value = RpcId;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("a string, an integer or null")
             }
-            fn visit_unit<E: de::Error>(self) -> Result<RequestId, E> {
-                Ok(RequestId::Null)
+            fn visit_unit<E: de::Error>(self) -> Result<RpcId, E> {
+                Ok(RpcId::Null)
             }
-            fn visit_none<E: de::Error>(self) -> Result<RequestId, E> {
-                Ok(RequestId::Null)
+            fn visit_none<E: de::Error>(self) -> Result<RpcId, E> {
+                Ok(RpcId::Null)
             }
-            fn visit_i64<E: de::Error>(self, v: i64) -> Result<RequestId, E> {
-                Ok(RequestId::Number(v))
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<RpcId, E> {
+                Ok(RpcId::Number(v))
             }
-            fn visit_u64<E: de::Error>(self, v: u64) -> Result<RequestId, E> {
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<RpcId, E> {
                 i64::try_from(v)
-                    .map(RequestId::Number)
+                    .map(RpcId::Number)
                     .map_err(|_| E::invalid_value(de::Unexpected::Unsigned(v), &"a 64-bit integer"))
             }
-            fn visit_str<E: de::Error>(self, v: &str) -> Result<RequestId, E> {
-                Ok(RequestId::Str(String::from(v)))
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<RpcId, E> {
+                Ok(RpcId::Str(String::from(v)))
             }
         }
         d.deserialize_any(V)
@@ -67,7 +67,7 @@ impl<'de> Deserialize<'de> for RequestId {
 #[non_exhaustive]
 pub struct CancelRequestNotification {
     /// The request to cancel.
-    pub request_id: RequestId,
+    pub request_id: RpcId,
     /// Extension data.
     #[serde(
         rename = "_meta",
@@ -80,7 +80,7 @@ pub struct CancelRequestNotification {
 
 impl CancelRequestNotification {
     /// Cancels `request_id`.
-    pub fn new(request_id: RequestId) -> Self {
+    pub fn new(request_id: RpcId) -> Self {
         Self {
             request_id,
             meta: None,

@@ -72,7 +72,7 @@ macro_rules! view_enum {
 
 view_enum! {
     /// Why a turn ended.
-    pub enum StopReason (closed) {
+    pub enum StopReasonView (closed) {
         /// The model finished.
         EndTurn = "end_turn",
         /// The token limit was reached.
@@ -88,7 +88,7 @@ view_enum! {
 
 view_enum! {
     /// Where a tool call is in its life.
-    pub enum ToolCallStatus (closed) {
+    pub enum ToolCallStatusView (closed) {
         /// Not started yet.
         Pending = "pending",
         /// Running.
@@ -102,7 +102,7 @@ view_enum! {
 
 view_enum! {
     /// What a permission option means.
-    pub enum PermissionOptionKind (closed) {
+    pub enum PermissionOptionKindView (closed) {
         /// Allow this once.
         AllowOnce = "allow_once",
         /// Allow from now on.
@@ -116,7 +116,7 @@ view_enum! {
 
 view_enum! {
     /// A plan entry's priority.
-    pub enum PlanEntryPriority (closed) {
+    pub enum PlanEntryPriorityView (closed) {
         /// High.
         High = "high",
         /// Medium.
@@ -128,7 +128,7 @@ view_enum! {
 
 view_enum! {
     /// A plan entry's progress.
-    pub enum PlanEntryStatus (closed) {
+    pub enum PlanEntryStatusView (closed) {
         /// Not started.
         Pending = "pending",
         /// Being worked on.
@@ -139,7 +139,7 @@ view_enum! {
 }
 
 view_enum! {
-    /// The tool kinds this version knows; see [`ToolKind`] for the open form.
+    /// The tool kinds this version knows; see [`ToolKindView`] for the open form.
     pub enum KnownToolKind (closed) {
         /// Reading files or data.
         Read = "read",
@@ -166,14 +166,14 @@ view_enum! {
 
 /// What kind of work a tool call does. Open: kinds this version does not know are kept.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum ToolKind<'a> {
+pub enum ToolKindView<'a> {
     /// A kind this version knows.
     Known(KnownToolKind),
     /// Any other name, as sent.
     Unknown(JsonStr<'a>),
 }
 
-impl<'a> ToolKind<'a> {
+impl<'a> ToolKindView<'a> {
     /// A default-on-error member: any string is a kind, other JSON reads as absent.
     pub(crate) fn lenient(value: Option<RawValue<'a>>) -> Option<Self> {
         let name = value?.as_str()?;
@@ -181,7 +181,7 @@ impl<'a> ToolKind<'a> {
     }
 }
 
-impl Default for ToolKind<'_> {
+impl Default for ToolKindView<'_> {
     fn default() -> Self {
         Self::Known(KnownToolKind::Other)
     }

@@ -65,8 +65,8 @@ pub use content::{
     ContentBlockView, EmbeddedResourceView, MediaView, ResourceContents, ResourceLinkView, TextView,
 };
 pub use enums::{
-    KnownToolKind, PermissionOptionKind, PlanEntryPriority, PlanEntryStatus, StopReason,
-    ToolCallStatus, ToolKind,
+    KnownToolKind, PermissionOptionKindView, PlanEntryPriorityView, PlanEntryStatusView,
+    StopReasonView, ToolCallStatusView, ToolKindView,
 };
 pub use error::{Detail, FieldPath, MAX_PATH_SEGMENTS, Part, Segment, ViewError, ViewErrorKind};
 pub use initialize::{

@@ -324,14 +324,14 @@ fn zero_is_plain(raw: Option<RawValue<'_>>) -> bool {
     raw.is_some_and(|raw| raw.get() == "0")
 }
 
-fn tool_kind(kind: enums::ToolKind<'_>) -> Option<ToolKind> {
+fn tool_kind(kind: enums::ToolKindView<'_>) -> Option<ToolKind> {
     match kind {
-        enums::ToolKind::Known(known) => <ToolKind as LeafKind>::from_str(known.as_str()),
-        enums::ToolKind::Unknown(name) => <ToolKind as LeafKind>::from_str(&owned(name)),
+        enums::ToolKindView::Known(known) => <ToolKind as LeafKind>::from_str(known.as_str()),
+        enums::ToolKindView::Unknown(name) => <ToolKind as LeafKind>::from_str(&owned(name)),
     }
 }
 
-fn status(status: enums::ToolCallStatus) -> Option<ToolCallStatus> {
+fn status(status: enums::ToolCallStatusView) -> Option<ToolCallStatus> {
     <ToolCallStatus as LeafKind>::from_str(status.as_str())
 }
 

@@ -4,7 +4,7 @@
 use crate::wire::json::ValueKind;
 use crate::wire::{JsonStr, RawValue};
 
-use super::enums::PermissionOptionKind;
+use super::enums::PermissionOptionKindView;
 use super::error::{Detail, Fault};
 use super::read::{
     Read, fill, is, lenient_object, members, object, required, required_array, required_object,
@@ -94,7 +94,7 @@ pub struct PermissionOptionView<'a> {
     /// A human label.
     pub name: JsonStr<'a>,
     /// What choosing it means.
-    pub kind: PermissionOptionKind,
+    pub kind: PermissionOptionKindView,
     /// Extension data, when an object.
     pub meta: Option<RawValue<'a>>,
 }
@@ -106,7 +106,7 @@ impl<'a> PermissionOptionView<'a> {
         Ok(Self {
             option_id: required_str(option_id, "optionId")?,
             name: required_str(name, "name")?,
-            kind: PermissionOptionKind::required(kind, "kind")?,
+            kind: PermissionOptionKindView::required(kind, "kind")?,
             meta: lenient_object(meta),
         })
     }

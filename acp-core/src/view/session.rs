@@ -4,7 +4,7 @@
 use crate::wire::{JsonStr, RawValue};
 
 use super::content::ContentBlockView;
-use super::enums::StopReason;
+use super::enums::StopReasonView;
 use super::error::{Detail, Fault};
 use super::read::{
     ItemsAt, Read, fill, is, lenient_object, members, required_array, required_str, skip, span,
@@ -160,7 +160,7 @@ impl<'a> PromptBlocks<'a> {
 #[non_exhaustive]
 pub struct PromptResponseView<'a> {
     /// Why the turn ended.
-    pub stop_reason: StopReason,
+    pub stop_reason: StopReasonView,
     /// Extension data, when an object.
     pub meta: Option<RawValue<'a>>,
 }
@@ -169,7 +169,7 @@ impl<'a> PromptResponseView<'a> {
     pub(crate) fn read(result: RawValue<'a>) -> Read<'a, Self> {
         let [stop_reason, meta] = members(result, ["stopReason", "_meta"])?;
         Ok(Self {
-            stop_reason: StopReason::required(stop_reason, "stopReason")?,
+            stop_reason: StopReasonView::required(stop_reason, "stopReason")?,
             meta: lenient_object(meta),
         })
     }

@@ -5,7 +5,7 @@
 use crate::wire::{JsonStr, RawValue};
 
 use super::content::ContentBlockView;
-use super::enums::{PlanEntryPriority, PlanEntryStatus, ToolCallStatus, ToolKind};
+use super::enums::{PlanEntryPriorityView, PlanEntryStatusView, ToolCallStatusView, ToolKindView};
 use super::error::{Detail, Fault};
 use super::progress::{
     NoticeView, PlanRemovedView, PlanUpdateView, SessionInfoUpdateView, UsageUpdateView,
@@ -387,9 +387,9 @@ pub struct ToolCallView<'a> {
     /// The tool's own name, when a string.
     pub name: Option<JsonStr<'a>>,
     /// The kind as sent; absent means `other` (see [`ToolCallView::kind`]).
-    pub kind: Option<ToolKind<'a>>,
+    pub kind: Option<ToolKindView<'a>>,
     /// The status as sent; absent means `pending` (see [`ToolCallView::status`]).
-    pub status: Option<ToolCallStatus>,
+    pub status: Option<ToolCallStatusView>,
     /// Content produced so far.
     pub content: ToolCallContents<'a>,
     /// Files the call touches.
@@ -519,8 +519,8 @@ impl<'a> ToolCallView<'a> {
             tool_call_id: required_str(id, "toolCallId")?,
             title: required_str(title, "title")?,
             name: lenient_str(name),
-            kind: ToolKind::lenient(kind),
-            status: ToolCallStatus::lenient(status),
+            kind: ToolKindView::lenient(kind),
+            status: ToolCallStatusView::lenient(status),
             content: ToolCallContents::new(lenient_array(content), first),
             locations: Locations(lenient_array(locations)),
             raw_input: any_value(raw_input),
@@ -530,13 +530,13 @@ impl<'a> ToolCallView<'a> {
     }
 
     /// The kind, `other` when absent.
-    pub fn kind(&self) -> ToolKind<'a> {
+    pub fn kind(&self) -> ToolKindView<'a> {
         self.kind.unwrap_or_default()
     }
 
     /// The status, `pending` when absent.
-    pub fn status(&self) -> ToolCallStatus {
-        self.status.unwrap_or(ToolCallStatus::Pending)
+    pub fn status(&self) -> ToolCallStatusView {
+        self.status.unwrap_or(ToolCallStatusView::Pending)
     }
 }
 
@@ -548,9 +548,9 @@ pub struct ToolCallUpdateView<'a> {
     /// The call being updated.
     pub tool_call_id: JsonStr<'a>,
     /// New kind.
-    pub kind: Option<ToolKind<'a>>,
+    pub kind: Option<ToolKindView<'a>>,
     /// New status.
-    pub status: Option<ToolCallStatus>,
+    pub status: Option<ToolCallStatusView>,
     /// New title.
     pub title: Option<JsonStr<'a>>,
     /// New tool name.
@@ -601,8 +601,8 @@ impl<'a> ToolCallUpdateView<'a> {
         ] = members.slots;
         Ok(Self {
             tool_call_id: required_str(id, "toolCallId")?,
-            kind: ToolKind::lenient(kind),
-            status: ToolCallStatus::lenient(status),
+            kind: ToolKindView::lenient(kind),
+            status: ToolCallStatusView::lenient(status),
             title: lenient_str(title),
             name: lenient_str(name),
             content: lenient_array(content).map(|c| ToolCallContents::new(Some(c), first)),
@@ -906,9 +906,9 @@ pub struct PlanEntryView<'a> {
     /// What the task is.
     pub content: JsonStr<'a>,
     /// How important it is.
-    pub priority: PlanEntryPriority,
+    pub priority: PlanEntryPriorityView,
     /// Where it stands.
-    pub status: PlanEntryStatus,
+    pub status: PlanEntryStatusView,
     /// Extension data, when an object.
     pub meta: Option<RawValue<'a>>,
 }
@@ -919,8 +919,8 @@ impl<'a> PlanEntryView<'a> {
             members(object(value)?, ["content", "priority", "status", "_meta"])?;
         Ok(Self {
             content: required_str(content, "content")?,
-            priority: PlanEntryPriority::required(priority, "priority")?,
-            status: PlanEntryStatus::required(status, "status")?,
+            priority: PlanEntryPriorityView::required(priority, "priority")?,
+            status: PlanEntryStatusView::required(status, "status")?,
             meta: lenient_object(meta),
         })
     }

@@ -149,7 +149,7 @@ impl<'a> Message<'a> {
 /// A line that is not a valid JSON-RPC message, and the error reply it gets:
 /// `{"jsonrpc":"2.0","id":<id>,"error":{"code":<code>,"message":"<Display of this>"}}`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Rejection<'a> {
+pub struct LineRejection<'a> {
     /// The error code of the reply.
     pub code: ErrorCode,
     /// The id of the reply: the message's id when it could be read, otherwise null.
@@ -178,7 +178,7 @@ pub enum Reason {
     MissingMethod,
 }
 
-impl Rejection<'static> {
+impl LineRejection<'static> {
     /// The reply to a line the framer could not deliver: `-32700` with id null.
     pub fn from_frame_error(error: FrameError) -> Self {
         Self {
@@ -189,7 +189,7 @@ impl Rejection<'static> {
     }
 }
 
-impl fmt::Display for Rejection<'_> {
+impl fmt::Display for LineRejection<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         self.reason.fmt(f)
     }
@@ -213,7 +213,7 @@ impl fmt::Display for Reason {
     }
 }
 
-impl core::error::Error for Rejection<'_> {}
+impl core::error::Error for LineRejection<'_> {}
 
 /// The envelope members, by index into [`Envelope::slots`].
 const MEMBERS: [&str; 6] = ["jsonrpc", "id", "method", "params", "result", "error"];
@@ -357,11 +357,11 @@ fn read_error_object(error: RawValue<'_>) -> Outcome<'_> {
 
 /// Classifies one line (without its newline) as a JSON-RPC message, or says which error reply
 /// it gets. The rules are in the [module docs](self).
-pub fn scan(line: &str) -> Result<Message<'_>, Rejection<'_>> {
+pub fn scan(line: &str) -> Result<Message<'_>, LineRejection<'_>> {
     let mut envelope = Envelope::default();
     match json::scan(line, &mut envelope) {
         Ok(value) => classify(line, value, &envelope),
-        Err(error) => Err(Rejection::from_json_error(error)),
+        Err(error) => Err(LineRejection::from_json_error(error)),
     }
 }
 
@@ -371,15 +371,15 @@ pub fn scan(line: &str) -> Result<Message<'_>, Rejection<'_>> {
 /// `core::str::from_utf8` reports it), whatever else is wrong with it.
 ///
 /// [`Framer::next_line_bytes`]: super::frame::Framer::next_line_bytes
-pub fn scan_bytes(line: &[u8]) -> Result<Message<'_>, Rejection<'_>> {
+pub fn scan_bytes(line: &[u8]) -> Result<Message<'_>, LineRejection<'_>> {
     let mut envelope = Envelope::default();
     match json::scan_bytes(line, &mut envelope) {
         Ok((line, value)) => classify(line, value, &envelope),
-        Err(error) => Err(Rejection::from_json_error(error)),
+        Err(error) => Err(LineRejection::from_json_error(error)),
     }
 }
 
-impl Rejection<'static> {
+impl LineRejection<'static> {
     /// The reply to a line that is not JSON (or, from a byte scan, not UTF-8).
     fn from_json_error(error: JsonError) -> Self {
         match error.kind {
@@ -401,8 +401,8 @@ fn classify<'a>(
     line: &'a str,
     value: RawValue<'a>,
     envelope: &Envelope,
-) -> Result<Message<'a>, Rejection<'a>> {
-    let reject = |code, id, reason| Err(Rejection { code, id, reason });
+) -> Result<Message<'a>, LineRejection<'a>> {
+    let reject = |code, id, reason| Err(LineRejection { code, id, reason });
     if value.kind() != ValueKind::Object {
         return reject(ErrorCode::INVALID_REQUEST, Id::Null, Reason::NotAnObject);
     }

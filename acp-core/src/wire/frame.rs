@@ -22,7 +22,7 @@
 //! the read: less work per byte for a caller that keeps the buffer until every line of it
 //! has been taken.
 //!
-//! Memory is bounded: the framer works inside a [`Storage`] the caller provides and never
+//! Memory is bounded: the framer works inside a [`ByteStorage`] the caller provides and never
 //! holds more than its size (fixed storage) or `max(max_line, GROWABLE_MIN_CAPACITY)` bytes
 //! (growable storage). An oversized line is dropped as it streams by: once the storage is full
 //! of it, the rest passes through without being stored.
@@ -37,7 +37,6 @@ use core::str;
 use super::json::stops::{BLOCK, newlines};
 
 /// The line limit of [`Framer::default`]: 16 MiB (R-FRAME-5).
-#[cfg(feature = "alloc")]
 pub const DEFAULT_MAX_LINE: usize = 16 * 1024 * 1024;
 
 /// How far a growable storage may always grow, even when the line limit is smaller.
@@ -84,7 +83,7 @@ impl core::error::Error for FrameError {}
 /// Fixed storage (`[u8; N]`, `&mut [u8]`) is used whole from the start. Growable storage
 /// (`heapless::Vec<u8, N>`, and `Vec<u8>` under `alloc`) starts at its current length and is
 /// grown on demand, so an idle connection costs little. Existing contents are overwritten.
-pub trait Storage {
+pub trait ByteStorage {
     /// The bytes usable now.
     fn bytes(&self) -> &[u8];
 
@@ -95,7 +94,7 @@ pub trait Storage {
     fn max_len(&self) -> usize;
 
     /// Makes at least `len` bytes usable; the framer never asks for more than
-    /// [`max_len`](Storage::max_len). Fixed storage has nothing to do.
+    /// [`max_len`](ByteStorage::max_len). Fixed storage has nothing to do.
     ///
     /// A storage that does not grow when asked is treated as full: lines that do not fit are
     /// reported as too long.
@@ -104,7 +103,7 @@ pub trait Storage {
     }
 }
 
-impl<const N: usize> Storage for [u8; N] {
+impl<const N: usize> ByteStorage for [u8; N] {
     fn bytes(&self) -> &[u8] {
         self
     }
@@ -118,7 +117,7 @@ impl<const N: usize> Storage for [u8; N] {
     }
 }
 
-impl Storage for [u8] {
+impl ByteStorage for [u8] {
     fn bytes(&self) -> &[u8] {
         self
     }
@@ -133,7 +132,7 @@ impl Storage for [u8] {
 }
 
 /// Borrowed storage (`&mut [u8]`, `&mut [u8; N]`, `&mut Vec<u8>`, …) stays with its owner.
-impl<S: Storage + ?Sized> Storage for &mut S {
+impl<S: ByteStorage + ?Sized> ByteStorage for &mut S {
     fn bytes(&self) -> &[u8] {
         (**self).bytes()
     }
@@ -151,7 +150,7 @@ impl<S: Storage + ?Sized> Storage for &mut S {
     }
 }
 
-impl<LenT: heapless::LenType, const N: usize> Storage for heapless::Vec<u8, N, LenT> {
+impl<LenT: heapless::LenType, const N: usize> ByteStorage for heapless::Vec<u8, N, LenT> {
     fn bytes(&self) -> &[u8] {
         self.as_slice()
     }
@@ -171,7 +170,7 @@ impl<LenT: heapless::LenType, const N: usize> Storage for heapless::Vec<u8, N, L
 }
 
 #[cfg(feature = "alloc")]
-impl Storage for alloc::vec::Vec<u8> {
+impl ByteStorage for alloc::vec::Vec<u8> {
     fn bytes(&self) -> &[u8] {
         self
     }
@@ -255,7 +254,7 @@ pub struct Framer<S> {
 }
 
 /// The positions and state, not the bytes (the storage may hold megabytes).
-impl<S: Storage> fmt::Debug for Framer<S> {
+impl<S: ByteStorage> fmt::Debug for Framer<S> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Framer")
             .field("start", &self.start)
@@ -288,11 +287,11 @@ enum Room {
     TookNewline,
 }
 
-impl<S: Storage> Framer<S> {
+impl<S: ByteStorage> Framer<S> {
     /// A framer over `storage` that accepts lines of up to `max_line` bytes (newline
     /// excluded, a trailing `\r` included).
     ///
-    /// The limit is clamped to the storage's [`max_len`](Storage::max_len), so `[u8; 64]`
+    /// The limit is clamped to the storage's [`max_len`](ByteStorage::max_len), so `[u8; 64]`
     /// accepts lines of up to 64 bytes.
     pub fn new(storage: S, max_line: usize) -> Self {
         let max_len = storage.max_len();
@@ -702,7 +701,7 @@ mod tests {
 
     /// Runs the documented call loop over `reads`, then `finish`, and collects everything.
     #[cfg(feature = "alloc")]
-    fn run<S: Storage>(framer: &mut Framer<S>, reads: &[&[u8]]) -> Vec<Item> {
+    fn run<S: ByteStorage>(framer: &mut Framer<S>, reads: &[&[u8]]) -> Vec<Item> {
         let mut items = Vec::new();
         for read in reads {
             let mut input = *read;
@@ -721,7 +720,7 @@ mod tests {
     }
 
     #[cfg(feature = "alloc")]
-    fn drain<S: Storage>(framer: &mut Framer<S>, items: &mut Vec<Item>) {
+    fn drain<S: ByteStorage>(framer: &mut Framer<S>, items: &mut Vec<Item>) {
         while let Some(item) = framer.next_line() {
             items.push(item.map(ToOwned::to_owned));
         }
@@ -1232,7 +1231,7 @@ mod tests {
     /// Takes every line of every read with `next_line_bytes_from`, checking that each read
     /// is used up, then finishes and takes the rest. Lines are ASCII in these tests.
     #[cfg(feature = "alloc")]
-    fn run_from<S: Storage>(framer: &mut Framer<S>, reads: &[&[u8]]) -> Vec<Item> {
+    fn run_from<S: ByteStorage>(framer: &mut Framer<S>, reads: &[&[u8]]) -> Vec<Item> {
         let mut items = Vec::new();
         let owned = |line: Result<&[u8], FrameError>| {
             line.map(|bytes| String::from_utf8(bytes.to_vec()).expect("ASCII test line"))

@@ -4,11 +4,11 @@
 
 use acp_core::Instant;
 use acp_core::conn::client::{
-    ClientConfig, ClientConnection, ClientEvent, ClientStorage, Growable, NO_MCP_SERVERS, Serves,
+    Buffers, ClientConfig, ClientConnection, ClientEvent, Growable, NO_MCP_SERVERS, Serves,
 };
 
 /// The connection under test, its clock, and everything it wrote so far.
-pub struct Host<S: ClientStorage = Growable> {
+pub struct Host<S: Buffers = Growable> {
     pub conn: ClientConnection<S>,
     pub now: u64,
 }
@@ -40,7 +40,7 @@ impl Host<Growable> {
     }
 }
 
-impl<S: ClientStorage> Host<S> {
+impl<S: Buffers> Host<S> {
     pub fn with_config(config: ClientConfig) -> Self {
         Self {
             conn: ClientConnection::new(config),

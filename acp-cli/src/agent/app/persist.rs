@@ -261,7 +261,7 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
             history.system_prompt = Some(prompt.to_owned());
         }
         let id = history.session_id().to_owned();
-        if self.sessions.get(&id).is_some() || self.conn.session(&id).is_some() {
+        if self.sessions.get(&id).is_some() || self.conn.session_state(&id).is_some() {
             tracing::warn!(
                 session = id.as_str(),
                 "--resume: the session is already open; the first session/new starts a fresh session instead"
@@ -328,7 +328,7 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
                 let message = format!("Invalid params: {method}.cwd: {error}");
                 let _ = self
                     .conn
-                    .reject(ticket, ErrorCode::INVALID_PARAMS, &message);
+                    .respond_error(ticket, ErrorCode::INVALID_PARAMS, &message);
                 return;
             }
         };
@@ -348,7 +348,9 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
             Ok(system_prompt) => system_prompt,
             Err(refusal) => {
                 tracing::info!(code = refusal.code.0, method, "refused");
-                let _ = self.conn.reject(ticket, refusal.code, &refusal.message);
+                let _ = self
+                    .conn
+                    .respond_error(ticket, refusal.code, &refusal.message);
                 return;
             }
         };
@@ -358,7 +360,7 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
                 tracing::info!(session, method, %error, "refused");
                 let _ = self
                     .conn
-                    .reject(ticket, error.code(), &error.rpc_message(method));
+                    .respond_error(ticket, error.code(), &error.rpc_message(method));
                 return;
             }
         };
@@ -499,7 +501,7 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
             }
             Err(error) => {
                 self.conn
-                    .reject(ticket, error.code(), &error.rpc_message("session/list"))
+                    .respond_error(ticket, error.code(), &error.rpc_message("session/list"))
             }
         };
         if let Err(error) = answered {
@@ -541,7 +543,7 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
             let message = format!("session/delete: session '{session}' is open; close it first");
             let _ = self
                 .conn
-                .reject(ticket, ErrorCode::INVALID_REQUEST, &message);
+                .respond_error(ticket, ErrorCode::INVALID_REQUEST, &message);
             return;
         }
         for cwd in self.persist.known_cwds.iter().rev() {
@@ -559,7 +561,7 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
                     | StoreError::NoSessionsDirectory,
                 ) => {}
                 Err(error) => {
-                    let _ = self.conn.reject(
+                    let _ = self.conn.respond_error(
                         ticket,
                         error.code(),
                         &error.rpc_message("session/delete"),
@@ -571,7 +573,7 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
         let missing = StoreError::NotFound {
             session_id: session.to_owned(),
         };
-        let _ = self.conn.reject(
+        let _ = self.conn.respond_error(
             ticket,
             missing.code(),
             &missing.rpc_message("session/delete"),

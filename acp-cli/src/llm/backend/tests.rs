@@ -3,7 +3,7 @@
 //! checks what reached the model.
 
 use acp_core::Instant;
-use acp_core::machine::permission::{PermissionDecision, PermissionOption, RejectReason};
+use acp_core::machine::permission::{PermissionChoice, PermissionDecision, RejectReason};
 use acp_core::schema::{
     ContentBlock, SessionUpdate, TerminalExitStatus, TerminalOutputResponse, ToolCallContent,
 };
@@ -220,11 +220,11 @@ fn history() -> SessionHistory {
     SessionHistory::new(S, "test-model")
 }
 
-fn allow(option: PermissionOption) -> Reply {
+fn allow(option: PermissionChoice) -> Reply {
     Reply::Permission(PermissionDecision::Allowed(option))
 }
 
-fn reject(option: PermissionOption) -> Reply {
+fn reject(option: PermissionChoice) -> Reply {
     Reply::Permission(PermissionDecision::Rejected(RejectReason::Chosen(option)))
 }
 
@@ -350,7 +350,7 @@ fn write_file_asks_writes_on_allow_once_and_tells_the_model() {
         ]
     );
     assert_eq!(
-        h.reply(allow(PermissionOption::AllowOnce)),
+        h.reply(allow(PermissionChoice::AllowOnce)),
         [
             "tool_call_update tool-1 in_progress []",
             "write? Local /work/project/a.txt \"new\"",
@@ -410,7 +410,7 @@ fn write_file_rejected_once_fails_without_writing_and_the_model_hears_why() {
             "permission? tool-1 'Write a.txt'",
         ]
     );
-    let after = h.reply(reject(PermissionOption::RejectOnce));
+    let after = h.reply(reject(PermissionChoice::RejectOnce));
     assert_eq!(
         after,
         [
@@ -443,7 +443,7 @@ fn allow_always_is_remembered_per_tool_and_reject_always_refuses_without_asking(
         vec![call("c1", "write_file", r#"{"path":"a","content":"1"}"#)],
     );
     h.reply(Reply::FileRead(Err("missing".into())));
-    h.reply(allow(PermissionOption::AllowAlways));
+    h.reply(allow(PermissionChoice::AllowAlways));
     h.reply(Reply::FileWritten(Ok(())));
     // Another file, same tool: no question.
     h.answer(
@@ -463,7 +463,7 @@ fn allow_always_is_remembered_per_tool_and_reject_always_refuses_without_asking(
         &[],
         vec![call("c3", "run_shell_command", r#"{"command":"rm -rf /"}"#)],
     );
-    h.reply(reject(PermissionOption::RejectAlways));
+    h.reply(reject(PermissionChoice::RejectAlways));
     assert_eq!(
         h.answer(
             &[],
@@ -648,7 +648,7 @@ fn run_shell_command_is_refused_in_read_only_and_runs_after_permission_otherwise
         ]
     );
     assert_eq!(
-        h.reply(allow(PermissionOption::AllowOnce)),
+        h.reply(allow(PermissionChoice::AllowOnce)),
         [
             "tool_call_update tool-1 in_progress []",
             "shell? \"cargo test\" in /work/project for 120000 ms",

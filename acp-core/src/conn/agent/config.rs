@@ -6,16 +6,7 @@
 
 use core::time::Duration;
 
-use crate::machine::Storage as Table;
 use crate::machine::handshake::Capabilities;
-use crate::machine::pending::Outgoing;
-use crate::machine::pending::Owed;
-use crate::machine::permission::Remembered;
-use crate::machine::session::Session;
-use crate::wire::frame::Storage as Bytes;
-
-use super::event::AgentEvent;
-use super::state::{Announced, Asked};
 
 /// Longest extension method name kept in the configuration.
 pub const EXTENSION_NAME_MAX: usize = 64;
@@ -151,11 +142,8 @@ impl Default for Limits {
     /// each way, no deadlines.
     fn default() -> Self {
         Self {
-            #[cfg(feature = "alloc")]
+            // Clamped to the input storage's size (`Fixed`'s `LINE`).
             max_line: crate::wire::frame::DEFAULT_MAX_LINE,
-            // Without `alloc` the line limit is the input storage's size.
-            #[cfg(not(feature = "alloc"))]
-            max_line: usize::MAX,
             outbox_limit: 64 << 20,
             outbox_high_water: 1 << 20,
             max_sessions: 64,
@@ -219,138 +207,3 @@ impl AgentConfig {
         self.extensions.iter().any(|e| e.method == method)
     }
 }
-
-/// Where a connection keeps its bytes and tables: growable ([`Growable`], with `alloc`) or
-/// fixed ([`Fixed`]).
-pub trait Buffers {
-    /// Framer storage (one line at most).
-    type Input: Bytes;
-    /// Outbox storage.
-    type Output: Bytes;
-    /// Session table rows.
-    type Sessions: Table<Session>;
-    /// Peer requests owed an answer.
-    type Owing: Table<Owed>;
-    /// Our requests in flight.
-    type Pending: Table<Outgoing>;
-    /// Remembered `*_always` permission answers.
-    type Memory: Table<Remembered>;
-    /// Events not yet polled.
-    type Events: Table<AgentEvent>;
-    /// Tool calls announced in running turns.
-    type Announced: Table<Announced>;
-    /// What we asked in each request of ours (tool key, method).
-    type Asked: Table<Asked>;
-
-    /// Empty storage for everything.
-    #[allow(clippy::type_complexity)]
-    fn create() -> (
-        Self::Input,
-        Self::Output,
-        Self::Sessions,
-        Self::Owing,
-        Self::Pending,
-        Self::Memory,
-        Self::Events,
-        Self::Announced,
-        Self::Asked,
-    );
-}
-
-/// Fixed storage, no allocator: `LINE` bytes of input (the longest line), `OUT` bytes of
-/// outbox, `SESSIONS` sessions, `REQUESTS` requests each way, `EVENTS` queued events.
-///
-/// Input is consumed only while the event queue can take what one more line may produce
-/// (1 + `REQUESTS` events), so pick `EVENTS > REQUESTS`.
-#[derive(Debug)]
-pub struct Fixed<
-    const LINE: usize,
-    const OUT: usize,
-    const SESSIONS: usize,
-    const REQUESTS: usize,
-    const EVENTS: usize,
->;
-
-impl<
-    const LINE: usize,
-    const OUT: usize,
-    const SESSIONS: usize,
-    const REQUESTS: usize,
-    const EVENTS: usize,
-> Buffers for Fixed<LINE, OUT, SESSIONS, REQUESTS, EVENTS>
-{
-    type Input = [u8; LINE];
-    type Output = [u8; OUT];
-    type Sessions = heapless::Vec<Session, SESSIONS>;
-    type Owing = heapless::Vec<Owed, REQUESTS>;
-    type Pending = heapless::Vec<Outgoing, REQUESTS>;
-    type Memory = heapless::Vec<Remembered, REQUESTS>;
-    type Events = heapless::Vec<AgentEvent, EVENTS>;
-    type Announced = heapless::Vec<Announced, REQUESTS>;
-    type Asked = heapless::Vec<Asked, REQUESTS>;
-
-    fn create() -> (
-        Self::Input,
-        Self::Output,
-        Self::Sessions,
-        Self::Owing,
-        Self::Pending,
-        Self::Memory,
-        Self::Events,
-        Self::Announced,
-        Self::Asked,
-    ) {
-        (
-            [0; LINE],
-            [0; OUT],
-            heapless::Vec::new(),
-            heapless::Vec::new(),
-            heapless::Vec::new(),
-            heapless::Vec::new(),
-            heapless::Vec::new(),
-            heapless::Vec::new(),
-            heapless::Vec::new(),
-        )
-    }
-}
-
-/// Growable storage, bounded by [`Limits`].
-#[cfg(feature = "alloc")]
-#[derive(Debug)]
-pub struct Growable;
-
-#[cfg(feature = "alloc")]
-impl Buffers for Growable {
-    type Input = alloc::vec::Vec<u8>;
-    type Output = alloc::vec::Vec<u8>;
-    type Sessions = alloc::vec::Vec<Session>;
-    type Owing = alloc::vec::Vec<Owed>;
-    type Pending = alloc::vec::Vec<Outgoing>;
-    type Memory = alloc::vec::Vec<Remembered>;
-    type Events = alloc::vec::Vec<AgentEvent>;
-    type Announced = alloc::vec::Vec<Announced>;
-    type Asked = alloc::vec::Vec<Asked>;
-
-    fn create() -> (
-        Self::Input,
-        Self::Output,
-        Self::Sessions,
-        Self::Owing,
-        Self::Pending,
-        Self::Memory,
-        Self::Events,
-        Self::Announced,
-        Self::Asked,
-    ) {
-        Default::default()
-    }
-}
-
-/// The default storage: [`Growable`] with `alloc`.
-#[cfg(feature = "alloc")]
-pub type DefaultBuffers = Growable;
-
-/// The default storage without `alloc`: 4 KiB lines, a 16 KiB outbox, 4 sessions, 8 requests
-/// each way, 16 events.
-#[cfg(not(feature = "alloc"))]
-pub type DefaultBuffers = Fixed<4096, 16384, 4, 8, 16>;

@@ -40,7 +40,7 @@ pub enum AgentEvent {
     },
     /// `session/new`, validated. Answer with
     /// [`accept_new_session`](super::AgentConnection::accept_new_session) (or
-    /// `accept_new_session_id`) or [`reject`](super::AgentConnection::reject).
+    /// `accept_new_session_id`) or [`respond_error`](super::AgentConnection::respond_error).
     NewSession {
         /// The request to answer.
         ticket: Ticket,
@@ -53,7 +53,7 @@ pub enum AgentEvent {
     },
     /// `session/load` (or `session/resume`) of `session`. Send the history with
     /// [`send_update`](super::AgentConnection::send_update) (load only), then answer with
-    /// `accept_load` or [`reject`](super::AgentConnection::reject) (for a missing session:
+    /// `accept_load` or [`respond_error`](super::AgentConnection::respond_error) (for a missing session:
     /// [`load_not_found`](super::AgentConnection::load_not_found)).
     LoadSession {
         /// The request to answer.
@@ -153,7 +153,7 @@ pub enum AgentEvent {
     },
     /// The client broke the protocol in a way that needs no answer, or was answered
     /// automatically. For logging.
-    PeerViolation(Violation),
+    PeerViolation(ClientViolation),
     /// EOF: save this session (it was open). One per session, before [`AgentEvent::Closed`].
     SaveSession {
         /// The session.
@@ -176,7 +176,7 @@ pub struct ResponseError {
 /// What the peer did wrong, for logging.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
-pub enum Violation {
+pub enum ClientViolation {
     /// A line that was not a valid JSON-RPC message; answered with this code when it had to be.
     Rejected(ErrorCode),
     /// A request refused with this error code (bad params, unknown method, wrong state).

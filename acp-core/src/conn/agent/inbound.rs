@@ -5,12 +5,14 @@ use core::fmt;
 
 use serde::Serialize;
 
-use super::event::{AgentEvent, Violation};
+use super::event::{AgentEvent, ClientViolation};
 use super::wire_out::{self, Empty, InitializeResult};
 use super::{AgentFeatures, Buffers, Core};
 use crate::conn::transport::{Incoming, Outbox};
 use crate::machine::handshake::{Capabilities, HandshakeInput, HandshakeOutput, RequestedVersion};
-use crate::machine::pending::{CancelRequestVerdict, MethodKind, Outcome, Received, Response};
+use crate::machine::pending::{
+    CancelRequestVerdict, MethodKind, Received, ReplyKind, SettledOutcome,
+};
 use crate::machine::permission::{self, PermissionDecision, PermissionReply};
 use crate::machine::session::{Actor, CancelVia, SessionInput, SessionOutput};
 use crate::machine::{Instant, PEER_ID_MAX, ReqRef, SESSION_ID_MAX, SessionId, Ticket};
@@ -203,7 +205,7 @@ fn raw_id(id: Id<'_>) -> Option<heapless::String<PEER_ID_MAX>> {
 }
 
 /// Answers a request straight from its line (before it is registered as owed).
-fn reply_now<O: crate::wire::frame::Storage, M: fmt::Display + ?Sized>(
+fn reply_now<O: crate::wire::frame::ByteStorage, M: fmt::Display + ?Sized>(
     out: &mut Outbox<O>,
     id: Id<'_>,
     code: ErrorCode,
@@ -213,7 +215,7 @@ fn reply_now<O: crate::wire::frame::Storage, M: fmt::Display + ?Sized>(
     let _ = out.push_line(|sink| encode::write_error(sink, id, code, message, None::<&()>));
 }
 
-fn reply_result_now<O: crate::wire::frame::Storage, R: Serialize + ?Sized>(
+fn reply_result_now<O: crate::wire::frame::ByteStorage, R: Serialize + ?Sized>(
     out: &mut Outbox<O>,
     id: Id<'_>,
     result: &R,
@@ -295,7 +297,7 @@ impl<B: Buffers> Core<B> {
     ) {
         match incoming {
             Incoming::Rejected(rejection) => {
-                self.push_event(AgentEvent::PeerViolation(Violation::Rejected(
+                self.push_event(AgentEvent::PeerViolation(ClientViolation::Rejected(
                     rejection.code,
                 )));
             }
@@ -306,7 +308,7 @@ impl<B: Buffers> Core<B> {
     }
 
     fn violation(&mut self, code: ErrorCode) {
-        self.push_event(AgentEvent::PeerViolation(Violation::Refused(code)));
+        self.push_event(AgentEvent::PeerViolation(ClientViolation::Refused(code)));
     }
 
     /// Answers owed request `ticket` with an error.
@@ -445,7 +447,9 @@ impl<B: Buffers> Core<B> {
                     Some(session) => {
                         self.on_cancel(now, session, CancelVia::PeerNotification, None, out)
                     }
-                    None => self.push_event(AgentEvent::PeerViolation(Violation::BadNotification)),
+                    None => {
+                        self.push_event(AgentEvent::PeerViolation(ClientViolation::BadNotification))
+                    }
                 }
             }
             "$/cancel_request" => {
@@ -455,7 +459,9 @@ impl<B: Buffers> Core<B> {
                     .filter(|v| matches!(v.kind(), ValueKind::Number | ValueKind::String));
                 match target {
                     Some(target) => self.on_cancel_request(now, target.get(), out),
-                    None => self.push_event(AgentEvent::PeerViolation(Violation::BadNotification)),
+                    None => {
+                        self.push_event(AgentEvent::PeerViolation(ClientViolation::BadNotification))
+                    }
                 }
             }
             // Unknown notifications are ignored (JSON-RPC: never answered).
@@ -528,11 +534,11 @@ impl<B: Buffers> Core<B> {
     }
 
     fn on_response(&mut self, now: Instant, response: envelope::Response<'_>) {
-        use crate::wire::envelope::Outcome as Wire;
+        use crate::wire::envelope::Outcome;
         let kind = match response.outcome {
-            Wire::Result(_) => Response::Result,
-            Wire::Error(error) => Response::Error(error.code),
-            Wire::Malformed(_) => Response::Malformed,
+            Outcome::Result(_) => ReplyKind::Result,
+            Outcome::Error(error) => ReplyKind::Error(error.code),
+            Outcome::Malformed(_) => ReplyKind::Malformed,
         };
         match self
             .pending
@@ -540,17 +546,17 @@ impl<B: Buffers> Core<B> {
         {
             crate::machine::pending::ResponseVerdict::Settled(settled) => {
                 let (answer, message) = match response.outcome {
-                    Wire::Result(value) => (Some(value.get()), None),
-                    Wire::Error(error) => (None, Some(error.message)),
-                    Wire::Malformed(_) => (None, None),
+                    Outcome::Result(value) => (Some(value.get()), None),
+                    Outcome::Error(error) => (None, Some(error.message)),
+                    Outcome::Malformed(_) => (None, None),
                 };
                 self.report_settled(settled, answer, message);
             }
             crate::machine::pending::ResponseVerdict::Late { id, .. } => {
-                self.push_event(AgentEvent::PeerViolation(Violation::LateResponse(id)));
+                self.push_event(AgentEvent::PeerViolation(ClientViolation::LateResponse(id)));
             }
             crate::machine::pending::ResponseVerdict::Unknown => {
-                self.push_event(AgentEvent::PeerViolation(Violation::UnknownResponse));
+                self.push_event(AgentEvent::PeerViolation(ClientViolation::UnknownResponse));
             }
         }
     }
@@ -613,9 +619,9 @@ pub(super) fn read_permission(result: &str) -> PermissionDecision {
 #[cfg(feature = "alloc")]
 pub(super) fn read_ask_user(
     answer: Option<&str>,
-    outcome: Outcome,
+    outcome: SettledOutcome,
 ) -> Option<alloc::string::String> {
-    use crate::machine::ask_user::{self, AskUserAnswer, AskUserReply};
+    use crate::machine::ask_user::{self, AskUserReply, AskUserResolution};
     let reply = match answer.map(crate::wire::json::parse_value) {
         Some(Ok(value)) if value.kind() == ValueKind::Object => {
             let outcome = value
@@ -628,22 +634,22 @@ pub(super) fn read_ask_user(
                 outcome,
                 text: owned.as_deref(),
             }) {
-                AskUserAnswer::Answered(text) => Some(alloc::string::String::from(text)),
-                AskUserAnswer::Unavailable(_) => None,
+                AskUserResolution::Answered(text) => Some(alloc::string::String::from(text)),
+                AskUserResolution::Unavailable(_) => None,
             };
         }
         Some(_) => AskUserReply::Malformed,
         None => AskUserReply::Settled(outcome),
     };
     match ask_user::read_reply(reply) {
-        AskUserAnswer::Answered(text) => Some(alloc::string::String::from(text)),
-        AskUserAnswer::Unavailable(_) => None,
+        AskUserResolution::Answered(text) => Some(alloc::string::String::from(text)),
+        AskUserResolution::Unavailable(_) => None,
     }
 }
 
 /// Without `alloc` no ask_user is ever sent; a settlement is always the sentinel.
 #[cfg(not(feature = "alloc"))]
-pub(super) fn read_ask_user(_answer: Option<&str>, _outcome: Outcome) -> Option<()> {
+pub(super) fn read_ask_user(_answer: Option<&str>, _outcome: SettledOutcome) -> Option<()> {
     None
 }
 
@@ -652,7 +658,7 @@ pub(super) fn read_ask_user(_answer: Option<&str>, _outcome: Outcome) -> Option<
 pub(super) fn read_response(
     method: &str,
     answer: Option<&str>,
-    outcome: Outcome,
+    outcome: SettledOutcome,
     message: Option<alloc::string::String>,
 ) -> Result<crate::schema::ClientResponse, super::ResponseError> {
     use alloc::string::{String, ToString};
@@ -664,20 +670,20 @@ pub(super) fn read_response(
                 alloc::format!("Internal error: malformed response: {e}"),
             )
         }),
-        (None, Outcome::Error(code)) => Err(error(code, message.unwrap_or_default())),
-        (None, Outcome::TimedOut) => Err(error(
+        (None, SettledOutcome::Error(code)) => Err(error(code, message.unwrap_or_default())),
+        (None, SettledOutcome::TimedOut) => Err(error(
             ErrorCode::INTERNAL_ERROR,
             String::from("Internal error: request timed out"),
         )),
-        (None, Outcome::Disconnected) => Err(error(
+        (None, SettledOutcome::Disconnected) => Err(error(
             ErrorCode::REQUEST_CANCELLED,
             crate::machine::Rejection::ConnectionClosed.to_string(),
         )),
-        (None, Outcome::Cancelled) => Err(error(
+        (None, SettledOutcome::Cancelled) => Err(error(
             ErrorCode::REQUEST_CANCELLED,
             crate::machine::Rejection::RequestCancelled.to_string(),
         )),
-        (None, Outcome::Malformed | Outcome::Answered) => Err(error(
+        (None, SettledOutcome::Malformed | SettledOutcome::Answered) => Err(error(
             ErrorCode::INTERNAL_ERROR,
             String::from("Internal error: malformed response"),
         )),

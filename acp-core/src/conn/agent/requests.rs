@@ -9,7 +9,7 @@ use serde::Serialize;
 use super::{AgentConnection, AgentEvent, Ask, AskedKind, Buffers};
 use crate::machine::handshake::Capabilities;
 use crate::machine::pending::MethodKind;
-use crate::machine::permission::PermissionOption;
+use crate::machine::permission::PermissionChoice;
 use crate::machine::session::SessionState;
 use crate::machine::{Instant, RequestId, SessionId, UsageError};
 use crate::schema::{
@@ -89,7 +89,7 @@ impl<B: Buffers> AgentConnection<B> {
             });
             return Ok(id);
         }
-        let options = PermissionOption::ALL.map(|o| OptionEntry {
+        let options = PermissionChoice::ALL.map(|o| OptionEntry {
             option_id: o.id(),
             name: o.label(),
             kind: o.id(),

@@ -7,11 +7,11 @@ use serde::ser::{SerializeMap, SerializeSeq};
 use serde::{Serialize, Serializer};
 
 use super::config::AgentConfig;
-use crate::conn::transport::{Outbox, OutboxFull};
+use crate::conn::transport::Outbox;
 use crate::machine::UsageError;
 use crate::machine::handshake::PROTOCOL_VERSION;
 use crate::wire::encode;
-use crate::wire::frame::Storage;
+use crate::wire::frame::ByteStorage;
 use crate::wire::{ErrorCode, Id, JsonStr};
 
 /// The description listed for `_agentao.cn/ask_user` (Agentao's text).
@@ -28,49 +28,41 @@ pub(crate) fn wire_id(raw: &str) -> Id<'_> {
 }
 
 /// Writes a result line answering the request with raw id `id`.
-pub(crate) fn result<O: Storage, R: Serialize + ?Sized>(
+pub(crate) fn result<O: ByteStorage, R: Serialize + ?Sized>(
     out: &mut Outbox<O>,
     id: &str,
     value: &R,
 ) -> Result<(), UsageError> {
     out.push_line(|sink| encode::write_result(sink, wire_id(id), value))
-        .map_err(would_block)
 }
 
 /// Writes an error line answering the request with raw id `id`.
-pub(crate) fn error<O: Storage, M: fmt::Display + ?Sized>(
+pub(crate) fn error<O: ByteStorage, M: fmt::Display + ?Sized>(
     out: &mut Outbox<O>,
     id: &str,
     code: ErrorCode,
     message: &M,
 ) -> Result<(), UsageError> {
     out.push_line(|sink| encode::write_error(sink, wire_id(id), code, message, None::<&()>))
-        .map_err(would_block)
 }
 
 /// Writes a notification line.
-pub(crate) fn notification<O: Storage, P: Serialize + ?Sized>(
+pub(crate) fn notification<O: ByteStorage, P: Serialize + ?Sized>(
     out: &mut Outbox<O>,
     method: &str,
     params: &P,
 ) -> Result<(), UsageError> {
     out.push_line(|sink| encode::write_notification(sink, method, Some(params)))
-        .map_err(would_block)
 }
 
 /// Writes a request line of ours.
-pub(crate) fn request<O: Storage, P: Serialize + ?Sized>(
+pub(crate) fn request<O: ByteStorage, P: Serialize + ?Sized>(
     out: &mut Outbox<O>,
     id: u64,
     method: &str,
     params: &P,
 ) -> Result<(), UsageError> {
     out.push_line(|sink| encode::write_request(sink, id, method, Some(params)))
-        .map_err(would_block)
-}
-
-fn would_block(_: OutboxFull) -> UsageError {
-    UsageError::WouldBlock
 }
 
 /// `{"stopReason":…}`.

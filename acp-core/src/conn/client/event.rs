@@ -135,7 +135,7 @@ impl AgentMethod {
 
 /// Optional agent methods learnt from `initialize` beyond the [`Capabilities`] bitset.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct AgentFeatures {
+pub struct AdvertisedMethods {
     /// `agentCapabilities.sessionCapabilities.resume`: `session/resume`.
     pub resume: bool,
     /// `agentCapabilities.sessionCapabilities.list`: `session/list`.
@@ -236,7 +236,7 @@ pub enum TurnOutcome {
     /// No answer before the prompt deadline: `session/cancel` was sent and the session's
     /// open permission and ask_user requests were answered `cancelled` (Agentao's blocking
     /// path sends no cancel: its bug 18). A late answer is reported as
-    /// [`Violation::LateResponse`].
+    /// [`AgentViolation::LateResponse`].
     TimedOut,
     /// The agent's output ended during the turn.
     Disconnected,
@@ -307,7 +307,7 @@ pub struct IncomingRequest {
 #[non_exhaustive]
 // Without `alloc` text is stored inline (bounded, no boxes), which makes variants uneven.
 #[allow(clippy::large_enum_variant)]
-pub enum Violation {
+pub enum AgentViolation {
     /// A line that was not a valid JSON-RPC message; it was answered with this code.
     RejectedLine {
         /// The error code of the reply.
@@ -346,7 +346,7 @@ pub enum ClientEvent {
         /// The agent's capabilities that gate behaviour.
         agent: Capabilities,
         /// Optional agent methods.
-        features: AgentFeatures,
+        features: AdvertisedMethods,
         /// The whole result, as sent.
         result: Payload,
         /// The result, decoded.
@@ -438,7 +438,7 @@ pub enum ClientEvent {
         params: Payload,
     },
     /// The agent broke a rule; for logs.
-    Violation(Violation),
+    PeerViolation(AgentViolation),
     /// The agent's output ended and everything pending was settled. Last event.
     Closed,
 }

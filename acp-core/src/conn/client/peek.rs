@@ -6,7 +6,7 @@ use crate::machine::SessionId;
 use crate::machine::handshake::Capabilities;
 use crate::wire::{JsonStr, RawValue};
 
-use super::event::AgentFeatures;
+use super::event::AdvertisedMethods;
 use super::params::EXTENSIONS_META_KEY;
 
 /// A session id from a JSON string: `None` when longer than [`SESSION_ID_MAX`] once decoded.
@@ -34,10 +34,10 @@ fn present(value: RawValue<'_>, keys: &[&str]) -> bool {
 
 /// The agent's capabilities from an `initialize` result. Missing or malformed members mean
 /// "not supported" (interop: missing flags must mean false).
-pub(crate) fn agent_capabilities(result: RawValue<'_>) -> (Capabilities, AgentFeatures) {
+pub(crate) fn agent_capabilities(result: RawValue<'_>) -> (Capabilities, AdvertisedMethods) {
     let caps = result.get_field("agentCapabilities");
     let mut out = Capabilities::empty();
-    let mut features = AgentFeatures::default();
+    let mut features = AdvertisedMethods::default();
     if let Some(caps) = caps {
         out = out
             .with(Capabilities::LOAD_SESSION, flag(caps, &["loadSession"]))
@@ -61,7 +61,7 @@ pub(crate) fn agent_capabilities(result: RawValue<'_>) -> (Capabilities, AgentFe
                 Capabilities::MCP_SSE,
                 flag(caps, &["mcpCapabilities", "sse"]),
             );
-        features = AgentFeatures {
+        features = AdvertisedMethods {
             resume: present(caps, &["sessionCapabilities", "resume"]),
             list: present(caps, &["sessionCapabilities", "list"]),
             close: present(caps, &["sessionCapabilities", "close"]),

@@ -16,7 +16,7 @@ use crate::schema::{
 use crate::wire::{JsonStr, RawValue};
 
 use super::super::content::ContentBlockView;
-use super::super::enums::{ToolCallStatus, ToolKind};
+use super::super::enums::{ToolCallStatusView, ToolKindView};
 use super::super::read::{
     any_value, fill, is, key_name, leading_tag, lenient_str, members_after, required_str, skip,
     span, walk, walk_after, walk_array,
@@ -80,14 +80,14 @@ impl<'a> Members<'a> {
     }
 
     fn kind(&self) -> Option<Option<crate::schema::ToolKind>> {
-        match ToolKind::lenient(self.leaf(2)?) {
+        match ToolKindView::lenient(self.leaf(2)?) {
             None => Some(None),
             Some(kind) => tool_kind(kind).map(Some),
         }
     }
 
     fn status(&self) -> Option<Option<crate::schema::ToolCallStatus>> {
-        match ToolCallStatus::lenient(self.leaf(3)?) {
+        match ToolCallStatusView::lenient(self.leaf(3)?) {
             None => Some(None),
             Some(s) => status(s).map(Some),
         }

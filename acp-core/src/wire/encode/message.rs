@@ -20,22 +20,22 @@ type Result<S> = core::result::Result<(), EncodeError<<S as Sink>::Error>>;
 /// The id of a request we write: one of our own counters, or an id taken from the wire (a proxy
 /// forwarding a request, a test replaying one).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum RequestId<'a> {
+pub enum OutgoingId<'a> {
     /// Our own outgoing id: an integer counting up per connection.
     Counter(u64),
     /// An id as it appeared on the wire, written back exactly.
     Wire(Id<'a>),
 }
 
-impl From<u64> for RequestId<'_> {
+impl From<u64> for OutgoingId<'_> {
     fn from(counter: u64) -> Self {
-        RequestId::Counter(counter)
+        OutgoingId::Counter(counter)
     }
 }
 
-impl<'a> From<Id<'a>> for RequestId<'a> {
+impl<'a> From<Id<'a>> for OutgoingId<'a> {
     fn from(id: Id<'a>) -> Self {
-        RequestId::Wire(id)
+        OutgoingId::Wire(id)
     }
 }
 
@@ -90,7 +90,7 @@ where
 /// ```
 pub fn write_request<'a, S, P>(
     sink: &mut S,
-    id: impl Into<RequestId<'a>>,
+    id: impl Into<OutgoingId<'a>>,
     method: &str,
     params: Option<&P>,
 ) -> Result<S>
@@ -100,8 +100,8 @@ where
 {
     put(sink, b"{\"jsonrpc\":\"2.0\",\"id\":")?;
     match id.into() {
-        RequestId::Counter(n) => write_u64(sink, n).map_err(EncodeError::Sink)?,
-        RequestId::Wire(id) => put_id(sink, id)?,
+        OutgoingId::Counter(n) => write_u64(sink, n).map_err(EncodeError::Sink)?,
+        OutgoingId::Wire(id) => put_id(sink, id)?,
     }
     put(sink, b",\"method\":\"")?;
     put_method(sink, method)?;
