@@ -80,6 +80,7 @@ fn an_unreadable_file_is_a_load_error() {
     );
 }
 
+/// R-HOST-1: `$VAR` and `${VAR}` expand in `env` values.
 #[test]
 fn env_values_expand_from_the_host_environment() {
     run(async {

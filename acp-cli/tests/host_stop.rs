@@ -142,6 +142,7 @@ fn child_that_exits_on_its_own_takes_its_group_along() {
     });
 }
 
+/// R-HOST-4: the stop sequence on a real process group.
 #[test]
 fn child_that_ignores_eof_dies_on_sigterm_and_its_group_goes_too() {
     run(async {

@@ -292,6 +292,7 @@ fn http_403_is_an_authentication_error_too() {
     assert_eq!(error.code(), -32000);
 }
 
+/// R-LLM-3: 429 is retried after its `Retry-After`.
 #[test]
 fn http_429_then_success_retries_after_the_servers_retry_after() {
     let server = MockModel::start(vec![

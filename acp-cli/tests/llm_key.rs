@@ -77,6 +77,7 @@ impl Write for LogBuffer {
     }
 }
 
+/// R-LLM-1: the key goes only into the Authorization header.
 #[test]
 fn the_key_is_absent_from_every_error_and_every_log_line() {
     let logs = LogBuffer::default();

@@ -124,6 +124,7 @@ fn missing_required_fields_are_listed_together() {
     );
 }
 
+/// R-HOST-1: every field is type-checked, the errors name server and field.
 #[test]
 fn wrong_types_of_required_fields_are_listed_together() {
     assert_eq!(

@@ -81,6 +81,7 @@ fn failed_once() -> Lifecycle {
 
 // ---- start and handshake ----
 
+/// R-HOST-3: a server starts `configured`.
 #[test]
 fn a_new_server_is_configured_and_quiet() {
     let mut lc = Lifecycle::new("a", LIMITS);
@@ -126,6 +127,7 @@ fn handshake_started_is_initializing_under_the_same_deadline() {
     assert_eq!(lc.poll_timeout(), Some(t(10_000)));
 }
 
+/// R-HOST-3: `initializing → ready`.
 #[test]
 fn handshake_ok_is_ready_without_deadline() {
     let mut lc = Lifecycle::new("a", LIMITS);
@@ -443,6 +445,7 @@ fn an_unconfirmed_spawn_times_out_straight_to_failed() {
 
 // ---- turns ----
 
+/// R-HOST-3: `ready → busy`.
 #[test]
 fn a_prompt_makes_it_busy_with_the_request_deadline() {
     let mut lc = ready();
@@ -631,6 +634,7 @@ fn stop_closes_stdin_and_a_graceful_exit_ends_it() {
     assert_eq!((lc.pid(), lc.poll_timeout()), (None, None));
 }
 
+/// R-HOST-4: close stdin, SIGTERM, then the whole group.
 #[test]
 fn stop_escalates_to_sigterm_then_kills_the_group() {
     let mut lc = ready();

@@ -137,6 +137,8 @@ impl Harness for Demo {
     }
 }
 
+/// Holds the demo agent to every rule its vectors' headers cite (R-DEMO-*);
+/// a failure names the vector's rules before its file and line.
 #[test]
 fn every_demo_vector_replays_whole_and_in_pieces() {
     let vectors: Vec<Vector> =
