@@ -12,13 +12,13 @@ mod llm_support;
 use std::future::Future;
 use std::time::Duration;
 
-use acp_cli::llm::chat::{
-    ChatMessage, ChatRequest, FinishReason, Finished, ModelError, ModelToolCall, StreamEvent,
-    ToolSpec,
-};
 use acp_cli::llm::config::ModelConfig;
 use acp_cli::llm::http::stream_chat_with;
 use acp_cli::llm::retry::{RetryPolicy, Sleeper};
+use acp_cli::model::chat::{
+    ChatMessage, ChatRequest, FinishReason, Finished, ModelError, ModelToolCall, StreamEvent,
+    ToolSpec,
+};
 use llm_support::{
     Framing, MockModel, Piece, Reply, dead_port, done, finish, reasoning, text,
     tls_certificate_path, tool_call,

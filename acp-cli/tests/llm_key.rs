@@ -10,10 +10,10 @@ use std::io::Write;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use acp_cli::llm::chat::{ChatMessage, ChatRequest, Finished, ModelError};
 use acp_cli::llm::config::ModelConfig;
 use acp_cli::llm::http::stream_chat_with;
 use acp_cli::llm::retry::{RetryPolicy, Sleeper};
+use acp_cli::model::chat::{ChatMessage, ChatRequest, Finished, ModelError};
 use llm_support::{MockModel, Piece, Reply, dead_port, text};
 
 /// The key; no output may contain it.
