@@ -3,9 +3,9 @@
 //! every vector's header names its rules.
 //!
 //! A test cites a rule by writing its id in its name or doc comment, a vector in its header
-//! comment (`docs/testing.md`, "Naming"). What counts as a test here: the files under
-//! `acp-core/tests/`, `acp-cli/tests/` and `tests/`, the `vectors/` files, and in `src/` the
-//! text from a file's first `#[cfg(test)]` on (and whole `tests.rs` files).
+//! comment (`docs/testing.md`, "Naming"). What counts as a test here: the files under each
+//! crate's `tests/` and the root `tests/`, the `vectors/` files, and in `src/` the text from a
+//! file's first `#[cfg(test)]` on (and whole `tests.rs` files).
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -50,7 +50,7 @@ fn test_texts() -> Vec<(PathBuf, String)> {
     let root = repository_root();
     let this_file = root.join("tests/protocol_rules.rs");
     let mut texts = Vec::new();
-    for dir in ["acp-core/tests", "acp-cli/tests", "tests"] {
+    for dir in ["acp-core/tests", "acp-host/tests", "acp-cli/tests", "tests"] {
         for path in files(&root.join(dir), ".rs") {
             let in_own_workspace = ["tests/oracle", "tests/interop", "tests/no-std-check"]
                 .iter()
@@ -65,7 +65,7 @@ fn test_texts() -> Vec<(PathBuf, String)> {
         let text = read(&path);
         texts.push((path, text));
     }
-    for dir in ["acp-core/src", "acp-cli/src", "src"] {
+    for dir in ["acp-core/src", "acp-host/src", "acp-cli/src", "src"] {
         for path in files(&root.join(dir), ".rs") {
             let text = read(&path);
             let tests = if path.ends_with("tests.rs") {
@@ -127,6 +127,7 @@ fn every_cited_rule_is_defined_in_protocol_md() {
     let mut sources = Vec::new();
     for (dir, suffix) in [
         ("acp-core", ".rs"),
+        ("acp-host", ".rs"),
         ("acp-cli", ".rs"),
         ("src", ".rs"),
         ("tests", ".rs"),

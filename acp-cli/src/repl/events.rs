@@ -4,10 +4,10 @@
 use std::io::IsTerminal as _;
 
 use acp_core::conn::client::TurnOutcome;
-use acp_core::sanitize::sanitize;
-use acp_core::supervisor::inbox::MessageKind;
-use acp_core::supervisor::lifecycle::{Notice, ServerState};
-use acp_core::supervisor::recovery::Verdict;
+use acp_host::sanitize::sanitize;
+use acp_host::supervisor::inbox::MessageKind;
+use acp_host::supervisor::lifecycle::{Notice, ServerState};
+use acp_host::supervisor::recovery::Verdict;
 
 use crate::client::glue::AgentEvent;
 use crate::client::{render, updates};

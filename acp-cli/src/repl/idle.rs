@@ -2,8 +2,8 @@
 //! turn the person waits for runs: the servers' inbox, then the next question, then the
 //! prompt; and `/status`.
 
-use acp_core::sanitize::sanitize;
-use acp_core::supervisor::inbox::{InboxMessage, MessageKind};
+use acp_host::sanitize::sanitize;
+use acp_host::supervisor::inbox::{InboxMessage, MessageKind};
 
 use super::{PROMPT, Repl};
 

@@ -41,9 +41,9 @@ use std::collections::VecDeque;
 use std::io::IsTerminal as _;
 use std::path::PathBuf;
 
-use acp_core::sanitize::sanitize;
-use acp_core::supervisor::interaction::InteractionId;
-use acp_core::supervisor::lifecycle::{Input, ServerState};
+use acp_host::sanitize::sanitize;
+use acp_host::supervisor::interaction::InteractionId;
+use acp_host::supervisor::lifecycle::{Input, ServerState};
 use smol::future::FutureExt as _;
 
 use crate::client::command::{DEFAULT_TIMEOUT_SECS, agent_name, host_env, single_agent_config};

@@ -1,9 +1,9 @@
 //! Questions on screen, one at a time: shown, then answered by a typed line, a single key
 //! (permission, at a terminal) or Ctrl-C, which rejects the question or cancels the turn.
 
-use acp_core::supervisor::answer::Decision;
-use acp_core::supervisor::interaction::InteractionId;
-use acp_core::supervisor::lifecycle::Input;
+use acp_host::supervisor::answer::Decision;
+use acp_host::supervisor::interaction::InteractionId;
+use acp_host::supervisor::lifecycle::Input;
 
 use crate::client::glue::{Answer, Ask, Question};
 use crate::client::render;

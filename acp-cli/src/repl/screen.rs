@@ -1,8 +1,8 @@
 //! The screen: output starts on a fresh line, beside the line editor when it holds the
 //! terminal.
 
-use acp_core::sanitize::sanitize;
-use acp_core::supervisor::inbox::MessageKind;
+use acp_host::sanitize::sanitize;
+use acp_host::supervisor::inbox::MessageKind;
 
 use super::editor::Keyboard;
 use super::{Repl, Target};

@@ -1,9 +1,9 @@
 //! Typed lines: the REPL's own commands, delegation to a server and prompts to the main
 //! agent, held while a turn runs.
 
-use acp_core::sanitize::sanitize;
-use acp_core::supervisor::lifecycle::{Input, ServerState};
-use acp_core::supervisor::routing::{detect_route, empty_task_message};
+use acp_host::sanitize::sanitize;
+use acp_host::supervisor::lifecycle::{Input, ServerState};
+use acp_host::supervisor::routing::{detect_route, empty_task_message};
 
 use crate::host::{CommandOutput, commands};
 

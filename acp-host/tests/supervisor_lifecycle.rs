@@ -1,12 +1,11 @@
 //! One server's lifecycle (§8.2, §8.6, §8.7), transition by transition, with a fake clock and
 //! fake process events.
-#![cfg(feature = "alloc")]
 
-use acp_core::supervisor::Instant;
-use acp_core::supervisor::lifecycle::{
+use acp_host::supervisor::Instant;
+use acp_host::supervisor::lifecycle::{
     Action, Input, Lifecycle, Limits, Notice, Refusal, ServerState as S,
 };
-use acp_core::supervisor::recovery::{ExitStatus, FatalCause, Verdict};
+use acp_host::supervisor::recovery::{ExitStatus, FatalCause, Verdict};
 
 const LIMITS: Limits = Limits {
     startup_timeout_ms: 10_000,
@@ -1135,7 +1134,7 @@ fn state_names_are_agentaos() {
 fn limits_come_from_the_config() {
     let doc = r#"{"servers": {"r": {"command": "x", "args": [], "env": {}, "cwd": ".",
                  "startupTimeoutMs": 1500, "requestTimeoutMs": 2500, "maxRecoverableRestarts": 1}}}"#;
-    let config = acp_core::supervisor::config::AcpConfig::parse(doc, "acp.json", |_| None).unwrap();
+    let config = acp_host::supervisor::config::AcpConfig::parse(doc, "acp.json", |_| None).unwrap();
     let mut lc = Lifecycle::from_config(&config.servers()[0]);
     assert_eq!(lc.name(), "r");
     feed(&mut lc, 0, Input::Start);
