@@ -6,11 +6,13 @@
 //! - [`corpus`]: a deterministic generator of realistic ACP traffic (the corpora of
 //!   `shared/docs/perf-anchors.md`), for benchmarks and tests.
 //! - [`vectors`]: the parser of the language-neutral transcript files in `vectors/`.
+//! - [`rules`]: the rule ids of `docs/protocol.md`, and finding them where they are cited.
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs, unreachable_pub)]
 
 pub mod corpus;
+pub mod rules;
 pub mod vectors;
 
 /// The README's Rust examples, compiled and run as doctests so they cannot rot.

@@ -13,13 +13,13 @@ use std::time::Instant as WallClock;
 
 use acp_cli::agent::app::{AgentApp, Job, Workspace, agent_config};
 use acp_cli::agent::backend::Reply;
+use acp_cli::agent::paths::Roots;
 use acp_cli::agent::sessions::{CwdKind, SessionTable};
-use acp_cli::demo::paths::Roots;
 use acp_cli::llm::backend::LlmBackend;
-use acp_cli::llm::chat::StreamEvent;
 use acp_cli::llm::openai::StreamAssembler;
 use acp_cli::llm::response::ChunkedDecoder;
 use acp_cli::llm::sse::SseParser;
+use acp_cli::model::chat::StreamEvent;
 use acp_cli::store::{Deleted, Loaded, Saved, SessionHistory, SessionPage, StoreError};
 use acp_core::Instant;
 use acp_core::schema::ListSessionsRequest;

@@ -11,10 +11,10 @@
 
 use std::hint::black_box;
 
-use acp_cli::llm::chat::StreamEvent;
 use acp_cli::llm::openai::StreamAssembler;
 use acp_cli::llm::response::ChunkedDecoder;
 use acp_cli::llm::sse::SseParser;
+use acp_cli::model::chat::StreamEvent;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 
 /// A typical OpenAI text chunk: one token of the answer.

@@ -3,7 +3,7 @@
 //!
 //! The host side (`host`) runs the project-local agents of `.agentao/acp.json`; `client` and
 //! `repl` drive agents from the command line; the agent side (`agent`, with the `demo`
-//! backend) is what `acp-cli --acp --stdio` runs. Every command writes to stdout through
+//! backend, and `llm` behind the `model` seam) is what `acp-cli --acp --stdio` runs. Every command writes to stdout through
 //! `stdout`, so a reader that goes away ends it quietly.
 
 pub mod agent;
@@ -13,6 +13,7 @@ pub mod demo;
 pub mod host;
 pub mod llm;
 pub mod mcp;
+pub mod model;
 pub mod repl;
 pub mod stdout;
 pub mod store;

@@ -152,8 +152,9 @@ fn run() -> ExitCode {
 /// `acp-cli --acp --stdio [--backend demo|llm]`: the backend chosen, then the driver.
 fn agent(cli: &Cli, filter: tracing_subscriber::EnvFilter) -> ExitCode {
     use acp_cli::agent::driver::{AgentOptions, run};
-    use acp_cli::agent::model::{HttpModel, NoModel};
     use acp_cli::agent::sessions::SessionTable;
+    use acp_cli::llm::http::HttpModel;
+    use acp_cli::model::NoModel;
     use std::rc::Rc;
 
     let config = match cli.backend {

@@ -35,6 +35,7 @@ fn plain_text_echo_think_and_plan() {
     );
 }
 
+/// R-DEMO-4: `*_always` is remembered for the tool.
 #[test]
 fn tool_allowed_then_rejected_then_remembered() {
     let mut agent = Agent::start("cmd-tool", &[]);
@@ -123,6 +124,7 @@ fn tool_allowed_then_rejected_then_remembered() {
     );
 }
 
+/// R-DEMO-3: `/write` writes exactly its text; `/read` asks for nothing.
 #[test]
 fn read_and_write_locally_inside_the_cwd() {
     let mut agent = Agent::start("cmd-fs-local", &[]);
@@ -194,6 +196,7 @@ fn read_and_write_locally_inside_the_cwd() {
     );
 }
 
+/// R-DEMO-2: paths outside the cwd fail, symlinks resolved.
 #[test]
 fn paths_outside_the_cwd_fail_including_through_symlinks() {
     let mut agent = Agent::start("cmd-fs-outside", &[]);

@@ -104,6 +104,7 @@ fn a_cwd_that_does_not_exist_or_is_not_a_directory_is_refused() {
     );
 }
 
+/// R-PROC-1: stdout carries protocol bytes only.
 #[test]
 fn logs_go_to_stderr_and_the_first_session_cwd_never_to_stdout() {
     let mut agent = Agent::start("logs", &["--log-level", "info"]);

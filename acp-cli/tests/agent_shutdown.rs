@@ -61,6 +61,7 @@ fn cancel_during_a_permission_request_fails_the_tool_and_ends_cancelled() {
     );
 }
 
+/// R-PROC-2: a running turn is answered `cancelled`, exit 0.
 #[test]
 fn eof_with_a_turn_running_answers_it_cancelled_and_exits_0() {
     let mut agent = Agent::start("eof-sleep", &[]);
@@ -87,6 +88,7 @@ fn eof_with_a_permission_pending_settles_it_and_exits_0() {
     assert_eq!(status.code(), Some(0));
 }
 
+/// R-PROC-2: SIGTERM and SIGINT end as stdin EOF does.
 #[test]
 fn sigterm_and_sigint_behave_like_eof() {
     for (name, signal) in [("sigterm", Signal::TERM), ("sigint", Signal::INT)] {

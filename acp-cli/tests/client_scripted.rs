@@ -76,6 +76,7 @@ fn permission_by_policy_allow_and_reject() {
     assert!(reject.stderr.contains("Rejected (once)\n"));
 }
 
+/// R-HOST-6: `--approve` is `reject` off a terminal.
 #[test]
 fn permission_defaults_to_reject_when_stdin_is_not_a_terminal() {
     let dir = scratch_dir("default");
@@ -467,6 +468,7 @@ fn agent_text_is_sanitized_on_both_streams() {
     assert!(!run.stderr.contains('\u{1b}'));
 }
 
+/// R-HOST-6: `--approve` is `ask` on a terminal.
 #[test]
 fn at_a_terminal_permission_is_asked_and_answered_with_one_key() {
     let dir = scratch_dir("pty");

@@ -86,6 +86,7 @@ fn shows_all_in_order(text: &str, prefix: &str, skip: &[&str]) {
     }
 }
 
+/// R-TURN-6: every stable kind is shown, an unknown one as one line with its tag.
 #[test]
 fn client_shows_every_update_kind() {
     let dir = scratch_dir("kinds");
@@ -102,6 +103,7 @@ fn client_shows_every_update_kind() {
     );
 }
 
+/// R-TURN-6: as `client`, in the REPL.
 #[test]
 fn repl_shows_every_update_kind() {
     let dir = scratch_dir("replkinds");

@@ -120,6 +120,7 @@ fn demo_ends_quietly_and_cleans_up() {
     assert!(!scratch.exists(), "{} left behind", scratch.display());
 }
 
+/// R-PROC-3: a closed stdout winds down as a normal end.
 #[test]
 fn demo_under_head_ends_quietly() {
     let dir = scratch_dir("head-demo");

@@ -5,8 +5,8 @@ mod host_support;
 
 use std::path::PathBuf;
 
-use acp_core::supervisor::config::AcpConfig;
-use acp_core::supervisor::recovery::ExitStatus;
+use acp_host::supervisor::config::AcpConfig;
+use acp_host::supervisor::recovery::ExitStatus;
 use host::process::{AgentCommand, AgentProcess, ProcessEvent, ProcessKey};
 use host_support::{proc_group, run, scratch_dir, wait_gone};
 use smol::channel::Receiver;

@@ -7,7 +7,7 @@ mod host_support;
 use std::path::Path;
 use std::time::Duration;
 
-use acp_core::supervisor::lifecycle::{Input, ServerState};
+use acp_host::supervisor::lifecycle::{Input, ServerState};
 use host::commands::{self, ClientView};
 use host::runner::{RunnerEvent, StopTimings};
 use host::{CommandOutput, Host, HostError};
@@ -80,6 +80,7 @@ fn an_unreadable_file_is_a_load_error() {
     );
 }
 
+/// R-HOST-1: `$VAR` and `${VAR}` expand in `env` values.
 #[test]
 fn env_values_expand_from_the_host_environment() {
     run(async {
@@ -310,7 +311,7 @@ fn stop_all_leaves_no_process_behind() {
                     .pid()
                     .unwrap(),
             );
-            let has_grandchild = |s: &acp_core::supervisor::Supervisor<()>| {
+            let has_grandchild = |s: &acp_host::supervisor::Supervisor<()>| {
                 s.server(name)
                     .unwrap()
                     .stderr()

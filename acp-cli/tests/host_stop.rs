@@ -7,9 +7,9 @@ mod host_support;
 
 use std::time::Duration;
 
-use acp_core::supervisor::config::AcpConfig;
-use acp_core::supervisor::lifecycle::{Input, Notice, ServerState};
-use acp_core::supervisor::recovery::ExitStatus;
+use acp_host::supervisor::config::AcpConfig;
+use acp_host::supervisor::lifecycle::{Input, Notice, ServerState};
+use acp_host::supervisor::recovery::ExitStatus;
 use host::runner::{AgentRunner, RunnerEvent, StopTimings};
 use host_support::{run, scratch_dir, sh_config, wait_gone};
 
@@ -53,7 +53,7 @@ async fn start_ready(runner: &mut AgentRunner<()>, name: &str) -> u32 {
 
 /// Waits for server `name`'s stderr to hold a line starting with `prefix`; returns the rest.
 async fn stderr_line(runner: &mut AgentRunner<()>, name: &str, prefix: &str) -> String {
-    let find = |s: &acp_core::supervisor::Supervisor<()>| {
+    let find = |s: &acp_host::supervisor::Supervisor<()>| {
         s.server(name)
             .unwrap()
             .stderr()
@@ -142,6 +142,7 @@ fn child_that_exits_on_its_own_takes_its_group_along() {
     });
 }
 
+/// R-HOST-4: the stop sequence on a real process group.
 #[test]
 fn child_that_ignores_eof_dies_on_sigterm_and_its_group_goes_too() {
     run(async {

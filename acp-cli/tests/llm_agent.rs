@@ -215,6 +215,7 @@ fn the_round_limit_ends_the_turn_with_max_turn_requests() {
     assert_eq!(mock.requests().len(), 2);
 }
 
+/// R-LLM-4: a cancel closes the model's connection.
 #[test]
 fn a_cancel_during_a_slow_stream_is_answered_cancelled_and_closes_the_connection() {
     let dir = scratch_dir("llm-cancel");
@@ -246,6 +247,7 @@ fn a_cancel_during_a_slow_stream_is_answered_cancelled_and_closes_the_connection
     );
 }
 
+/// R-LLM-2: no key is `-32000 Authentication required`.
 #[test]
 fn without_a_key_the_prompt_fails_with_32000() {
     let dir = scratch_dir("llm-nokey");
@@ -523,6 +525,7 @@ fn run_shell_command_is_refused_in_read_only_mode_and_the_model_hears_why() {
     );
 }
 
+/// R-LLM-4: a cancel kills the running shell's group.
 #[test]
 fn a_cancel_while_a_shell_command_runs_kills_it_and_answers_cancelled() {
     let dir = scratch_dir("llm-cancel-shell");

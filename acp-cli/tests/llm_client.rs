@@ -12,13 +12,13 @@ mod llm_support;
 use std::future::Future;
 use std::time::Duration;
 
-use acp_cli::llm::chat::{
-    ChatMessage, ChatRequest, FinishReason, Finished, ModelError, ModelToolCall, StreamEvent,
-    ToolSpec,
-};
 use acp_cli::llm::config::ModelConfig;
 use acp_cli::llm::http::stream_chat_with;
 use acp_cli::llm::retry::{RetryPolicy, Sleeper};
+use acp_cli::model::chat::{
+    ChatMessage, ChatRequest, FinishReason, Finished, ModelError, ModelToolCall, StreamEvent,
+    ToolSpec,
+};
 use llm_support::{
     Framing, MockModel, Piece, Reply, dead_port, done, finish, reasoning, text,
     tls_certificate_path, tool_call,
@@ -292,6 +292,7 @@ fn http_403_is_an_authentication_error_too() {
     assert_eq!(error.code(), -32000);
 }
 
+/// R-LLM-3: 429 is retried after its `Retry-After`.
 #[test]
 fn http_429_then_success_retries_after_the_servers_retry_after() {
     let server = MockModel::start(vec![

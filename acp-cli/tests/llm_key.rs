@@ -10,10 +10,10 @@ use std::io::Write;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use acp_cli::llm::chat::{ChatMessage, ChatRequest, Finished, ModelError};
 use acp_cli::llm::config::ModelConfig;
 use acp_cli::llm::http::stream_chat_with;
 use acp_cli::llm::retry::{RetryPolicy, Sleeper};
+use acp_cli::model::chat::{ChatMessage, ChatRequest, Finished, ModelError};
 use llm_support::{MockModel, Piece, Reply, dead_port, text};
 
 /// The key; no output may contain it.
@@ -77,6 +77,7 @@ impl Write for LogBuffer {
     }
 }
 
+/// R-LLM-1: the key goes only into the Authorization header.
 #[test]
 fn the_key_is_absent_from_every_error_and_every_log_line() {
     let logs = LogBuffer::default();

@@ -173,6 +173,7 @@ fn close_ends_a_running_turn_saves_it_and_the_session_can_be_loaded_again() {
     );
 }
 
+/// R-SESSION-7: an open session is not deleted.
 #[test]
 fn delete_removes_a_closed_session_and_refuses_open_or_unknown_ones() {
     let cwd = scratch("persist-delete");

@@ -271,6 +271,7 @@ fn a_cap_of_zero_still_keeps_the_session_just_saved() {
     assert_eq!(store.load_latest().unwrap().history.session_id(), "b");
 }
 
+/// R-STORE-2: the save is atomic.
 #[test]
 fn a_crash_between_write_and_rename_leaves_the_previous_version_and_its_temp_is_cleaned() {
     let scratch = Scratch::new("files-crash");

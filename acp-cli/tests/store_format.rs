@@ -50,6 +50,7 @@ fn rich_history() -> SessionHistory {
     history
 }
 
+/// R-STORE-1: the file is in Agentao's format.
 #[test]
 fn the_file_has_agentaos_keys_in_order_pretty_printed_and_unescaped() {
     let scratch = Scratch::new("format-keys");

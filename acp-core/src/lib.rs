@@ -14,8 +14,9 @@
 //!   permission, ask_user). No JSON in there.
 //! - [`conn`]: [`AgentConnection`] and [`ClientConnection`], the machines glued to the wire
 //!   behind one `handle_*` / `poll_*` API each; their type docs give the call order.
-//! - `supervisor` (with `alloc`): the agent processes a host runs (`.agentao/acp.json`),
-//!   and delegation routing. [`sanitize`]: agent text made safe for a terminal.
+//!
+//! Host policy (supervising agent processes from `.agentao/acp.json`, delegation routing,
+//! terminal-safe text) is not protocol: it lives in the `acp-host` crate.
 //!
 //! # A drive loop
 //!
@@ -96,11 +97,8 @@ extern crate std;
 
 pub mod conn;
 pub mod machine;
-pub mod sanitize;
 #[cfg(feature = "alloc")]
 pub mod schema;
-#[cfg(feature = "alloc")]
-pub mod supervisor;
 pub mod view;
 pub mod wire;
 

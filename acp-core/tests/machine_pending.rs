@@ -33,6 +33,7 @@ fn drain<S: Table<Outgoing>>(p: &mut Pending<S>) -> Vec<Settled> {
 
 // ---- requests we send ----
 
+/// R-ID-5: our request ids are integers counting up from 0.
 #[test]
 fn ids_count_up_from_zero() {
     let mut p = Ours::default();
@@ -430,6 +431,7 @@ fn eof_answers_everything_still_owed() {
     );
 }
 
+/// R-RPC-6: a request past the table's room is `-32603` at once.
 #[test]
 fn too_many_peer_requests_are_refused_at_once() {
     let mut t = Theirs::default();

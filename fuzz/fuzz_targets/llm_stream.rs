@@ -4,7 +4,7 @@
 //! and end whether the bytes come in one piece or two.
 #![no_main]
 
-use acp_cli::llm::chat::StreamEvent;
+use acp_cli::model::chat::StreamEvent;
 use acp_cli::llm::openai::StreamAssembler;
 use acp_cli::llm::response::ChunkedDecoder;
 use acp_cli::llm::sse::SseParser;

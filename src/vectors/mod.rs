@@ -278,6 +278,22 @@ impl Vector {
         )
     }
 
+    /// The vector's header: its first comment, which names the rules the scenario holds.
+    pub fn header(&self) -> &str {
+        self.steps
+            .iter()
+            .find_map(|step| match step {
+                Step::Comment(text) => Some(text.as_str()),
+                _ => None,
+            })
+            .unwrap_or("")
+    }
+
+    /// The `docs/protocol.md` rule ids the header cites (`R-CANCEL-3`), in order.
+    pub fn rules(&self) -> Vec<&str> {
+        crate::rules::cited(self.header())
+    }
+
     /// The expectations that follow the action step at `index` (an `In`, `Eof` or `At`), up
     /// to the next action step. Expectations before the first action are returned for
     /// `index == usize::MAX` (a runner checks them right after construction; usually empty).
@@ -325,8 +341,24 @@ pub trait Harness {
 
 /// Replays `vector` against `harness`, feeding every input in pieces of at most `chunk`
 /// bytes, and checks every expectation (see `vectors/README.md`, "Replaying a vector").
-/// The error names the file and line of the action whose expectations were not met.
+/// The error names the rules the vector holds (from its header), then the file and line of
+/// the action whose expectations were not met: `[R-CANCEL-4] agent/x.jsonl:12: …`.
 pub fn replay<H: Harness + ?Sized>(
+    vector: &Vector,
+    harness: &mut H,
+    chunk: usize,
+) -> Result<(), String> {
+    replay_steps(vector, harness, chunk).map_err(|failure| {
+        let rules = vector.rules();
+        if rules.is_empty() {
+            failure
+        } else {
+            format!("[{}] {failure}", rules.join(", "))
+        }
+    })
+}
+
+fn replay_steps<H: Harness + ?Sized>(
     vector: &Vector,
     harness: &mut H,
     chunk: usize,

@@ -33,9 +33,9 @@ use super::backend::{Backend, ClientFs, Explore, FsVia, Reply, Step, TerminalCal
 use super::sessions::{
     CwdKind, SessionTable, check_additional_directories, check_cwd, check_system_prompt,
 };
-use crate::demo::paths::Roots;
-use crate::llm::chat::ChatRequest;
+use crate::agent::paths::Roots;
 use crate::mcp::McpTool;
+use crate::model::chat::ChatRequest;
 use crate::store::{Deleted, Loaded, Saved, SessionHistory, SessionPage, StoreError};
 
 /// The file system as the application needs it; the driver implements it on the real one.

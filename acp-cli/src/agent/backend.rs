@@ -15,8 +15,8 @@ use acp_core::schema::{
 };
 
 use super::modes::Posture;
-use crate::llm::chat::{ChatRequest, Finished, ModelError, StreamEvent};
 use crate::mcp::{CallResult, McpTool};
+use crate::model::chat::{ChatRequest, Finished, ModelError, StreamEvent};
 use crate::store::SessionHistory;
 
 /// What the client said it can do for the agent's files (`clientCapabilities.fs`).

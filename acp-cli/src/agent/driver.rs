@@ -33,12 +33,12 @@ use smol::stream::StreamExt;
 use super::app::{AgentApp, Job, JobId, Notice, Workspace, agent_config};
 use super::backend::{Backend, Reply};
 use super::logging::LogSink;
-use super::model::ModelClient;
 use super::sessions::{CwdKind, SessionTable};
 use super::{explore, local_fs, shell};
-use crate::demo::paths::Roots;
+use crate::agent::paths::Roots;
 use crate::host::clock::HostClock;
 use crate::mcp::{self, McpClient, McpError};
+use crate::model::ModelClient;
 use crate::store::{
     DEFAULT_PAGE_SIZE, Deleted, Loaded, Saved, SessionHistory, SessionPage, SessionStore,
     StoreConfig, StoreError, Timestamp, list_sessions,

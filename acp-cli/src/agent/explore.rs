@@ -16,7 +16,7 @@ use ignore::WalkBuilder;
 use regex::RegexBuilder;
 
 use super::backend::{Explore, ExploreKind};
-use crate::demo::paths::{Roots, outside_message};
+use crate::agent::paths::{Roots, outside_message};
 
 /// Most entries `list_directory` shows.
 pub const MAX_ENTRIES: usize = 1000;

@@ -10,7 +10,7 @@ use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 
-use crate::demo::paths::{Roots, outside_message};
+use crate::agent::paths::{Roots, outside_message};
 
 /// Reads the text file at `path` (absolute), which must resolve inside one of `roots`.
 pub fn read_inside(roots: Roots<'_>, path: &str) -> Result<String, String> {

@@ -5,11 +5,14 @@
 //! - [`driver`]: the only part doing I/O: stdin, stdout, the clock, signals.
 //! - [`logging`]: `tracing` to stderr and to `acp-cli.log` in the first session's cwd.
 //! - [`local_fs`]: `/read` and `/write` done by the agent itself, confined to the cwd.
+//! - [`paths`]: which directories a session's files may live in (cwd and additional
+//!   directories), and the lexical rule that keeps a path inside them (R-DEMO-2).
 //! - [`modes`]: the four session mode presets and what they mean for tools.
+//! - [`reports`]: what every backend says about a session besides the conversation: the
+//!   title from the first prompt, the usage.
 //! - [`sessions`]: the application side of sessions: cwd checks, ids, mode and model.
 //! - [`explore`], [`shell`]: the llm backend's looks at the tree and shell commands, run
 //!   by the driver.
-//! - [`model`]: the model the driver streams from (HTTP, or none for the demo).
 //! - [`tools`]: what every backend's tools share: the mode gate, `*_always`, refusal texts.
 //! - [`turns`]: the running turns of a backend by session, stepped, resumed and cancelled.
 
@@ -19,8 +22,9 @@ pub mod driver;
 pub mod explore;
 pub mod local_fs;
 pub mod logging;
-pub mod model;
 pub mod modes;
+pub mod paths;
+pub mod reports;
 pub mod sessions;
 pub mod shell;
 pub mod tools;

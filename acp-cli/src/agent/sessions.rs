@@ -20,7 +20,7 @@ use acp_core::schema::{
 use acp_core::wire::ErrorCode;
 
 use super::modes::{Posture, mode_state};
-use crate::demo::paths::Roots;
+use crate::agent::paths::Roots;
 
 /// The provider the demo backend answers as.
 pub const DEMO_PROVIDER: &str = "demo";

@@ -14,12 +14,12 @@ use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
 use acp_core::conn::client::TurnOutcome;
-use acp_core::supervisor::answer::Decision;
-use acp_core::supervisor::config::AcpConfig;
-use acp_core::supervisor::env::SCRUBBED_KEYS;
-use acp_core::supervisor::interaction::InteractionId;
-use acp_core::supervisor::lifecycle::{Input, Notice, ServerState};
-use acp_core::supervisor::recovery::ExitStatus;
+use acp_host::supervisor::answer::Decision;
+use acp_host::supervisor::config::AcpConfig;
+use acp_host::supervisor::env::SCRUBBED_KEYS;
+use acp_host::supervisor::interaction::InteractionId;
+use acp_host::supervisor::lifecycle::{Input, Notice, ServerState};
+use acp_host::supervisor::recovery::ExitStatus;
 use smol::future::FutureExt as _;
 
 use super::glue::{AgentEvent, Answer, Ask, Glue, Question};
@@ -355,7 +355,7 @@ impl Client {
                     return Some(1);
                 }
                 self.phase = Phase::Turn;
-                eprintln!("Sending to {}...", acp_core::sanitize::sanitize(&name));
+                eprintln!("Sending to {}...", acp_host::sanitize::sanitize(&name));
                 None
             }
             AgentEvent::HandshakeFailed(failure) => {
@@ -444,7 +444,7 @@ impl Client {
                 Answer::Text(None),
                 format!(
                     "(no one to ask: \"{}\" answered cancelled)",
-                    acp_core::sanitize::sanitize(&q)
+                    acp_host::sanitize::sanitize(&q)
                 ),
             ),
         };
@@ -560,7 +560,7 @@ impl Client {
             TurnOutcome::Failed(failure) => {
                 eprintln!(
                     "acp-cli client: the prompt failed: {}",
-                    acp_core::sanitize::sanitize(&failure.to_string())
+                    acp_host::sanitize::sanitize(&failure.to_string())
                 );
                 1
             }
@@ -604,7 +604,7 @@ impl Client {
         }
         eprintln!("last lines the agent wrote to stderr:");
         for line in lines {
-            eprintln!("  {}", acp_core::sanitize::sanitize(line));
+            eprintln!("  {}", acp_host::sanitize::sanitize(line));
         }
     }
 

@@ -13,10 +13,10 @@ use std::path::PathBuf;
 
 use acp_core::conn::client::TurnOutcome;
 use acp_core::machine::Ticket;
-use acp_core::supervisor::answer::Decision;
-use acp_core::supervisor::interaction::{InteractionId, InteractionKind};
-use acp_core::supervisor::lifecycle::{Input, Notice};
-use acp_core::supervisor::recovery::ExitStatus;
+use acp_host::supervisor::answer::Decision;
+use acp_host::supervisor::interaction::{InteractionId, InteractionKind};
+use acp_host::supervisor::lifecycle::{Input, Notice};
+use acp_host::supervisor::recovery::ExitStatus;
 use serde_json::Value;
 
 use crate::host::runner::{AgentRunner, RunnerEvent};

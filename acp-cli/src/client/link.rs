@@ -82,7 +82,7 @@ impl HandshakeFailure {
 
 impl std::fmt::Display for HandshakeFailure {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let message = acp_core::sanitize::sanitize(&self.message);
+        let message = acp_host::sanitize::sanitize(&self.message);
         match self.code {
             Some(code) if self.needs_auth() => write!(
                 f,

@@ -3,8 +3,8 @@
 //! [`sanitize`] (agentao-behaviour.md §8.5 and §8.8 name the parts; the layout is ours).
 //! Updates are shown by [`super::updates`].
 
-use acp_core::sanitize::sanitize;
-use acp_core::supervisor::answer::Decision;
+use acp_host::sanitize::sanitize;
+use acp_host::supervisor::answer::Decision;
 use serde_json::Value;
 
 /// `rawInput` entries shown in a permission prompt.
@@ -148,7 +148,7 @@ pub fn chosen_option(params: &Value, decision: Decision) -> Option<String> {
         Decision::Cancel => Decision::RejectOnce,
         other => other,
     };
-    acp_core::supervisor::answer::select_option(options, decision)
+    acp_host::supervisor::answer::select_option(options, decision)
 }
 
 fn str_at<'a>(value: &'a Value, key: &str) -> Option<&'a str> {

@@ -10,7 +10,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use acp_core::sanitize::sanitize;
+use acp_host::sanitize::sanitize;
 use serde_json::Value;
 
 use super::render::{PERMISSION_TEXT_CHARS, PERMISSION_TEXTS, content_text, content_texts, cut};

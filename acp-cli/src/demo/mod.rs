@@ -9,15 +9,10 @@
 //! turn can end.
 //!
 //! - [`exchange`]: `acp-cli demo`, a scripted client printing a whole exchange.
-//! - [`script`]: the prompt parsed into commands.
-//! - [`paths`]: relative paths against the session cwd, and the rule that keeps them inside.
-//! - [`reports`]: what the agent says about a session besides the conversation: the commands
-//!   it offers, the title, the usage.
+//! - [`script`]: the prompt parsed into commands, and the commands the demo offers.
 //! - [`turn`]: one turn as a sequence of steps.
 
 pub mod exchange;
-pub mod paths;
-pub mod reports;
 pub mod script;
 #[cfg(test)]
 mod tests;
@@ -75,6 +70,6 @@ impl Backend for DemoBackend {
     }
 
     fn session_opened(&self) -> Vec<acp_core::schema::SessionUpdate> {
-        vec![reports::available_commands()]
+        vec![script::available_commands()]
     }
 }

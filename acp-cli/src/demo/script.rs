@@ -9,7 +9,10 @@
 //! space). So `/echo  two` echoes ` two` and `/write a.txt x ` writes `x `.
 
 use acp_core::machine::turn::StopReason;
-use acp_core::schema::{ContentBlock, NoticeSeverity, ToolKind};
+use acp_core::schema::{
+    AvailableCommand, AvailableCommandInput, AvailableCommandsUpdate, ContentBlock, NoticeSeverity,
+    SessionUpdate, ToolKind,
+};
 
 /// One demo command as the user is told about it: in the unknown-command answer and in the
 /// `available_commands_update` editors show when the user types `/`.
@@ -501,9 +504,61 @@ pub fn unknown_command_message(name: &str) -> String {
     )
 }
 
+/// `available_commands_update` with every demo command: its name, a one-line description
+/// and, for a command that takes arguments, those arguments as the input hint.
+pub fn available_commands() -> SessionUpdate {
+    let mut update = AvailableCommandsUpdate::default();
+    update.available_commands = COMMANDS
+        .iter()
+        .map(|spec| {
+            let mut command = AvailableCommand::default();
+            command.name = spec.name.to_owned();
+            command.description = spec.description.to_owned();
+            if !spec.args.is_empty() {
+                let mut input = AvailableCommandInput::default();
+                input.hint = spec.args.to_owned();
+                command.input = Some(input);
+            }
+            command
+        })
+        .collect();
+    SessionUpdate::AvailableCommandsUpdate(update)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_command_is_offered_with_a_description_and_args_as_the_hint() {
+        let SessionUpdate::AvailableCommandsUpdate(update) = available_commands() else {
+            panic!("an available_commands_update");
+        };
+        let names: Vec<&str> = update
+            .available_commands
+            .iter()
+            .map(|c| c.name.as_str())
+            .collect();
+        let expected: Vec<&str> = COMMANDS.iter().map(|c| c.name).collect();
+        assert_eq!(names, expected);
+        assert!(names.contains(&"notice") && names.contains(&"title"));
+        for command in &update.available_commands {
+            assert!(!command.description.is_empty(), "{}", command.name);
+            assert!(!command.name.starts_with('/'), "names go without the slash");
+        }
+        let echo = &update.available_commands[0];
+        assert_eq!(echo.description, "Send TEXT back as one message chunk");
+        assert_eq!(echo.input.as_ref().map(|i| i.hint.as_str()), Some("TEXT"));
+        let history = update
+            .available_commands
+            .iter()
+            .find(|c| c.name == "history")
+            .expect("history");
+        assert_eq!(
+            history.input, None,
+            "a command without arguments has no hint"
+        );
+    }
 
     fn text(s: &str) -> Vec<Command> {
         parse(&[ContentBlock::text(s)])

@@ -19,11 +19,11 @@ use acp_core::schema::{
     ToolCallContent, ToolCallLocation, ToolCallStatus, ToolCallUpdate, ToolContent, ToolKind,
 };
 
-use super::paths::{Roots, resolve_inside};
-use super::reports;
 use super::script::{Command, unknown_command_message};
 use crate::agent::backend::{ClientFs, FsVia, Reply, Step, TurnStart};
 use crate::agent::modes::Posture;
+use crate::agent::paths::{Roots, resolve_inside};
+use crate::agent::reports;
 use crate::agent::tools::{self, Gate, rejection_text};
 
 /// What the turns of one connection share: the `*_always` memory, the counters of the ids

@@ -8,7 +8,7 @@
 
 use std::time::Duration;
 
-use acp_core::supervisor::Instant;
+use acp_host::supervisor::Instant;
 
 /// Milliseconds since the clock was made, plus every jump; see the module docs.
 #[derive(Clone, Copy, Debug)]

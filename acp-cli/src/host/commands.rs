@@ -13,9 +13,9 @@
 
 use std::fmt::{self, Write as _};
 
-use acp_core::sanitize::sanitize;
-use acp_core::supervisor::interaction::InteractionKind;
-use acp_core::supervisor::{Instant, Supervisor, SupervisorError};
+use acp_host::sanitize::sanitize;
+use acp_host::supervisor::interaction::InteractionKind;
+use acp_host::supervisor::{Instant, Supervisor, SupervisorError};
 
 /// `/acp logs <name>` without a count shows this many lines.
 pub const DEFAULT_LOG_LINES: usize = 50;
@@ -346,9 +346,9 @@ pub fn render_logs<T>(supervisor: &Supervisor<T>, name: &str, lines: usize) -> S
 #[cfg(test)]
 mod tests {
     use super::*;
-    use acp_core::supervisor::config::AcpConfig;
-    use acp_core::supervisor::interaction::InteractionKind;
-    use acp_core::supervisor::lifecycle::{Input, Refusal};
+    use acp_host::supervisor::config::AcpConfig;
+    use acp_host::supervisor::interaction::InteractionKind;
+    use acp_host::supervisor::lifecycle::{Input, Refusal};
 
     const CONFIG: &str = r#"{"servers": {
         "planner": {"command": "node", "args": [], "env": {}, "cwd": ".",
@@ -494,10 +494,10 @@ mod tests {
             },
         )
         .unwrap();
-        s.inbox().push(acp_core::supervisor::inbox::InboxMessage {
+        s.inbox().push(acp_host::supervisor::inbox::InboxMessage {
             server: "planner".into(),
             session_id: None,
-            kind: acp_core::supervisor::inbox::MessageKind::Notification,
+            kind: acp_host::supervisor::inbox::MessageKind::Notification,
             update_kind: None,
             text: "hi".into(),
             at: Instant(0),

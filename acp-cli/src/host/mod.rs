@@ -1,5 +1,5 @@
 //! The host side on real processes: the project-local agents of `.agentao/acp.json`, run as
-//! child processes and driven by `acp_core::supervisor`.
+//! child processes and driven by `acp_host::supervisor`.
 //!
 //! - [`process`]: one agent process (own process group, piped stdio, events, signals).
 //! - [`clock`]: wall time as the supervisor's `Instant`, able to jump ahead.

@@ -14,10 +14,10 @@ use std::io;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
 
-use acp_core::supervisor::config::ServerConfig;
-use acp_core::supervisor::env::child_env;
-use acp_core::supervisor::recovery::ExitStatus;
-use acp_core::supervisor::stderr::MAX_LINE_BYTES;
+use acp_host::supervisor::config::ServerConfig;
+use acp_host::supervisor::env::child_env;
+use acp_host::supervisor::recovery::ExitStatus;
+use acp_host::supervisor::stderr::MAX_LINE_BYTES;
 use rustix::process::{Pid, Signal};
 use smol::channel::Sender;
 use smol::io::{AsyncReadExt, AsyncWriteExt};

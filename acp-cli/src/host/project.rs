@@ -6,8 +6,8 @@ use std::fmt;
 use std::io;
 use std::path::{Path, PathBuf};
 
-use acp_core::supervisor::config::{AcpConfig, ConfigError};
-use acp_core::supervisor::lifecycle::{Input, ServerState};
+use acp_host::supervisor::config::{AcpConfig, ConfigError};
+use acp_host::supervisor::lifecycle::{Input, ServerState};
 
 use super::commands::{self, AcpCommand, ClientView};
 use super::runner::{AgentRunner, RunnerEvent, StopTimings};

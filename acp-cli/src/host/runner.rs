@@ -38,13 +38,13 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use acp_core::supervisor::config::AcpConfig;
-use acp_core::supervisor::interaction::Interaction;
-use acp_core::supervisor::lifecycle::{
+use acp_host::supervisor::config::AcpConfig;
+use acp_host::supervisor::interaction::Interaction;
+use acp_host::supervisor::lifecycle::{
     Action, Input, KILL_GRACE_MS, Notice, STDIN_CLOSE_GRACE_MS, ServerState, TERMINATE_GRACE_MS,
 };
-use acp_core::supervisor::recovery::ExitStatus;
-use acp_core::supervisor::{Instant, Supervisor, SupervisorError};
+use acp_host::supervisor::recovery::ExitStatus;
+use acp_host::supervisor::{Instant, Supervisor, SupervisorError};
 use smol::channel::{Receiver, Sender};
 use smol::future::FutureExt as _;
 
@@ -169,7 +169,7 @@ pub struct AgentRunner<T> {
 
 impl<T> AgentRunner<T> {
     /// A runner for the servers of `config`, all `configured`. Relative `cwd`s resolve against
-    /// `project_root`; children get [`child_env`](acp_core::supervisor::env::child_env) of
+    /// `project_root`; children get [`child_env`](acp_host::supervisor::env::child_env) of
     /// `host_env`. `seed` varies the interaction ids.
     pub fn new(
         config: &AcpConfig,

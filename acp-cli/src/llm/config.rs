@@ -12,7 +12,7 @@
 
 use core::fmt;
 
-use super::chat::ModelError;
+use crate::model::chat::ModelError;
 
 /// The provider used when `LLM_PROVIDER` is unset or empty.
 pub const DEFAULT_PROVIDER: &str = "openai";

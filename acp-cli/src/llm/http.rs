@@ -21,12 +21,13 @@ use futures_rustls::rustls::{self, ClientConfig, RootCertStore};
 use smol::io::{AsyncReadExt, AsyncWriteExt};
 use smol::net::TcpStream;
 
-use super::chat::{ChatRequest, Finished, ModelError, StreamEvent};
 use super::config::{Endpoint, ModelConfig};
 use super::openai::{self, Progress, StreamAssembler};
 use super::response::{self, BodyDecoder, ResponseHead};
 use super::retry::{self, RetryPolicy, Sleeper, TimerSleeper};
 use super::sse::SseParser;
+use crate::model::chat::{ChatRequest, Finished, ModelError, StreamEvent};
+use crate::model::{Completion, ModelClient};
 
 /// How many bytes one socket read asks for.
 const READ_SIZE: usize = 16 << 10;
@@ -444,10 +445,33 @@ fn scrub(error: ModelError, key: &str) -> ModelError {
     }
 }
 
+/// The OpenAI-compatible server of the configuration, over HTTP(S).
+#[derive(Clone, Debug)]
+pub struct HttpModel {
+    config: ModelConfig,
+}
+
+impl HttpModel {
+    /// A client for the server, key and model of `config` (the request names its model).
+    pub fn new(config: ModelConfig) -> Self {
+        Self { config }
+    }
+}
+
+impl ModelClient for HttpModel {
+    fn stream<'a>(
+        &'a self,
+        request: &'a ChatRequest,
+        on_event: &'a mut dyn FnMut(StreamEvent),
+    ) -> Completion<'a> {
+        Box::pin(stream_chat(&self.config, request, on_event))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::llm::chat::ChatMessage;
+    use crate::model::chat::ChatMessage;
 
     #[test]
     fn the_request_head_carries_the_key_only_in_authorization() {

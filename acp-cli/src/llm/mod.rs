@@ -1,18 +1,18 @@
-//! The model side of `--backend llm`: an OpenAI-compatible Chat Completions client.
+//! The model side of `--backend llm`: an OpenAI-compatible Chat Completions client. Its
+//! conversation vocabulary (messages, tool specs, streamed events, errors) is
+//! `crate::model::chat`, shared with the agent.
 //!
-//! - [`chat`]: the conversation vocabulary shared by the HTTP client and the backend
-//!   (messages, tool specs, streamed events, errors). No I/O.
 //! - [`config`]: which server, key and model, read from the environment as Agentao does.
 //! - [`sse`]: the Server-Sent Events parser, fed the body in any pieces.
 //! - [`openai`]: the Chat Completions wire format: the request body, and the streamed chunks
 //!   assembled into text, reasoning and tool calls.
 //! - [`response`]: an HTTP/1.1 response head and its body framing (chunked, length, close).
 //! - [`retry`]: which failures are tried again, after how long, through which sleeper.
-//! - [`http`]: the transport: TCP or TLS, one request, the body streamed through the above.
+//! - [`http`]: the transport: TCP or TLS, one request, the body streamed through the above;
+//!   `HttpModel`, the `crate::model::ModelClient` the binary plugs in.
 //! - [`backend`]: the llm backend: the tool loop, its tools and its context, sans-IO.
 
 pub mod backend;
-pub mod chat;
 pub mod config;
 pub mod http;
 pub mod openai;

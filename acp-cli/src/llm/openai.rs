@@ -13,10 +13,10 @@ use std::borrow::Cow;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::chat::{
+use super::sse::SseEvent;
+use crate::model::chat::{
     ChatMessage, ChatRequest, FinishReason, Finished, ModelError, ModelToolCall, StreamEvent,
 };
-use super::sse::SseEvent;
 
 /// The bound on the tool-call arguments of one answer, all calls together: 16 MiB.
 pub const TOOL_ARGUMENTS_LIMIT: usize = 16 << 20;
@@ -396,7 +396,7 @@ pub fn finish_reason(reason: &str) -> FinishReason {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::llm::chat::ToolSpec;
+    use crate::model::chat::ToolSpec;
 
     fn event(data: &str) -> SseEvent {
         SseEvent {

@@ -9,9 +9,9 @@ use acp_core::Instant;
 use acp_core::conn::agent::Limits;
 
 use super::{AgentApp, Notice, Workspace, agent_config};
+use crate::agent::paths::Roots;
 use crate::agent::sessions::{CwdKind, SessionTable};
 use crate::demo::DemoBackend;
-use crate::demo::paths::Roots;
 use crate::store::{Deleted, Loaded, Saved, SessionHistory, SessionPage, StoreError};
 use acp_core::schema::ListSessionsRequest;
 

@@ -13,7 +13,7 @@ use acp_core::schema::{
 use serde_json::Value;
 
 use super::tools::TOOL_NAMES;
-use crate::llm::chat::{ChatMessage, ModelToolCall};
+use crate::model::chat::{ChatMessage, ModelToolCall};
 use crate::store::{SessionHistory, TurnItem};
 
 /// The `_meta` key under which a tool call keeps the model's tool name (its title is for

@@ -13,7 +13,7 @@ use crate::agent::backend::{
     Backend, ClientFs, Explore, Reply, ShellOutcome, Step, TerminalCall, TurnStart,
 };
 use crate::agent::modes::Posture;
-use crate::llm::chat::{
+use crate::model::chat::{
     ChatMessage, ChatRequest, FinishReason, Finished, ModelError, ModelToolCall, StreamEvent,
 };
 use crate::store::SessionHistory;

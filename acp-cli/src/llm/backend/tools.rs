@@ -5,7 +5,7 @@
 use acp_core::schema::ToolKind;
 use serde_json::{Map, Value, json};
 
-use crate::llm::chat::ToolSpec;
+use crate::model::chat::ToolSpec;
 
 /// Longest tool call title, in characters (a long shell command is cut with `…`).
 const TITLE_MAX: usize = 80;

@@ -25,12 +25,12 @@ use crate::agent::backend::{
     ClientFs, Explore, ExploreKind, FsVia, Reply, ShellOutcome, Step, TerminalCall, TurnStart,
 };
 use crate::agent::modes::Posture;
+use crate::agent::reports;
 use crate::agent::tools::{self, AlwaysMemory, CANCELLED_TEXT, Gate, rejection_text};
-use crate::demo::reports;
-use crate::llm::chat::{
+use crate::mcp::McpTool;
+use crate::model::chat::{
     ChatMessage, ChatRequest, FinishReason, ModelToolCall, StreamEvent, ToolSpec,
 };
-use crate::mcp::McpTool;
 
 /// Most bytes of one tool result, for the model and on screen; the rest is cut with a note.
 pub const TOOL_RESULT_MAX: usize = 64 * 1024;
@@ -512,11 +512,11 @@ impl LlmTurn {
     /// A path the model gave, against the session's cwd; outside it and the additional
     /// directories it is refused with the demo backend's message.
     fn resolve(&self, path: &str) -> Result<String, String> {
-        let roots = crate::demo::paths::Roots {
+        let roots = crate::agent::paths::Roots {
             cwd: &self.cwd,
             additional: &self.additional_directories,
         };
-        crate::demo::paths::resolve_inside(roots, path)
+        crate::agent::paths::resolve_inside(roots, path)
     }
 
     /// `write_file` and `replace`: read the file, then show the diff and ask.

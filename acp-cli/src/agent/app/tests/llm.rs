@@ -10,7 +10,7 @@ use crate::agent::app::{AgentApp, Job, JobId, agent_config};
 use crate::agent::backend::{Reply, ShellOutcome};
 use crate::agent::sessions::SessionTable;
 use crate::llm::backend::LlmBackend;
-use crate::llm::chat::{
+use crate::model::chat::{
     ChatMessage, ChatRequest, FinishReason, Finished, ModelError, ModelToolCall, StreamEvent,
 };
 

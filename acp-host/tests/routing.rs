@@ -1,7 +1,6 @@
 //! Delegation parsing (§8.9): a table of lines, matching and not.
-#![cfg(feature = "alloc")]
 
-use acp_core::supervisor::routing::{
+use acp_host::supervisor::routing::{
     Route, Shape, Syntax, detect_route, empty_task_message, shape,
 };
 

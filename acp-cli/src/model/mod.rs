@@ -1,12 +1,17 @@
-//! The model as the driver sees it: something that streams one completion. The binary plugs
-//! in the HTTP client ([`HttpModel`]); tests plug in a scripted one; the demo backend, which
+//! The model as the agent sees it: what a backend and a model say to each other ([`chat`]),
+//! and something that streams one completion ([`ModelClient`]). The binary plugs in the HTTP
+//! client (`llm::http::HttpModel`); tests plug in a scripted one; the demo backend, which
 //! never asks, gets [`NoModel`].
+//!
+//! It stands apart from both `agent` (which drives a model) and `llm` (which implements one)
+//! so that neither imports the other's insides: `agent` never depends on `llm`.
 
 use std::future::Future;
 use std::pin::Pin;
 
-use crate::llm::chat::{ChatRequest, Finished, ModelError, StreamEvent};
-use crate::llm::config::ModelConfig;
+pub mod chat;
+
+use chat::{ChatRequest, Finished, ModelError, StreamEvent};
 
 /// A boxed future of one completion.
 pub type Completion<'a> = Pin<Box<dyn Future<Output = Result<Finished, ModelError>> + 'a>>;
@@ -38,32 +43,5 @@ impl ModelClient for NoModel {
                 "this backend has no model (run with --backend llm)".to_owned(),
             ))
         })
-    }
-}
-
-/// The OpenAI-compatible server of the configuration, over HTTP(S).
-#[derive(Clone, Debug)]
-pub struct HttpModel {
-    config: ModelConfig,
-}
-
-impl HttpModel {
-    /// A client for the server, key and model of `config` (the request names its model).
-    pub fn new(config: ModelConfig) -> Self {
-        Self { config }
-    }
-}
-
-impl ModelClient for HttpModel {
-    fn stream<'a>(
-        &'a self,
-        request: &'a ChatRequest,
-        on_event: &'a mut dyn FnMut(StreamEvent),
-    ) -> Completion<'a> {
-        Box::pin(crate::llm::http::stream_chat(
-            &self.config,
-            request,
-            on_event,
-        ))
     }
 }

@@ -10,9 +10,9 @@
 use std::path::PathBuf;
 
 use acp_cli::agent::app::{AgentApp, Workspace, agent_config};
+use acp_cli::agent::paths::Roots;
 use acp_cli::agent::sessions::{CwdKind, SessionTable};
 use acp_cli::demo::DemoBackend;
-use acp_cli::demo::paths::Roots;
 use acp_cli::store::{Deleted, Loaded, Saved, SessionHistory, SessionPage, StoreError};
 use acp_core::Instant;
 use acp_core::schema::ListSessionsRequest;
@@ -137,6 +137,8 @@ impl Harness for Demo {
     }
 }
 
+/// Holds the demo agent to every rule its vectors' headers cite (R-DEMO-*);
+/// a failure names the vector's rules before its file and line.
 #[test]
 fn every_demo_vector_replays_whole_and_in_pieces() {
     let vectors: Vec<Vector> =

@@ -5,6 +5,7 @@
 //! 64 KiB reads only), on every read path (text; the fused UTF-8-in-the-scan path, lines fed
 //! into the framer; and the same with lines taken straight from each read, as the agent
 //! connection reads): the outcome must depend neither on how the bytes arrive nor on the path.
+#![cfg(feature = "std")] // files, hash maps and the std-only connection defaults
 
 use acp_core::wire::Id;
 use acp_core::wire::encode::write_error;
@@ -146,6 +147,8 @@ impl Harness for Wire {
     }
 }
 
+/// Holds the wire layer to every rule its vectors' headers cite (R-FRAME-*, R-ENV-*, R-ID-*);
+/// a failure names the vector's rules before its file and line.
 #[test]
 fn every_wire_vector_replays_on_every_read_path_however_the_bytes_are_chunked() {
     let dir = acp_testkit::vectors::vectors_dir().join("wire");

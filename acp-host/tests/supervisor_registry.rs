@@ -1,12 +1,11 @@
 //! The multi-server `Supervisor`: names, merged polling, bulk start/stop, and questions that
 //! outlive their turn.
-#![cfg(feature = "alloc")]
 
-use acp_core::supervisor::config::AcpConfig;
-use acp_core::supervisor::interaction::{InteractionId, InteractionKind};
-use acp_core::supervisor::lifecycle::{Action, Input, Notice, ServerState as S};
-use acp_core::supervisor::recovery::ExitStatus;
-use acp_core::supervisor::{Instant, Supervisor, SupervisorError};
+use acp_host::supervisor::config::AcpConfig;
+use acp_host::supervisor::interaction::{InteractionId, InteractionKind};
+use acp_host::supervisor::lifecycle::{Action, Input, Notice, ServerState as S};
+use acp_host::supervisor::recovery::ExitStatus;
+use acp_host::supervisor::{Instant, Supervisor, SupervisorError};
 
 fn config() -> AcpConfig {
     let doc = r#"{"servers": {

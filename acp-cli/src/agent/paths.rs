@@ -1,5 +1,6 @@
-//! Where `/read` and `/write` may go: relative paths resolve against the session cwd, and the
-//! result must stay inside the cwd or one of the session's `additionalDirectories`
+//! Where a session's file tools (the demo's `/read` and `/write`, the llm backend's) may go:
+//! relative paths resolve against the session cwd, and the result must stay inside the cwd or one
+//! of the session's `additionalDirectories`
 //! (R-DEMO-2, R-SESSION-4).
 //!
 //! This is the lexical half of the rule (`.` and `..` folded, no file system access), so the

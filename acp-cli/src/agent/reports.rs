@@ -1,17 +1,13 @@
-//! What the demo agent tells the client about a session outside the conversation itself
-//! (R-SESSION-8, R-TURN-5): the commands it offers, the title taken from the first prompt, and how
-//! much text the session has exchanged.
+//! What an agent backend tells the client about a session outside the conversation itself
+//! (R-SESSION-8, R-TURN-5): the title taken from the first prompt, and how much text the
+//! session has exchanged. Both backends (demo and llm) report them the same way; the commands
+//! each offers are its own (`demo::script::available_commands`).
 //!
-//! Editors show the offered commands when the user types `/`, the title in their session
-//! list, and the usage as a context meter; the demo fills each with honest, deterministic
-//! figures so a client can be tested against them.
+//! Editors show the title in their session list and the usage as a context meter; these are
+//! honest, deterministic figures so a client can be tested against them.
 
-use acp_core::schema::{
-    AvailableCommand, AvailableCommandInput, AvailableCommandsUpdate, ContentBlock,
-    SessionInfoUpdate, SessionUpdate, UsageUpdate,
-};
+use acp_core::schema::{ContentBlock, SessionInfoUpdate, SessionUpdate, UsageUpdate};
 
-use super::script::COMMANDS;
 use crate::store::{SessionHistory, TurnItem};
 
 /// The context window the demo reports in `usage_update.size`.
@@ -19,27 +15,6 @@ pub const CONTEXT_SIZE: u64 = 1_000_000;
 
 /// The longest title taken from a first prompt, in characters.
 pub const TITLE_MAX_CHARS: usize = 80;
-
-/// `available_commands_update` with every demo command: its name, a one-line description
-/// and, for a command that takes arguments, those arguments as the input hint.
-pub fn available_commands() -> SessionUpdate {
-    let mut update = AvailableCommandsUpdate::default();
-    update.available_commands = COMMANDS
-        .iter()
-        .map(|spec| {
-            let mut command = AvailableCommand::default();
-            command.name = spec.name.to_owned();
-            command.description = spec.description.to_owned();
-            if !spec.args.is_empty() {
-                let mut input = AvailableCommandInput::default();
-                input.hint = spec.args.to_owned();
-                command.input = Some(input);
-            }
-            command
-        })
-        .collect();
-    SessionUpdate::AvailableCommandsUpdate(update)
-}
 
 /// The title a session gets from its first prompt: the first line of the prompt's text
 /// that is not blank, trimmed, cut to [`TITLE_MAX_CHARS`] characters. `None` when the
@@ -119,37 +94,6 @@ fn text_len(block: &ContentBlock) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn every_command_is_offered_with_a_description_and_args_as_the_hint() {
-        let SessionUpdate::AvailableCommandsUpdate(update) = available_commands() else {
-            panic!("an available_commands_update");
-        };
-        let names: Vec<&str> = update
-            .available_commands
-            .iter()
-            .map(|c| c.name.as_str())
-            .collect();
-        let expected: Vec<&str> = COMMANDS.iter().map(|c| c.name).collect();
-        assert_eq!(names, expected);
-        assert!(names.contains(&"notice") && names.contains(&"title"));
-        for command in &update.available_commands {
-            assert!(!command.description.is_empty(), "{}", command.name);
-            assert!(!command.name.starts_with('/'), "names go without the slash");
-        }
-        let echo = &update.available_commands[0];
-        assert_eq!(echo.description, "Send TEXT back as one message chunk");
-        assert_eq!(echo.input.as_ref().map(|i| i.hint.as_str()), Some("TEXT"));
-        let history = update
-            .available_commands
-            .iter()
-            .find(|c| c.name == "history")
-            .expect("history");
-        assert_eq!(
-            history.input, None,
-            "a command without arguments has no hint"
-        );
-    }
 
     #[test]
     fn the_title_is_the_first_non_blank_line_cut_to_80_characters() {

@@ -1,10 +1,9 @@
 //! `.agentao/acp.json` (§8.1): every validation error with its exact message, every default,
 //! every expansion rule.
-#![cfg(feature = "alloc")]
 
 use std::collections::BTreeMap;
 
-use acp_core::supervisor::config::{
+use acp_host::supervisor::config::{
     AcpConfig, ConfigError, DEFAULT_MAX_RECOVERABLE_RESTARTS, DEFAULT_REQUEST_TIMEOUT_MS,
     DEFAULT_STARTUP_TIMEOUT_MS, InteractionPolicy, JsonKind, ServerConfig, expand_vars,
 };
@@ -124,6 +123,7 @@ fn missing_required_fields_are_listed_together() {
     );
 }
 
+/// R-HOST-1: every field is type-checked, the errors name server and field.
 #[test]
 fn wrong_types_of_required_fields_are_listed_together() {
     assert_eq!(

@@ -1,19 +1,18 @@
 //! The supervisor's small parts: recovery classification (§8.7), the stderr ring (§8.2), the
 //! inbox (§8.5), pending interactions (§8.5), session reuse (§8.6) and the child environment
 //! (§8.3).
-#![cfg(feature = "alloc")]
 
 use std::collections::BTreeMap;
 
-use acp_core::supervisor::Instant;
-use acp_core::supervisor::env::{SCRUBBED_KEYS, child_env};
-use acp_core::supervisor::inbox::{INBOX_CAPACITY, Inbox, InboxMessage, MessageKind};
-use acp_core::supervisor::interaction::{
+use acp_host::supervisor::Instant;
+use acp_host::supervisor::env::{SCRUBBED_KEYS, child_env};
+use acp_host::supervisor::inbox::{INBOX_CAPACITY, Inbox, InboxMessage, MessageKind};
+use acp_host::supervisor::interaction::{
     InteractionId, InteractionKind, Interactions, MAX_PENDING,
 };
-use acp_core::supervisor::recovery::{Death, ExitStatus, FatalCause, Verdict, classify};
-use acp_core::supervisor::session::{SessionKey, SessionPlan, SessionSlot, mcp_fingerprint};
-use acp_core::supervisor::stderr::{MAX_LINE_BYTES, STDERR_LINES, StderrRing};
+use acp_host::supervisor::recovery::{Death, ExitStatus, FatalCause, Verdict, classify};
+use acp_host::supervisor::session::{SessionKey, SessionPlan, SessionSlot, mcp_fingerprint};
+use acp_host::supervisor::stderr::{MAX_LINE_BYTES, STDERR_LINES, StderrRing};
 use serde_json::json;
 
 // ---- recovery ----

@@ -34,4 +34,4 @@ pub mod stderr;
 
 pub use registry::{Supervisor, SupervisorError};
 
-pub use crate::machine::Instant;
+pub use acp_core::Instant;

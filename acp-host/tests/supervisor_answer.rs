@@ -1,12 +1,11 @@
 //! Answers to permission and input requests (§8.5 option selection, non-interactive policy,
 //! and the fix for answering `ask_user` with `cancelled`).
-#![cfg(feature = "alloc")]
 
-use acp_core::supervisor::answer::{
+use acp_host::supervisor::answer::{
     Decision, NO_USER_CODE, NO_USER_MESSAGE, ask_user_result, permission_result,
     policy_permission_result, select_option,
 };
-use acp_core::supervisor::config::InteractionPolicy;
+use acp_host::supervisor::config::InteractionPolicy;
 use serde_json::{Value, json};
 
 fn standard() -> Value {

@@ -1,12 +1,11 @@
 //! One server's lifecycle (§8.2, §8.6, §8.7), transition by transition, with a fake clock and
 //! fake process events.
-#![cfg(feature = "alloc")]
 
-use acp_core::supervisor::Instant;
-use acp_core::supervisor::lifecycle::{
+use acp_host::supervisor::Instant;
+use acp_host::supervisor::lifecycle::{
     Action, Input, Lifecycle, Limits, Notice, Refusal, ServerState as S,
 };
-use acp_core::supervisor::recovery::{ExitStatus, FatalCause, Verdict};
+use acp_host::supervisor::recovery::{ExitStatus, FatalCause, Verdict};
 
 const LIMITS: Limits = Limits {
     startup_timeout_ms: 10_000,
@@ -81,6 +80,7 @@ fn failed_once() -> Lifecycle {
 
 // ---- start and handshake ----
 
+/// R-HOST-3: a server starts `configured`.
 #[test]
 fn a_new_server_is_configured_and_quiet() {
     let mut lc = Lifecycle::new("a", LIMITS);
@@ -126,6 +126,7 @@ fn handshake_started_is_initializing_under_the_same_deadline() {
     assert_eq!(lc.poll_timeout(), Some(t(10_000)));
 }
 
+/// R-HOST-3: `initializing → ready`.
 #[test]
 fn handshake_ok_is_ready_without_deadline() {
     let mut lc = Lifecycle::new("a", LIMITS);
@@ -443,6 +444,7 @@ fn an_unconfirmed_spawn_times_out_straight_to_failed() {
 
 // ---- turns ----
 
+/// R-HOST-3: `ready → busy`.
 #[test]
 fn a_prompt_makes_it_busy_with_the_request_deadline() {
     let mut lc = ready();
@@ -631,6 +633,7 @@ fn stop_closes_stdin_and_a_graceful_exit_ends_it() {
     assert_eq!((lc.pid(), lc.poll_timeout()), (None, None));
 }
 
+/// R-HOST-4: close stdin, SIGTERM, then the whole group.
 #[test]
 fn stop_escalates_to_sigterm_then_kills_the_group() {
     let mut lc = ready();
@@ -1131,7 +1134,7 @@ fn state_names_are_agentaos() {
 fn limits_come_from_the_config() {
     let doc = r#"{"servers": {"r": {"command": "x", "args": [], "env": {}, "cwd": ".",
                  "startupTimeoutMs": 1500, "requestTimeoutMs": 2500, "maxRecoverableRestarts": 1}}}"#;
-    let config = acp_core::supervisor::config::AcpConfig::parse(doc, "acp.json", |_| None).unwrap();
+    let config = acp_host::supervisor::config::AcpConfig::parse(doc, "acp.json", |_| None).unwrap();
     let mut lc = Lifecycle::from_config(&config.servers()[0]);
     assert_eq!(lc.name(), "r");
     feed(&mut lc, 0, Input::Start);

@@ -3,6 +3,7 @@
 //! connection writes (`out`) and tells the application (`client_event`).
 //!
 //! Each vector is replayed whole, in 7-byte pieces and one byte at a time.
+#![cfg(feature = "std")] // files, hash maps and the std-only connection defaults
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -304,6 +305,9 @@ impl Harness for Client {
     }
 }
 
+/// Holds the client connection to every rule its vectors' headers cite
+/// (R-INIT-6, R-INIT-7, R-RPC-8, R-RPC-12, …);
+/// a failure names the vector's rules before its file and line.
 #[test]
 fn every_client_vector_replays_against_acp_core_however_the_bytes_are_chunked() {
     let dir = acp_testkit::vectors::vectors_dir().join("client");

@@ -123,7 +123,6 @@ fn write_safe(out: &mut impl fmt::Write, text: &str) -> fmt::Result {
 }
 
 /// `text` with the stripped classes removed, as a new `String`.
-#[cfg(feature = "alloc")]
 pub fn sanitize(text: &str) -> alloc::string::String {
     let mut out = alloc::string::String::with_capacity(text.len());
     // Writing into a String cannot fail.
