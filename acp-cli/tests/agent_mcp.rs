@@ -35,6 +35,8 @@ fn tool_updates<'a>(lines: &'a [String], id: &str) -> Vec<&'a String> {
     lines.iter().filter(|l| l.contains(&needle)).collect()
 }
 
+/// R-DEMO-5, R-MCP-6, R-MCP-7: `/mcp` calls a session's tool (read-only without asking,
+/// others with permission); a crash fails only that call.
 #[test]
 fn mcp_tools_are_called_through_slash_mcp_and_a_crash_fails_only_that_call() {
     let mut agent = Agent::start_with_log_env("mcp-demo", &[], Some("trace"));
@@ -151,6 +153,7 @@ fn mcp_tools_are_called_through_slash_mcp_and_a_crash_fails_only_that_call() {
     assert!(cwd.join("acp-cli.log").exists());
 }
 
+/// R-MCP-3: a server that did not start is a notice (or a message), not a failed session.
 #[test]
 fn a_client_that_shows_notices_gets_a_notice_for_a_server_that_did_not_start() {
     let mut agent = Agent::start("mcp-notice", &[]);
@@ -169,6 +172,7 @@ fn a_client_that_shows_notices_gets_a_notice_for_a_server_that_did_not_start() {
     );
 }
 
+/// R-MCP-8: the server's process group ends with the agent.
 #[test]
 fn the_servers_process_group_ends_with_the_agent() {
     let mut agent = Agent::start("mcp-exit", &[]);

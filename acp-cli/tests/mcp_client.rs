@@ -35,6 +35,7 @@ fn wait_for(mut ready: impl FnMut() -> bool) {
     panic!("condition never held");
 }
 
+/// R-MCP-2, R-MCP-5: the handshake picks our newest version, and every page of tools is read.
 #[test]
 fn handshake_agrees_on_our_newest_version_and_lists_every_page_of_tools() {
     let client = start(&[]);
@@ -58,6 +59,7 @@ fn an_older_version_the_server_picks_is_accepted() {
     assert_eq!(client.version(), "2024-11-05");
 }
 
+/// R-MCP-2: a version we do not speak fails the start, named.
 #[test]
 fn a_version_we_do_not_speak_fails_the_start_with_its_name() {
     let error = smol::block_on(McpClient::stdio(
@@ -71,6 +73,7 @@ fn a_version_we_do_not_speak_fails_the_start_with_its_name() {
     );
 }
 
+/// R-MCP-4: the server's `ping` is answered `{}`.
 #[test]
 fn the_servers_ping_is_answered() {
     let client = start(&[]);
@@ -86,6 +89,7 @@ fn the_servers_ping_is_answered() {
     );
 }
 
+/// R-MCP-6: text, image, resource and `isError` results.
 #[test]
 fn results_carry_text_image_resource_and_is_error() {
     let client = start(&[]);
@@ -122,6 +126,7 @@ fn env_reaches_the_server_as_given() {
     assert_eq!(result.model_text(), "s3cr3t-value");
 }
 
+/// R-MCP-7: a dropped call is `notifications/cancelled` with its request id.
 #[test]
 fn dropping_a_call_sends_notifications_cancelled_with_its_id() {
     let dir = std::env::temp_dir().join(format!("mcp-cancel-{}", std::process::id()));
@@ -152,6 +157,7 @@ fn dropping_a_call_sends_notifications_cancelled_with_its_id() {
     assert_eq!(echo.model_text(), "after");
 }
 
+/// R-MCP-7: a crash mid-call fails that call.
 #[test]
 fn a_server_that_crashes_mid_call_fails_that_call_and_the_next() {
     let client = start(&[]);
@@ -188,6 +194,7 @@ fn a_missing_command_fails_the_start() {
     );
 }
 
+/// R-MCP-3: the start is bounded by its timeout.
 #[test]
 fn a_server_that_never_answers_initialize_times_out() {
     let mut stdio = McpServerStdio::new("mute", "sleep");

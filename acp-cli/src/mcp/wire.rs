@@ -235,6 +235,7 @@ mod tests {
         (events, String::from_utf8(wire.take_transmit()).unwrap())
     }
 
+    /// R-MCP-1: requests and notifications are written by acp-core's encoder.
     #[test]
     fn requests_and_notifications_are_acp_cores_lines() {
         let mut wire = McpWire::new();
@@ -247,6 +248,8 @@ mod tests {
         );
     }
 
+    /// R-MCP-1, R-MCP-4: lines read through acp-core's framing; pings answered, other
+    /// requests refused.
     #[test]
     fn responses_news_pings_and_refusals() {
         let (events, answers) = events_of(&[SERVER_SAYS.as_bytes()]);
