@@ -15,3 +15,4 @@ pub mod llm;
 pub mod repl;
 pub mod stdout;
 pub mod store;
+pub mod trace;
