@@ -57,6 +57,9 @@ enum Command {
     /// Record an editor ↔ agent exchange: `acp-cli trace --out FILE -- AGENT [ARGS...]`
     #[command(long_about = acp_cli::trace::TRACE_ABOUT)]
     Trace(acp_cli::trace::TraceArgs),
+    /// Check a trace against the protocol: `LINE: RULE — SIDE: detail` per finding
+    #[command(long_about = acp_cli::lint::ABOUT)]
+    Lint(acp_cli::lint::LintArgs),
     /// Measure NDJSON decode throughput of a capture.
     #[command(long_about = BENCH_ABOUT)]
     Bench {
@@ -148,6 +151,7 @@ fn run() -> ExitCode {
         Some(Command::Client(args)) => exit_code(acp_cli::client::command::run(args)),
         Some(Command::Repl(args)) => exit_code(acp_cli::repl::run(args)),
         Some(Command::Trace(args)) => exit_code(acp_cli::trace::run(args)),
+        Some(Command::Lint(args)) => exit_code(acp_cli::lint::run(&args)),
         Some(Command::Bench { file, json, passes }) => bench(&file, json, passes),
         None => usage_error("nothing to do; run `acp-cli --acp --stdio` or `acp-cli --help`"),
     }

@@ -22,6 +22,8 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc::{Receiver, SyncSender, TrySendError, sync_channel};
 use std::time::{Duration, Instant};
 
+use async_signal::{Signal, Signals};
+
 use super::format::{self, Side};
 
 /// How much one read takes at most.
@@ -219,6 +221,9 @@ fn write_trace(
 /// Runs the proxy to the agent's end; returns the exit status to leave with (the agent's code,
 /// or 128 + its signal), or an error message for the user.
 pub fn run(options: &ProxyOptions) -> Result<i32, String> {
+    // Taken over before anything else, so a signal that arrives while the agent starts is
+    // held for it rather than ending the proxy.
+    let signals = Signals::new([Signal::Term, Signal::Int]).ok();
     let file = File::create(&options.out)
         .map_err(|e| format!("cannot create {}: {e}", options.out.display()))?;
     let (program, args) = options
@@ -254,7 +259,9 @@ pub fn run(options: &ProxyOptions) -> Result<i32, String> {
         std::thread::spawn(move || write_trace(file, raw, receiver, queued, dropped, start))
     };
 
-    forward_signals(pid);
+    if let Some(signals) = signals {
+        forward_signals(signals, pid);
+    }
 
     // Editor → agent. Not joined: it may sit in a read of the editor's stdin after the agent
     // is gone; the process exit ends it.
@@ -301,14 +308,10 @@ fn dup(fd: std::os::fd::BorrowedFd<'_>) -> Result<File, String> {
         .map_err(|e| format!("cannot use the standard streams: {e}"))
 }
 
-/// From now on SIGTERM and SIGINT do not end the proxy: they go to the agent's process group,
-/// and the proxy ends when the agent does.
-fn forward_signals(pid: u32) {
-    use async_signal::{Signal, Signals};
+/// SIGTERM and SIGINT do not end the proxy: they go to the agent's process group, and the
+/// proxy ends when the agent does.
+fn forward_signals(mut signals: Signals, pid: u32) {
     use smol::stream::StreamExt;
-    let Ok(mut signals) = Signals::new([Signal::Term, Signal::Int]) else {
-        return;
-    };
     let Some(group) = i32::try_from(pid).ok().and_then(rustix::process::Pid::from_raw) else {
         return;
     };
