@@ -62,11 +62,21 @@ fn the_vectors_as_conductor_events_give_the_same_findings() {
         let raw = format::read(&bytes);
         let mut events = Vec::new();
         for entry in &raw.entries {
-            format::write_event(entry.from, entry.ts.unwrap_or(0.0), &entry.text, &mut events);
+            format::write_event(
+                entry.from,
+                entry.ts.unwrap_or(0.0),
+                &entry.text,
+                &mut events,
+            );
         }
         let trace = format::read(&events);
         assert_eq!(trace.entries.len(), raw.entries.len());
-        assert_eq!(found(&trace, options), expected, "{} as events", file.display());
+        assert_eq!(
+            found(&trace, options),
+            expected,
+            "{} as events",
+            file.display()
+        );
     }
 }
 
@@ -84,7 +94,10 @@ fn lint(args: &[&str]) -> (Option<i32>, String, String) {
 }
 
 fn vector(name: &str) -> String {
-    format!("{}/../vectors/lint/{name}.ndjson", env!("CARGO_MANIFEST_DIR"))
+    format!(
+        "{}/../vectors/lint/{name}.ndjson",
+        env!("CARGO_MANIFEST_DIR")
+    )
 }
 
 #[test]
@@ -99,7 +112,10 @@ fn the_command_prints_one_line_per_finding_and_exits_1_on_an_error() {
 
 #[test]
 fn a_clean_trace_prints_nothing_and_warnings_alone_exit_0() {
-    assert_eq!(lint(&[&vector("clean")]), (Some(0), String::new(), String::new()));
+    assert_eq!(
+        lint(&[&vector("clean")]),
+        (Some(0), String::new(), String::new())
+    );
     let (code, out, _) = lint(&[&vector("R-LINT-3"), "--slow", "30"]);
     assert_eq!(code, Some(0));
     assert_eq!(

@@ -153,7 +153,10 @@ impl Monitor {
         }
         match envelope::scan_bytes(text) {
             Err(rejection) => {
-                check.error(envelope_rule(rejection.reason), format!("not JSON-RPC: {rejection}"));
+                check.error(
+                    envelope_rule(rejection.reason),
+                    format!("not JSON-RPC: {rejection}"),
+                );
             }
             Ok(Message::Response(response)) => {
                 if let Outcome::Malformed(why) = response.outcome {
@@ -223,7 +226,10 @@ impl Monitor {
                 check.error("R-INIT-1", format!("{method} before initialize"));
             }
             Side::Agent if !self.initialized => {
-                check.error("R-INIT-1", format!("{method} before initialize was answered"));
+                check.error(
+                    "R-INIT-1",
+                    format!("{method} before initialize was answered"),
+                );
             }
             _ => {}
         }
@@ -240,12 +246,19 @@ impl Monitor {
             (Side::Client, "session/prompt") => {
                 if let Some(session) = &session {
                     if !self.sessions.contains(session) {
-                        check.error("R-SESSION-3", format!("session/prompt for unknown session {session}"));
+                        check.error(
+                            "R-SESSION-3",
+                            format!("session/prompt for unknown session {session}"),
+                        );
                     }
                     if self.turns.contains_key(session) {
-                        check.error("R-TURN-2", format!("session/prompt while session {session} has a turn running"));
+                        check.error(
+                            "R-TURN-2",
+                            format!("session/prompt while session {session} has a turn running"),
+                        );
                     } else {
-                        self.turns.insert(session.clone(), Turn { cancelled_at: None });
+                        self.turns
+                            .insert(session.clone(), Turn { cancelled_at: None });
                     }
                 }
             }
@@ -297,20 +310,36 @@ impl Monitor {
     fn decode(&self, check: &mut Check, name: &str, params: Option<&Value>, is_request: bool) {
         let Some(method) = Method::from_name(name) else {
             if !name.starts_with('_') {
-                check.error("R-LINT-2", format!("unknown method {name} (extension methods start with `_`)"));
+                check.error(
+                    "R-LINT-2",
+                    format!("unknown method {name} (extension methods start with `_`)"),
+                );
             }
             return;
         };
         let side = direction(check.from);
         if !method.sent_by(side) {
-            check.error("R-LINT-1", format!("{name} is sent by the {}, not the {}", check.from.other().name(), check.from.name()));
+            check.error(
+                "R-LINT-1",
+                format!(
+                    "{name} is sent by the {}, not the {}",
+                    check.from.other().name(),
+                    check.from.name()
+                ),
+            );
             return;
         }
         // R-CANCEL-1: session/cancel is accepted as a request too.
         if method.is_notification() && is_request && method != Method::SessionCancel {
-            check.error("R-LINT-1", format!("{name} is a notification but was sent with an id"));
+            check.error(
+                "R-LINT-1",
+                format!("{name} is a notification but was sent with an id"),
+            );
         } else if !method.is_notification() && !is_request {
-            check.error("R-LINT-1", format!("{name} is a request but was sent without an id"));
+            check.error(
+                "R-LINT-1",
+                format!("{name} is a request but was sent without an id"),
+            );
         }
         let text = params.map(Value::to_string);
         let text = text.as_deref();
@@ -321,7 +350,10 @@ impl Monitor {
             (Side::Agent, true) => AgentNotification::decode(name, text).err(),
         };
         if let Some(error) = decoded {
-            check.error("R-LINT-1", format!("{name} params do not decode as ACP v1: {error}"));
+            check.error(
+                "R-LINT-1",
+                format!("{name} params do not decode as ACP v1: {error}"),
+            );
         }
     }
 
@@ -333,7 +365,10 @@ impl Monitor {
             (Side::Client, "session/load") => {
                 (agent["loadSession"] != true).then_some("agentCapabilities.loadSession")
             }
-            (Side::Client, "session/list" | "session/resume" | "session/close" | "session/delete") => {
+            (
+                Side::Client,
+                "session/list" | "session/resume" | "session/close" | "session/delete",
+            ) => {
                 let key = &method["session/".len()..];
                 let marker = &agent["sessionCapabilities"][key];
                 (marker.is_null()).then_some(match key {
@@ -353,7 +388,11 @@ impl Monitor {
             _ => None,
         };
         if let Some(capability) = missing {
-            let rule = if check.from == Side::Agent { "R-FS-1" } else { "R-RPC-7" };
+            let rule = if check.from == Side::Agent {
+                "R-FS-1"
+            } else {
+                "R-RPC-7"
+            };
             check.error(rule, format!("{method} without {capability} advertised"));
         }
     }
@@ -398,8 +437,18 @@ impl Monitor {
         let key = (check.from.other(), id_key(id));
         let Some(pending) = self.pending.remove(&key) else {
             match self.answered.get(&key) {
-                Some(first) => check.error("R-RPC-1", format!("id {} answered again (first at line {first})", key.1)),
-                None => check.error("R-ID-6", format!("response to id {}, which no pending request of the {} carries", key.1, check.from.other().name())),
+                Some(first) => check.error(
+                    "R-RPC-1",
+                    format!("id {} answered again (first at line {first})", key.1),
+                ),
+                None => check.error(
+                    "R-ID-6",
+                    format!(
+                        "response to id {}, which no pending request of the {} carries",
+                        key.1,
+                        check.from.other().name()
+                    ),
+                ),
             }
             return;
         };
@@ -412,7 +461,13 @@ impl Monitor {
                 rule: "R-LINT-3",
                 blame: check.from,
                 severity: Severity::Warning,
-                detail: format!("{} (id {}, line {}) answered after {:.1} s", pending.method, key.1, pending.line, end - start),
+                detail: format!(
+                    "{} (id {}, line {}) answered after {:.1} s",
+                    pending.method,
+                    key.1,
+                    pending.line,
+                    end - start
+                ),
             });
         }
         let result = message.get("result").filter(|_| error.is_none());
@@ -423,14 +478,26 @@ impl Monitor {
                 Side::Client => ClientResponse::decode(method.name(), &text).err(),
             };
             if let Some(error) = decoded {
-                check.error("R-LINT-1", format!("{} result does not decode as ACP v1: {error}", pending.method));
+                check.error(
+                    "R-LINT-1",
+                    format!(
+                        "{} result does not decode as ACP v1: {error}",
+                        pending.method
+                    ),
+                );
             }
         }
         self.settled(check, &pending, result, error.is_some());
     }
 
     /// What an answered request changes.
-    fn settled(&mut self, check: &mut Check, pending: &Pending, result: Option<&Value>, failed: bool) {
+    fn settled(
+        &mut self,
+        check: &mut Check,
+        pending: &Pending,
+        result: Option<&Value>,
+        failed: bool,
+    ) {
         match (check.from, pending.method.as_str()) {
             (Side::Agent, "initialize") if !failed => {
                 self.initialized = true;
@@ -451,10 +518,16 @@ impl Monitor {
                 }
             }
             (Side::Agent, "session/prompt") => {
-                let Some(session) = &pending.session else { return };
-                let Some(turn) = self.turns.remove(session) else { return };
+                let Some(session) = &pending.session else {
+                    return;
+                };
+                let Some(turn) = self.turns.remove(session) else {
+                    return;
+                };
                 self.turn_ended.insert(session.clone(), check.line);
-                let Some(cancel) = turn.cancelled_at else { return };
+                let Some(cancel) = turn.cancelled_at else {
+                    return;
+                };
                 let stop = result.and_then(|r| r["stopReason"].as_str());
                 if failed {
                     check.error("R-CANCEL-3", format!("turn of session {session} answered with an error after session/cancel (line {cancel}), not stopReason cancelled"));

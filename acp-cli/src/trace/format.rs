@@ -242,7 +242,9 @@ fn read_event(number: usize, line: &[u8], trace: &mut Trace) {
             return;
         }
         Err(error) => {
-            trace.unreadable.push((number, format!("not JSON: {error}")));
+            trace
+                .unreadable
+                .push((number, format!("not JSON: {error}")));
             return;
         }
     };
@@ -348,7 +350,10 @@ mod tests {
 
     #[test]
     fn responses_notifications_and_garbage_have_their_own_events() {
-        let ok = event(Side::Agent, r#"{"jsonrpc":"2.0","id":"a","result":{"x":1}}"#);
+        let ok = event(
+            Side::Agent,
+            r#"{"jsonrpc":"2.0","id":"a","result":{"x":1}}"#,
+        );
         assert_eq!(ok["type"], "response");
         assert_eq!(ok["is_error"], false);
         assert_eq!(ok["payload"], json!({"x":1}));
@@ -363,7 +368,10 @@ mod tests {
         assert_eq!(note["params"], Value::Null);
         assert!(note.get("session").is_none());
         let bad = event(Side::Client, "not json");
-        assert_eq!(bad, json!({"type":"invalid","ts":0.5,"from":"Client","to":"Agent","raw":"not json"}));
+        assert_eq!(
+            bad,
+            json!({"type":"invalid","ts":0.5,"from":"Client","to":"Agent","raw":"not json"})
+        );
     }
 
     #[test]

@@ -146,12 +146,7 @@ impl LineCutter {
 /// Copies `input` to `output` (writing first), then records it line by line. A failed write
 /// stops the forwarding but not the reading, so the writing side never blocks on a full pipe.
 /// Returning drops `output`: the agent reads EOF when the editor's stdin ends.
-fn forward(
-    mut input: impl Read,
-    output: Option<impl Write>,
-    from: Side,
-    recorder: &Recorder,
-) {
+fn forward(mut input: impl Read, output: Option<impl Write>, from: Side, recorder: &Recorder) {
     let mut output = output;
     let mut cutter = LineCutter::new(from);
     let mut buf = vec![0u8; CHUNK_BYTES];
@@ -268,9 +263,7 @@ pub fn run(options: &ProxyOptions) -> Result<i32, String> {
     let our_stdin = dup(io::stdin().as_fd())?;
     {
         let recorder = recorder.clone();
-        std::thread::spawn(move || {
-            forward(our_stdin, Some(agent_stdin), Side::Client, &recorder)
-        });
+        std::thread::spawn(move || forward(our_stdin, Some(agent_stdin), Side::Client, &recorder));
     }
     // Agent → editor.
     let our_stdout = dup(io::stdout().as_fd())?;
@@ -291,7 +284,10 @@ pub fn run(options: &ProxyOptions) -> Result<i32, String> {
     let _ = recorder.queue.send(Record::End);
     match writer.join() {
         Ok(Ok(())) => {}
-        Ok(Err(e)) => eprintln!("acp-cli trace: writing {} failed: {e}", options.out.display()),
+        Ok(Err(e)) => eprintln!(
+            "acp-cli trace: writing {} failed: {e}",
+            options.out.display()
+        ),
         Err(_) => eprintln!("acp-cli trace: the trace writer panicked"),
     }
     Ok(match (status.code(), status.signal()) {
@@ -312,7 +308,10 @@ fn dup(fd: std::os::fd::BorrowedFd<'_>) -> Result<File, String> {
 /// proxy ends when the agent does.
 fn forward_signals(mut signals: Signals, pid: u32) {
     use smol::stream::StreamExt;
-    let Some(group) = i32::try_from(pid).ok().and_then(rustix::process::Pid::from_raw) else {
+    let Some(group) = i32::try_from(pid)
+        .ok()
+        .and_then(rustix::process::Pid::from_raw)
+    else {
         return;
     };
     std::thread::spawn(move || {
@@ -361,10 +360,7 @@ mod tests {
             cutter.feed(chunk, 0.0, &recorder);
         }
         cutter.finish(0.0, &recorder);
-        assert_eq!(
-            lines(&receiver),
-            [&b"{\"a\":1}\r"[..], b"xy\xffz", b"tail"]
-        );
+        assert_eq!(lines(&receiver), [&b"{\"a\":1}\r"[..], b"xy\xffz", b"tail"]);
     }
 
     #[test]
