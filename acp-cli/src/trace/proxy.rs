@@ -11,15 +11,17 @@
 //! `host::process` is not used here: it turns stderr into lossy lines for the host's ring,
 //! while this proxy must pass stderr through byte for byte.
 
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BinaryHeap, HashMap};
 use std::fs::File;
 use std::io::{self, BufWriter, Read, Write};
 use std::os::fd::AsFd;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::mpsc::{Receiver, SyncSender, TrySendError, sync_channel};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, TrySendError, sync_channel};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use async_signal::{Signal, Signals};
@@ -28,9 +30,10 @@ use super::format::{self, Side};
 
 /// How much one read takes at most.
 const CHUNK_BYTES: usize = 64 * 1024;
-/// Lines waiting for the writer, at most.
+/// Chunks waiting for the writer, at most.
 pub const QUEUE_LINES: usize = 16 * 1024;
-/// Bytes of lines waiting for the writer, at most: past this, lines are dropped and counted.
+/// Bytes of chunks waiting for the writer, at most: past this, chunks are skipped and their
+/// lines counted as dropped.
 pub const QUEUE_BYTES: usize = 64 * 1024 * 1024;
 /// The longest line recorded (R-FRAME-5's default); a longer one is forwarded but counted as
 /// dropped.
@@ -50,105 +53,137 @@ pub struct ProxyOptions {
     pub agent: Vec<String>,
 }
 
+/// One read of one direction, numbered before it was forwarded: the numbers follow cause and
+/// effect (an answer is read after the request it answers was forwarded), so the writer puts
+/// the two directions back in the order the peers saw them.
+struct Chunk {
+    seq: u64,
+    from: Side,
+    ts: f64,
+    bytes: Vec<u8>,
+}
+
 /// One thing for the writer.
 enum Record {
-    Line { from: Side, ts: f64, bytes: Vec<u8> },
+    Chunk(Chunk),
     End,
 }
 
-/// The forwarding threads' handle on the writer: a bounded queue and the count of what it
-/// could not take.
+/// The forwarding threads' handle on the writer: a bounded queue, the chunk numbers, and the
+/// chunks the queue could not take.
 #[derive(Clone)]
 struct Recorder {
     queue: SyncSender<Record>,
+    next_seq: Arc<AtomicU64>,
     queued_bytes: Arc<AtomicUsize>,
-    dropped: Arc<AtomicU64>,
+    /// Chunks not queued, by number: their side and how many line ends they held.
+    skipped: Arc<Mutex<BTreeMap<u64, (Side, u64)>>>,
     start: Instant,
 }
 
 impl Recorder {
-    fn record(&self, from: Side, ts: f64, bytes: Vec<u8>) {
-        let len = bytes.len();
-        if self.queued_bytes.fetch_add(len, Ordering::Relaxed) + len > QUEUE_BYTES {
-            self.queued_bytes.fetch_sub(len, Ordering::Relaxed);
-            self.dropped.fetch_add(1, Ordering::Relaxed);
-            return;
-        }
-        match self.queue.try_send(Record::Line { from, ts, bytes }) {
-            Ok(()) => {}
-            Err(TrySendError::Full(_)) => {
-                self.queued_bytes.fetch_sub(len, Ordering::Relaxed);
-                self.dropped.fetch_add(1, Ordering::Relaxed);
-            }
-            // The writer has finished: the run is over.
-            Err(TrySendError::Disconnected(_)) => {}
+    fn new(queue: SyncSender<Record>) -> Self {
+        Recorder {
+            queue,
+            next_seq: Arc::new(AtomicU64::new(0)),
+            queued_bytes: Arc::new(AtomicUsize::new(0)),
+            skipped: Arc::new(Mutex::new(BTreeMap::new())),
+            start: Instant::now(),
         }
     }
 
-    fn elapsed(&self) -> f64 {
-        self.start.elapsed().as_secs_f64()
+    /// Numbers a chunk that was just read; call before forwarding it.
+    fn stamp(&self) -> (u64, f64) {
+        let seq = self.next_seq.fetch_add(1, Ordering::Relaxed);
+        (seq, self.start.elapsed().as_secs_f64())
+    }
+
+    /// Hands a forwarded chunk to the writer, or skips it (never waits).
+    fn record(&self, seq: u64, from: Side, ts: f64, bytes: &[u8]) {
+        let len = bytes.len();
+        let fits = self.queued_bytes.fetch_add(len, Ordering::Relaxed) + len <= QUEUE_BYTES;
+        let sent = fits
+            && match self.queue.try_send(Record::Chunk(Chunk {
+                seq,
+                from,
+                ts,
+                bytes: bytes.to_vec(),
+            })) {
+                Ok(()) => true,
+                Err(TrySendError::Full(_)) => false,
+                // The writer has finished: the run is over.
+                Err(TrySendError::Disconnected(_)) => return,
+            };
+        if !sent {
+            self.queued_bytes.fetch_sub(len, Ordering::Relaxed);
+            let lines = memchr::memchr_iter(b'\n', bytes).count() as u64;
+            let mut skipped = self.skipped.lock().unwrap_or_else(|e| e.into_inner());
+            skipped.insert(seq, (from, lines.max(1)));
+        }
     }
 }
 
-/// Cuts one direction's bytes into lines for the recorder (R-FRAME-1: `\n` ends a line; the
-/// line is kept exactly, `\r` included).
+/// Cuts one direction's bytes into lines (R-FRAME-1: `\n` ends a line; the line is kept
+/// exactly, `\r` included). Lines longer than [`MAX_LINE_BYTES`], and lines a skipped chunk
+/// cut into, are counted as dropped.
 struct LineCutter {
-    from: Side,
     line: Vec<u8>,
-    overlong: bool,
+    broken: bool,
 }
 
 impl LineCutter {
-    fn new(from: Side) -> Self {
+    fn new() -> Self {
         LineCutter {
-            from,
             line: Vec::new(),
-            overlong: false,
+            broken: false,
         }
     }
 
-    fn feed(&mut self, mut bytes: &[u8], ts: f64, recorder: &Recorder) {
+    /// Feeds a chunk; complete lines go to `emit`, broken ones are counted in `dropped`.
+    fn feed(&mut self, mut bytes: &[u8], dropped: &mut u64, emit: &mut impl FnMut(&[u8])) {
         while let Some(at) = memchr::memchr(b'\n', bytes) {
             self.keep(&bytes[..at]);
-            self.emit(ts, recorder);
+            self.end_line(dropped, emit);
             bytes = &bytes[at + 1..];
         }
         self.keep(bytes);
     }
 
-    fn finish(&mut self, ts: f64, recorder: &Recorder) {
-        if !self.line.is_empty() || self.overlong {
-            self.emit(ts, recorder);
+    /// A chunk of this direction was skipped: the line under way is broken.
+    fn skip(&mut self) {
+        self.line.clear();
+        self.broken = true;
+    }
+
+    fn finish(&mut self, dropped: &mut u64, emit: &mut impl FnMut(&[u8])) {
+        if !self.line.is_empty() {
+            self.end_line(dropped, emit);
         }
     }
 
     fn keep(&mut self, bytes: &[u8]) {
-        if self.overlong || self.line.len() + bytes.len() > MAX_LINE_BYTES {
-            self.overlong = true;
-            self.line = Vec::new();
+        if self.broken || self.line.len() + bytes.len() > MAX_LINE_BYTES {
+            self.skip();
         } else {
             self.line.extend_from_slice(bytes);
         }
     }
 
-    fn emit(&mut self, ts: f64, recorder: &Recorder) {
-        if std::mem::take(&mut self.overlong) {
-            recorder.dropped.fetch_add(1, Ordering::Relaxed);
-            return;
+    fn end_line(&mut self, dropped: &mut u64, emit: &mut impl FnMut(&[u8])) {
+        if std::mem::take(&mut self.broken) {
+            *dropped += 1;
+        } else if !self.line.trim_ascii().is_empty() {
+            emit(&self.line);
         }
-        let line = std::mem::take(&mut self.line);
-        if !line.trim_ascii().is_empty() {
-            recorder.record(self.from, ts, line);
-        }
+        self.line.clear();
     }
 }
 
-/// Copies `input` to `output` (writing first), then records it line by line. A failed write
-/// stops the forwarding but not the reading, so the writing side never blocks on a full pipe.
-/// Returning drops `output`: the agent reads EOF when the editor's stdin ends.
+/// Copies `input` to `output` (numbering each read first, writing it next, recording it last).
+/// A failed write stops the forwarding but not the reading, so the writing side never blocks
+/// on a full pipe. Returning drops `output`: the agent reads EOF when the editor's stdin ends.
 fn forward(mut input: impl Read, output: Option<impl Write>, from: Side, recorder: &Recorder) {
     let mut output = output;
-    let mut cutter = LineCutter::new(from);
     let mut buf = vec![0u8; CHUNK_BYTES];
     loop {
         let n = match input.read(&mut buf) {
@@ -157,60 +192,174 @@ fn forward(mut input: impl Read, output: Option<impl Write>, from: Side, recorde
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
             Err(_) => break,
         };
-        let ts = recorder.elapsed();
+        let (seq, ts) = recorder.stamp();
         if let Some(out) = output.as_mut()
             && out.write_all(&buf[..n]).and_then(|()| out.flush()).is_err()
         {
             output = None;
         }
-        cutter.feed(&buf[..n], ts, recorder);
+        recorder.record(seq, from, ts, &buf[..n]);
     }
-    cutter.finish(recorder.elapsed(), recorder);
 }
 
-/// The writer thread: events out of the queue into the file, flushed whenever the queue is
-/// empty. Drops are reported where they are noticed.
+/// Puts chunks back in number order and turns them into trace lines.
+struct Sequencer {
+    next: u64,
+    waiting: BinaryHeap<Reverse<(u64, usize)>>,
+    chunks: HashMap<u64, Chunk>,
+    cutters: [LineCutter; 2],
+    dropped: u64,
+    raw: bool,
+    start: Instant,
+}
+
+impl Sequencer {
+    fn new(raw: bool, start: Instant) -> Self {
+        Sequencer {
+            next: 0,
+            waiting: BinaryHeap::new(),
+            chunks: HashMap::new(),
+            cutters: [LineCutter::new(), LineCutter::new()],
+            dropped: 0,
+            raw,
+            start,
+        }
+    }
+
+    fn push(&mut self, chunk: Chunk) {
+        self.waiting.push(Reverse((chunk.seq, chunk.bytes.len())));
+        self.chunks.insert(chunk.seq, chunk);
+    }
+
+    /// Writes every chunk whose turn has come (or all of them, `at_end`) into `out`; returns
+    /// the bytes of the chunks written.
+    fn drain(
+        &mut self,
+        skipped: &Mutex<BTreeMap<u64, (Side, u64)>>,
+        at_end: bool,
+        out: &mut Vec<u8>,
+    ) -> usize {
+        let mut done = 0;
+        loop {
+            let head = self.waiting.peek().map(|Reverse((seq, _))| *seq);
+            if head == Some(self.next) {
+                let Some(Reverse((seq, len))) = self.waiting.pop() else {
+                    break;
+                };
+                let chunk = self
+                    .chunks
+                    .remove(&seq)
+                    .expect("every waiting chunk is stored");
+                self.next = seq + 1;
+                done += len;
+                self.write_chunk(&chunk, out);
+                continue;
+            }
+            let gap = skipped
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .remove(&self.next);
+            match (gap, head) {
+                (Some((side, lines)), _) => {
+                    self.cutters[side as usize].skip();
+                    self.dropped += lines;
+                    self.next += 1;
+                }
+                // At the end, a number never seen belongs to a read still under way: move on.
+                (None, Some(head)) if at_end => self.next = head,
+                (None, _) => break,
+            }
+        }
+        if at_end {
+            for (side, lines) in
+                std::mem::take(&mut *skipped.lock().unwrap_or_else(|e| e.into_inner()))
+                    .into_values()
+            {
+                self.cutters[side as usize].skip();
+                self.dropped += lines;
+            }
+            let ts = self.start.elapsed().as_secs_f64();
+            for side in [Side::Client, Side::Agent] {
+                let (raw, cutter, dropped) = (
+                    self.raw,
+                    &mut self.cutters[side as usize],
+                    &mut self.dropped,
+                );
+                cutter.finish(dropped, &mut |line| write_line(raw, side, ts, line, out));
+            }
+            self.report_drops(out);
+        }
+        done
+    }
+
+    fn write_chunk(&mut self, chunk: &Chunk, out: &mut Vec<u8>) {
+        let before = self.dropped;
+        let (raw, cutter) = (self.raw, &mut self.cutters[chunk.from as usize]);
+        let mut lines = Vec::new();
+        cutter.feed(&chunk.bytes, &mut self.dropped, &mut |line| {
+            lines.push(line.to_vec())
+        });
+        if self.dropped != before {
+            self.report_drops(out);
+        }
+        for line in lines {
+            write_line(raw, chunk.from, chunk.ts, &line, out);
+        }
+    }
+
+    fn report_drops(&mut self, out: &mut Vec<u8>) {
+        if self.dropped > 0 {
+            let ts = self.start.elapsed().as_secs_f64();
+            format::write_dropped(ts, std::mem::take(&mut self.dropped), self.raw, out);
+        }
+    }
+}
+
+fn write_line(raw: bool, from: Side, ts: f64, line: &[u8], out: &mut Vec<u8>) {
+    if raw {
+        format::write_raw(from, ts, line, out);
+    } else {
+        format::write_event(from, ts, line, out);
+    }
+}
+
+/// The writer thread: chunks out of the queue, in order, into the file; flushed whenever the
+/// queue is empty.
 fn write_trace(
     file: File,
     raw: bool,
     queue: Receiver<Record>,
-    queued_bytes: Arc<AtomicUsize>,
-    dropped: Arc<AtomicU64>,
-    start: Instant,
+    recorder: Recorder,
 ) -> io::Result<()> {
     let mut file = BufWriter::with_capacity(256 * 1024, file);
     let mut out = Vec::with_capacity(64 * 1024);
-    let report_drops = |out: &mut Vec<u8>| {
-        let count = dropped.swap(0, Ordering::Relaxed);
-        if count > 0 {
-            format::write_dropped(start.elapsed().as_secs_f64(), count, raw, out);
-        }
-    };
-    let mut next = queue.recv().ok();
-    while let Some(record) = next.take() {
-        let Record::Line { from, ts, bytes } = record else {
-            break;
-        };
-        queued_bytes.fetch_sub(bytes.len(), Ordering::Relaxed);
-        report_drops(&mut out);
-        if raw {
-            format::write_raw(from, ts, &bytes, &mut out);
-        } else {
-            format::write_event(from, ts, &bytes, &mut out);
-        }
-        file.write_all(&out)?;
-        out.clear();
-        next = match queue.try_recv() {
+    let mut sequencer = Sequencer::new(raw, recorder.start);
+    loop {
+        let record = match queue.try_recv() {
             Ok(record) => Some(record),
             Err(_) => {
                 file.flush()?;
-                queue.recv().ok()
+                // Waiting on a gap: the missing chunk is in flight, or about to be marked
+                // skipped; look again soon.
+                match queue.recv_timeout(Duration::from_millis(5)) {
+                    Ok(record) => Some(record),
+                    Err(RecvTimeoutError::Timeout) => None,
+                    Err(RecvTimeoutError::Disconnected) => Some(Record::End),
+                }
             }
         };
+        let at_end = matches!(record, Some(Record::End));
+        if let Some(Record::Chunk(chunk)) = record {
+            sequencer.push(chunk);
+        }
+        let done = sequencer.drain(&recorder.skipped, at_end, &mut out);
+        recorder.queued_bytes.fetch_sub(done, Ordering::Relaxed);
+        file.write_all(&out)?;
+        out.clear();
+        if at_end {
+            return file.flush();
+        }
     }
-    report_drops(&mut out);
-    file.write_all(&out)?;
-    file.flush()
 }
 
 /// Runs the proxy to the agent's end; returns the exit status to leave with (the agent's code,
@@ -237,21 +386,11 @@ pub fn run(options: &ProxyOptions) -> Result<i32, String> {
     let agent_stdin = child.stdin.take().expect("stdin is piped");
     let agent_stdout = child.stdout.take().expect("stdout is piped");
 
-    let start = Instant::now();
     let (queue, receiver) = sync_channel(QUEUE_LINES);
-    let recorder = Recorder {
-        queue,
-        queued_bytes: Arc::new(AtomicUsize::new(0)),
-        dropped: Arc::new(AtomicU64::new(0)),
-        start,
-    };
+    let recorder = Recorder::new(queue);
     let writer = {
-        let (queued, dropped, raw) = (
-            recorder.queued_bytes.clone(),
-            recorder.dropped.clone(),
-            options.raw,
-        );
-        std::thread::spawn(move || write_trace(file, raw, receiver, queued, dropped, start))
+        let (recorder, raw) = (recorder.clone(), options.raw);
+        std::thread::spawn(move || write_trace(file, raw, receiver, recorder))
     };
 
     if let Some(signals) = signals {
@@ -331,56 +470,98 @@ fn forward_signals(mut signals: Signals, pid: u32) {
 mod tests {
     use super::*;
 
-    fn recorder(capacity: usize) -> (Recorder, Receiver<Record>) {
-        let (queue, receiver) = sync_channel(capacity);
-        let recorder = Recorder {
-            queue,
-            queued_bytes: Arc::new(AtomicUsize::new(0)),
-            dropped: Arc::new(AtomicU64::new(0)),
-            start: Instant::now(),
-        };
-        (recorder, receiver)
-    }
-
-    fn lines(receiver: &Receiver<Record>) -> Vec<Vec<u8>> {
-        receiver
-            .try_iter()
-            .filter_map(|r| match r {
-                Record::Line { bytes, .. } => Some(bytes),
-                Record::End => None,
-            })
-            .collect()
+    fn cut(chunks: &[&[u8]]) -> (Vec<Vec<u8>>, u64) {
+        let mut cutter = LineCutter::new();
+        let (mut lines, mut dropped) = (Vec::new(), 0);
+        for chunk in chunks {
+            cutter.feed(chunk, &mut dropped, &mut |l| lines.push(l.to_vec()));
+        }
+        cutter.finish(&mut dropped, &mut |l| lines.push(l.to_vec()));
+        (lines, dropped)
     }
 
     #[test]
     fn lines_cut_across_reads_keep_their_bytes() {
-        let (recorder, receiver) = recorder(16);
-        let mut cutter = LineCutter::new(Side::Client);
-        for chunk in [&b"{\"a\""[..], b":1}\r\n\n  \nxy", b"\xffz\n", b"tail"] {
-            cutter.feed(chunk, 0.0, &recorder);
-        }
-        cutter.finish(0.0, &recorder);
-        assert_eq!(lines(&receiver), [&b"{\"a\":1}\r"[..], b"xy\xffz", b"tail"]);
-    }
-
-    #[test]
-    fn a_full_queue_drops_and_counts_instead_of_blocking() {
-        let (recorder, receiver) = recorder(2);
-        let mut cutter = LineCutter::new(Side::Agent);
-        cutter.feed(b"1\n2\n3\n4\n", 0.0, &recorder);
-        assert_eq!(lines(&receiver).len(), 2);
-        assert_eq!(recorder.dropped.load(Ordering::Relaxed), 2);
+        let (lines, dropped) = cut(&[&b"{\"a\""[..], b":1}\r\n\n  \nxy", b"\xffz\n", b"tail"]);
+        assert_eq!(lines, [&b"{\"a\":1}\r"[..], b"xy\xffz", b"tail"]);
+        assert_eq!(dropped, 0);
     }
 
     #[test]
     fn an_overlong_line_is_counted_as_dropped() {
-        let (recorder, receiver) = recorder(4);
-        let mut cutter = LineCutter::new(Side::Agent);
         let big = vec![b'x'; MAX_LINE_BYTES / 2 + 1];
-        cutter.feed(&big, 0.0, &recorder);
-        cutter.feed(&big, 0.0, &recorder);
-        cutter.feed(b"\nok\n", 0.0, &recorder);
-        assert_eq!(lines(&receiver), [b"ok".to_vec()]);
-        assert_eq!(recorder.dropped.load(Ordering::Relaxed), 1);
+        let (lines, dropped) = cut(&[&big, &big, b"\nok\n"]);
+        assert_eq!(lines, [b"ok".to_vec()]);
+        assert_eq!(dropped, 1);
+    }
+
+    fn chunk(seq: u64, from: Side, bytes: &[u8]) -> Chunk {
+        Chunk {
+            seq,
+            from,
+            ts: seq as f64,
+            bytes: bytes.to_vec(),
+        }
+    }
+
+    fn sides(out: &[u8]) -> Vec<(Side, Vec<u8>)> {
+        format::read(out)
+            .entries
+            .into_iter()
+            .map(|e| (e.from, e.text))
+            .collect()
+    }
+
+    #[test]
+    fn chunks_are_written_in_number_order_whatever_order_they_arrive_in() {
+        let skipped = Mutex::new(BTreeMap::new());
+        let mut sequencer = Sequencer::new(true, Instant::now());
+        let mut out = Vec::new();
+        sequencer.push(chunk(1, Side::Client, b"answer\n"));
+        assert_eq!(
+            sequencer.drain(&skipped, false, &mut out),
+            0,
+            "waits for chunk 0"
+        );
+        sequencer.push(chunk(0, Side::Agent, b"request\n"));
+        assert_eq!(sequencer.drain(&skipped, false, &mut out), 15);
+        assert_eq!(
+            sides(&out),
+            [
+                (Side::Agent, b"request".to_vec()),
+                (Side::Client, b"answer".to_vec())
+            ]
+        );
+    }
+
+    #[test]
+    fn a_skipped_chunk_is_reported_as_dropped_lines_and_breaks_only_its_line() {
+        let skipped = Mutex::new(BTreeMap::from([(1, (Side::Agent, 2))]));
+        let mut sequencer = Sequencer::new(false, Instant::now());
+        let mut out = Vec::new();
+        sequencer.push(chunk(0, Side::Agent, b"{\"a\":1}\n{\"b\""));
+        sequencer.push(chunk(2, Side::Agent, b":2}\n{\"c\":3}\n"));
+        sequencer.drain(&skipped, true, &mut out);
+        let trace = format::read(&out);
+        let texts: Vec<_> = trace.entries.iter().map(|e| e.text.clone()).collect();
+        assert_eq!(texts, [br#"{"a":1}"#.to_vec(), br#"{"c":3}"#.to_vec()]);
+        // The two lines of the skipped chunk, and the broken one it ended.
+        assert_eq!(trace.dropped.iter().map(|d| d.1).sum::<u64>(), 3);
+    }
+
+    #[test]
+    fn a_full_queue_skips_instead_of_blocking() {
+        let (queue, receiver) = sync_channel(1);
+        let recorder = Recorder::new(queue);
+        for _ in 0..3 {
+            let (seq, ts) = recorder.stamp();
+            recorder.record(seq, Side::Agent, ts, b"x\n");
+        }
+        assert_eq!(receiver.try_iter().count(), 1);
+        let skipped = recorder.skipped.lock().unwrap().clone();
+        assert_eq!(
+            skipped,
+            BTreeMap::from([(1, (Side::Agent, 1)), (2, (Side::Agent, 1))])
+        );
     }
 }
