@@ -18,3 +18,4 @@ pub mod rules;
 pub mod stdout;
 pub mod store;
 pub mod trace;
+pub mod view;

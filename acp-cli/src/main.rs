@@ -60,6 +60,9 @@ enum Command {
     /// Check a trace against the protocol: `LINE: RULE — SIDE: detail` per finding
     #[command(long_about = acp_cli::lint::ABOUT)]
     Lint(acp_cli::lint::LintArgs),
+    /// Draw a trace as a self-contained HTML sequence diagram: `acp-cli view FILE [-o HTML]`
+    #[command(long_about = acp_cli::view::ABOUT)]
+    View(acp_cli::view::ViewArgs),
     /// Measure NDJSON decode throughput of a capture.
     #[command(long_about = BENCH_ABOUT)]
     Bench {
@@ -152,6 +155,7 @@ fn run() -> ExitCode {
         Some(Command::Repl(args)) => exit_code(acp_cli::repl::run(args)),
         Some(Command::Trace(args)) => exit_code(acp_cli::trace::run(args)),
         Some(Command::Lint(args)) => exit_code(acp_cli::lint::run(&args)),
+        Some(Command::View(args)) => exit_code(acp_cli::view::run(&args)),
         Some(Command::Bench { file, json, passes }) => bench(&file, json, passes),
         None => usage_error("nothing to do; run `acp-cli --acp --stdio` or `acp-cli --help`"),
     }
