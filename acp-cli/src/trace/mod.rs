@@ -1,24 +1,19 @@
 //! `acp-cli trace`: record what an editor and an agent say ([`proxy`]), in the conductor's
-//! event format or raw ([`format`]), and play a recording's client side against an agent
-//! again ([`replay`]).
+//! event format or raw ([`format`]).
 
 pub mod format;
 pub mod proxy;
 
 use std::path::PathBuf;
 
-use clap::{Args, Subcommand};
+use clap::Args;
 
 /// `acp-cli trace`.
 #[derive(Debug, Args)]
-#[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
 pub struct TraceArgs {
-    /// `replay`, or nothing for the proxy
-    #[command(subcommand)]
-    pub command: Option<TraceCommand>,
     /// The trace file to write (created or truncated)
-    #[arg(long, value_name = "FILE", required = true)]
-    pub out: Option<PathBuf>,
+    #[arg(long, value_name = "FILE")]
+    pub out: PathBuf,
     /// Write the exact lines, each as `DIR TS LINE` (`>` client → agent, `<` agent → client),
     /// instead of the conductor's JSON events
     #[arg(long)]
@@ -26,13 +21,6 @@ pub struct TraceArgs {
     /// The agent's command line, after `--`
     #[arg(last = true, required = true, value_name = "AGENT")]
     pub agent: Vec<String>,
-}
-
-/// `acp-cli trace replay`.
-#[derive(Debug, Subcommand)]
-pub enum TraceCommand {
-    /// Play the client side of a trace against an agent and report where its answers differ
-    Replay,
 }
 
 /// `acp-cli trace --help`.
@@ -53,15 +41,12 @@ request/response/notification, `ts`, `protocol`, `from`, `to`, `id`, `method`, `
 `params`, `is_error`, `payload`), plus `invalid` events for lines that are not JSON-RPC (their
 text in `raw`) and `dropped` events if the recorder ever fell behind (it never slows the
 exchange down: it drops and counts instead). Check it with `acp-cli lint`, look at it with
-`acp-cli view`, replay it with `acp-cli trace replay`.";
+`acp-cli view`.";
 
 /// Runs `acp-cli trace …`; returns the exit status.
 pub fn run(args: TraceArgs) -> i32 {
-    if let Some(TraceCommand::Replay) = args.command {
-        return 2;
-    }
     let options = proxy::ProxyOptions {
-        out: args.out.expect("clap requires --out"),
+        out: args.out,
         raw: args.raw,
         agent: args.agent,
     };
