@@ -61,9 +61,12 @@ fn test_texts() -> Vec<(PathBuf, String)> {
             }
         }
     }
-    for path in files(&vectors_dir(), ".jsonl") {
-        let text = read(&path);
-        texts.push((path, text));
+    // Transcripts (`.jsonl`) and the lint's bad traces (`.ndjson`, named after their rule).
+    for suffix in [".jsonl", ".ndjson"] {
+        for path in files(&vectors_dir(), suffix) {
+            let text = read(&path);
+            texts.push((path, text));
+        }
     }
     for dir in ["acp-core/src", "acp-host/src", "acp-cli/src", "src"] {
         for path in files(&root.join(dir), ".rs") {

@@ -54,6 +54,15 @@ enum Command {
     Client(acp_cli::client::command::ClientArgs),
     /// An interactive loop: a main agent, and the project agents of .agentao/acp.json
     Repl(acp_cli::repl::ReplArgs),
+    /// Record an editor ↔ agent exchange: `acp-cli trace --out FILE -- AGENT [ARGS...]`
+    #[command(long_about = acp_cli::trace::TRACE_ABOUT)]
+    Trace(acp_cli::trace::TraceArgs),
+    /// Check a trace against the protocol: `LINE: RULE — SIDE: detail` per finding
+    #[command(long_about = acp_cli::lint::ABOUT)]
+    Lint(acp_cli::lint::LintArgs),
+    /// Draw a trace as a self-contained HTML sequence diagram: `acp-cli view FILE [-o HTML]`
+    #[command(long_about = acp_cli::view::ABOUT)]
+    View(acp_cli::view::ViewArgs),
     /// Measure NDJSON decode throughput of a capture.
     #[command(long_about = BENCH_ABOUT)]
     Bench {
@@ -144,6 +153,9 @@ fn run() -> ExitCode {
         Some(Command::Demo) => acp_cli::demo::exchange::run(),
         Some(Command::Client(args)) => exit_code(acp_cli::client::command::run(args)),
         Some(Command::Repl(args)) => exit_code(acp_cli::repl::run(args)),
+        Some(Command::Trace(args)) => exit_code(acp_cli::trace::run(args)),
+        Some(Command::Lint(args)) => exit_code(acp_cli::lint::run(&args)),
+        Some(Command::View(args)) => exit_code(acp_cli::view::run(&args)),
         Some(Command::Bench { file, json, passes }) => bench(&file, json, passes),
         None => usage_error("nothing to do; run `acp-cli --acp --stdio` or `acp-cli --help`"),
     }
