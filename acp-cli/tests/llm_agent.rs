@@ -78,6 +78,8 @@ fn all_files(dir: &Path) -> Vec<(String, String)> {
     out
 }
 
+/// R-LLM-5: the model is offered Agentao's eight tools by their names, and a plain answer is
+/// streamed to the user, the thoughts aside.
 #[test]
 fn a_plain_answer_is_streamed_to_the_user_and_the_thoughts_aside() {
     let dir = scratch_dir("llm-plain");
@@ -104,7 +106,25 @@ fn a_plain_answer_is_streamed_to_the_user_and_the_thoughts_aside() {
         body["messages"][1],
         serde_json::json!({"role": "user", "content": "hi"})
     );
-    assert_eq!(body["tools"].as_array().map(Vec::len), Some(8));
+    let offered: Vec<&str> = body["tools"]
+        .as_array()
+        .expect("tools offered")
+        .iter()
+        .map(|tool| tool["function"]["name"].as_str().expect("a named function"))
+        .collect();
+    assert_eq!(
+        offered,
+        [
+            "read_file",
+            "list_directory",
+            "glob",
+            "search_file_content",
+            "write_file",
+            "replace",
+            "run_shell_command",
+            "ask_user"
+        ]
+    );
 }
 
 #[test]
