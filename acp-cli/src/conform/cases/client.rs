@@ -1,0 +1,3 @@
+//! stub
+use crate::conform::case::Case;
+pub fn cases() -> Vec<Case> { vec![] }
