@@ -70,7 +70,7 @@ pub struct Cx {
     pub offer_write: bool,
     /// How permission requests are answered.
     pub permission: PermissionReply,
-    /// The text `_agentao.cn/ask_user` is answered with.
+    /// The text `_agentao.cn/ask_user` is answered with (empty: an error answer).
     pub ask_answer: String,
     /// Indexes (into `subject.lines`) of every request the agent sent.
     pub calls: Vec<usize>,
@@ -421,6 +421,9 @@ impl Cx {
             },
             "fs/read_text_file" if self.offer_read => self.read_file(&params),
             "fs/write_text_file" if self.offer_write => self.write_file(&params),
+            "_agentao.cn/ask_user" if self.ask_answer.is_empty() => {
+                Err((-32603, "Internal error: conform refused"))
+            }
             "_agentao.cn/ask_user" => Ok(json!({"outcome": "answered", "text": self.ask_answer})),
             _ => {
                 if method.starts_with("fs/") || method.starts_with("terminal/") {
