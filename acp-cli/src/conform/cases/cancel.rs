@@ -65,6 +65,14 @@ async fn cancelled_answer(cx: &mut Cx, id: &Value) -> Result<usize, Outcome> {
     let end = cx.turn_end(id).await?;
     let result = result_of(cx.message(end)).map_err(|o| o.context("the cancelled prompt"))?;
     ensure!(result.is_object(), "the cancelled prompt was answered {result}, not an object with stopReason");
+    let natural = result["stopReason"].as_str().is_some_and(|r| r != "cancelled");
+    if natural && !cx.profile.has_command("sleep") {
+        // Without /sleep nothing kept the turn running: it may have ended before the cancel.
+        return Err(skip(format!(
+            "the turn ended {} before the cancel could take effect (the agent advertises no /sleep to keep a turn running)",
+            result["stopReason"]
+        )));
+    }
     ensure!(result["stopReason"] == "cancelled", "the cancelled prompt ended {}", result["stopReason"]);
     Ok(end)
 }

@@ -25,7 +25,7 @@ pub fn cases() -> Vec<Case> {
         case!("initialize", "version-too-large-rejected", "R-INIT-2", "protocolVersion 65536 (not a uint16) gets -32602.", version_too_large),
         case!("initialize", "client-capabilities-omitted", "R-INIT-3", "initialize without clientCapabilities is answered (omitted means unsupported).", caps_omitted),
         case!("initialize", "unknown-fields-ignored", "R-INIT-3, R-ENV-8", "Unknown params and unknown client capabilities are ignored.", unknown_fields),
-        case!("initialize", "client-capabilities-not-object", "R-INIT-3", "clientCapabilities: 5 gets -32602.", caps_not_object),
+        case!("initialize", "client-capabilities-malformed", "R-INIT-3", "clientCapabilities: 5 gets -32602 or is read as the defaults (the schema marks it x-deserialize-default-on-error); either way one answer.", caps_not_object),
         case!("initialize", "params-missing", "R-INIT-2", "initialize without params gets -32602.", params_missing),
         case!("initialize", "meta-accepted", "R-ENV-8", "_meta with trace context members is accepted.", meta_accepted),
         case!("initialize", "repeated-answered-once", "R-INIT-4", "A second initialize gets exactly one answer, and the connection goes on.", repeated),
@@ -144,7 +144,14 @@ async fn version_too_large(cx: &mut Cx) -> Verdict {
     rejected(cx, json!({"protocolVersion": 65536, "clientCapabilities": {}})).await
 }
 async fn caps_not_object(cx: &mut Cx) -> Verdict {
-    rejected(cx, json!({"protocolVersion": 1, "clientCapabilities": 5})).await
+    let response = init_with(cx, json!({"protocolVersion": 1, "clientCapabilities": 5})).await?;
+    if let Some(error) = response.get("error") {
+        ensure!(error["code"] == -32602, "answered {error}, expected -32602 or a result");
+        return Ok(String::from("rejected with -32602"));
+    }
+    version_of(&response)?;
+    still_serving(cx).await?;
+    Ok(String::from("read as the defaults (allowed by the schema)"))
 }
 
 async fn params_missing(cx: &mut Cx) -> Verdict {

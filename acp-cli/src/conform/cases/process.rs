@@ -69,6 +69,9 @@ async fn eof_during_turn(cx: &mut Cx) -> Verdict {
     let (_, id) = super::cancel::running_turn(cx).await?;
     cx.subject.close_stdin();
     let verdict = exits_within(cx, "stdin EOF during a turn").await?;
+    // What it wrote before exiting is in the pipe: read it to the end.
+    let end = Instant::now() + cx.time(Duration::from_secs(1));
+    while cx.next_message(end).await.is_some() {}
     let answered = cx.responses_to(&id) == 1;
     Ok(format!("{verdict}; the running prompt was {}answered", if answered { "" } else { "not " }))
 }
