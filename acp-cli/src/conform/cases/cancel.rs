@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use super::prompt::late_updates;
+use super::prompt::{TURN_KINDS, late_updates};
 use super::still_serving;
 use crate::conform::case::Case;
 use crate::conform::cx::{Cx, PermissionReply, result_of};
@@ -35,44 +35,59 @@ pub fn cases() -> Vec<Case> {
 /// Skips when nothing shows a running turn.
 pub async fn running_turn(cx: &mut Cx) -> Result<(String, Value), Outcome> {
     let session = cx.open().await?;
-    let text = match (cx.command("echo", "conform-started"), cx.command("sleep", "10000")) {
+    let (echo, sleep) = (cx.command("echo", "conform-started"), cx.command("sleep", "10000"));
+    let text = match (&echo, &sleep) {
         (Ok(echo), Ok(sleep)) => format!("{echo}\n{sleep}"),
-        (Err(_), Ok(sleep)) => sleep,
+        (Err(_), Ok(sleep)) => sleep.clone(),
         _ => String::from("Write a long, detailed essay on the history of computing."),
     };
     let id = cx.prompt(&session, &text).await?;
+    if echo.is_err() && sleep.is_ok() {
+        // A sleep that says nothing: give the agent a moment to start it.
+        cx.drain_for(Duration::from_millis(200)).await;
+        return Ok((session, id));
+    }
     let (first, answer) = (session.clone(), id.clone());
     let index = cx
         .wait_for("a sign the turn runs", crate::conform::cx::TURN, move |m| {
             m["id"] == answer && m.get("method").is_none()
-                || m["method"] == "session/update" && m["params"]["sessionId"] == json!(first)
+                || m["method"] == "session/update"
+                    && m["params"]["sessionId"] == json!(first)
+                    && m["params"]["update"]["sessionUpdate"].as_str().is_some_and(|k| TURN_KINDS.contains(&k))
         })
         .await?;
     if cx.message(index).get("method").is_none() {
-        if !cx.profile.has_command("sleep") {
+        if sleep.is_err() {
             return Err(skip("the turn ended before anything showed it running; the agent advertises no /sleep"));
         }
         return Err(fail("/sleep 10000 ended at once"));
     }
-    if !cx.profile.has_command("echo") {
-        // A sleep without an echo: give the agent a moment to start the turn.
-        cx.drain_for(Duration::from_millis(100)).await;
-    }
     Ok((session, id))
+}
+
+/// Without `/sleep` nothing kept the turn running: an answer other than cancelled may have
+/// been on its way before the cancel arrived, so it is a skip, not a failure.
+fn raced(cx: &Cx, message: &Value) -> Option<Outcome> {
+    if cx.profile.has_command("sleep") {
+        return None;
+    }
+    let ended = match message.get("error") {
+        Some(error) => format!("with error {}", error["code"]),
+        None if message["result"]["stopReason"] == "cancelled" => return None,
+        None => message["result"]["stopReason"].to_string(),
+    };
+    Some(skip(format!(
+        "the turn ended {ended} before the cancel could take effect (the agent advertises no /sleep to keep a turn running)"
+    )))
 }
 
 async fn cancelled_answer(cx: &mut Cx, id: &Value) -> Result<usize, Outcome> {
     let end = cx.turn_end(id).await?;
+    if let Some(skipped) = raced(cx, cx.message(end)) {
+        return Err(skipped);
+    }
     let result = result_of(cx.message(end)).map_err(|o| o.context("the cancelled prompt"))?;
     ensure!(result.is_object(), "the cancelled prompt was answered {result}, not an object with stopReason");
-    let natural = result["stopReason"].as_str().is_some_and(|r| r != "cancelled");
-    if natural && !cx.profile.has_command("sleep") {
-        // Without /sleep nothing kept the turn running: it may have ended before the cancel.
-        return Err(skip(format!(
-            "the turn ended {} before the cancel could take effect (the agent advertises no /sleep to keep a turn running)",
-            result["stopReason"]
-        )));
-    }
     ensure!(result["stopReason"] == "cancelled", "the cancelled prompt ended {}", result["stopReason"]);
     Ok(end)
 }
@@ -100,6 +115,9 @@ async fn cancel_request(cx: &mut Cx) -> Verdict {
     let end = cx.turn_end(&id).await?;
     let message = cx.message(end).clone();
     if let Some(error) = message.get("error") {
+        if let Some(skipped) = raced(cx, &message).filter(|_| error["code"] != -32800) {
+            return Err(skipped);
+        }
         ensure!(error["code"] == -32800, "answered error {error}, expected -32800 or a result");
         return Ok(String::from("answered -32800"));
     }
