@@ -167,7 +167,7 @@ pub fn probe(options: &Options) -> Result<Profile, RunError> {
         let subject =
             Subject::spawn(&argv, &dir, None).map_err(|e| RunError::Start(format!("{}: {e}", argv[0])))?;
         let mut cx = Cx::new(subject, Arc::new(Profile::default()), options.timeout_scale);
-        let init = cx.initialize().await;
+        let init = first_answer(&mut cx).await;
         let init_ms = cx.subject.started.elapsed().as_millis();
         let init = init.map_err(|o| RunError::Start(o.detail))?;
         let mut profile = Profile {
@@ -185,6 +185,16 @@ pub fn probe(options: &Options) -> Result<Profile, RunError> {
     });
     let _ = std::fs::remove_dir_all(&dir);
     result
+}
+
+/// The probe's `initialize`: any answer counts, even one with a wrong id, so an agent that
+/// mangles ids is still run (and fails the `ids` cases) rather than refused with exit 2.
+async fn first_answer(cx: &mut Cx) -> Result<Value, super::verdict::Outcome> {
+    cx.request("initialize", super::cases::init_params()).await?;
+    let index = cx
+        .wait_for("answer to initialize", ANSWER, |m| super::cx::kind(m) == super::cx::Kind::Response)
+        .await?;
+    super::cx::result_of(cx.message(index)).map_err(|o| o.context("initialize"))
 }
 
 fn advertised_commands(cx: &Cx, session: &str) -> Vec<String> {
