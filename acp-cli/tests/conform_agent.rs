@@ -20,8 +20,16 @@ fn the_demo_agent_passes_every_case() {
     let report = check(&[ACP_CLI, "--acp", "--stdio"]).expect("the agent starts");
     assert!(report.cases.len() >= 100, "{} cases", report.cases.len());
     assert_eq!(failures(&report), Vec::<String>::new());
-    let skipped: Vec<_> = report.cases.iter().filter(|c| c.status == Status::Skip).map(|c| &c.id).collect();
-    assert!(skipped.is_empty(), "the demo advertises every command, yet skipped: {skipped:?}");
+    let skipped: Vec<_> = report
+        .cases
+        .iter()
+        .filter(|c| c.status == Status::Skip)
+        .map(|c| &c.id)
+        .collect();
+    assert!(
+        skipped.is_empty(),
+        "the demo advertises every command, yet skipped: {skipped:?}"
+    );
 }
 
 #[test]
@@ -29,7 +37,14 @@ fn the_llm_agent_without_a_key_passes_the_protocol_cases() {
     // A clean environment: no key, so prompts are answered -32000 and nothing goes out.
     let path = std::env::var("PATH").unwrap_or_default();
     let agent = [
-        "env", "-i", &format!("PATH={path}"), ACP_CLI, "--acp", "--stdio", "--backend", "llm",
+        "env",
+        "-i",
+        &format!("PATH={path}"),
+        ACP_CLI,
+        "--acp",
+        "--stdio",
+        "--backend",
+        "llm",
     ];
     let report = check_with(&Options::new(agent.iter().map(|s| s.to_string()).collect()))
         .expect("the agent starts");

@@ -17,9 +17,7 @@ impl Chaos {
         let hash = case_id.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
             (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
         });
-        Chaos {
-            state: seed ^ hash,
-        }
+        Chaos { state: seed ^ hash }
     }
 
     fn next(&mut self) -> u64 {

@@ -61,8 +61,16 @@ pub struct ConformArgs {
 pub fn run(args: ConformArgs) -> i32 {
     let cases = super::cases::all();
     if args.list {
-        for case in cases.iter().filter(|c| runner::selected(&c.id(), args.only.as_deref())) {
-            crate::stdout::print(format_args!("{}  [{}]  {}\n", case.id(), case.rule, case.doc));
+        for case in cases
+            .iter()
+            .filter(|c| runner::selected(&c.id(), args.only.as_deref()))
+        {
+            crate::stdout::print(format_args!(
+                "{}  [{}]  {}\n",
+                case.id(),
+                case.rule,
+                case.doc
+            ));
         }
         return 0;
     }

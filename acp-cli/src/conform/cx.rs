@@ -355,7 +355,9 @@ impl Cx {
         let result = result_of(self.message(index))?;
         match result.get("stopReason").and_then(Value::as_str) {
             Some(reason) => Ok(reason.to_string()),
-            None => Err(fail(format!("prompt answered without a stopReason: {result}"))),
+            None => Err(fail(format!(
+                "prompt answered without a stopReason: {result}"
+            ))),
         }
     }
 
@@ -494,10 +496,11 @@ pub fn result_of(response: &Value) -> Result<Value, Outcome> {
     if let Some(error) = response.get("error") {
         return Err(fail(format!("answered with an error: {error}")));
     }
-    response
-        .get("result")
-        .cloned()
-        .ok_or_else(|| fail(format!("a response with neither result nor error: {response}")))
+    response.get("result").cloned().ok_or_else(|| {
+        fail(format!(
+            "a response with neither result nor error: {response}"
+        ))
+    })
 }
 
 /// The `(code, message)` of an error response; a result (or a malformed error) fails.

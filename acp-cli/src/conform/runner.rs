@@ -164,8 +164,8 @@ pub fn probe(options: &Options) -> Result<Profile, RunError> {
     let argv = absolute_argv(&options.agent);
     let dir = scratch_dir(usize::MAX).map_err(|e| RunError::Start(e.to_string()))?;
     let result = smol::block_on(async {
-        let subject =
-            Subject::spawn(&argv, &dir, None).map_err(|e| RunError::Start(format!("{}: {e}", argv[0])))?;
+        let subject = Subject::spawn(&argv, &dir, None)
+            .map_err(|e| RunError::Start(format!("{}: {e}", argv[0])))?;
         let mut cx = Cx::new(subject, Arc::new(Profile::default()), options.timeout_scale);
         let init = first_answer(&mut cx).await;
         let init_ms = cx.subject.started.elapsed().as_millis();
@@ -190,9 +190,12 @@ pub fn probe(options: &Options) -> Result<Profile, RunError> {
 /// The probe's `initialize`: any answer counts, even one with a wrong id, so an agent that
 /// mangles ids is still run (and fails the `ids` cases) rather than refused with exit 2.
 async fn first_answer(cx: &mut Cx) -> Result<Value, super::verdict::Outcome> {
-    cx.request("initialize", super::cases::init_params()).await?;
+    cx.request("initialize", super::cases::init_params())
+        .await?;
     let index = cx
-        .wait_for("answer to initialize", ANSWER, |m| super::cx::kind(m) == super::cx::Kind::Response)
+        .wait_for("answer to initialize", ANSWER, |m| {
+            super::cx::kind(m) == super::cx::Kind::Response
+        })
         .await?;
     super::cx::result_of(cx.message(index)).map_err(|o| o.context("initialize"))
 }
@@ -207,7 +210,11 @@ fn advertised_commands(cx: &Cx, session: &str) -> Vec<String> {
                 .cloned()
                 .unwrap_or_default()
         })
-        .filter_map(|c| c.get("name").and_then(Value::as_str).map(|n| n.trim_start_matches('/').to_string()))
+        .filter_map(|c| {
+            c.get("name")
+                .and_then(Value::as_str)
+                .map(|n| n.trim_start_matches('/').to_string())
+        })
         .collect()
 }
 

@@ -17,16 +17,76 @@ use crate::conform_ensure as ensure;
 
 pub fn cases() -> Vec<Case> {
     vec![
-        case!("cancel", "session-cancel-ends-turn-cancelled", "R-CANCEL-3", "session/cancel during a turn: the prompt is answered with a result whose stopReason is cancelled (not an error, not null).", cancel_running),
-        case!("cancel", "no-update-after-cancelled-answer", "R-CANCEL-3, R-TURN-3", "After a cancelled turn's answer no content update for it follows.", no_late_updates),
-        case!("cancel", "cancel-request-answers-prompt", "R-CANCEL-4", "$/cancel_request for a running prompt: it is still answered (cancelled, -32800, or its normal result).", cancel_request),
-        case!("cancel", "cancel-request-unknown-id-ignored", "R-CANCEL-4", "$/cancel_request for an id never sent gets no answer; the connection goes on.", cancel_request_unknown),
-        case!("cancel", "cancel-idle-session-silent", "R-CANCEL-2", "session/cancel with no running turn gets no answer; the next prompt runs.", cancel_idle),
-        case!("cancel", "cancel-unknown-session-silent", "R-CANCEL-2", "session/cancel for an unknown session gets no answer.", cancel_unknown),
-        case!("cancel", "cancel-twice", "R-CANCEL-1", "Two session/cancel for one turn: one cancelled answer, nothing else answered.", cancel_twice),
-        case!("cancel", "prompt-after-cancel", "R-CANCEL-3", "After a cancelled turn the session takes a new prompt that ends normally.", prompt_after_cancel),
-        case!("cancel", "cancel-with-pending-permission", "R-CANCEL-3", "session/cancel while a permission request waits: answering it cancelled (as the spec asks of clients) ends the turn cancelled.", cancel_with_permission),
-        case!("cancel", "cancel-request-with-pending-permission", "R-CANCEL-4", "$/cancel_request for a prompt waiting on permission: the prompt is still answered.", cancel_request_with_permission),
+        case!(
+            "cancel",
+            "session-cancel-ends-turn-cancelled",
+            "R-CANCEL-3",
+            "session/cancel during a turn: the prompt is answered with a result whose stopReason is cancelled (not an error, not null).",
+            cancel_running
+        ),
+        case!(
+            "cancel",
+            "no-update-after-cancelled-answer",
+            "R-CANCEL-3, R-TURN-3",
+            "After a cancelled turn's answer no content update for it follows.",
+            no_late_updates
+        ),
+        case!(
+            "cancel",
+            "cancel-request-answers-prompt",
+            "R-CANCEL-4",
+            "$/cancel_request for a running prompt: it is still answered (cancelled, -32800, or its normal result).",
+            cancel_request
+        ),
+        case!(
+            "cancel",
+            "cancel-request-unknown-id-ignored",
+            "R-CANCEL-4",
+            "$/cancel_request for an id never sent gets no answer; the connection goes on.",
+            cancel_request_unknown
+        ),
+        case!(
+            "cancel",
+            "cancel-idle-session-silent",
+            "R-CANCEL-2",
+            "session/cancel with no running turn gets no answer; the next prompt runs.",
+            cancel_idle
+        ),
+        case!(
+            "cancel",
+            "cancel-unknown-session-silent",
+            "R-CANCEL-2",
+            "session/cancel for an unknown session gets no answer.",
+            cancel_unknown
+        ),
+        case!(
+            "cancel",
+            "cancel-twice",
+            "R-CANCEL-1",
+            "Two session/cancel for one turn: one cancelled answer, nothing else answered.",
+            cancel_twice
+        ),
+        case!(
+            "cancel",
+            "prompt-after-cancel",
+            "R-CANCEL-3",
+            "After a cancelled turn the session takes a new prompt that ends normally.",
+            prompt_after_cancel
+        ),
+        case!(
+            "cancel",
+            "cancel-with-pending-permission",
+            "R-CANCEL-3",
+            "session/cancel while a permission request waits: answering it cancelled (as the spec asks of clients) ends the turn cancelled.",
+            cancel_with_permission
+        ),
+        case!(
+            "cancel",
+            "cancel-request-with-pending-permission",
+            "R-CANCEL-4",
+            "$/cancel_request for a prompt waiting on permission: the prompt is still answered.",
+            cancel_request_with_permission
+        ),
     ]
 }
 
@@ -35,7 +95,10 @@ pub fn cases() -> Vec<Case> {
 /// Skips when nothing shows a running turn.
 pub async fn running_turn(cx: &mut Cx) -> Result<(String, Value), Outcome> {
     let session = cx.open().await?;
-    let (echo, sleep) = (cx.command("echo", "conform-started"), cx.command("sleep", "10000"));
+    let (echo, sleep) = (
+        cx.command("echo", "conform-started"),
+        cx.command("sleep", "10000"),
+    );
     let text = match (&echo, &sleep) {
         (Ok(echo), Ok(sleep)) => format!("{echo}\n{sleep}"),
         (Err(_), Ok(sleep)) => sleep.clone(),
@@ -53,12 +116,16 @@ pub async fn running_turn(cx: &mut Cx) -> Result<(String, Value), Outcome> {
             m["id"] == answer && m.get("method").is_none()
                 || m["method"] == "session/update"
                     && m["params"]["sessionId"] == json!(first)
-                    && m["params"]["update"]["sessionUpdate"].as_str().is_some_and(|k| TURN_KINDS.contains(&k))
+                    && m["params"]["update"]["sessionUpdate"]
+                        .as_str()
+                        .is_some_and(|k| TURN_KINDS.contains(&k))
         })
         .await?;
     if cx.message(index).get("method").is_none() {
         if sleep.is_err() {
-            return Err(skip("the turn ended before anything showed it running; the agent advertises no /sleep"));
+            return Err(skip(
+                "the turn ended before anything showed it running; the agent advertises no /sleep",
+            ));
         }
         return Err(fail("/sleep 10000 ended at once"));
     }
@@ -87,38 +154,57 @@ async fn cancelled_answer(cx: &mut Cx, id: &Value) -> Result<usize, Outcome> {
         return Err(skipped);
     }
     let result = result_of(cx.message(end)).map_err(|o| o.context("the cancelled prompt"))?;
-    ensure!(result.is_object(), "the cancelled prompt was answered {result}, not an object with stopReason");
-    ensure!(result["stopReason"] == "cancelled", "the cancelled prompt ended {}", result["stopReason"]);
+    ensure!(
+        result.is_object(),
+        "the cancelled prompt was answered {result}, not an object with stopReason"
+    );
+    ensure!(
+        result["stopReason"] == "cancelled",
+        "the cancelled prompt ended {}",
+        result["stopReason"]
+    );
     Ok(end)
 }
 
 async fn cancel_running(cx: &mut Cx) -> Verdict {
     let (session, id) = running_turn(cx).await?;
-    cx.notify("session/cancel", json!({"sessionId": session})).await?;
+    cx.notify("session/cancel", json!({"sessionId": session}))
+        .await?;
     cancelled_answer(cx, &id).await?;
     Ok(String::from("stopReason cancelled"))
 }
 
 async fn no_late_updates(cx: &mut Cx) -> Verdict {
     let (session, id) = running_turn(cx).await?;
-    cx.notify("session/cancel", json!({"sessionId": session})).await?;
+    cx.notify("session/cancel", json!({"sessionId": session}))
+        .await?;
     let end = cancelled_answer(cx, &id).await?;
     cx.settle().await?;
     let late = late_updates(cx, &session, end);
-    ensure!(late.is_empty(), "after the cancelled answer came: {}", late.join(", "));
-    Ok(String::from("nothing for the turn after its cancelled answer"))
+    ensure!(
+        late.is_empty(),
+        "after the cancelled answer came: {}",
+        late.join(", ")
+    );
+    Ok(String::from(
+        "nothing for the turn after its cancelled answer",
+    ))
 }
 
 async fn cancel_request(cx: &mut Cx) -> Verdict {
     let (_, id) = running_turn(cx).await?;
-    cx.notify("$/cancel_request", json!({"requestId": id})).await?;
+    cx.notify("$/cancel_request", json!({"requestId": id}))
+        .await?;
     let end = cx.turn_end(&id).await?;
     let message = cx.message(end).clone();
     if let Some(error) = message.get("error") {
         if let Some(skipped) = raced(cx, &message).filter(|_| error["code"] != -32800) {
             return Err(skipped);
         }
-        ensure!(error["code"] == -32800, "answered error {error}, expected -32800 or a result");
+        ensure!(
+            error["code"] == -32800,
+            "answered error {error}, expected -32800 or a result"
+        );
         return Ok(String::from("answered -32800"));
     }
     Ok(format!("answered {}", message["result"]["stopReason"]))
@@ -126,9 +212,13 @@ async fn cancel_request(cx: &mut Cx) -> Verdict {
 
 async fn cancel_request_unknown(cx: &mut Cx) -> Verdict {
     cx.open().await?;
-    cx.notify("$/cancel_request", json!({"requestId": 987654})).await?;
+    cx.notify("$/cancel_request", json!({"requestId": 987654}))
+        .await?;
     cx.settle().await?;
-    ensure!(cx.responses_to(&json!(987654)) == 0, "the cancel of an unknown id was answered");
+    ensure!(
+        cx.responses_to(&json!(987654)) == 0,
+        "the cancel of an unknown id was answered"
+    );
     still_serving(cx).await?;
     Ok(String::from("not answered; the connection went on"))
 }
@@ -136,7 +226,8 @@ async fn cancel_request_unknown(cx: &mut Cx) -> Verdict {
 async fn cancel_idle(cx: &mut Cx) -> Verdict {
     let session = cx.open().await?;
     let before = cx.responses.values().sum::<usize>();
-    cx.notify("session/cancel", json!({"sessionId": session})).await?;
+    cx.notify("session/cancel", json!({"sessionId": session}))
+        .await?;
     cx.settle().await?;
     let after = cx.responses.values().sum::<usize>();
     ensure!(after == before + 1, "the cancel notification was answered");
@@ -144,33 +235,52 @@ async fn cancel_idle(cx: &mut Cx) -> Verdict {
     let id = cx.prompt(&session, &text).await?;
     let end = cx.turn_end(&id).await?;
     if let Ok(result) = result_of(cx.message(end)) {
-        ensure!(result["stopReason"] != "cancelled", "the next prompt ended cancelled: the idle cancel stuck");
+        ensure!(
+            result["stopReason"] != "cancelled",
+            "the next prompt ended cancelled: the idle cancel stuck"
+        );
     }
-    Ok(String::from("not answered; the next prompt was not cancelled"))
+    Ok(String::from(
+        "not answered; the next prompt was not cancelled",
+    ))
 }
 
 async fn cancel_unknown(cx: &mut Cx) -> Verdict {
     cx.open().await?;
     let before = cx.responses.values().sum::<usize>();
-    cx.notify("session/cancel", json!({"sessionId": "conform-no-such-session"})).await?;
+    cx.notify(
+        "session/cancel",
+        json!({"sessionId": "conform-no-such-session"}),
+    )
+    .await?;
     cx.settle().await?;
-    ensure!(cx.responses.values().sum::<usize>() == before + 1, "the cancel notification was answered");
+    ensure!(
+        cx.responses.values().sum::<usize>() == before + 1,
+        "the cancel notification was answered"
+    );
     Ok(String::from("not answered"))
 }
 
 async fn cancel_twice(cx: &mut Cx) -> Verdict {
     let (session, id) = running_turn(cx).await?;
-    cx.notify("session/cancel", json!({"sessionId": session})).await?;
-    cx.notify("session/cancel", json!({"sessionId": session})).await?;
+    cx.notify("session/cancel", json!({"sessionId": session}))
+        .await?;
+    cx.notify("session/cancel", json!({"sessionId": session}))
+        .await?;
     cancelled_answer(cx, &id).await?;
     cx.settle().await?;
-    ensure!(cx.responses_to(&id) == 1, "the prompt was answered {} times", cx.responses_to(&id));
+    ensure!(
+        cx.responses_to(&id) == 1,
+        "the prompt was answered {} times",
+        cx.responses_to(&id)
+    );
     Ok(String::from("one cancelled answer"))
 }
 
 async fn prompt_after_cancel(cx: &mut Cx) -> Verdict {
     let (session, id) = running_turn(cx).await?;
-    cx.notify("session/cancel", json!({"sessionId": session})).await?;
+    cx.notify("session/cancel", json!({"sessionId": session}))
+        .await?;
     cancelled_answer(cx, &id).await?;
     let text = super::prompt::chatty(cx);
     let next = cx.prompt(&session, &text).await?;
@@ -188,7 +298,11 @@ pub async fn held_permission(cx: &mut Cx) -> Result<(String, Value, Value), Outc
     let session = cx.open().await?;
     let id = cx.prompt(&session, &tool).await?;
     let index = cx
-        .wait_for("a session/request_permission", crate::conform::cx::TURN, |m| m["method"] == "session/request_permission")
+        .wait_for(
+            "a session/request_permission",
+            crate::conform::cx::TURN,
+            |m| m["method"] == "session/request_permission",
+        )
         .await?;
     let request = cx.message(index)["id"].clone();
     Ok((session, id, request))
@@ -196,28 +310,38 @@ pub async fn held_permission(cx: &mut Cx) -> Result<(String, Value, Value), Outc
 
 async fn cancel_with_permission(cx: &mut Cx) -> Verdict {
     let (session, id, request) = held_permission(cx).await?;
-    cx.notify("session/cancel", json!({"sessionId": session})).await?;
-    cx.answer_held(&request, json!({"outcome": {"outcome": "cancelled"}})).await?;
+    cx.notify("session/cancel", json!({"sessionId": session}))
+        .await?;
+    cx.answer_held(&request, json!({"outcome": {"outcome": "cancelled"}}))
+        .await?;
     cancelled_answer(cx, &id).await?;
-    Ok(String::from("permission answered cancelled; the turn ended cancelled"))
+    Ok(String::from(
+        "permission answered cancelled; the turn ended cancelled",
+    ))
 }
 
 async fn cancel_request_with_permission(cx: &mut Cx) -> Verdict {
     let (_, id, request) = held_permission(cx).await?;
-    cx.notify("$/cancel_request", json!({"requestId": id})).await?;
+    cx.notify("$/cancel_request", json!({"requestId": id}))
+        .await?;
     // An agent that does not act on it still needs the permission answered to finish.
-    let answered = cx.wait_for("the prompt's answer", Duration::from_millis(500), {
-        let id = id.clone();
-        move |m| m["id"] == id && m.get("method").is_none()
-    })
-    .await;
+    let answered = cx
+        .wait_for("the prompt's answer", Duration::from_millis(500), {
+            let id = id.clone();
+            move |m| m["id"] == id && m.get("method").is_none()
+        })
+        .await;
     if answered.is_err() {
-        cx.answer_held(&request, json!({"outcome": {"outcome": "cancelled"}})).await?;
+        cx.answer_held(&request, json!({"outcome": {"outcome": "cancelled"}}))
+            .await?;
     }
     let end = cx.turn_end(&id).await?;
     let message = cx.message(end).clone();
     if let Some(error) = message.get("error") {
-        ensure!(error["code"] == -32800, "answered error {error}, expected -32800 or a result");
+        ensure!(
+            error["code"] == -32800,
+            "answered error {error}, expected -32800 or a result"
+        );
         return Ok(String::from("answered -32800"));
     }
     Ok(format!("answered {}", message["result"]["stopReason"]))

@@ -11,22 +11,118 @@ use crate::conform_case as case;
 
 pub fn cases() -> Vec<Case> {
     vec![
-        case!("ids", "integer-one", "R-ID-1", "Id 1 is echoed as the number 1 (not \"1\").", one),
-        case!("ids", "integer-zero", "R-ID-1", "Id 0 is echoed exactly.", zero),
-        case!("ids", "negative-integer", "R-ID-1", "Id -7 is echoed exactly.", negative),
-        case!("ids", "integer-past-2-53", "R-ID-1", "Id 9007199254740993 (2^53+1) is echoed exactly, not rounded.", past_2_53),
-        case!("ids", "largest-i64", "R-ID-1", "Id 9223372036854775807 is echoed exactly.", largest_i64),
-        case!("ids", "string", "R-ID-1", "A string id is echoed exactly.", string),
-        case!("ids", "empty-string", "R-ID-1", "The empty string id is echoed exactly.", empty_string),
-        case!("ids", "numeric-string", "R-ID-1", "The string id \"42\" comes back a string.", numeric_string),
-        case!("ids", "escaped-string", "R-ID-1, R-ENV-7", "A string id with escapes and non-ASCII is echoed as the same string.", escaped_string),
-        case!("ids", "echoed-on-errors", "R-ID-1", "An error response carries the request's id.", echoed_on_errors),
-        case!("ids", "number-and-string-distinct", "R-ID-1", "Ids 5 and \"5\" in flight together are two requests, each answered with its own id.", distinct),
-        case!("ids", "reused-after-answer", "R-ID-1, R-RPC-1", "An id used again after its answer is answered again.", reused),
-        case!("ids", "fractional-number", "R-ID-2", "Id 1.5: one answer, with that id or (rejected) null; the connection goes on.", fractional),
-        case!("ids", "boolean-rejected", "R-ID-2", "Id true gets -32600 (id null).", boolean),
-        case!("ids", "object-rejected", "R-ID-2", "An object id gets -32600 (id null).", object),
-        case!("ids", "array-rejected", "R-ID-2", "An array id gets -32600 (id null).", array),
+        case!(
+            "ids",
+            "integer-one",
+            "R-ID-1",
+            "Id 1 is echoed as the number 1 (not \"1\").",
+            one
+        ),
+        case!(
+            "ids",
+            "integer-zero",
+            "R-ID-1",
+            "Id 0 is echoed exactly.",
+            zero
+        ),
+        case!(
+            "ids",
+            "negative-integer",
+            "R-ID-1",
+            "Id -7 is echoed exactly.",
+            negative
+        ),
+        case!(
+            "ids",
+            "integer-past-2-53",
+            "R-ID-1",
+            "Id 9007199254740993 (2^53+1) is echoed exactly, not rounded.",
+            past_2_53
+        ),
+        case!(
+            "ids",
+            "largest-i64",
+            "R-ID-1",
+            "Id 9223372036854775807 is echoed exactly.",
+            largest_i64
+        ),
+        case!(
+            "ids",
+            "string",
+            "R-ID-1",
+            "A string id is echoed exactly.",
+            string
+        ),
+        case!(
+            "ids",
+            "empty-string",
+            "R-ID-1",
+            "The empty string id is echoed exactly.",
+            empty_string
+        ),
+        case!(
+            "ids",
+            "numeric-string",
+            "R-ID-1",
+            "The string id \"42\" comes back a string.",
+            numeric_string
+        ),
+        case!(
+            "ids",
+            "escaped-string",
+            "R-ID-1, R-ENV-7",
+            "A string id with escapes and non-ASCII is echoed as the same string.",
+            escaped_string
+        ),
+        case!(
+            "ids",
+            "echoed-on-errors",
+            "R-ID-1",
+            "An error response carries the request's id.",
+            echoed_on_errors
+        ),
+        case!(
+            "ids",
+            "number-and-string-distinct",
+            "R-ID-1",
+            "Ids 5 and \"5\" in flight together are two requests, each answered with its own id.",
+            distinct
+        ),
+        case!(
+            "ids",
+            "reused-after-answer",
+            "R-ID-1, R-RPC-1",
+            "An id used again after its answer is answered again.",
+            reused
+        ),
+        case!(
+            "ids",
+            "fractional-number",
+            "R-ID-2",
+            "Id 1.5: one answer, with that id or (rejected) null; the connection goes on.",
+            fractional
+        ),
+        case!(
+            "ids",
+            "boolean-rejected",
+            "R-ID-2",
+            "Id true gets -32600 (id null).",
+            boolean
+        ),
+        case!(
+            "ids",
+            "object-rejected",
+            "R-ID-2",
+            "An object id gets -32600 (id null).",
+            object
+        ),
+        case!(
+            "ids",
+            "array-rejected",
+            "R-ID-2",
+            "An array id gets -32600 (id null).",
+            array
+        ),
     ]
 }
 
@@ -34,10 +130,15 @@ pub fn cases() -> Vec<Case> {
 async fn echo(cx: &mut Cx, raw: &str, expected: Value) -> Verdict {
     cx.send_raw(init_line(raw).as_bytes()).await?;
     let index = cx
-        .wait_for("an answer to initialize", crate::conform::cx::ANSWER, |m| kind(m) == Kind::Response)
+        .wait_for("an answer to initialize", crate::conform::cx::ANSWER, |m| {
+            kind(m) == Kind::Response
+        })
         .await?;
     let got = cx.message(index).get("id").cloned().unwrap_or(Value::Null);
-    crate::conform_ensure!(got == expected, "sent id {raw}, the answer carries id {got}");
+    crate::conform_ensure!(
+        got == expected,
+        "sent id {raw}, the answer carries id {got}"
+    );
     Ok(format!("id {raw} echoed exactly"))
 }
 
@@ -71,7 +172,8 @@ async fn escaped_string(cx: &mut Cx) -> Verdict {
 
 async fn echoed_on_errors(cx: &mut Cx) -> Verdict {
     cx.initialize().await?;
-    cx.request_with_id(json!("error-id"), "conform/ping", json!({})).await?;
+    cx.request_with_id(json!("error-id"), "conform/ping", json!({}))
+        .await?;
     let (code, _) = cx.error(&json!("error-id")).await?;
     Ok(format!("error {code} carried the id \"error-id\""))
 }
@@ -79,8 +181,10 @@ async fn echoed_on_errors(cx: &mut Cx) -> Verdict {
 async fn distinct(cx: &mut Cx) -> Verdict {
     cx.initialize().await?;
     let both = concat!(
-        r#"{"jsonrpc":"2.0","id":5,"method":"conform/ping","params":{}}"#, "\n",
-        r#"{"jsonrpc":"2.0","id":"5","method":"conform/ping","params":{}}"#, "\n"
+        r#"{"jsonrpc":"2.0","id":5,"method":"conform/ping","params":{}}"#,
+        "\n",
+        r#"{"jsonrpc":"2.0","id":"5","method":"conform/ping","params":{}}"#,
+        "\n"
     );
     cx.send_raw(both.as_bytes()).await?;
     cx.response(&json!(5)).await?;
@@ -98,15 +202,23 @@ async fn distinct(cx: &mut Cx) -> Verdict {
 async fn reused(cx: &mut Cx) -> Verdict {
     cx.initialize().await?;
     for _ in 0..2 {
-        cx.request_with_id(json!("again"), "conform/ping", json!({})).await?;
+        cx.request_with_id(json!("again"), "conform/ping", json!({}))
+            .await?;
         let wanted = cx.responses_to(&json!("again")) + 1;
-        cx.wait_for("a second answer to id \"again\"", crate::conform::cx::ANSWER, |m| {
-            kind(m) == Kind::Response && m.get("id") == Some(&json!("again"))
-        })
+        cx.wait_for(
+            "a second answer to id \"again\"",
+            crate::conform::cx::ANSWER,
+            |m| kind(m) == Kind::Response && m.get("id") == Some(&json!("again")),
+        )
         .await?;
-        crate::conform_ensure!(cx.responses_to(&json!("again")) == wanted, "wrong number of answers");
+        crate::conform_ensure!(
+            cx.responses_to(&json!("again")) == wanted,
+            "wrong number of answers"
+        );
     }
-    Ok(String::from("the same id, used after its answer, was answered again"))
+    Ok(String::from(
+        "the same id, used after its answer, was answered again",
+    ))
 }
 
 async fn fractional(cx: &mut Cx) -> Verdict {
@@ -114,7 +226,9 @@ async fn fractional(cx: &mut Cx) -> Verdict {
     cx.send_raw(b"{\"jsonrpc\":\"2.0\",\"id\":1.5,\"method\":\"conform/ping\",\"params\":{}}\n")
         .await?;
     let index = cx
-        .wait_for("an answer to id 1.5", crate::conform::cx::ANSWER, |m| kind(m) == Kind::Response)
+        .wait_for("an answer to id 1.5", crate::conform::cx::ANSWER, |m| {
+            kind(m) == Kind::Response
+        })
         .await?;
     let id = cx.message(index)["id"].clone();
     let ok = id == json!(1.5) || id.is_null();
@@ -127,7 +241,9 @@ async fn fractional(cx: &mut Cx) -> Verdict {
 
 async fn invalid_id(cx: &mut Cx, raw: &str) -> Verdict {
     cx.initialize().await?;
-    let line = format!("{{\"jsonrpc\":\"2.0\",\"id\":{raw},\"method\":\"conform/ping\",\"params\":{{}}}}\n");
+    let line = format!(
+        "{{\"jsonrpc\":\"2.0\",\"id\":{raw},\"method\":\"conform/ping\",\"params\":{{}}}}\n"
+    );
     let bad: Value = serde_json::from_str(raw).unwrap_or(Value::Null);
     expect_error_for(cx, line.as_bytes(), -32600, &[Value::Null, bad]).await
 }

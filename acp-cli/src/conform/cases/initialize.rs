@@ -13,25 +13,139 @@ use crate::conform_ensure as ensure;
 
 pub fn cases() -> Vec<Case> {
     vec![
-        case!("initialize", "version-1-answered-1", "R-INIT-2", "protocolVersion 1 is answered with protocolVersion 1.", version_1),
-        case!("initialize", "result-shape", "R-INIT-5", "The answer has an integer protocolVersion; agentCapabilities, authMethods and agentInfo, when present, have the schema's types.", result_shape),
-        case!("initialize", "capability-types", "R-INIT-5", "Advertised capabilities have the schema's types (booleans, or support-marker objects).", capability_types),
-        case!("initialize", "newer-version-negotiated", "R-INIT-2", "protocolVersion 2 is answered with a version the agent supports, at most 2.", newer_version),
-        case!("initialize", "version-0-negotiated", "R-INIT-2", "protocolVersion 0 is answered with the agent's latest version (a result, not an error).", version_0),
-        case!("initialize", "version-65535-negotiated", "R-INIT-2", "protocolVersion 65535 is answered with the agent's latest version.", version_max),
-        case!("initialize", "version-string-rejected", "R-INIT-2", "protocolVersion \"1\" (a string) gets -32602.", version_string),
-        case!("initialize", "version-missing-rejected", "R-INIT-2", "initialize without protocolVersion gets -32602.", version_missing),
-        case!("initialize", "version-negative-rejected", "R-INIT-2", "protocolVersion -1 (not a uint16) gets -32602.", version_negative),
-        case!("initialize", "version-too-large-rejected", "R-INIT-2", "protocolVersion 65536 (not a uint16) gets -32602.", version_too_large),
-        case!("initialize", "client-capabilities-omitted", "R-INIT-3", "initialize without clientCapabilities is answered (omitted means unsupported).", caps_omitted),
-        case!("initialize", "unknown-fields-ignored", "R-INIT-3, R-ENV-8", "Unknown params and unknown client capabilities are ignored.", unknown_fields),
-        case!("initialize", "client-capabilities-malformed", "R-INIT-3", "clientCapabilities: 5 gets -32602 or is read as the defaults (the schema marks it x-deserialize-default-on-error); either way one answer.", caps_not_object),
-        case!("initialize", "params-missing", "R-INIT-2", "initialize without params gets -32602.", params_missing),
-        case!("initialize", "meta-accepted", "R-ENV-8", "_meta with trace context members is accepted.", meta_accepted),
-        case!("initialize", "repeated-answered-once", "R-INIT-4", "A second initialize gets exactly one answer, and the connection goes on.", repeated),
-        case!("initialize", "request-before-initialize-answered", "R-INIT-1", "session/new before initialize gets exactly one answer (an error, per R-INIT-1; the spec binds only the client).", request_before),
-        case!("initialize", "unknown-method-before-initialize", "R-INIT-1, R-RPC-9", "An unknown method before initialize gets an error.", unknown_before),
-        case!("initialize", "notification-before-initialize-ignored", "R-INIT-1", "A notification before initialize gets no answer; initialize then works.", notification_before),
+        case!(
+            "initialize",
+            "version-1-answered-1",
+            "R-INIT-2",
+            "protocolVersion 1 is answered with protocolVersion 1.",
+            version_1
+        ),
+        case!(
+            "initialize",
+            "result-shape",
+            "R-INIT-5",
+            "The answer has an integer protocolVersion; agentCapabilities, authMethods and agentInfo, when present, have the schema's types.",
+            result_shape
+        ),
+        case!(
+            "initialize",
+            "capability-types",
+            "R-INIT-5",
+            "Advertised capabilities have the schema's types (booleans, or support-marker objects).",
+            capability_types
+        ),
+        case!(
+            "initialize",
+            "newer-version-negotiated",
+            "R-INIT-2",
+            "protocolVersion 2 is answered with a version the agent supports, at most 2.",
+            newer_version
+        ),
+        case!(
+            "initialize",
+            "version-0-negotiated",
+            "R-INIT-2",
+            "protocolVersion 0 is answered with the agent's latest version (a result, not an error).",
+            version_0
+        ),
+        case!(
+            "initialize",
+            "version-65535-negotiated",
+            "R-INIT-2",
+            "protocolVersion 65535 is answered with the agent's latest version.",
+            version_max
+        ),
+        case!(
+            "initialize",
+            "version-string-rejected",
+            "R-INIT-2",
+            "protocolVersion \"1\" (a string) gets -32602.",
+            version_string
+        ),
+        case!(
+            "initialize",
+            "version-missing-rejected",
+            "R-INIT-2",
+            "initialize without protocolVersion gets -32602.",
+            version_missing
+        ),
+        case!(
+            "initialize",
+            "version-negative-rejected",
+            "R-INIT-2",
+            "protocolVersion -1 (not a uint16) gets -32602.",
+            version_negative
+        ),
+        case!(
+            "initialize",
+            "version-too-large-rejected",
+            "R-INIT-2",
+            "protocolVersion 65536 (not a uint16) gets -32602.",
+            version_too_large
+        ),
+        case!(
+            "initialize",
+            "client-capabilities-omitted",
+            "R-INIT-3",
+            "initialize without clientCapabilities is answered (omitted means unsupported).",
+            caps_omitted
+        ),
+        case!(
+            "initialize",
+            "unknown-fields-ignored",
+            "R-INIT-3, R-ENV-8",
+            "Unknown params and unknown client capabilities are ignored.",
+            unknown_fields
+        ),
+        case!(
+            "initialize",
+            "client-capabilities-malformed",
+            "R-INIT-3",
+            "clientCapabilities: 5 gets -32602 or is read as the defaults (the schema marks it x-deserialize-default-on-error); either way one answer.",
+            caps_not_object
+        ),
+        case!(
+            "initialize",
+            "params-missing",
+            "R-INIT-2",
+            "initialize without params gets -32602.",
+            params_missing
+        ),
+        case!(
+            "initialize",
+            "meta-accepted",
+            "R-ENV-8",
+            "_meta with trace context members is accepted.",
+            meta_accepted
+        ),
+        case!(
+            "initialize",
+            "repeated-answered-once",
+            "R-INIT-4",
+            "A second initialize gets exactly one answer, and the connection goes on.",
+            repeated
+        ),
+        case!(
+            "initialize",
+            "request-before-initialize-answered",
+            "R-INIT-1",
+            "session/new before initialize gets exactly one answer (an error, per R-INIT-1; the spec binds only the client).",
+            request_before
+        ),
+        case!(
+            "initialize",
+            "unknown-method-before-initialize",
+            "R-INIT-1, R-RPC-9",
+            "An unknown method before initialize gets an error.",
+            unknown_before
+        ),
+        case!(
+            "initialize",
+            "notification-before-initialize-ignored",
+            "R-INIT-1",
+            "A notification before initialize gets no answer; initialize then works.",
+            notification_before
+        ),
     ]
 }
 
@@ -59,12 +173,20 @@ async fn version_1(cx: &mut Cx) -> Verdict {
 async fn result_shape(cx: &mut Cx) -> Verdict {
     let result = cx.initialize().await?;
     ensure!(result.is_object(), "the result is not an object: {result}");
-    ensure!(result["protocolVersion"].is_u64(), "protocolVersion is not a non-negative integer");
+    ensure!(
+        result["protocolVersion"].is_u64(),
+        "protocolVersion is not a non-negative integer"
+    );
     if let Some(caps) = result.get("agentCapabilities") {
-        ensure!(caps.is_object() || caps.is_null(), "agentCapabilities is not an object: {caps}");
+        ensure!(
+            caps.is_object() || caps.is_null(),
+            "agentCapabilities is not an object: {caps}"
+        );
     }
     if let Some(methods) = result.get("authMethods") {
-        let list = methods.as_array().ok_or_else(|| fail(format!("authMethods is not an array: {methods}")))?;
+        let list = methods
+            .as_array()
+            .ok_or_else(|| fail(format!("authMethods is not an array: {methods}")))?;
         for method in list {
             ensure!(
                 method["id"].is_string() && method["name"].is_string(),
@@ -78,7 +200,9 @@ async fn result_shape(cx: &mut Cx) -> Verdict {
             "agentInfo needs string name and version: {info}"
         );
     }
-    Ok(String::from("protocolVersion, agentCapabilities, authMethods, agentInfo well typed"))
+    Ok(String::from(
+        "protocolVersion, agentCapabilities, authMethods, agentInfo well typed",
+    ))
 }
 
 async fn capability_types(cx: &mut Cx) -> Verdict {
@@ -88,30 +212,51 @@ async fn capability_types(cx: &mut Cx) -> Verdict {
     };
     let boolean = |v: Option<&Value>| matches!(v, None | Some(Value::Bool(_)) | Some(Value::Null));
     let marker = |v: Option<&Value>| matches!(v, None | Some(Value::Object(_)) | Some(Value::Null));
-    ensure!(boolean(caps.get("loadSession")), "loadSession is not a boolean");
+    ensure!(
+        boolean(caps.get("loadSession")),
+        "loadSession is not a boolean"
+    );
     for key in ["image", "audio", "embeddedContext"] {
-        ensure!(boolean(caps.pointer(&format!("/promptCapabilities/{key}"))), "promptCapabilities.{key} is not a boolean");
+        ensure!(
+            boolean(caps.pointer(&format!("/promptCapabilities/{key}"))),
+            "promptCapabilities.{key} is not a boolean"
+        );
     }
     for key in ["http", "sse"] {
-        ensure!(boolean(caps.pointer(&format!("/mcpCapabilities/{key}"))), "mcpCapabilities.{key} is not a boolean");
+        ensure!(
+            boolean(caps.pointer(&format!("/mcpCapabilities/{key}"))),
+            "mcpCapabilities.{key} is not a boolean"
+        );
     }
     if let Some(session) = caps.get("sessionCapabilities").and_then(Value::as_object) {
         for (key, value) in session {
-            ensure!(marker(Some(value)), "sessionCapabilities.{key} is not a support marker (object or null): {value}");
+            ensure!(
+                marker(Some(value)),
+                "sessionCapabilities.{key} is not a support marker (object or null): {value}"
+            );
         }
     }
-    Ok(String::from("capability flags are booleans and markers are objects"))
+    Ok(String::from(
+        "capability flags are booleans and markers are objects",
+    ))
 }
 
 async fn negotiated(cx: &mut Cx, asked: i64) -> Verdict {
-    let response = init_with(cx, json!({"protocolVersion": asked, "clientCapabilities": {}})).await?;
+    let response = init_with(
+        cx,
+        json!({"protocolVersion": asked, "clientCapabilities": {}}),
+    )
+    .await?;
     let version = version_of(&response)?;
     ensure!(
         (0..=65535).contains(&version),
         "asked for {asked}, answered {version}, not a uint16"
     );
     if asked >= 1 {
-        ensure!(version <= asked, "asked for {asked}, answered the higher {version}");
+        ensure!(
+            version <= asked,
+            "asked for {asked}, answered the higher {version}"
+        );
     }
     Ok(format!("asked for {asked}, answered {version}"))
 }
@@ -132,7 +277,11 @@ async fn rejected(cx: &mut Cx, params: Value) -> Verdict {
 }
 
 async fn version_string(cx: &mut Cx) -> Verdict {
-    rejected(cx, json!({"protocolVersion": "1", "clientCapabilities": {}})).await
+    rejected(
+        cx,
+        json!({"protocolVersion": "1", "clientCapabilities": {}}),
+    )
+    .await
 }
 async fn version_missing(cx: &mut Cx) -> Verdict {
     rejected(cx, json!({"clientCapabilities": {}})).await
@@ -141,12 +290,19 @@ async fn version_negative(cx: &mut Cx) -> Verdict {
     rejected(cx, json!({"protocolVersion": -1, "clientCapabilities": {}})).await
 }
 async fn version_too_large(cx: &mut Cx) -> Verdict {
-    rejected(cx, json!({"protocolVersion": 65536, "clientCapabilities": {}})).await
+    rejected(
+        cx,
+        json!({"protocolVersion": 65536, "clientCapabilities": {}}),
+    )
+    .await
 }
 async fn caps_not_object(cx: &mut Cx) -> Verdict {
     let response = init_with(cx, json!({"protocolVersion": 1, "clientCapabilities": 5})).await?;
     if let Some(error) = response.get("error") {
-        ensure!(error["code"] == -32602, "answered {error}, expected -32602 or a result");
+        ensure!(
+            error["code"] == -32602,
+            "answered {error}, expected -32602 or a result"
+        );
         return Ok(String::from("rejected with -32602"));
     }
     version_of(&response)?;
@@ -155,9 +311,13 @@ async fn caps_not_object(cx: &mut Cx) -> Verdict {
 }
 
 async fn params_missing(cx: &mut Cx) -> Verdict {
-    cx.send_raw(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\"}\n").await?;
+    cx.send_raw(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\"}\n")
+        .await?;
     let (code, message) = cx.error(&json!(1)).await?;
-    ensure!(code == -32602, "answered {code} ({message}), expected -32602");
+    ensure!(
+        code == -32602,
+        "answered {code} ({message}), expected -32602"
+    );
     Ok(format!("-32602 {message}"))
 }
 
@@ -187,20 +347,36 @@ async fn repeated(cx: &mut Cx) -> Verdict {
     cx.initialize().await?;
     let id = cx.request("initialize", super::init_params()).await?;
     let index = cx.response(&id).await?;
-    let answer = if cx.message(index).get("error").is_some() { "an error" } else { "a result" };
+    let answer = if cx.message(index).get("error").is_some() {
+        "an error"
+    } else {
+        "a result"
+    };
     still_serving(cx).await?;
-    ensure!(cx.responses_to(&id) == 1, "the second initialize was answered {} times", cx.responses_to(&id));
-    Ok(format!("the second initialize got {answer}; the connection went on"))
+    ensure!(
+        cx.responses_to(&id) == 1,
+        "the second initialize was answered {} times",
+        cx.responses_to(&id)
+    );
+    Ok(format!(
+        "the second initialize got {answer}; the connection went on"
+    ))
 }
 
 async fn request_before(cx: &mut Cx) -> Verdict {
     let cwd = cx.cwd().to_string_lossy().into_owned();
-    let id = cx.request("session/new", json!({"cwd": cwd, "mcpServers": []})).await?;
+    let id = cx
+        .request("session/new", json!({"cwd": cwd, "mcpServers": []}))
+        .await?;
     let index = cx.response(&id).await?;
     let message = cx.message(index).clone();
     cx.initialize().await?;
     cx.settle().await?;
-    ensure!(cx.responses_to(&id) == 1, "session/new was answered {} times", cx.responses_to(&id));
+    ensure!(
+        cx.responses_to(&id) == 1,
+        "session/new was answered {} times",
+        cx.responses_to(&id)
+    );
     Ok(match message.get("error") {
         Some(error) => format!("rejected before initialize: {}", error["code"]),
         None => String::from("served before initialize (allowed: the spec binds only the client)"),
@@ -214,7 +390,8 @@ async fn unknown_before(cx: &mut Cx) -> Verdict {
 }
 
 async fn notification_before(cx: &mut Cx) -> Verdict {
-    cx.notify("session/cancel", json!({"sessionId": "conform-none"})).await?;
+    cx.notify("session/cancel", json!({"sessionId": "conform-none"}))
+        .await?;
     cx.notify("conform/notice", json!({})).await?;
     cx.initialize().await?;
     cx.settle().await?;
@@ -223,6 +400,12 @@ async fn notification_before(cx: &mut Cx) -> Verdict {
         .filter(|&i| kind(cx.message(i)) == Kind::Response)
         .count();
     // initialize and the settle ping: two answers; anything else answered a notification.
-    ensure!(others == 2, "{} responses for 2 requests: a notification was answered", others);
-    Ok(String::from("notifications before initialize were not answered"))
+    ensure!(
+        others == 2,
+        "{} responses for 2 requests: a notification was answered",
+        others
+    );
+    Ok(String::from(
+        "notifications before initialize were not answered",
+    ))
 }

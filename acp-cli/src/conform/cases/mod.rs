@@ -77,13 +77,18 @@ pub async fn expect_error_for(
     let message = cx.message(index).clone();
     let (got, text) = super::cx::error_of(&message)?;
     if got != code {
-        return Err(fail(format!("answered error {got} ({text}), expected {code}")));
+        return Err(fail(format!(
+            "answered error {got} ({text}), expected {code}"
+        )));
     }
     Ok(format!("answered {got} with id {}", message["id"]))
 }
 
 fn show_ids(ids: &[Value]) -> String {
-    ids.iter().map(Value::to_string).collect::<Vec<_>>().join(" or ")
+    ids.iter()
+        .map(Value::to_string)
+        .collect::<Vec<_>>()
+        .join(" or ")
 }
 
 /// Error responses with `id: null` received so far.

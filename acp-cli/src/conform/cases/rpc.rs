@@ -11,20 +11,104 @@ use crate::conform_ensure as ensure;
 
 pub fn cases() -> Vec<Case> {
     vec![
-        case!("rpc", "unknown-method-32601", "R-RPC-9", "A request for an unknown method gets -32601 Method not found.", unknown_method),
-        case!("rpc", "unknown-extension-method-32601", "R-RPC-9", "An unknown `_` extension request gets -32601 (spec: extensibility).", unknown_extension),
-        case!("rpc", "unknown-dollar-method-32601", "R-RPC-9", "An unknown `$/` request gets -32601.", unknown_dollar),
-        case!("rpc", "unknown-notification-ignored", "R-RPC-9", "An unknown notification gets no answer.", unknown_notification),
-        case!("rpc", "unknown-extension-notification-ignored", "R-RPC-9", "An unknown `_` notification gets no answer (spec: SHOULD be ignored).", unknown_extension_notification),
-        case!("rpc", "exactly-one-response-per-request", "R-RPC-1", "Eight requests in flight at once (good and bad) are each answered exactly once.", exactly_one),
-        case!("rpc", "error-objects-well-formed", "R-RPC-4", "Every error the agent sends has an integer code and a string message.", error_objects),
-        case!("rpc", "stray-result-ignored", "R-ID-6", "A response to a request the agent never sent is not answered.", stray_result),
-        case!("rpc", "stray-error-ignored", "R-ID-6", "An error response to a request the agent never sent is not answered.", stray_error),
-        case!("rpc", "invalid-params-32602", "R-RPC-10", "session/new with cwd: 5 gets -32602.", invalid_params),
-        case!("rpc", "params-array-32602", "R-RPC-10", "session/new with params [] (not an object) gets -32602.", params_array),
-        case!("rpc", "prompt-missing-prompt-32602", "R-RPC-10", "session/prompt without prompt gets -32602.", prompt_missing),
-        case!("rpc", "prompt-block-missing-text-32602", "R-RPC-10", "A text block without text gets -32602.", block_missing_text),
-        case!("rpc", "prompt-missing-session-id-32602", "R-RPC-10", "session/prompt without sessionId gets -32602.", prompt_no_session),
+        case!(
+            "rpc",
+            "unknown-method-32601",
+            "R-RPC-9",
+            "A request for an unknown method gets -32601 Method not found.",
+            unknown_method
+        ),
+        case!(
+            "rpc",
+            "unknown-extension-method-32601",
+            "R-RPC-9",
+            "An unknown `_` extension request gets -32601 (spec: extensibility).",
+            unknown_extension
+        ),
+        case!(
+            "rpc",
+            "unknown-dollar-method-32601",
+            "R-RPC-9",
+            "An unknown `$/` request gets -32601.",
+            unknown_dollar
+        ),
+        case!(
+            "rpc",
+            "unknown-notification-ignored",
+            "R-RPC-9",
+            "An unknown notification gets no answer.",
+            unknown_notification
+        ),
+        case!(
+            "rpc",
+            "unknown-extension-notification-ignored",
+            "R-RPC-9",
+            "An unknown `_` notification gets no answer (spec: SHOULD be ignored).",
+            unknown_extension_notification
+        ),
+        case!(
+            "rpc",
+            "exactly-one-response-per-request",
+            "R-RPC-1",
+            "Eight requests in flight at once (good and bad) are each answered exactly once.",
+            exactly_one
+        ),
+        case!(
+            "rpc",
+            "error-objects-well-formed",
+            "R-RPC-4",
+            "Every error the agent sends has an integer code and a string message.",
+            error_objects
+        ),
+        case!(
+            "rpc",
+            "stray-result-ignored",
+            "R-ID-6",
+            "A response to a request the agent never sent is not answered.",
+            stray_result
+        ),
+        case!(
+            "rpc",
+            "stray-error-ignored",
+            "R-ID-6",
+            "An error response to a request the agent never sent is not answered.",
+            stray_error
+        ),
+        case!(
+            "rpc",
+            "invalid-params-32602",
+            "R-RPC-10",
+            "session/new with cwd: 5 gets -32602.",
+            invalid_params
+        ),
+        case!(
+            "rpc",
+            "params-array-32602",
+            "R-RPC-10",
+            "session/new with params [] (not an object) gets -32602.",
+            params_array
+        ),
+        case!(
+            "rpc",
+            "prompt-missing-prompt-32602",
+            "R-RPC-10",
+            "session/prompt without prompt gets -32602.",
+            prompt_missing
+        ),
+        case!(
+            "rpc",
+            "prompt-block-missing-text-32602",
+            "R-RPC-10",
+            "A text block without text gets -32602.",
+            block_missing_text
+        ),
+        case!(
+            "rpc",
+            "prompt-missing-session-id-32602",
+            "R-RPC-10",
+            "session/prompt without sessionId gets -32602.",
+            prompt_no_session
+        ),
     ]
 }
 
@@ -48,8 +132,14 @@ async fn notification_ignored(cx: &mut Cx, method: &str) -> Verdict {
     cx.initialize().await?;
     cx.notify(method, json!({"x": 1})).await?;
     cx.settle().await?;
-    let responses = cx.messages().filter(|&i| kind(cx.message(i)) == Kind::Response).count();
-    ensure!(responses == 2, "{responses} responses to 2 requests: the notification was answered");
+    let responses = cx
+        .messages()
+        .filter(|&i| kind(cx.message(i)) == Kind::Response)
+        .count();
+    ensure!(
+        responses == 2,
+        "{responses} responses to 2 requests: the notification was answered"
+    );
     Ok(format!("{method} notification not answered"))
 }
 
@@ -70,7 +160,10 @@ async fn exactly_one(cx: &mut Cx) -> Verdict {
         ("initialize", super::init_params()),
         ("session/new", json!({"cwd": cwd, "mcpServers": []})),
         ("_conform/ping", json!({})),
-        ("session/prompt", json!({"sessionId": "conform-none", "prompt": [{"type": "text", "text": "x"}]})),
+        (
+            "session/prompt",
+            json!({"sessionId": "conform-none", "prompt": [{"type": "text", "text": "x"}]}),
+        ),
         ("conform/ping", json!({})),
     ];
     let mut batch = Vec::new();
@@ -91,7 +184,10 @@ async fn exactly_one(cx: &mut Cx) -> Verdict {
         let n = cx.responses_to(id);
         ensure!(n == 1, "request id {id} was answered {n} times");
     }
-    Ok(format!("{} requests in flight, each answered once", ids.len()))
+    Ok(format!(
+        "{} requests in flight, each answered once",
+        ids.len()
+    ))
 }
 
 async fn error_objects(cx: &mut Cx) -> Verdict {
@@ -99,7 +195,10 @@ async fn error_objects(cx: &mut Cx) -> Verdict {
     for (method, params) in [
         ("conform/ping", json!({})),
         ("session/new", json!({"cwd": 5})),
-        ("session/prompt", json!({"sessionId": "conform-none", "prompt": []})),
+        (
+            "session/prompt",
+            json!({"sessionId": "conform-none", "prompt": []}),
+        ),
     ] {
         let id = cx.request(method, params).await?;
         cx.response(&id).await?;
@@ -115,7 +214,9 @@ async fn error_objects(cx: &mut Cx) -> Verdict {
         }
     }
     ensure!(errors >= 3, "only {errors} errors for 3 bad requests");
-    Ok(format!("{errors} error objects, all with integer code and string message"))
+    Ok(format!(
+        "{errors} error objects, all with integer code and string message"
+    ))
 }
 
 async fn stray(cx: &mut Cx, line: &str) -> Verdict {
@@ -125,7 +226,10 @@ async fn stray(cx: &mut Cx, line: &str) -> Verdict {
     let answered = cx
         .messages()
         .any(|i| kind(cx.message(i)) == Kind::Response && cx.message(i)["id"] == json!(4242));
-    ensure!(!answered, "the agent answered a response it never asked for");
+    ensure!(
+        !answered,
+        "the agent answered a response it never asked for"
+    );
     still_serving(cx).await?;
     Ok(String::from("the stray response was not answered"))
 }
@@ -134,11 +238,19 @@ async fn stray_result(cx: &mut Cx) -> Verdict {
     stray(cx, "{\"jsonrpc\":\"2.0\",\"id\":4242,\"result\":{}}\n").await
 }
 async fn stray_error(cx: &mut Cx) -> Verdict {
-    stray(cx, "{\"jsonrpc\":\"2.0\",\"id\":4242,\"error\":{\"code\":-32603,\"message\":\"x\"}}\n").await
+    stray(
+        cx,
+        "{\"jsonrpc\":\"2.0\",\"id\":4242,\"error\":{\"code\":-32603,\"message\":\"x\"}}\n",
+    )
+    .await
 }
 
 async fn invalid(cx: &mut Cx, method: &str, params: Value, open: bool) -> Verdict {
-    let session = if open { Some(cx.open().await?) } else { cx.initialize().await.map(|_| None)? };
+    let session = if open {
+        Some(cx.open().await?)
+    } else {
+        cx.initialize().await.map(|_| None)?
+    };
     let params = match (session, params) {
         (Some(id), Value::Object(mut map)) if map.get("sessionId") == Some(&json!("$session")) => {
             map.insert(String::from("sessionId"), json!(id));
@@ -151,7 +263,13 @@ async fn invalid(cx: &mut Cx, method: &str, params: Value, open: bool) -> Verdic
 }
 
 async fn invalid_params(cx: &mut Cx) -> Verdict {
-    invalid(cx, "session/new", json!({"cwd": 5, "mcpServers": []}), false).await
+    invalid(
+        cx,
+        "session/new",
+        json!({"cwd": 5, "mcpServers": []}),
+        false,
+    )
+    .await
 }
 async fn params_array(cx: &mut Cx) -> Verdict {
     invalid(cx, "session/new", json!([]), false).await
@@ -160,8 +278,20 @@ async fn prompt_missing(cx: &mut Cx) -> Verdict {
     invalid(cx, "session/prompt", json!({"sessionId": "$session"}), true).await
 }
 async fn block_missing_text(cx: &mut Cx) -> Verdict {
-    invalid(cx, "session/prompt", json!({"sessionId": "$session", "prompt": [{"type": "text"}]}), true).await
+    invalid(
+        cx,
+        "session/prompt",
+        json!({"sessionId": "$session", "prompt": [{"type": "text"}]}),
+        true,
+    )
+    .await
 }
 async fn prompt_no_session(cx: &mut Cx) -> Verdict {
-    invalid(cx, "session/prompt", json!({"prompt": [{"type": "text", "text": "x"}]}), true).await
+    invalid(
+        cx,
+        "session/prompt",
+        json!({"prompt": [{"type": "text", "text": "x"}]}),
+        true,
+    )
+    .await
 }
