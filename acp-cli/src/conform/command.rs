@@ -107,11 +107,11 @@ pub fn run(args: ConformArgs) -> i32 {
     } else {
         crate::stdout::print(format_args!("{}", report::summary(&report)));
     }
-    if let Some(path) = &args.junit {
-        if let Err(e) = std::fs::write(path, report::to_junit(&report)) {
-            eprintln!("acp-cli conform: cannot write {}: {e}", path.display());
-            return 2;
-        }
+    if let Some(path) = &args.junit
+        && let Err(e) = std::fs::write(path, report::to_junit(&report))
+    {
+        eprintln!("acp-cli conform: cannot write {}: {e}", path.display());
+        return 2;
     }
     report.exit_code()
 }
