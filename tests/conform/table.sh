@@ -24,7 +24,7 @@ run() {
     "$bin" conform --json -- "$@" >"$out/$name.json" || rc=$?
     end=$(date +%s%N)
     echo $(((end - start) / 1000000)) >"$out/$name.ms"
-    printf '%-12s exit %d  %s\n' "$name" "$rc" "$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(f"{d[\"passed\"]} passed, {d[\"failed\"]} failed, {d[\"skipped\"]} skipped")' "$out/$name.json" 2>/dev/null || echo 'no report')"
+    printf '%-12s exit %d  %s\n' "$name" "$rc" "$(python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); print(d["passed"], "passed,", d["failed"], "failed,", d["skipped"], "skipped")' "$out/$name.json" 2>/dev/null || echo 'no report')"
     if [ "$rc" -eq 2 ] || { [ "$ours" = ours ] && [ "$rc" -ne 0 ]; }; then
         status=1
         python3 -c 'import json,sys; [print("  FAIL", c["id"], "—", c["detail"]) for c in json.load(open(sys.argv[1]))["cases"] if c["status"]=="fail"]' "$out/$name.json" 2>/dev/null || true
