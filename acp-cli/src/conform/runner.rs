@@ -150,8 +150,11 @@ pub fn absolute_argv(argv: &[String]) -> Vec<String> {
         .collect()
 }
 
-/// A fresh empty directory for one agent process (symlinks resolved).
-fn scratch_dir(n: usize) -> std::io::Result<PathBuf> {
+/// A fresh empty directory for one agent process (symlinks resolved). Numbered across the
+/// whole process, so runs side by side (tests calling the library) never share one.
+fn scratch_dir() -> std::io::Result<PathBuf> {
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    let n = NEXT.fetch_add(1, Ordering::Relaxed);
     let dir = std::env::temp_dir().join(format!("acp-conform-{}-{n}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir)?;
@@ -162,7 +165,7 @@ fn scratch_dir(n: usize) -> std::io::Result<PathBuf> {
 /// `session/new` and whatever commands the agent advertises after it.
 pub fn probe(options: &Options) -> Result<Profile, RunError> {
     let argv = absolute_argv(&options.agent);
-    let dir = scratch_dir(usize::MAX).map_err(|e| RunError::Start(e.to_string()))?;
+    let dir = scratch_dir().map_err(|e| RunError::Start(e.to_string()))?;
     let result = smol::block_on(async {
         let subject = Subject::spawn(&argv, &dir, None)
             .map_err(|e| RunError::Start(format!("{}: {e}", argv[0])))?;
@@ -245,7 +248,7 @@ pub fn run(
                 loop {
                     let n = next.fetch_add(1, Ordering::Relaxed);
                     let Some(case) = chosen.get(n) else { break };
-                    let report = run_case(case, n, profile, options);
+                    let report = run_case(case, profile, options);
                     if sender.send((n, report)).is_err() {
                         break;
                     }
@@ -269,12 +272,12 @@ pub fn run(
 }
 
 /// One case against a fresh agent; always cleans up its process group and directory.
-fn run_case(case: &Case, n: usize, profile: &Arc<Profile>, options: &Options) -> CaseReport {
+fn run_case(case: &Case, profile: &Arc<Profile>, options: &Options) -> CaseReport {
     let started = Instant::now();
     let id = case.id();
     let argv = absolute_argv(&options.agent);
     let chaos = options.chaos.map(|seed| Chaos::for_case(seed, &id));
-    let verdict = match scratch_dir(n) {
+    let verdict = match scratch_dir() {
         Err(e) => Err(fail(format!("cannot make a scratch directory: {e}"))),
         Ok(dir) => {
             let verdict = smol::block_on(async {
