@@ -9,6 +9,7 @@
 pub mod agent;
 pub mod bench;
 pub mod client;
+pub mod conform;
 pub mod demo;
 pub mod host;
 pub mod lint;

@@ -1,0 +1,117 @@
+//! `acp-cli conform`: the arguments, and the run printed the way they ask.
+
+use std::path::PathBuf;
+
+use super::report;
+use super::runner::{self, Options, RunError};
+
+pub const ABOUT: &str = "\
+Run the ACP conformance suite against any agent: `acp-cli conform [OPTIONS] -- AGENT [ARGS...]`.
+
+Every case starts the agent afresh (in a new temporary directory, its own process group, killed
+after the case), speaks raw NDJSON to it and prints one line: `PASS|FAIL|SKIP <capability>/<case>
+— <why>`. Then a summary per capability, and last `N passed, M failed, K skipped`.
+
+Cases are named after the rules of docs/protocol.md (their ids are in `--list`) and grouped by
+capability: framing, ids, initialize, rpc, sessions, prompt, cancel, permission, client, process,
+latency. Cases that need a behaviour (a long turn, a tool call with permission, a file read) use
+the agent's advertised `available_commands` when they match acp-cli's demo commands (/sleep,
+/tool, /read, /write, /ask, /echo); otherwise they are skipped, with the reason. Nothing passes
+without having been observed.
+
+The agent runs in a temporary directory: a relative program path with a `/`, and relative
+arguments with a `/` that exist, are made absolute first.
+
+Exit status: 0 when no case failed, 1 when one did, 2 when the agent could not be started or never
+answered `initialize` (or --only matched nothing).";
+
+/// `acp-cli conform`'s arguments.
+#[derive(Debug, clap::Args)]
+pub struct ConformArgs {
+    /// Run only the cases whose id (`capability/case`) contains PATTERN; `*` is a wildcard;
+    /// several patterns separated by commas
+    #[arg(long, value_name = "PATTERN")]
+    pub only: Option<String>,
+    /// Print one JSON document instead of the text lines: {"agent", "cases": [{"id",
+    /// "capability", "rule", "status", "detail", "ms"}], "passed", "failed", "skipped"}
+    #[arg(long)]
+    pub json: bool,
+    /// Also write the results as JUnit XML to FILE
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
+    /// Multiply every timeout by X (for slow agents or machines)
+    #[arg(long, value_name = "X", default_value_t = 1.0)]
+    pub timeout_scale: f64,
+    /// List the cases (id, rule, what it checks) and exit, without starting the agent
+    #[arg(long)]
+    pub list: bool,
+    /// Cut the harness's writes at random byte boundaries and delay them, and stall its reads,
+    /// reproducibly from SEED
+    #[arg(long, value_name = "SEED")]
+    pub chaos: Option<u64>,
+    /// How many cases run at the same time (each against its own agent process)
+    #[arg(long, value_name = "N")]
+    pub jobs: Option<usize>,
+    /// The agent's command line
+    #[arg(last = true, value_name = "AGENT")]
+    pub agent: Vec<String>,
+}
+
+/// Runs the command; returns the exit status.
+pub fn run(args: ConformArgs) -> i32 {
+    let cases = super::cases::all();
+    if args.list {
+        for case in cases
+            .iter()
+            .filter(|c| runner::selected(&c.id(), args.only.as_deref()))
+        {
+            crate::stdout::print(format_args!(
+                "{}  [{}]  {}\n",
+                case.id(),
+                case.rule,
+                case.doc
+            ));
+        }
+        return 0;
+    }
+    if args.agent.is_empty() {
+        eprintln!("acp-cli conform: no agent given; run `acp-cli conform -- AGENT [ARGS...]`");
+        return 2;
+    }
+    if !(args.timeout_scale.is_finite() && args.timeout_scale > 0.0) {
+        eprintln!("acp-cli conform: --timeout-scale must be a positive number");
+        return 2;
+    }
+    let mut options = Options::new(args.agent.clone());
+    options.only = args.only.clone();
+    options.timeout_scale = args.timeout_scale;
+    options.chaos = args.chaos;
+    if let Some(jobs) = args.jobs {
+        options.jobs = jobs.max(1);
+    }
+    let json = args.json;
+    let result = runner::run(&cases, &options, |case| {
+        if !json {
+            crate::stdout::print(format_args!("{}\n", report::case_line(case)));
+        }
+    });
+    let report = match result {
+        Ok(report) => report,
+        Err(error @ RunError::Start(_)) | Err(error @ RunError::NoCases(_)) => {
+            eprintln!("acp-cli conform: {error}");
+            return 2;
+        }
+    };
+    if json {
+        crate::stdout::print(format_args!("{}\n", report::to_json(&report)));
+    } else {
+        crate::stdout::print(format_args!("{}", report::summary(&report)));
+    }
+    if let Some(path) = &args.junit
+        && let Err(e) = std::fs::write(path, report::to_junit(&report))
+    {
+        eprintln!("acp-cli conform: cannot write {}: {e}", path.display());
+        return 2;
+    }
+    report.exit_code()
+}

@@ -1,0 +1,207 @@
+//! The three ways a run is reported: text lines (one per case, a summary per capability, the
+//! totals last), one JSON document (`--json`), and JUnit XML (`--junit FILE`).
+
+use serde_json::json;
+
+use super::runner::{CaseReport, Report};
+use super::verdict::Status;
+
+/// `PASS framing/crlf-line-endings — <detail>`.
+pub fn case_line(case: &CaseReport) -> String {
+    format!("{} {} — {}", case.status.word(), case.id, case.detail)
+}
+
+/// The summary after the case lines: one line per capability (in the suite's order), then
+/// `N passed, M failed, K skipped`.
+pub fn summary(report: &Report) -> String {
+    let mut out = String::new();
+    for capability in capabilities(report) {
+        let count = |status| {
+            report
+                .cases
+                .iter()
+                .filter(|c| c.capability == capability && c.status == status)
+                .count()
+        };
+        out.push_str(&format!(
+            "{capability}: {} passed, {} failed, {} skipped\n",
+            count(Status::Pass),
+            count(Status::Fail),
+            count(Status::Skip)
+        ));
+    }
+    out.push_str(&totals(report));
+    out.push('\n');
+    out
+}
+
+/// `N passed, M failed, K skipped`.
+pub fn totals(report: &Report) -> String {
+    format!(
+        "{} passed, {} failed, {} skipped",
+        report.count(Status::Pass),
+        report.count(Status::Fail),
+        report.count(Status::Skip)
+    )
+}
+
+/// The capabilities in the order their first case ran.
+pub fn capabilities(report: &Report) -> Vec<&'static str> {
+    let mut seen: Vec<&'static str> = Vec::new();
+    for case in &report.cases {
+        if !seen.contains(&case.capability) {
+            seen.push(case.capability);
+        }
+    }
+    seen
+}
+
+/// The `--json` document.
+pub fn to_json(report: &Report) -> serde_json::Value {
+    let cases: Vec<_> = report
+        .cases
+        .iter()
+        .map(|c| {
+            json!({
+                "id": c.id,
+                "capability": c.capability,
+                "rule": c.rule,
+                "status": c.status.json(),
+                "detail": c.detail,
+                "ms": c.ms as u64,
+            })
+        })
+        .collect();
+    json!({
+        "agent": report.agent,
+        "cases": cases,
+        "passed": report.count(Status::Pass),
+        "failed": report.count(Status::Fail),
+        "skipped": report.count(Status::Skip),
+    })
+}
+
+/// JUnit XML: one `testsuite` per capability, one `testcase` per case.
+pub fn to_junit(report: &Report) -> String {
+    let mut out = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+    out.push_str(&format!(
+        "<testsuites name=\"acp-cli conform\" tests=\"{}\" failures=\"{}\" skipped=\"{}\">\n",
+        report.cases.len(),
+        report.count(Status::Fail),
+        report.count(Status::Skip)
+    ));
+    for capability in capabilities(report) {
+        let cases: Vec<&CaseReport> = report
+            .cases
+            .iter()
+            .filter(|c| c.capability == capability)
+            .collect();
+        let count = |s| cases.iter().filter(|c| c.status == s).count();
+        let seconds: u128 = cases.iter().map(|c| c.ms).sum();
+        out.push_str(&format!(
+            "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" skipped=\"{}\" time=\"{}\">\n",
+            xml(capability),
+            cases.len(),
+            count(Status::Fail),
+            count(Status::Skip),
+            millis(seconds)
+        ));
+        for case in cases {
+            let name = case.id.split_once('/').map_or(case.id.as_str(), |(_, n)| n);
+            out.push_str(&format!(
+                "    <testcase classname=\"conform.{}\" name=\"{}\" time=\"{}\"",
+                xml(capability),
+                xml(name),
+                millis(case.ms)
+            ));
+            match case.status {
+                Status::Pass => out.push_str(&format!(
+                    ">\n      <system-out>{}: {}</system-out>\n    </testcase>\n",
+                    xml(case.rule),
+                    xml(&case.detail)
+                )),
+                Status::Fail => out.push_str(&format!(
+                    ">\n      <failure message=\"{}\">{}: {}</failure>\n    </testcase>\n",
+                    xml(&case.detail),
+                    xml(case.rule),
+                    xml(&case.detail)
+                )),
+                Status::Skip => out.push_str(&format!(
+                    ">\n      <skipped message=\"{}\"/>\n    </testcase>\n",
+                    xml(&case.detail)
+                )),
+            }
+        }
+        out.push_str("  </testsuite>\n");
+    }
+    out.push_str("</testsuites>\n");
+    out
+}
+
+fn millis(ms: u128) -> String {
+    format!("{}.{:03}", ms / 1000, ms % 1000)
+}
+
+/// Text escaped for XML attributes and content; characters XML 1.0 forbids are replaced.
+fn xml(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&apos;"),
+            '\t' | '\n' | '\r' => out.push(c),
+            c if (c as u32) < 0x20 || c == '\u{fffe}' || c == '\u{ffff}' => out.push('\u{fffd}'),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn report() -> Report {
+        let case = |id: &str, capability, status| CaseReport {
+            id: id.to_string(),
+            capability,
+            rule: "R-X-1",
+            status,
+            detail: String::from("a <b> & \"c\"\u{1}"),
+            ms: 1234,
+        };
+        Report {
+            agent: vec![String::from("agent")],
+            cases: vec![
+                case("framing/a", "framing", Status::Pass),
+                case("framing/b", "framing", Status::Fail),
+                case("ids/c", "ids", Status::Skip),
+            ],
+        }
+    }
+
+    #[test]
+    fn text_summary_counts_per_capability() {
+        assert_eq!(
+            summary(&report()),
+            "framing: 1 passed, 1 failed, 0 skipped\nids: 0 passed, 0 failed, 1 skipped\n\
+             1 passed, 1 failed, 1 skipped\n"
+        );
+        assert_eq!(
+            case_line(&report().cases[1]),
+            "FAIL framing/b — a <b> & \"c\"\u{1}"
+        );
+    }
+
+    #[test]
+    fn junit_escapes_and_counts() {
+        let xml = to_junit(&report());
+        assert!(xml.contains("tests=\"3\" failures=\"1\" skipped=\"1\""));
+        assert!(xml.contains("<failure message=\"a &lt;b&gt; &amp; &quot;c&quot;\u{fffd}\">"));
+        assert!(xml.contains("time=\"1.234\""));
+        assert!(!xml.contains('\u{1}'));
+    }
+}

@@ -1,0 +1,61 @@
+//! `acp_cli::conform` as a library (issue 15, item 5): what an agent author writes in their
+//! own `cargo test`. Here it checks our agent: the demo backend passes every case, and the llm
+//! backend with no key (so no network) passes every case that does not need a model.
+
+use acp_cli::conform::{Options, Status, check, check_with};
+
+const ACP_CLI: &str = env!("CARGO_BIN_EXE_acp-cli");
+
+fn failures(report: &acp_cli::conform::Report) -> Vec<String> {
+    report
+        .cases
+        .iter()
+        .filter(|c| c.status == Status::Fail)
+        .map(|c| format!("{} — {}", c.id, c.detail))
+        .collect()
+}
+
+#[test]
+fn the_demo_agent_passes_every_case() {
+    let report = check(&[ACP_CLI, "--acp", "--stdio"]).expect("the agent starts");
+    assert!(report.cases.len() >= 100, "{} cases", report.cases.len());
+    assert_eq!(failures(&report), Vec::<String>::new());
+    let skipped: Vec<_> = report
+        .cases
+        .iter()
+        .filter(|c| c.status == Status::Skip)
+        .map(|c| &c.id)
+        .collect();
+    assert!(
+        skipped.is_empty(),
+        "the demo advertises every command, yet skipped: {skipped:?}"
+    );
+}
+
+#[test]
+fn the_llm_agent_without_a_key_passes_the_protocol_cases() {
+    // A clean environment: no key, so prompts are answered -32000 and nothing goes out.
+    let path = std::env::var("PATH").unwrap_or_default();
+    let agent = [
+        "env",
+        "-i",
+        &format!("PATH={path}"),
+        ACP_CLI,
+        "--acp",
+        "--stdio",
+        "--backend",
+        "llm",
+    ];
+    let report = check_with(&Options::new(agent.iter().map(|s| s.to_string()).collect()))
+        .expect("the agent starts");
+    assert_eq!(failures(&report), Vec::<String>::new());
+    for capability in ["framing", "ids", "initialize", "rpc", "latency"] {
+        let not_passed: Vec<_> = report
+            .cases
+            .iter()
+            .filter(|c| c.capability == capability && c.status != Status::Pass)
+            .map(|c| format!("{} — {}", c.id, c.detail))
+            .collect();
+        assert!(not_passed.is_empty(), "{not_passed:#?}");
+    }
+}
