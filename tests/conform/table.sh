@@ -1,15 +1,23 @@
 #!/usr/bin/env bash
-# `acp-cli conform` (release build) against our agent -- the demo backend, and the llm backend
+# `acp-cli conform` against our agent -- the demo backend, and the llm backend
 # with no key (so no network) -- and the three official-SDK peer agents that
 # tests/interop/setup.sh installs. Prints each run's summary, then the README's table: per
 # capability, passed / failed / skipped for each agent.
 # Fails when our agent fails a case or any agent cannot be run (conform exit 2); the peers'
 # failures are findings, documented in the README, not CI failures.
+# Usage: table.sh [--release]. CI uses the debug build `cargo test` already made (no second
+# build of the workspace); --release measures the build users install.
 set -euo pipefail
+profile=debug
+if [ "${1:-}" = --release ]; then profile=release; fi
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$root"
-cargo build --release --quiet -p acp-cli
-bin="${CARGO_TARGET_DIR:-target}/release/acp-cli"
+if [ "$profile" = release ]; then
+    cargo build --release --quiet -p acp-cli
+else
+    cargo build --quiet -p acp-cli
+fi
+bin="${CARGO_TARGET_DIR:-target}/$profile/acp-cli"
 [ -x "$bin" ] || bin="$root/$bin"
 out="$(mktemp -d)"
 trap 'rm -rf "$out"' EXIT
