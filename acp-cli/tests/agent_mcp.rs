@@ -4,6 +4,7 @@
 
 mod agent_support;
 mod llm_support;
+mod mcp_http_support;
 
 use agent_support::*;
 use llm_support::{MockModel, Reply, done, finish, text, tool_call};
@@ -333,6 +334,67 @@ fn cancelling_a_turn_cancels_the_mcp_call_on_the_server() {
         std::fs::read_to_string(&file).unwrap(),
         "waiting 4\ncancelled 4\n"
     );
+}
+
+#[test]
+fn an_http_server_is_called_through_slash_mcp_and_its_headers_are_never_written_down() {
+    let server = mcp_http_support::McpHttpServer::start();
+    let mut agent = Agent::start_with_log_env("mcp-http", &[], Some("trace"));
+    let answer = agent.call(
+        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{}}}"#,
+        1,
+    );
+    assert!(
+        answer[0].contains(r#""mcpCapabilities":{"http":true,"sse":false}"#),
+        "{answer:?}"
+    );
+    let line = format!(
+        r#"{{"jsonrpc":"2.0","id":2,"method":"session/new","params":{{"cwd":"{}","mcpServers":[{{"type":"http","name":"web","url":"{}","headers":[{{"name":"Authorization","value":"Bearer {SECRET}"}}]}}]}}}}"#,
+        s(&agent.cwd.clone()),
+        server.url()
+    );
+    let answer = agent.call(&line, 2);
+    let session = session_id(answer.last().unwrap()).unwrap();
+    agent.expect_commands(&session);
+
+    let lines = agent.prompt(3, &session, r#"/mcp web echo {"text":"over http"}"#);
+    let echo = tool_updates(&lines, "tool-1");
+    assert!(echo[0].contains(r#""title":"MCP web: echo""#), "{lines:?}");
+    assert!(echo[0].contains(r#""kind":"read""#), "{lines:?}");
+    let last = echo.last().unwrap();
+    assert!(
+        last.contains(r#""status":"completed""#)
+            && last.contains(
+                r#""content":[{"type":"content","content":{"type":"text","text":"over http"}}]"#
+            ),
+        "{lines:?}"
+    );
+    assert_eq!(lines.last().unwrap(), &stop(3, "end_turn"));
+    let bearer = format!("Bearer {SECRET}");
+    assert!(
+        server
+            .requests()
+            .iter()
+            .all(|r| r.header("authorization") == Some(bearer.as_str())),
+        "{:?}",
+        server.requests()
+    );
+
+    let cwd = agent.cwd.clone();
+    let (rest, status, stderr) = agent.finish();
+    assert!(status.success(), "{rest:?}");
+    // Header values are in no log and no session file (R-MCP-9).
+    assert!(stderr.contains("MCP server started"), "{stderr}");
+    assert!(!stderr.contains(SECRET), "the secret is in stderr");
+    for entry in walk(&cwd) {
+        let text = std::fs::read(&entry).unwrap_or_default();
+        assert!(
+            !String::from_utf8_lossy(&text).contains(SECRET),
+            "the secret is in {}",
+            entry.display()
+        );
+    }
+    assert!(cwd.join("acp-cli.log").exists());
 }
 
 /// Waits (bounded) until `ready` holds; what follows asserts, not the time it took.

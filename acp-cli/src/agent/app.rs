@@ -71,9 +71,12 @@ pub fn agent_info() -> AgentInfo {
 
 /// The connection configuration of `acp-cli --acp --stdio`: sessions survive the process,
 /// so `session/load` and every session method are served; `additionalDirectories` are
-/// honoured and a `systemPrompt` (append mode) is kept with the session.
+/// honoured and a `systemPrompt` (append mode) is kept with the session. MCP servers come
+/// over stdio or streamable HTTP (`mcpCapabilities.http`, R-SESSION-2, R-MCP-10); the old
+/// SSE transport is not spoken.
 pub fn agent_config() -> AgentConfig {
     let mut config = AgentConfig::new(agent_info());
+    config.features.mcp_http = true;
     config.features.load_session = true;
     config.features.session_list = true;
     config.features.session_resume = true;
