@@ -1079,6 +1079,33 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
         true
     }
 
+    /// A server of the session listed its tools again after saying they changed: they replace
+    /// its old ones for the running turn's next model request and every later turn (R-MCP-5).
+    pub fn mcp_tools_relisted(
+        &mut self,
+        session: &str,
+        server: &str,
+        tools: Vec<crate::mcp::Tool>,
+    ) {
+        let Some(list) = self.mcp_tools.get_mut(session) else {
+            return;
+        };
+        let at = list
+            .iter()
+            .position(|t| t.server == server)
+            .unwrap_or(list.len());
+        list.retain(|t| t.server != server);
+        let at = at.min(list.len());
+        list.splice(
+            at..at,
+            tools.into_iter().map(|tool| McpTool {
+                server: server.to_owned(),
+                tool,
+            }),
+        );
+        self.backend.mcp_tools_changed(session, list);
+    }
+
     /// The tools of the session's MCP servers (empty until they started).
     pub fn mcp_tools(&self, session: &str) -> &[McpTool] {
         self.mcp_tools.get(session).map_or(&[], Vec::as_slice)

@@ -46,6 +46,8 @@ impl std::fmt::Display for McpError {
 struct Shared {
     wire: McpWire,
     pending: HashMap<u64, Sender<Result<Value, McpError>>>,
+    /// The server said its tools changed since the list was last taken (R-MCP-5).
+    tools_changed: bool,
     /// Why the connection is over, once it is.
     closed: Option<String>,
 }
@@ -60,6 +62,9 @@ pub struct McpClient {
     outgoing: Outgoing,
     changes: Receiver<()>,
     version: String,
+    /// Held while the tools are listed again and the list handed on, so a call's answer is
+    /// handed on after a list the server changed during it (R-MCP-5).
+    relisting: smol::lock::Mutex<()>,
     /// The transport: dropping it ends the server (its process group is killed, or its
     /// HTTP session deleted).
     transport: Transport,
@@ -136,6 +141,7 @@ impl Inbound {
                     None => tracing::debug!(server = self.name, id, "late MCP answer dropped"),
                 },
                 McpEvent::ToolsChanged => {
+                    shared.tools_changed = true;
                     let _ = self.changes.try_send(());
                 }
                 McpEvent::Ignored(why) => {
@@ -244,6 +250,7 @@ impl McpClient {
             outgoing,
             changes,
             version: String::new(),
+            relisting: smol::lock::Mutex::new(()),
             transport,
         };
         if let Err(why) = client.initialize().await {
@@ -288,6 +295,18 @@ impl McpClient {
     /// A signal each time the server says its tools changed (at most one waits).
     pub fn tools_changed(&self) -> Receiver<()> {
         self.changes.clone()
+    }
+
+    /// Whether the server said its tools changed since the last call of this; whoever
+    /// takes it re-lists them (R-MCP-5).
+    pub fn take_tools_changed(&self) -> bool {
+        std::mem::take(&mut lock(&self.shared).tools_changed)
+    }
+
+    /// The lock to hold from [`McpClient::take_tools_changed`] until the new list is handed
+    /// on: whoever comes second waits until the first has handed its list on.
+    pub async fn relisting(&self) -> smol::lock::MutexGuard<'_, ()> {
+        self.relisting.lock().await
     }
 
     /// Every tool, page by page (R-MCP-5).
