@@ -4,6 +4,7 @@
 
 mod agent_support;
 mod llm_support;
+mod mcp_http_support;
 
 use agent_support::*;
 use llm_support::{MockModel, Reply, done, finish, text, tool_call};
@@ -337,6 +338,148 @@ fn cancelling_a_turn_cancels_the_mcp_call_on_the_server() {
         std::fs::read_to_string(&file).unwrap(),
         "waiting 4\ncancelled 4\n"
     );
+}
+
+#[test]
+fn a_changed_tool_list_is_read_again_before_the_next_model_request() {
+    let mock = MockModel::start(vec![
+        model_calls("c1", "mcp__scripted__change", "{}"),
+        Reply::sse(&[text("Done."), finish("stop"), done()]),
+    ]);
+    let (mut agent, session) = llm_agent("mcp-llm-changed", &mock, "/dev/null");
+    agent.send(&Agent::prompt_line(3, &session, "change your tools"));
+    let ask = permission_request(&mut agent);
+    agent.send(&choose(&request_id(&ask), "allow_once"));
+    let lines = agent.until_response(3);
+    assert_eq!(lines.last().unwrap(), &stop(3, "end_turn"), "{lines:?}");
+    let offered = |request: &llm_support::Recorded| -> Vec<String> {
+        request.json()["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|t| t["function"]["name"].as_str())
+            .filter(|name| name.starts_with("mcp__"))
+            .map(str::to_owned)
+            .collect()
+    };
+    let requests = mock.requests();
+    assert!(!offered(&requests[0]).contains(&"mcp__scripted__added".to_owned()));
+    // The server said list_changed before answering: the next request has the new tool
+    // (R-MCP-5).
+    assert!(
+        offered(&requests[1]).contains(&"mcp__scripted__added".to_owned()),
+        "{:?}",
+        offered(&requests[1])
+    );
+}
+
+#[test]
+fn a_call_past_the_timeout_fails_with_why_and_is_cancelled_on_the_server() {
+    let dir = scratch("mcp-timeout-file");
+    let file = dir.join("cancelled");
+    let mut agent = Agent::start_with_env(
+        "mcp-timeout",
+        &[],
+        None,
+        &[("ACP_CLI_MCP_CALL_TIMEOUT_MS", "300")],
+    );
+    agent.call(
+        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{}}}"#,
+        1,
+    );
+    let line = format!(
+        r#"{{"jsonrpc":"2.0","id":2,"method":"session/new","params":{{"cwd":"{}","mcpServers":[{{"name":"scripted","command":"python3","args":["{}"],"env":[{{"name":"MCP_CANCEL_FILE","value":"{}"}}]}}]}}}}"#,
+        s(&agent.cwd.clone()),
+        script(),
+        s(&file)
+    );
+    let answer = agent.call(&line, 2);
+    let session = session_id(answer.last().unwrap()).unwrap();
+    agent.expect_commands(&session);
+    agent.send(&Agent::prompt_line(3, &session, "/mcp scripted slow"));
+    let ask = permission_request(&mut agent);
+    agent.send(&choose(&request_id(&ask), "allow_once"));
+    let lines = agent.until_response(3);
+    let slow = tool_updates(&lines, "tool-1");
+    let last = slow.last().unwrap();
+    assert!(last.contains(r#""status":"failed""#), "{lines:?}");
+    assert!(
+        last.contains(
+            "Error: MCP server 'scripted': the call of 'slow' got no answer within 300 ms (R-MCP-11)"
+        ),
+        "{lines:?}"
+    );
+    assert_eq!(lines.last().unwrap(), &stop(3, "end_turn"));
+    // The dropped call was cancelled on the server (R-MCP-7).
+    wait_until(|| std::fs::read_to_string(&file).is_ok_and(|t| t.contains("cancelled")));
+    assert_eq!(
+        std::fs::read_to_string(&file).unwrap(),
+        "waiting 4\ncancelled 4\n"
+    );
+    // The session goes on.
+    let lines = agent.prompt(4, &session, "/echo still here");
+    assert_eq!(lines[0], message(&session, "still here"));
+}
+
+#[test]
+fn an_http_server_is_called_through_slash_mcp_and_its_headers_are_never_written_down() {
+    let server = mcp_http_support::McpHttpServer::start();
+    let mut agent = Agent::start_with_log_env("mcp-http", &[], Some("trace"));
+    let answer = agent.call(
+        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{}}}"#,
+        1,
+    );
+    assert!(
+        answer[0].contains(r#""mcpCapabilities":{"http":true,"sse":false}"#),
+        "{answer:?}"
+    );
+    let line = format!(
+        r#"{{"jsonrpc":"2.0","id":2,"method":"session/new","params":{{"cwd":"{}","mcpServers":[{{"type":"http","name":"web","url":"{}","headers":[{{"name":"Authorization","value":"Bearer {SECRET}"}}]}}]}}}}"#,
+        s(&agent.cwd.clone()),
+        server.url()
+    );
+    let answer = agent.call(&line, 2);
+    let session = session_id(answer.last().unwrap()).unwrap();
+    agent.expect_commands(&session);
+
+    let lines = agent.prompt(3, &session, r#"/mcp web echo {"text":"over http"}"#);
+    let echo = tool_updates(&lines, "tool-1");
+    assert!(echo[0].contains(r#""title":"MCP web: echo""#), "{lines:?}");
+    assert!(echo[0].contains(r#""kind":"read""#), "{lines:?}");
+    let last = echo.last().unwrap();
+    assert!(
+        last.contains(r#""status":"completed""#)
+            && last.contains(
+                r#""content":[{"type":"content","content":{"type":"text","text":"over http"}}]"#
+            ),
+        "{lines:?}"
+    );
+    assert_eq!(lines.last().unwrap(), &stop(3, "end_turn"));
+    let bearer = format!("Bearer {SECRET}");
+    assert!(
+        server
+            .requests()
+            .iter()
+            .all(|r| r.header("authorization") == Some(bearer.as_str())),
+        "{:?}",
+        server.requests()
+    );
+
+    let cwd = agent.cwd.clone();
+    let (rest, status, stderr) = agent.finish();
+    assert!(status.success(), "{rest:?}");
+    // Header values are in no log and no session file (R-MCP-9).
+    assert!(stderr.contains("MCP server started"), "{stderr}");
+    assert!(!stderr.contains(SECRET), "the secret is in stderr");
+    for entry in walk(&cwd) {
+        let text = std::fs::read(&entry).unwrap_or_default();
+        assert!(
+            !String::from_utf8_lossy(&text).contains(SECRET),
+            "the secret is in {}",
+            entry.display()
+        );
+    }
+    assert!(cwd.join("acp-cli.log").exists());
 }
 
 /// Waits (bounded) until `ready` holds; what follows asserts, not the time it took.

@@ -19,7 +19,7 @@ fn initialize_answers_the_agent_and_its_extensions() {
     assert_eq!(
         answer,
         [format!(
-            r#"{{"jsonrpc":"2.0","id":0,"result":{{"protocolVersion":1,"agentCapabilities":{{"loadSession":true,"promptCapabilities":{{"image":false,"audio":false,"embeddedContext":false}},"mcpCapabilities":{{"http":false,"sse":false}},"sessionCapabilities":{{"list":{{}},"resume":{{}},"close":{{}},"delete":{{}},"additionalDirectories":{{}},"systemPrompt":{{}}}}}},"authMethods":[],"agentInfo":{{"name":"acp-cli","title":"acp-cli (demo agent)","version":"{}"}},"_meta":{{"_agentao.cn/extensions":[{{"method":"_agentao.cn/ask_user","description":"Request free-form text input from the user."}},{{"method":"_agentao.cn/set_model","description":"Switch the session's model (model-only, secret-free)."}}]}}}}}}"#,
+            r#"{{"jsonrpc":"2.0","id":0,"result":{{"protocolVersion":1,"agentCapabilities":{{"loadSession":true,"promptCapabilities":{{"image":false,"audio":false,"embeddedContext":false}},"mcpCapabilities":{{"http":true,"sse":false}},"sessionCapabilities":{{"list":{{}},"resume":{{}},"close":{{}},"delete":{{}},"additionalDirectories":{{}},"systemPrompt":{{}}}}}},"authMethods":[],"agentInfo":{{"name":"acp-cli","title":"acp-cli (demo agent)","version":"{}"}},"_meta":{{"_agentao.cn/extensions":[{{"method":"_agentao.cn/ask_user","description":"Request free-form text input from the user."}},{{"method":"_agentao.cn/set_model","description":"Switch the session's model (model-only, secret-free)."}}]}}}}}}"#,
             env!("CARGO_PKG_VERSION")
         )]
     );

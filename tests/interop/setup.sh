@@ -4,6 +4,9 @@
 #   tests/interop/ts/node_modules    TypeScript SDK `@agentclientprotocol/sdk` (package-lock.json)
 #   tests/interop/rust/target        Rust SDK `agent-client-protocol` peers (version pinned with =),
 #                                    always there: an exported CARGO_TARGET_DIR does not move them
+#   tests/interop/mcp/node_modules   published MCP servers (everything, filesystem; package-lock.json)
+#                                    and the Python MCP SDK `mcp` in .venv (mcp/requirements.txt),
+#                                    for the agent's MCP client tests (acp-cli/tests/mcp_published.rs)
 # Needs python3 (>= 3.10, with venv), node (>= 20) + npm, and cargo on PATH.
 # Safe to run again: it only reinstalls what is missing or stale.
 set -euo pipefail
@@ -26,13 +29,20 @@ if [ ! -x "$here/.venv/bin/python" ]; then
     python3 -m venv "$here/.venv"
 fi
 "$here/.venv/bin/python" -m pip install --quiet --disable-pip-version-check \
-    --requirement "$here/python/requirements.txt"
+    --requirement "$here/python/requirements.txt" \
+    --requirement "$here/mcp/requirements.txt"
 
 echo "== TypeScript SDK -> $here/ts/node_modules"
 # `npm ci` installs exactly what package-lock.json pins.
 if [ ! -d "$here/ts/node_modules/@agentclientprotocol/sdk" ] \
     || [ "$here/ts/package-lock.json" -nt "$here/ts/node_modules/.package-lock.json" ]; then
     (cd "$here/ts" && npm ci --no-audit --no-fund --loglevel=error)
+fi
+
+echo "== MCP servers -> $here/mcp/node_modules"
+if [ ! -d "$here/mcp/node_modules/@modelcontextprotocol/server-everything" ] \
+    || [ "$here/mcp/package-lock.json" -nt "$here/mcp/node_modules/.package-lock.json" ]; then
+    (cd "$here/mcp" && npm ci --no-audit --no-fund --loglevel=error)
 fi
 
 echo "== Rust SDK peers -> $here/rust/target/debug/{peer-client,peer-agent}"

@@ -71,9 +71,12 @@ pub fn agent_info() -> AgentInfo {
 
 /// The connection configuration of `acp-cli --acp --stdio`: sessions survive the process,
 /// so `session/load` and every session method are served; `additionalDirectories` are
-/// honoured and a `systemPrompt` (append mode) is kept with the session.
+/// honoured and a `systemPrompt` (append mode) is kept with the session. MCP servers come
+/// over stdio or streamable HTTP (`mcpCapabilities.http`, R-SESSION-2, R-MCP-10); the old
+/// SSE transport is not spoken.
 pub fn agent_config() -> AgentConfig {
     let mut config = AgentConfig::new(agent_info());
+    config.features.mcp_http = true;
     config.features.load_session = true;
     config.features.session_list = true;
     config.features.session_resume = true;
@@ -1076,6 +1079,33 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
             self.pump(now);
         }
         true
+    }
+
+    /// A server of the session listed its tools again after saying they changed: they replace
+    /// its old ones for the running turn's next model request and every later turn (R-MCP-5).
+    pub fn mcp_tools_relisted(
+        &mut self,
+        session: &str,
+        server: &str,
+        tools: Vec<crate::mcp::Tool>,
+    ) {
+        let Some(list) = self.mcp_tools.get_mut(session) else {
+            return;
+        };
+        let at = list
+            .iter()
+            .position(|t| t.server == server)
+            .unwrap_or(list.len());
+        list.retain(|t| t.server != server);
+        let at = at.min(list.len());
+        list.splice(
+            at..at,
+            tools.into_iter().map(|tool| McpTool {
+                server: server.to_owned(),
+                tool,
+            }),
+        );
+        self.backend.mcp_tools_changed(session, list);
     }
 
     /// The tools of the session's MCP servers (empty until they started).

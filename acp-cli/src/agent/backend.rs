@@ -275,6 +275,10 @@ pub trait Backend {
     /// The session is gone: drop everything kept for it.
     fn forget_session(&mut self, session: &str);
 
+    /// The session's MCP tools changed (a server listed them again, R-MCP-5): a running
+    /// turn offers `tools` from its next step on.
+    fn mcp_tools_changed(&mut self, _session: &str, _tools: &[McpTool]) {}
+
     /// What to tell the client about a session as soon as it is open (after the
     /// `session/new`, `session/load` or `session/resume` answer): for the demo, the
     /// `available_commands_update` editors offer when the user types `/`.

@@ -37,7 +37,7 @@ use super::sessions::{CwdKind, SessionTable};
 use super::{explore, local_fs, shell};
 use crate::agent::paths::Roots;
 use crate::host::clock::HostClock;
-use crate::mcp::{self, McpClient, McpError};
+use crate::mcp::{self, McpClient};
 use crate::model::ModelClient;
 use crate::store::{
     DEFAULT_PAGE_SIZE, Deleted, Loaded, Saved, SessionHistory, SessionPage, SessionStore,
@@ -137,7 +137,17 @@ struct Jobs<'ex> {
     mcp_starting: HashMap<String, smol::Task<()>>,
     mcp_sender: smol::channel::Sender<(String, mcp::session::Started)>,
     mcp_started: smol::channel::Receiver<(String, mcp::session::Started)>,
+    /// Per session, the tasks that list a server's tools again when it says they changed.
+    mcp_watchers: HashMap<String, Vec<smol::Task<()>>>,
+    /// Tool lists read again: (session, server, tools), sent before the call's answer.
+    relisted_sender: smol::channel::Sender<Relisted>,
+    relisted: smol::channel::Receiver<Relisted>,
+    /// How long one MCP tool call may take (R-MCP-11).
+    mcp_call_timeout: Duration,
 }
+
+/// A server's tools, listed again: session, server, tools (R-MCP-5).
+type Relisted = (String, String, Vec<mcp::Tool>);
 
 impl<'ex> Jobs<'ex> {
     fn new(executor: &'ex smol::LocalExecutor<'static>, model: Rc<dyn ModelClient>) -> Self {
@@ -145,6 +155,7 @@ impl<'ex> Jobs<'ex> {
         // loop reads them only while the outbox has room, and a turn's stream is finite.
         let (sender, replies) = smol::channel::unbounded();
         let (mcp_sender, mcp_started) = smol::channel::unbounded();
+        let (relisted_sender, relisted) = smol::channel::unbounded();
         Self {
             executor,
             model,
@@ -155,7 +166,40 @@ impl<'ex> Jobs<'ex> {
             mcp_starting: HashMap::new(),
             mcp_sender,
             mcp_started,
+            mcp_watchers: HashMap::new(),
+            relisted_sender,
+            relisted,
+            mcp_call_timeout: mcp::session::call_timeout(|name| std::env::var(name).ok()),
         }
+    }
+
+    /// The session's servers run: each gets a task that lists its tools again when it says
+    /// they changed between calls (during a call, the call's job does it, R-MCP-5).
+    fn watch_mcp(&mut self, session: &str, clients: &[Arc<McpClient>]) {
+        let watchers = clients
+            .iter()
+            .map(|client| {
+                // Weak: a watcher must not keep its server running once the session lets
+                // it go (R-MCP-8).
+                let changes = client.tools_changed();
+                let client = Arc::downgrade(client);
+                let sender = self.relisted_sender.clone();
+                let session = session.to_owned();
+                self.executor.spawn(async move {
+                    while changes.recv().await.is_ok() {
+                        let Some(client) = client.upgrade() else {
+                            return;
+                        };
+                        let relisted = async |tools| {
+                            let relisted = (session.clone(), client.name().to_owned(), tools);
+                            let _ = sender.send(relisted).await;
+                        };
+                        mcp::session::relist_if_changed(&client, relisted).await;
+                    }
+                })
+            })
+            .collect();
+        self.mcp_watchers.insert(session.to_owned(), watchers);
     }
 
     /// Starts a session's MCP servers (replacing any it had).
@@ -173,6 +217,7 @@ impl<'ex> Jobs<'ex> {
     /// Stops a session's MCP servers, started or starting (R-MCP-8).
     fn stop_mcp(&mut self, session: &str) {
         self.mcp_starting.remove(session);
+        self.mcp_watchers.remove(session);
         if let Some(clients) = self.mcp.remove(session) {
             tracing::info!(session, servers = clients.len(), "MCP servers stopped");
         }
@@ -236,16 +281,23 @@ impl<'ex> Jobs<'ex> {
                     .get(&session)
                     .and_then(|clients| clients.iter().find(|c| c.name() == server))
                     .cloned();
+                let timeout = self.mcp_call_timeout;
+                let relisted = self.relisted_sender.clone();
                 // Dropping this task (the turn was cancelled) drops the call, which sends
                 // `notifications/cancelled` (R-MCP-7).
                 let task = self.executor.spawn(async move {
                     let done = match client {
                         Some(client) => {
-                            let done = client.call_tool(&tool, arguments).await;
-                            if let Err(McpError::Closed(_)) = &done {
-                                mcp::session::log_stderr(&client);
-                            }
-                            done.map_err(|e| format!("MCP server '{server}': {e}"))
+                            // A changed list goes before the answer: the turn's next
+                            // model request has it.
+                            let on_relist = async |tools| {
+                                let _ = relisted.send((session, server.clone(), tools)).await;
+                            };
+                            mcp::session::call_with_timeout(
+                                &client, &tool, arguments, timeout, on_relist,
+                            )
+                            .await
+                            .map_err(|e| format!("MCP server '{server}': {e}"))
                         }
                         None => Err(format!("no MCP server '{server}' runs in this session")),
                     };
@@ -274,6 +326,7 @@ enum Wake {
     Signal,
     Job(JobId, Reply),
     McpStarted(String, mcp::session::Started),
+    McpRelisted(Relisted),
 }
 
 async fn serve<B: Backend, W: Workspace>(
@@ -396,10 +449,19 @@ async fn serve<B: Backend, W: Workspace>(
                 std::future::pending().await
             }
         };
+        // Polled before the jobs: a list read again during a call is sent before the call's
+        // answer, so the turn has it before it builds its next model request.
+        let relisted = async {
+            match jobs.relisted.recv().await {
+                Ok(relisted) => Wake::McpRelisted(relisted),
+                Err(_) => std::future::pending().await,
+            }
+        };
         let wake = write
             .or(read)
             .or(timer)
             .or(signal)
+            .or(relisted)
             .or(job)
             .or(mcp_started)
             .await;
@@ -447,8 +509,12 @@ async fn serve<B: Backend, W: Workspace>(
                     failures,
                 } = started;
                 if app.mcp_started(now, &session, tools, failures) {
+                    jobs.watch_mcp(&session, &clients);
                     jobs.mcp.insert(session, clients);
                 }
+            }
+            Wake::McpRelisted((session, server, tools)) => {
+                app.mcp_tools_relisted(&session, &server, tools);
             }
             Wake::Signal if app.is_closed() => {
                 tracing::info!("second signal: exiting now");

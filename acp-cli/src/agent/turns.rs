@@ -21,6 +21,8 @@ pub trait SessionTurn {
     fn cancel(&mut self);
     /// The turn has handed out its last step.
     fn is_finished(&self) -> bool;
+    /// The session's MCP tools are now `tools` (R-MCP-5).
+    fn mcp_tools_changed(&mut self, _tools: &[crate::mcp::McpTool]) {}
 }
 
 /// The turns of one backend by session, and their shared state.
@@ -88,6 +90,13 @@ impl<T: SessionTurn> Turns<T> {
     pub fn cancel(&mut self, session: &str) {
         if let Some(turn) = self.running.get_mut(session) {
             turn.cancel();
+        }
+    }
+
+    /// Hands `session`'s running turn, if any, the session's new MCP tools.
+    pub fn mcp_tools_changed(&mut self, session: &str, tools: &[crate::mcp::McpTool]) {
+        if let Some(turn) = self.running.get_mut(session) {
+            turn.mcp_tools_changed(tools);
         }
     }
 

@@ -8,7 +8,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use acp_core::supervisor::recovery::ExitStatus;
+use acp_host::supervisor::recovery::ExitStatus;
 use serde_json::Value;
 use smol::channel::Receiver;
 

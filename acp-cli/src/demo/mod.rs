@@ -63,6 +63,10 @@ impl Backend for DemoBackend {
         self.turns.cancel(session);
     }
 
+    fn mcp_tools_changed(&mut self, session: &str, tools: &[crate::mcp::McpTool]) {
+        self.turns.mcp_tools_changed(session, tools);
+    }
+
     fn forget_session(&mut self, session: &str) {
         self.turns.forget(session);
         self.turns.shared.memory.forget_session(session);

@@ -691,4 +691,8 @@ impl crate::agent::turns::SessionTurn for DemoTurn {
     fn is_finished(&self) -> bool {
         DemoTurn::is_finished(self)
     }
+
+    fn mcp_tools_changed(&mut self, tools: &[crate::mcp::McpTool]) {
+        self.mcp_tools = tools.to_vec();
+    }
 }

@@ -7,6 +7,9 @@
 //! once: the response is never drained. Each request has its own connection
 //! (`Connection: close`).
 //!
+//! [`Connection`], [`write_request_head`] and [`read_head`] are the HTTP/1.1 client the MCP
+//! streamable HTTP transport uses too (`mcp::http`): one HTTP client in the agent.
+//!
 //! The API key is written into the `Authorization` header and nowhere else: tracing logs
 //! name the provider, model and URL only, and every error text is scrubbed of the key in
 //! case a server echoes it.
@@ -157,20 +160,74 @@ impl From<ModelError> for Attempt {
 
 /// The request line and headers (the only place the key is written).
 fn request_head(endpoint: &Endpoint, key: &str, body_length: usize) -> Vec<u8> {
-    format!(
-        "POST {}/chat/completions HTTP/1.1\r\n\
-         Host: {}\r\n\
-         Authorization: Bearer {key}\r\n\
-         Content-Type: application/json\r\n\
-         Accept: text/event-stream\r\n\
-         Content-Length: {body_length}\r\n\
-         User-Agent: acp-cli/{}\r\n\
-         Connection: close\r\n\r\n",
-        endpoint.path,
-        endpoint.host_header(),
-        env!("CARGO_PKG_VERSION"),
+    let authorization = format!("Bearer {key}");
+    write_request_head(
+        "POST",
+        &format!("{}/chat/completions", endpoint.path),
+        &endpoint.host_header(),
+        &[
+            ("Authorization", authorization.as_str()),
+            ("Content-Type", "application/json"),
+            ("Accept", "text/event-stream"),
+        ],
+        Some(body_length),
     )
-    .into_bytes()
+}
+
+/// An HTTP/1.1 request head: the request line, `Host`, `headers` in order, `Content-Length`
+/// (when there is a body), our `User-Agent`, and `Connection: close` (one request per
+/// connection). Callers check header names and values first (no line breaks).
+pub fn write_request_head(
+    method: &str,
+    target: &str,
+    host: &str,
+    headers: &[(&str, &str)],
+    body_length: Option<usize>,
+) -> Vec<u8> {
+    let mut head = format!("{method} {target} HTTP/1.1\r\nHost: {host}\r\n");
+    for (name, value) in headers {
+        head.push_str(&format!("{name}: {value}\r\n"));
+    }
+    if let Some(length) = body_length {
+        head.push_str(&format!("Content-Length: {length}\r\n"));
+    }
+    head.push_str(&format!(
+        "User-Agent: acp-cli/{}\r\nConnection: close\r\n\r\n",
+        env!("CARGO_PKG_VERSION")
+    ));
+    head.into_bytes()
+}
+
+/// Why a response head could not be read.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum HeadError {
+    /// The server closed (or the read failed) before the head was complete.
+    Closed(String),
+    /// The bytes are not an HTTP/1.1 response head.
+    Malformed(String),
+}
+
+/// Reads until a whole response head is in: the head and the body bytes read with it.
+pub async fn read_head(connection: &mut Connection) -> Result<(ResponseHead, Vec<u8>), HeadError> {
+    let mut buffer = Vec::with_capacity(READ_SIZE);
+    let (head, used) = loop {
+        if let Some(parsed) = response::parse_head(&buffer).map_err(HeadError::Malformed)? {
+            break parsed;
+        }
+        if connection
+            .read_more(&mut buffer)
+            .await
+            .map_err(HeadError::Closed)?
+            == 0
+        {
+            return Err(HeadError::Closed(if buffer.is_empty() {
+                "the server closed the connection without answering".to_owned()
+            } else {
+                "the server closed the connection in the middle of the response head".to_owned()
+            }));
+        }
+    };
+    Ok((head, buffer.split_off(used)))
 }
 
 /// One try: connect, send, read the head, then stream the body or read the error body.
@@ -186,21 +243,12 @@ async fn exchange(
         .send(head, body)
         .await
         .map_err(|error| ModelError::Connect(format!("sending the request failed: {error}")))?;
-    let mut buffer = Vec::with_capacity(READ_SIZE);
-    let (head, used) = loop {
-        if let Some(parsed) = response::parse_head(&buffer).map_err(ModelError::Stream)? {
-            break parsed;
-        }
-        if connection.read_more(&mut buffer).await? == 0 {
-            return Err(ModelError::Connect(if buffer.is_empty() {
-                "the server closed the connection without answering".to_owned()
-            } else {
-                "the server closed the connection in the middle of the response head".to_owned()
-            })
-            .into());
-        }
-    };
-    let rest = buffer.split_off(used);
+    let (head, rest) = read_head(&mut connection)
+        .await
+        .map_err(|error| match error {
+            HeadError::Closed(why) => ModelError::Connect(why),
+            HeadError::Malformed(why) => ModelError::Stream(why),
+        })?;
     let mut decoder = head.body_decoder().map_err(ModelError::Stream)?;
     if !(200..300).contains(&head.status) {
         let message = read_error_body(&mut connection, &mut decoder, rest, &head).await;
@@ -261,7 +309,10 @@ async fn stream_body(
             return assembler.finish();
         }
         raw.clear();
-        let read = connection.read_more(&mut raw).await?;
+        let read = connection
+            .read_more(&mut raw)
+            .await
+            .map_err(ModelError::Stream)?;
         if read == 0 {
             if !decoder.complete_at_close() && !assembler.has_finish_reason() {
                 return Err(ModelError::Stream(format!(
@@ -306,8 +357,32 @@ async fn read_error_body(
     }
 }
 
-/// An open connection to the model server.
-enum Connection {
+/// Why a connection could not be opened.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ConnectError {
+    /// The TLS settings cannot be used (`SSL_CERT_FILE`).
+    Config(String),
+    /// The server could not be reached (refused, DNS, TLS handshake).
+    Unreachable(String),
+}
+
+impl From<ConnectError> for ModelError {
+    fn from(error: ConnectError) -> Self {
+        match error {
+            ConnectError::Config(why) => ModelError::Config(why),
+            ConnectError::Unreachable(why) => ModelError::Connect(why),
+        }
+    }
+}
+
+impl From<ConnectError> for Attempt {
+    fn from(error: ConnectError) -> Self {
+        Self::Failed(error.into())
+    }
+}
+
+/// An open connection to an HTTP server (the model's, or an MCP server's).
+pub enum Connection {
     /// `http://`.
     Plain(TcpStream),
     /// `https://`.
@@ -315,19 +390,19 @@ enum Connection {
 }
 
 impl Connection {
-    /// Connects (and shakes hands, for TLS).
-    async fn open(endpoint: &Endpoint, ca_file: Option<&str>) -> Result<Self, ModelError> {
+    /// Connects (and shakes hands, for TLS, trusting `ca_file`'s certificates too).
+    pub async fn open(endpoint: &Endpoint, ca_file: Option<&str>) -> Result<Self, ConnectError> {
         let place = format!("{}:{}", endpoint.host, endpoint.port);
         let tcp = TcpStream::connect((endpoint.host.as_str(), endpoint.port))
             .await
-            .map_err(|error| ModelError::Connect(format!("{place}: {error}")))?;
+            .map_err(|error| ConnectError::Unreachable(format!("{place}: {error}")))?;
         // Streamed tokens are small writes from the server; our request is one write.
         let _ = tcp.set_nodelay(true);
         if !endpoint.tls {
             return Ok(Self::Plain(tcp));
         }
         let name = ServerName::try_from(endpoint.host.clone()).map_err(|_| {
-            ModelError::Connect(format!(
+            ConnectError::Unreachable(format!(
                 "'{}' is not a valid TLS server name",
                 endpoint.host
             ))
@@ -336,13 +411,13 @@ impl Connection {
             .connect(name, tcp)
             .await
             .map_err(|error| {
-                ModelError::Connect(format!("TLS handshake with {place} failed: {error}"))
+                ConnectError::Unreachable(format!("TLS handshake with {place} failed: {error}"))
             })?;
         Ok(Self::Tls(Box::new(tls)))
     }
 
     /// Writes the request head and body, then flushes.
-    async fn send(&mut self, head: &[u8], body: &[u8]) -> std::io::Result<()> {
+    pub async fn send(&mut self, head: &[u8], body: &[u8]) -> std::io::Result<()> {
         match self {
             Self::Plain(stream) => {
                 stream.write_all(head).await?;
@@ -358,7 +433,7 @@ impl Connection {
     }
 
     /// Reads once, appending to `buffer`; 0 means the server closed.
-    async fn read_more(&mut self, buffer: &mut Vec<u8>) -> Result<usize, ModelError> {
+    pub async fn read_more(&mut self, buffer: &mut Vec<u8>) -> Result<usize, String> {
         let start = buffer.len();
         buffer.resize(start + READ_SIZE, 0);
         let read = match self {
@@ -377,9 +452,7 @@ impl Connection {
             }
             Err(error) => {
                 buffer.truncate(start);
-                Err(ModelError::Stream(format!(
-                    "reading the response failed: {error}"
-                )))
+                Err(format!("reading the response failed: {error}"))
             }
         }
     }
@@ -387,12 +460,12 @@ impl Connection {
 
 /// The TLS client configuration: ring's provider, the webpki roots (plus the certificates
 /// of `ca_file`, when set), ALPN `http/1.1`. Without `ca_file` it is built once.
-fn tls_config(ca_file: Option<&str>) -> Result<Arc<ClientConfig>, ModelError> {
+fn tls_config(ca_file: Option<&str>) -> Result<Arc<ClientConfig>, ConnectError> {
     static DEFAULT: OnceLock<Arc<ClientConfig>> = OnceLock::new();
     let Some(path) = ca_file else {
         return Ok(DEFAULT.get_or_init(|| build_tls_config(Vec::new())).clone());
     };
-    let unreadable = |why: String| ModelError::Config(format!("SSL_CERT_FILE '{path}' {why}"));
+    let unreadable = |why: String| ConnectError::Config(format!("SSL_CERT_FILE '{path}' {why}"));
     let certificates = CertificateDer::pem_file_iter(path)
         .map_err(|error| match error {
             pem::Error::Io(error) => unreadable(format!("cannot be read: {error}")),

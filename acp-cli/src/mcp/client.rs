@@ -12,6 +12,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use smol::channel::{Receiver, Sender};
 
+use super::http::HttpServer;
 use super::messages::{self, CallResult, Tool, ToolsPage};
 use super::stdio::StdioServer;
 use super::wire::{McpEvent, McpWire, RpcError};
@@ -45,6 +46,8 @@ impl std::fmt::Display for McpError {
 struct Shared {
     wire: McpWire,
     pending: HashMap<u64, Sender<Result<Value, McpError>>>,
+    /// The server said its tools changed since the list was last taken (R-MCP-5).
+    tools_changed: bool,
     /// Why the connection is over, once it is.
     closed: Option<String>,
 }
@@ -59,8 +62,20 @@ pub struct McpClient {
     outgoing: Outgoing,
     changes: Receiver<()>,
     version: String,
-    /// The transport: dropping it ends the server (its process group is killed).
-    _server: StdioServer,
+    /// Held while the tools are listed again and the list handed on, so a call's answer is
+    /// handed on after a list the server changed during it (R-MCP-5).
+    relisting: smol::lock::Mutex<()>,
+    /// The transport: dropping it ends the server (its process group is killed, or its
+    /// HTTP session deleted).
+    transport: Transport,
+}
+
+/// How the messages travel.
+enum Transport {
+    /// A child process (R-MCP-8).
+    Stdio(StdioServer),
+    /// Streamable HTTP (R-MCP-10).
+    Http(HttpServer),
 }
 
 impl std::fmt::Debug for McpClient {
@@ -88,9 +103,20 @@ impl Inbound {
     }
 
     /// One whole message (HTTP).
-    #[allow(dead_code)]
     pub(super) fn message(&self, text: &str) {
         self.with_wire(|wire| wire.handle_message(text));
+    }
+
+    /// Whether our request `id` still waits for its answer.
+    pub(super) fn is_waiting(&self, id: u64) -> bool {
+        lock(&self.shared).pending.contains_key(&id)
+    }
+
+    /// Our request `id` will get no answer (its HTTP exchange failed): its caller hears why.
+    pub(super) fn fail(&self, id: u64, why: String) {
+        if let Some(waiter) = lock(&self.shared).pending.remove(&id) {
+            let _ = waiter.try_send(Err(McpError::Closed(why)));
+        }
     }
 
     /// The output ended: every waiting call fails with `why`.
@@ -115,6 +141,7 @@ impl Inbound {
                     None => tracing::debug!(server = self.name, id, "late MCP answer dropped"),
                 },
                 McpEvent::ToolsChanged => {
+                    shared.tools_changed = true;
                     let _ = self.changes.try_send(());
                 }
                 McpEvent::Ignored(why) => {
@@ -169,13 +196,8 @@ impl McpClient {
         let connect = async {
             match server {
                 acp_core::schema::McpServer::Stdio(stdio) => Self::stdio(stdio, cwd).await,
-                other => Err(format!(
-                    "the '{}' transport is not supported",
-                    match other {
-                        acp_core::schema::McpServer::Http(_) => "http",
-                        _ => "sse",
-                    }
-                )),
+                acp_core::schema::McpServer::Http(http) => Self::http(http).await,
+                _ => Err("the 'sse' transport is not supported".to_owned()),
             }
         };
         let timed_out = async {
@@ -193,6 +215,25 @@ impl McpClient {
         server: &acp_core::schema::McpServerStdio,
         cwd: &str,
     ) -> Result<Self, String> {
+        Self::connect(&server.name, |inbound, lines| {
+            StdioServer::spawn(server, cwd, inbound, lines).map(Transport::Stdio)
+        })
+        .await
+    }
+
+    /// Connects to a streamable HTTP server and initializes it.
+    pub async fn http(server: &acp_core::schema::McpServerHttp) -> Result<Self, String> {
+        Self::connect(&server.name, |inbound, lines| {
+            HttpServer::start(server, inbound, lines).map(Transport::Http)
+        })
+        .await
+    }
+
+    /// Starts a transport on fresh protocol state, then the handshake.
+    async fn connect(
+        name: &str,
+        transport: impl FnOnce(Inbound, Receiver<Vec<u8>>) -> Result<Transport, String>,
+    ) -> Result<Self, String> {
         let (changes_tx, changes) = smol::channel::bounded(1);
         let (outgoing, lines) = smol::channel::unbounded();
         let shared = Arc::new(Mutex::new(Shared::default()));
@@ -200,16 +241,17 @@ impl McpClient {
             shared: Arc::clone(&shared),
             outgoing: outgoing.clone(),
             changes: changes_tx,
-            name: server.name.clone(),
+            name: name.to_owned(),
         };
-        let process = StdioServer::spawn(server, cwd, inbound, lines)?;
+        let transport = transport(inbound, lines)?;
         let mut client = Self {
-            name: server.name.clone(),
+            name: name.to_owned(),
             shared,
             outgoing,
             changes,
             version: String::new(),
-            _server: process,
+            relisting: smol::lock::Mutex::new(()),
+            transport,
         };
         if let Err(why) = client.initialize().await {
             super::session::log_stderr(&client);
@@ -225,6 +267,9 @@ impl McpClient {
             .await
             .map_err(|e| format!("initialize failed: {e}"))?;
         self.version = messages::negotiated_version(&result)?;
+        if let Transport::Http(http) = &self.transport {
+            http.set_protocol_version(&self.version);
+        }
         self.notify("notifications/initialized");
         Ok(())
     }
@@ -239,14 +284,29 @@ impl McpClient {
         &self.version
     }
 
-    /// The server's stderr lines kept so far (the last ones), for the log.
+    /// The server's stderr lines kept so far (the last ones), for the log; none over HTTP.
     pub fn stderr_tail(&self) -> String {
-        self._server.stderr_tail()
+        match &self.transport {
+            Transport::Stdio(server) => server.stderr_tail(),
+            Transport::Http(_) => String::new(),
+        }
     }
 
     /// A signal each time the server says its tools changed (at most one waits).
     pub fn tools_changed(&self) -> Receiver<()> {
         self.changes.clone()
+    }
+
+    /// Whether the server said its tools changed since the last call of this; whoever
+    /// takes it re-lists them (R-MCP-5).
+    pub fn take_tools_changed(&self) -> bool {
+        std::mem::take(&mut lock(&self.shared).tools_changed)
+    }
+
+    /// The lock to hold from [`McpClient::take_tools_changed`] until the new list is handed
+    /// on: whoever comes second waits until the first has handed its list on.
+    pub async fn relisting(&self) -> smol::lock::MutexGuard<'_, ()> {
+        self.relisting.lock().await
     }
 
     /// Every tool, page by page (R-MCP-5).

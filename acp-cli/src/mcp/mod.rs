@@ -5,10 +5,12 @@
 //! - [`messages`]: the typed messages a client needs (handshake, tool pages, call results).
 //! - [`client`]: an initialized server: list tools, call one, cancel a call.
 //! - [`stdio`]: the stdio transport, a child in its own process group.
+//! - [`http`]: the streamable HTTP transport, on the model client's HTTP/1.1 client.
 //! - [`session`]: a session's servers, started together with a timeout.
 //! - [`tool`]: a session's MCP tool as the backends see it.
 
 pub mod client;
+pub mod http;
 pub mod messages;
 pub mod session;
 pub mod stdio;

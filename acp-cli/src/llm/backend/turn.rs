@@ -1013,4 +1013,8 @@ impl crate::agent::turns::SessionTurn for LlmTurn {
     fn is_finished(&self) -> bool {
         LlmTurn::is_finished(self)
     }
+
+    fn mcp_tools_changed(&mut self, tools: &[crate::mcp::McpTool]) {
+        self.mcp_tools = tools.to_vec();
+    }
 }
