@@ -50,8 +50,9 @@ fn initialize_answers_the_configured_capabilities_info_and_extensions() {
         )]
     );
     match h.take_events().as_slice() {
-        [AgentEvent::Initialized { client, request }] => {
+        [AgentEvent::Initialized { client, params }] => {
             assert_eq!(*client, Capabilities::FS_READ.union(Capabilities::TERMINAL));
+            let request = h.agent.initialize_request(*params).unwrap();
             assert_eq!(request.client_info.as_ref().unwrap().name, "zed");
         }
         other => panic!("{other:?}"),

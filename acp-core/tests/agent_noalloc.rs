@@ -1,10 +1,11 @@
 //! The agent connection over fixed storage (`Fixed`): the handshake and a whole prompt turn.
 //! Run it without an allocator too: `cargo test -p acp-core --no-default-features --test
-//! agent_noalloc`. Events then carry the raw params instead of typed messages.
+//! agent_noalloc`. Events are the same in both builds: request params are read through the
+//! connection (`params`, `request_view`) while the events of an input are drained.
 
 use acp_core::Instant;
 use acp_core::conn::agent::{
-    AgentConfig, AgentConnection, AgentEvent, AgentInfo, Fixed, RAW_PARAMS_MAX, RawUpdate,
+    AgentConfig, AgentConnection, AgentEvent, AgentInfo, Fixed, RawToolCall, RawUpdate,
 };
 use acp_core::machine::UsageError;
 use acp_core::machine::handshake::Capabilities;
@@ -22,12 +23,20 @@ fn step(
     input: &str,
     events: &mut Vec<AgentEvent>,
 ) -> Vec<String> {
-    let taken = agent.handle_bytes(Instant(0), input.as_bytes());
-    assert_eq!(taken, input.len());
-    while let Some(event) = agent.poll_event() {
-        events.push(event);
+    // A request's params are kept until the next input, so lines after one wait: feed the
+    // rest after draining (the call order).
+    let mut rest = input.as_bytes();
+    loop {
+        let taken = agent.handle_bytes(Instant(0), rest);
+        rest = &rest[taken..];
+        while let Some(event) = agent.poll_event() {
+            events.push(event);
+        }
+        if rest.is_empty() {
+            return take(agent);
+        }
+        assert!(taken > 0 || agent.poll_transmit().is_empty(), "no progress");
     }
-    take(agent)
 }
 
 fn take(agent: &mut AgentConnection<Small>) -> Vec<String> {
@@ -83,9 +92,18 @@ fn handshake_and_a_prompt_turn_over_fixed_storage() {
         [AgentEvent::Prompt { session, .. }] => assert_eq!(session.as_str(), "s1"),
         other => panic!("{other:?}"),
     }
-    #[cfg(not(feature = "alloc"))]
     if let AgentEvent::Prompt { params, .. } = &events[0] {
-        assert!(params.contains("\"text\":\"hi\""));
+        assert_eq!(
+            agent.params(*params),
+            Some(r#"{"sessionId":"s1","prompt":[{"type":"text","text":"hi"}]}"#)
+        );
+        let Some(Ok(acp_core::view::ClientRequestView::Prompt(prompt))) =
+            agent.request_view("session/prompt", *params)
+        else {
+            panic!("a prompt view")
+        };
+        let first = prompt.prompt.iter().next().unwrap();
+        assert_eq!(first.as_text().and_then(|t| t.as_plain()), Some("hi"));
     }
     let update = RawUpdate::new(
         r#"{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"hello"}}"#,
@@ -159,32 +177,153 @@ fn the_fixed_line_limit_is_enforced() {
     assert_eq!(agent.requests_owed(), 0);
 }
 
-/// Without `alloc`, events carry a bounded copy of the params: longer params are answered
-/// `-32603` by the connection. With `alloc` the same request is handed over typed.
+/// Params are not copied into events: a request as long as the line limit allows is handed
+/// over whole, and its params stay readable until the next input only.
 #[test]
-fn params_beyond_the_event_copy_are_refused_without_alloc() {
+fn params_are_kept_whole_until_the_next_input() {
     let mut agent: AgentConnection<Fixed<8192, 8192, 2, 4, 8>> =
         AgentConnection::new(AgentConfig::new(AgentInfo::new("tiny", "Tiny", "1")));
     agent.restore_handshake(Capabilities::empty());
+    let cwd = format!("/{}", "a".repeat(6000));
     let line = format!(
-        "{{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"session/new\",\"params\":{{\"cwd\":\"/{}\"}}}}\n",
-        "a".repeat(RAW_PARAMS_MAX)
+        "{{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"session/new\",\"params\":{{\"cwd\":\"{cwd}\",\"mcpServers\":[]}}}}\n"
     );
     assert_eq!(agent.handle_bytes(Instant(0), line.as_bytes()), line.len());
+    let Some(AgentEvent::NewSession { params, .. }) = agent.poll_event() else {
+        panic!("a session/new event")
+    };
+    assert!(agent.poll_event().is_none());
+    assert!(agent.poll_transmit().is_empty());
+    let expected = format!("{{\"cwd\":\"{cwd}\",\"mcpServers\":[]}}");
+    assert_eq!(agent.params(params), Some(expected.as_str()));
+    agent.handle_bytes(Instant(0), b"");
+    assert_eq!(
+        agent.params(params),
+        None,
+        "a handle of an earlier input reads nothing"
+    );
+}
+
+/// One line's params are kept at a time: lines after a request wait (backpressure) until the
+/// events are drained and input is fed again; nothing is lost.
+#[test]
+fn a_second_request_waits_for_the_next_input() {
+    let mut agent = agent();
+    agent.restore_handshake(Capabilities::empty());
+    let one = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"session/new\",\"params\":{\"cwd\":\"/a\",\"mcpServers\":[]}}\n";
+    let two = "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"session/new\",\"params\":{\"cwd\":\"/b\",\"mcpServers\":[]}}\n";
+    let input = format!("{one}{two}");
+    assert_eq!(agent.handle_bytes(Instant(0), input.as_bytes()), one.len());
+    let Some(AgentEvent::NewSession { params, .. }) = agent.poll_event() else {
+        panic!("the first session/new")
+    };
+    assert_eq!(
+        agent.params(params),
+        Some(r#"{"cwd":"/a","mcpServers":[]}"#)
+    );
+    assert!(agent.poll_event().is_none());
+    assert_eq!(agent.handle_bytes(Instant(0), two.as_bytes()), two.len());
+    let Some(AgentEvent::NewSession { params, .. }) = agent.poll_event() else {
+        panic!("the second session/new")
+    };
+    assert_eq!(
+        agent.params(params),
+        Some(r#"{"cwd":"/b","mcpServers":[]}"#)
+    );
+}
+
+/// A whole tool turn without an allocator (R-PERM-1, R-PERM-2, R-ASK-1): the tool call is
+/// announced, permission is asked and granted, the user is asked a question and answers, the
+/// turn ends. Exact lines both ways.
+#[test]
+fn a_permission_and_an_ask_user_turn_over_fixed_storage() {
+    let mut agent = agent();
     let mut events = Vec::new();
-    while let Some(event) = agent.poll_event() {
-        events.push(event);
+    agent.restore_handshake(Capabilities::empty());
+    agent.restore_session("s1").unwrap();
+    step(
+        &mut agent,
+        "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"session/prompt\",\"params\":{\"sessionId\":\"s1\",\"prompt\":[{\"type\":\"text\",\"text\":\"/tool\"}]}}\n",
+        &mut events,
+    );
+    assert!(matches!(events.as_slice(), [AgentEvent::Prompt { .. }]));
+    events.clear();
+    let call =
+        r#"{"toolCallId":"call-1","title":"write notes.txt","kind":"edit","status":"pending"}"#;
+    let tool_call = RawToolCall::new(call, "edit write notes.txt").unwrap();
+    // R-PERM-2: not announced yet.
+    assert_eq!(
+        agent.request_permission_raw(Instant(0), "s1", &tool_call, None),
+        Err(UsageError::UnknownToolCall)
+    );
+    let announce = format!(r#"{{"sessionUpdate":"tool_call",{}"#, &call[1..]);
+    agent
+        .send_update("s1", &RawUpdate::new(&announce).unwrap())
+        .unwrap();
+    let permission = agent
+        .request_permission_raw(Instant(0), "s1", &tool_call, None)
+        .unwrap();
+    assert_eq!(
+        take(&mut agent),
+        [
+            r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"tool_call","toolCallId":"call-1","title":"write notes.txt","kind":"edit","status":"pending"}}}"#,
+            r#"{"jsonrpc":"2.0","id":0,"method":"session/request_permission","params":{"sessionId":"s1","toolCall":{"toolCallId":"call-1","title":"write notes.txt","kind":"edit","status":"pending"},"options":[{"optionId":"allow_once","name":"Allow once","kind":"allow_once"},{"optionId":"allow_always","name":"Always allow","kind":"allow_always"},{"optionId":"reject_once","name":"Reject once","kind":"reject_once"},{"optionId":"reject_always","name":"Always reject","kind":"reject_always"}]}}"#,
+        ]
+    );
+    step(
+        &mut agent,
+        "{\"jsonrpc\":\"2.0\",\"id\":0,\"result\":{\"outcome\":{\"outcome\":\"selected\",\"optionId\":\"allow_once\"}}}\n",
+        &mut events,
+    );
+    match events.as_slice() {
+        [
+            AgentEvent::PermissionResolved {
+                request,
+                decision,
+                remembered: false,
+                ..
+            },
+        ] => {
+            assert_eq!(*request, permission);
+            assert!(decision.is_allowed(), "{decision:?}");
+        }
+        other => panic!("{other:?}"),
     }
-    let text = String::from_utf8(agent.poll_transmit().to_vec()).unwrap();
-    if cfg!(feature = "alloc") {
-        assert!(text.is_empty());
-        assert!(matches!(events.as_slice(), [AgentEvent::NewSession { .. }]));
-    } else {
-        assert_eq!(
-            text,
-            "{\"jsonrpc\":\"2.0\",\"id\":1,\"error\":{\"code\":-32603,\"message\":\"Internal error: params longer than 2048 bytes\"}}\n"
-        );
+    events.clear();
+    let ask = agent
+        .ask_user_question(Instant(0), "s1", "Which colour?", None)
+        .unwrap();
+    assert_eq!(
+        take(&mut agent),
+        [
+            r#"{"jsonrpc":"2.0","id":1,"method":"_agentao.cn/ask_user","params":{"sessionId":"s1","question":"Which colour?"}}"#
+        ]
+    );
+    step(
+        &mut agent,
+        "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"outcome\":\"answered\",\"text\":\"blue \\u00e9\"}}\n",
+        &mut events,
+    );
+    match events.as_slice() {
+        [
+            AgentEvent::AskUserAnswered {
+                request,
+                text,
+                answered: true,
+                ..
+            },
+        ] => {
+            assert_eq!(*request, ask);
+            assert_eq!(text.as_str(), "blue \u{e9}");
+        }
+        other => panic!("{other:?}"),
     }
+    agent.end_turn("s1", StopReason::EndTurn).unwrap();
+    assert_eq!(
+        take(&mut agent),
+        [r#"{"jsonrpc":"2.0","id":7,"result":{"stopReason":"end_turn"}}"#]
+    );
+    assert_eq!((agent.requests_owed(), agent.requests_in_flight()), (0, 0));
 }
 
 /// Input stops while the outbox cannot take another reply, and resumes (with nothing lost)

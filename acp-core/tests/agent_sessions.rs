@@ -76,8 +76,9 @@ fn mcp_http_and_sse_need_the_advertised_capability() {
     match h.take_events().as_slice() {
         [
             AgentEvent::PeerViolation(_),
-            AgentEvent::NewSession { request, .. },
+            AgentEvent::NewSession { params, .. },
         ] => {
+            let request = h.agent.new_session_request(*params).unwrap();
             assert!(matches!(request.mcp_servers[0], McpServer::Sse(_)))
         }
         other => panic!("{other:?}"),
@@ -89,7 +90,8 @@ fn missing_mcp_servers_is_an_empty_list_and_the_full_answer_is_written() {
     let mut h = ready();
     h.send(r#"{"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":"/w"}}"#);
     let ticket = match h.take_events().as_slice() {
-        [AgentEvent::NewSession { ticket, request }] => {
+        [AgentEvent::NewSession { ticket, params }] => {
+            let request = h.agent.new_session_request(*params).unwrap();
             assert!(request.mcp_servers.is_empty());
             *ticket
         }
@@ -228,10 +230,13 @@ fn set_mode_emits_current_mode_update_then_mode_id() {
             AgentEvent::Request {
                 ticket,
                 method,
-                request: Some(ClientRequest::SetSessionMode(r)),
+                params,
                 ..
             },
         ] => {
+            let Some(ClientRequest::SetSessionMode(r)) = h.agent.request(method, *params) else {
+                panic!("a set_mode request")
+            };
             assert_eq!(method, "session/set_mode");
             assert_eq!(r.mode_id, "read-only");
             *ticket
@@ -392,12 +397,15 @@ fn advertised_close_and_registered_extensions_reach_the_app() {
                 ticket,
                 method,
                 params,
-                request: None,
                 ..
             },
         ] => {
+            assert!(
+                h.agent.request(method, *params).is_none(),
+                "an extension is not typed"
+            );
             assert_eq!(
-                (method.as_str(), params.as_str()),
+                (method.as_str(), h.agent.params(*params).unwrap()),
                 ("_vendor/echo", r#"{"a":1}"#)
             );
             *ticket

@@ -159,7 +159,7 @@ fn prompt_validation_texts() {
     let events = h.take_events();
     assert_eq!(events.len(), 6, "five refusals reported, then the prompt");
     match events.last() {
-        Some(AgentEvent::Prompt { prompt, .. }) => assert_eq!(prompt.len(), 3),
+        Some(AgentEvent::Prompt { params, .. }) => assert_eq!(h.agent.prompt(*params).len(), 3),
         other => panic!("{other:?}"),
     }
 }

@@ -168,7 +168,7 @@ impl Agent {
             AgentEvent::AskUserAnswered { request, text, .. } => format!(
                 r#"{{"kind":"app","name":"ask_user","request":{},"text":{}}}"#,
                 request.0,
-                json!(text)
+                json!(text.as_str())
             ),
             AgentEvent::Response { request, result } => match result {
                 Ok(_) => format!(
@@ -184,7 +184,7 @@ impl Agent {
                 let id = self.ticket_id(*ticket);
                 format!(
                     r#"{{"kind":"app","name":"request","id":{id},"method":{}}}"#,
-                    json!(method)
+                    json!(method.as_str())
                 )
             }
             AgentEvent::RequestCancelled { ticket } => {

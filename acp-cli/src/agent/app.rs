@@ -789,19 +789,20 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
 
     fn on_event(&mut self, event: AgentEvent, now: Instant) {
         match event {
-            AgentEvent::Initialized {
-                client, request, ..
-            } => {
+            AgentEvent::Initialized { client, params } => {
+                let request = self.conn.initialize_request(params);
                 self.client_fs = ClientFs {
                     read: client.contains(Capabilities::FS_READ),
                     write: client.contains(Capabilities::FS_WRITE),
                 };
                 self.client_terminal = client.contains(Capabilities::TERMINAL);
-                self.client_notices = request
-                    .client_capabilities
-                    .session
-                    .as_ref()
-                    .is_some_and(|session| session.notices.is_some());
+                self.client_notices = request.is_some_and(|request| {
+                    request
+                        .client_capabilities
+                        .session
+                        .as_ref()
+                        .is_some_and(|session| session.notices.is_some())
+                });
                 tracing::info!(
                     fs_read = self.client_fs.read,
                     fs_write = self.client_fs.write,
@@ -809,10 +810,16 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
                     "initialized"
                 );
             }
-            AgentEvent::NewSession { ticket, request } => self.new_session(ticket, &request),
+            AgentEvent::NewSession { ticket, params } => {
+                // Validated by the connection: the owned request always decodes.
+                if let Some(request) = self.conn.new_session_request(params) {
+                    self.new_session(ticket, &request);
+                }
+            }
             AgentEvent::Prompt {
-                session, prompt, ..
+                session, params, ..
             } => {
+                let prompt = self.conn.prompt(params);
                 let session = session.as_str();
                 if self.mcp_starting.contains(session) {
                     // Its tools are not known yet: the turn starts once they are (R-MCP-3).
@@ -848,6 +855,7 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
                 self.answered(request, AskedFor::Permission, Reply::Permission(decision));
             }
             AgentEvent::AskUserAnswered { request, text, .. } => {
+                let text = String::from(text.as_str());
                 self.answered(request, AskedFor::Answer, Reply::Answer(text));
             }
             AgentEvent::Response { request, result } => {
@@ -895,9 +903,8 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
                 ticket,
                 method,
                 session,
-                request,
-                ..
-            } => match request {
+                params,
+            } => match self.conn.request(&method, params) {
                 Some(ClientRequest::ListSessions(request)) => self.list_sessions(ticket, &request),
                 Some(ClientRequest::CloseSession(request)) => {
                     self.close_session(ticket, &request.session_id)
@@ -933,7 +940,10 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
                 session,
                 resume,
                 params,
-            } => self.load_session(ticket, session.as_str(), resume, &params),
+            } => {
+                let params = String::from(self.conn.params(params).unwrap_or("{}"));
+                self.load_session(ticket, session.as_str(), resume, &params)
+            }
             // Events of later versions: only noted, never printed (they may carry params).
             _ => tracing::debug!("event ignored"),
         }

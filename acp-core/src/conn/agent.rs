@@ -15,6 +15,7 @@
 //!
 //! [`machine`]: crate::machine
 
+mod asks;
 mod config;
 mod event;
 mod inbound;
@@ -25,13 +26,14 @@ mod wire_out;
 use core::fmt;
 use core::time::Duration;
 
+pub use asks::RawToolCall;
 pub use config::{
     AgentConfig, AgentFeatures, AgentInfo, EXTENSION_DESCRIPTION_MAX, EXTENSION_NAME_MAX,
     EXTENSIONS_MAX, Extension, Limits,
 };
 #[cfg(feature = "alloc")]
 pub use event::ResponseError;
-pub use event::{AgentEvent, ClientViolation, METHOD_MAX, RAW_PARAMS_MAX, RawParams};
+pub use event::{AgentEvent, ClientViolation, METHOD_MAX, Params};
 pub use state::{Announced, Asked, AskedKind, TOOL_CALL_ID_MAX};
 pub use update::{RawUpdate, TURN_KINDS, Update};
 pub use wire_out::{ASK_USER_DESCRIPTION, SET_MODEL_DESCRIPTION};
@@ -47,8 +49,9 @@ use crate::machine::session::{SessionInput, SessionOutput, SessionState, Session
 use crate::machine::time::Monotonic;
 use crate::machine::turn::StopReason;
 use crate::machine::{Instant, Rejection, ReqRef, RequestId, SessionId, Table, Ticket, UsageError};
-use crate::wire::ErrorCode;
+use crate::view::{ClientRequestView, ViewError};
 use crate::wire::frame::Framer;
+use crate::wire::{ErrorCode, RawValue};
 use state::Asked as AskedRow;
 use wire_out::{
     CancelRequestParams, ModeResult, ModeUpdate, SessionIdResult, StopResult, UpdateParams,
@@ -69,7 +72,8 @@ use wire_out::{
 ///
 /// Debug builds check step 2: feeding an input while events are still queued panics.
 /// `handle_bytes` returns how many bytes it took; it takes fewer only under backpressure
-/// (the outbox is full or the event queue cannot take another line's events). Keep the rest,
+/// (the outbox is full, the event queue cannot take another line's events, or a request's
+/// params are kept for the events of this input: one request line per input). Keep the rest,
 /// write out, drain, and feed it again; when everything was taken but
 /// [`is_input_held`](Self::is_input_held) is true, call `handle_bytes(now, &[])` after
 /// writing out.
@@ -79,7 +83,7 @@ use wire_out::{
 /// use acp_core::machine::turn::StopReason;
 /// use acp_core::Instant;
 ///
-/// let mut agent: AgentConnection<acp_core::conn::Growable> =
+/// let mut agent: AgentConnection<acp_core::conn::Fixed<4096, 4096, 1, 2, 4>> =
 ///     AgentConnection::new(AgentConfig::new(AgentInfo::new("demo", "Demo", "0.1.0")));
 /// let mut wire = Vec::new();
 /// let input = concat!(
@@ -87,10 +91,14 @@ use wire_out::{
 ///     r#"{"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":"/tmp","mcpServers":[]}}"#, "\n",
 /// );
 /// let now = Instant(0);
-/// assert_eq!(agent.handle_bytes(now, input.as_bytes()), input.len());
-/// while let Some(event) = agent.poll_event() {
-///     if let AgentEvent::NewSession { ticket, .. } = event {
-///         agent.accept_new_session_id(ticket, "s1").unwrap();
+/// // A request's params are kept until the next input: the line after it waits.
+/// let mut rest = input.as_bytes();
+/// while !rest.is_empty() {
+///     rest = &rest[agent.handle_bytes(now, rest)..];
+///     while let Some(event) = agent.poll_event() {
+///         if let AgentEvent::NewSession { ticket, .. } = event {
+///             agent.accept_new_session_id(ticket, "s1").unwrap();
+///         }
 ///     }
 /// }
 /// let prompt = concat!(
@@ -137,6 +145,12 @@ pub(crate) struct Core<B: Buffers> {
     eof: bool,
     /// Complete lines wait in the framer because of backpressure.
     held: bool,
+    /// Inputs seen, so a [`Params`] handle of an earlier input reads as nothing.
+    input: u32,
+    /// The params of the line being routed, to keep once routing is done (address, length).
+    to_keep: Option<(usize, usize)>,
+    /// Where the kept params are in the framer's storage (start, length).
+    kept: Option<(usize, usize)>,
 }
 
 impl<B: Buffers> fmt::Debug for AgentConnection<B> {
@@ -178,6 +192,9 @@ impl<B: Buffers> AgentConnection<B> {
             dropped_events: 0,
             eof: false,
             held: false,
+            input: 0,
+            to_keep: None,
+            kept: None,
             config,
         };
         Self { transport, core }
@@ -190,6 +207,7 @@ impl<B: Buffers> AgentConnection<B> {
     /// automatically and reported as [`AgentEvent::PeerViolation`]; it is never an error.
     pub fn handle_bytes(&mut self, now: Instant, bytes: &[u8]) -> usize {
         self.check_drained();
+        self.core.next_input();
         let now = self.core.clock.observe(now);
         let mut rest = bytes;
         self.process_lines(now, &mut rest);
@@ -205,12 +223,15 @@ impl<B: Buffers> AgentConnection<B> {
         if self.core.eof {
             return;
         }
+        self.core.next_input();
         let now = self.core.clock.observe(now);
         self.transport.finish();
         self.core.held = false;
-        // Bounded by the lines in the framer; backpressure does not apply any more.
+        // Bounded by the lines in the framer (at most the last, unterminated one);
+        // backpressure does not apply any more.
         while let Some((incoming, out)) = self.transport.next_incoming() {
             self.core.on_incoming(now, incoming, out);
+            self.keep_params(&[]);
         }
         self.core.on_eof(now, self.transport.outbox());
     }
@@ -219,6 +240,7 @@ impl<B: Buffers> AgentConnection<B> {
     /// permission as rejected, an ask_user with the sentinel). Spurious calls do nothing.
     pub fn handle_timeout(&mut self, now: Instant) {
         self.check_drained();
+        self.core.next_input();
         let now = self.core.clock.observe(now);
         self.core.pending.handle_timeout(now);
         self.core.drain_settled();
@@ -309,6 +331,74 @@ impl<B: Buffers> AgentConnection<B> {
     /// The configuration.
     pub fn config(&self) -> &AgentConfig {
         &self.core.config
+    }
+
+    // ----- params of the events of the last input -----
+
+    /// The raw JSON text of an event's params (`{}` for a request without params); `None`
+    /// for a handle of an earlier input (params are kept until the next input only).
+    pub fn params(&self, params: Params) -> Option<&str> {
+        if params == Params::NONE {
+            return Some("{}");
+        }
+        let (start, len) = self.core.kept?;
+        if params.input != self.core.input
+            || (params.start as usize, params.len as usize) != (start, len)
+        {
+            return None;
+        }
+        core::str::from_utf8(self.transport.kept(start, len)).ok()
+    }
+
+    /// An event's params as a JSON value to read with [`crate::wire::json`].
+    pub fn params_value(&self, params: Params) -> Option<RawValue<'_>> {
+        crate::wire::json::parse_value(self.params(params)?).ok()
+    }
+
+    /// An event's params as the borrowed view of request `method` (`initialize`,
+    /// `session/new`, `session/prompt`; other methods are [`ViewErrorKind::NoView`]).
+    ///
+    /// [`ViewErrorKind::NoView`]: crate::view::ViewErrorKind::NoView
+    pub fn request_view<'s>(
+        &'s self,
+        method: &'s str,
+        params: Params,
+    ) -> Option<Result<ClientRequestView<'s>, ViewError<'s>>> {
+        let value = self.params_value(params)?;
+        Some(ClientRequestView::decode(method, Some(value)))
+    }
+
+    /// An event's params as the owned request `method` of [`crate::schema`].
+    #[cfg(feature = "alloc")]
+    pub fn request(&self, method: &str, params: Params) -> Option<crate::schema::ClientRequest> {
+        crate::schema::ClientRequest::decode(method, Some(self.params(params)?)).ok()
+    }
+
+    /// The owned `initialize` request of [`AgentEvent::Initialized`].
+    #[cfg(feature = "alloc")]
+    pub fn initialize_request(&self, params: Params) -> Option<crate::schema::InitializeRequest> {
+        match self.request("initialize", params)? {
+            crate::schema::ClientRequest::Initialize(request) => Some(request),
+            _ => None,
+        }
+    }
+
+    /// The owned `session/new` request of [`AgentEvent::NewSession`].
+    #[cfg(feature = "alloc")]
+    pub fn new_session_request(&self, params: Params) -> Option<crate::schema::NewSessionRequest> {
+        match self.request("session/new", params)? {
+            crate::schema::ClientRequest::NewSession(request) => Some(request),
+            _ => None,
+        }
+    }
+
+    /// The content blocks of [`AgentEvent::Prompt`] (empty for a handle of an earlier input).
+    #[cfg(feature = "alloc")]
+    pub fn prompt(&self, params: Params) -> alloc::vec::Vec<crate::schema::ContentBlock> {
+        match self.request("session/prompt", params) {
+            Some(crate::schema::ClientRequest::Prompt(request)) => request.prompt,
+            _ => alloc::vec::Vec::new(),
+        }
     }
 
     // ----- fixtures -----
@@ -728,7 +818,6 @@ impl<B: Buffers> AgentConnection<B> {
 
     /// Registers and writes a request of ours. `check` runs after registration so a refusal
     /// withdraws the id.
-    #[cfg_attr(not(feature = "alloc"), allow(dead_code))]
     fn send_request<P: serde::Serialize + ?Sized>(
         &mut self,
         now: Instant,
@@ -778,7 +867,6 @@ pub use requests::tool_key;
 
 /// What a request of ours is: its method, how its answer is read, its session and (for a
 /// permission) the tool key its `*_always` answer is remembered under.
-#[cfg_attr(not(feature = "alloc"), allow(dead_code))]
 struct Ask<'a> {
     method: &'static str,
     kind: AskedKind,
@@ -806,10 +894,39 @@ impl<B: Buffers> AgentConnection<B> {
                 self.core.held = self.transport.buffered_input() > 0;
                 return;
             }
+            let before: &[u8] = input;
             let Some((incoming, out)) = self.transport.next_incoming_from(input) else {
                 return;
             };
             self.core.on_incoming(now, incoming, out);
+            self.keep_params(before);
+        }
+    }
+
+    /// Keeps the params of the line just routed when an event refers to them, and gives
+    /// those events their handle. `input` is the caller's input the line may have been served
+    /// from (else it was served from the framer's storage).
+    fn keep_params(&mut self, input: &[u8]) {
+        let Some((addr, len)) = self.core.to_keep.take() else {
+            return;
+        };
+        let kept = self.transport.keep(addr, len, input);
+        debug_assert!(kept.is_some(), "a routed line's params can always be kept");
+        self.core.kept = kept;
+        let handle = match kept {
+            Some((start, len)) => Params {
+                start: start as u32,
+                len: len as u32,
+                input: self.core.input,
+            },
+            None => Params::NONE,
+        };
+        for event in self.core.events.rows_mut() {
+            if let Some(params) = event.params_mut()
+                && *params == Params::UNPLACED
+            {
+                *params = handle;
+            }
         }
     }
 
@@ -823,6 +940,27 @@ impl<B: Buffers> AgentConnection<B> {
 }
 
 impl<B: Buffers> Core<B> {
+    /// A new input starts: the params kept for the previous one go.
+    fn next_input(&mut self) {
+        self.input = match self.input.wrapping_add(1) {
+            u32::MAX => 0,
+            n => n,
+        };
+        self.kept = None;
+        self.to_keep = None;
+    }
+
+    /// The handle for `params` of the line being routed: they are kept once routing is done.
+    pub(super) fn keep_later(&mut self, params: Option<RawValue<'_>>) -> Params {
+        match params {
+            Some(p) => {
+                self.to_keep = Some((p.get().as_ptr() as usize, p.get().len()));
+                Params::UNPLACED
+            }
+            None => Params::NONE,
+        }
+    }
+
     /// Commands are refused after EOF.
     fn live(&self) -> Result<(), UsageError> {
         if self.eof {
@@ -856,7 +994,8 @@ impl<B: Buffers> Core<B> {
     fn has_room_for_line(&self, out: &Outbox<B::Output>) -> bool {
         let worst = self.pending.rows().len().saturating_add(2);
         let free = self.events.max_rows() - self.events.rows().len();
-        free >= worst && out.has_room_for(REPLY_RESERVE)
+        // One line's params are kept at a time (until the next input).
+        self.kept.is_none() && free >= worst && out.has_room_for(REPLY_RESERVE)
     }
 
     fn announce(&mut self, session: &str, tool_call: &str) {
@@ -880,7 +1019,6 @@ impl<B: Buffers> Core<B> {
         let _ = self.announced.try_push(Announced { session, tool_call });
     }
 
-    #[cfg_attr(not(feature = "alloc"), allow(dead_code))]
     fn is_announced(&self, session: &str, tool_call: &str) -> bool {
         self.announced
             .rows()
@@ -947,12 +1085,8 @@ impl<B: Buffers> Core<B> {
                     request,
                     session,
                     answered: reply.is_some(),
-                    #[cfg(feature = "alloc")]
-                    text: alloc::string::String::from(
-                        reply
-                            .as_deref()
-                            .unwrap_or(crate::machine::ask_user::UNAVAILABLE),
-                    ),
+                    text: reply
+                        .unwrap_or_else(|| event::Text::new(crate::machine::ask_user::UNAVAILABLE)),
                 });
             }
             AskedKind::Method(_method) => {
@@ -967,7 +1101,6 @@ impl<B: Buffers> Core<B> {
     }
 
     /// A remembered `*_always` answer for `tool` in `session`, if any.
-    #[cfg_attr(not(feature = "alloc"), allow(dead_code))]
     fn recall(&self, session: &str, tool: &str) -> Option<PermissionDecision> {
         use crate::machine::permission::{PermissionChoice, RejectReason};
         self.memory.recall(session, tool).map(|allow| {

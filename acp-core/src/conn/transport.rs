@@ -234,6 +234,17 @@ impl<I: ByteStorage, O: ByteStorage> Transport<I, O> {
         Some(classify(line, &mut self.outbox, &mut self.rejected))
     }
 
+    /// Keeps `bytes` (part of the line just served) readable until the next input; see
+    /// [`Framer::keep`].
+    pub(crate) fn keep(&mut self, addr: usize, len: usize, input: &[u8]) -> Option<(usize, usize)> {
+        self.framer.keep(addr, len, input)
+    }
+
+    /// Bytes kept by [`keep`](Transport::keep).
+    pub(crate) fn kept(&self, start: usize, len: usize) -> &[u8] {
+        self.framer.kept(start, len)
+    }
+
     /// The outbox, to write lines of our own or to take pending bytes.
     pub fn outbox(&mut self) -> &mut Outbox<O> {
         &mut self.outbox

@@ -561,6 +561,41 @@ impl<S: ByteStorage> Framer<S> {
         }
     }
 
+    /// Keeps the `len` bytes at address `addr`, part of the line just served, readable after
+    /// the call that served it: bytes inside the storage (a line served from it) stay where
+    /// they are; bytes inside `input` (a line served straight from the caller's input) are
+    /// copied to the front of the idle storage. Returns their storage range; `None` when they
+    /// are in neither, the framer is not idle, or the storage cannot hold them. Valid until
+    /// the next `feed` or `next_line_bytes_from`.
+    pub(crate) fn keep(&mut self, addr: usize, len: usize, input: &[u8]) -> Option<(usize, usize)> {
+        let base = self.storage.bytes().as_ptr() as usize;
+        let size = self.storage.bytes().len();
+        if addr >= base && addr + len <= base + size {
+            return Some((addr - base, len));
+        }
+        let from = input.as_ptr() as usize;
+        if !(addr >= from && addr + len <= from + input.len() && self.is_idle()) {
+            return None;
+        }
+        let bytes = &input[addr - from..addr - from + len];
+        if len > self.storage.max_len() {
+            return None;
+        }
+        if size < len {
+            self.storage.grow_to(len);
+        }
+        self.storage
+            .bytes_mut()
+            .get_mut(..len)?
+            .copy_from_slice(bytes);
+        Some((0, len))
+    }
+
+    /// Bytes kept by [`keep`](Framer::keep).
+    pub(crate) fn kept(&self, start: usize, len: usize) -> &[u8] {
+        self.storage.bytes().get(start..start + len).unwrap_or(&[])
+    }
+
     /// Whether nothing is held or due: no bytes stored, no report, no line being dropped.
     fn is_idle(&self) -> bool {
         self.start == self.end && !self.terminated && !self.too_long_due && !self.discarding

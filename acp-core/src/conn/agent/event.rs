@@ -1,29 +1,55 @@
 //! What the connection hands the application: [`AgentEvent`], drained with
 //! [`poll_event`](super::AgentConnection::poll_event).
 //!
-//! Events own their data so the application can keep one while it issues commands (read a
-//! prompt while sending updates). With `alloc` they carry the typed messages of
-//! [`crate::schema`]; without it they carry a bounded copy of the raw `params` JSON
-//! ([`RawParams`], at most [`RAW_PARAMS_MAX`] bytes), which the application reads with
-//! [`crate::wire::json`]. A request whose params do not fit is answered
-//! `-32603` by the connection and never becomes an event.
+//! Events are small and the same with and without `alloc`. A request's `params` are not
+//! copied into its event: the event carries a [`Params`] handle to the request's line, which
+//! the connection keeps until the next input (`handle_bytes`, `handle_timeout`,
+//! `handle_eof`). Read them while draining, through the connection:
+//! [`params`](super::AgentConnection::params) (the raw JSON text, any build),
+//! [`request_view`](super::AgentConnection::request_view) (a borrowed view, any build), or
+//! with `alloc` the owned message of [`crate::schema`]
+//! ([`request`](super::AgentConnection::request),
+//! [`prompt`](super::AgentConnection::prompt), …). One line's params are kept at a time, so
+//! input after a request waits (backpressure) until the events are drained.
 
 use crate::machine::handshake::Capabilities;
 use crate::machine::permission::PermissionDecision;
 use crate::machine::{RequestId, SessionId, Ticket};
 use crate::wire::ErrorCode;
 
+pub(super) use crate::conn::client::Text;
+
 #[cfg(feature = "alloc")]
 use alloc::string::String;
 
-/// Most bytes of `params` an event carries without `alloc`.
-pub const RAW_PARAMS_MAX: usize = 2048;
-
-/// Longest method name an event carries without `alloc`.
+/// Longest method name an event carries.
 pub const METHOD_MAX: usize = 64;
 
-/// The raw `params` JSON of a request, copied (no `alloc`). `{}` when the request had none.
-pub type RawParams = heapless::String<RAW_PARAMS_MAX>;
+/// A request's `params`, kept by the connection until its next input: a handle, read with
+/// [`AgentConnection::params`](super::AgentConnection::params) and its siblings.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Params {
+    pub(super) start: u32,
+    pub(super) len: u32,
+    /// Which input the handle belongs to: a stale handle reads as no params.
+    pub(super) input: u32,
+}
+
+impl Params {
+    /// The handle of a request without params (reads as `{}`).
+    pub(super) const NONE: Params = Params {
+        start: 0,
+        len: 0,
+        input: u32::MAX,
+    };
+
+    /// Not yet placed in the kept line (set once the line has been kept).
+    pub(super) const UNPLACED: Params = Params {
+        start: u32::MAX,
+        len: 0,
+        input: u32::MAX,
+    };
+}
 
 /// Something the application must act on (or may log). Each variant says what to do.
 #[derive(Clone, Debug, PartialEq)]
@@ -34,9 +60,8 @@ pub enum AgentEvent {
     Initialized {
         /// The client's capabilities the connection acts on (`fs`, `terminal`, elicitation).
         client: Capabilities,
-        /// The whole request, typed.
-        #[cfg(feature = "alloc")]
-        request: crate::schema::InitializeRequest,
+        /// The whole request (`protocolVersion`, `clientInfo`, …).
+        params: Params,
     },
     /// `session/new`, validated. Answer with
     /// [`accept_new_session`](super::AgentConnection::accept_new_session) (or
@@ -45,11 +70,7 @@ pub enum AgentEvent {
         /// The request to answer.
         ticket: Ticket,
         /// `cwd`, `mcpServers`, … (checked: absolute cwd, advertised MCP transports).
-        #[cfg(feature = "alloc")]
-        request: crate::schema::NewSessionRequest,
-        /// The raw params.
-        #[cfg(not(feature = "alloc"))]
-        params: RawParams,
+        params: Params,
     },
     /// `session/load` (or `session/resume`) of `session`. Send the history with
     /// [`send_update`](super::AgentConnection::send_update) (load only), then answer with
@@ -62,9 +83,8 @@ pub enum AgentEvent {
         session: SessionId,
         /// `true` for `session/resume` (no replay).
         resume: bool,
-        /// The raw params JSON (`cwd`, `mcpServers`).
-        #[cfg(feature = "alloc")]
-        params: String,
+        /// `cwd`, `mcpServers`, ….
+        params: Params,
     },
     /// A prompt turn started. Send updates, then answer once with
     /// [`end_turn`](super::AgentConnection::end_turn) or
@@ -74,12 +94,8 @@ pub enum AgentEvent {
         ticket: Ticket,
         /// The session.
         session: SessionId,
-        /// The content blocks (checked against `promptCapabilities`).
-        #[cfg(feature = "alloc")]
-        prompt: alloc::vec::Vec<crate::schema::ContentBlock>,
-        /// The raw params.
-        #[cfg(not(feature = "alloc"))]
-        params: RawParams,
+        /// The prompt's content blocks (checked against `promptCapabilities`).
+        params: Params,
     },
     /// The client cancelled the session's turn (or the connection is closing). Stop work and
     /// call `end_turn`; the answer will be `cancelled` whatever reason is given. Permission
@@ -105,9 +121,9 @@ pub enum AgentEvent {
         request: RequestId,
         /// Its session.
         session: SessionId,
-        /// The answer, or the sentinel `(user unavailable)`.
-        #[cfg(feature = "alloc")]
-        text: String,
+        /// The answer, or the sentinel `(user unavailable)` (without `alloc`, cut to
+        /// [`TEXT_MAX`](crate::conn::client::TEXT_MAX) bytes).
+        text: Text,
         /// Whether a usable answer came (false: the text is the sentinel).
         answered: bool,
     },
@@ -128,22 +144,11 @@ pub enum AgentEvent {
         /// The request to answer.
         ticket: Ticket,
         /// The method.
-        #[cfg(feature = "alloc")]
-        method: String,
-        /// The method.
-        #[cfg(not(feature = "alloc"))]
         method: heapless::String<METHOD_MAX>,
         /// The session it is about, when it names one.
         session: Option<SessionId>,
-        /// The typed request (`None` for an extension method; read `params`).
-        #[cfg(feature = "alloc")]
-        request: Option<crate::schema::ClientRequest>,
-        /// The raw params JSON.
-        #[cfg(feature = "alloc")]
-        params: String,
-        /// The raw params JSON.
-        #[cfg(not(feature = "alloc"))]
-        params: RawParams,
+        /// The params (typed with `alloc`: [`request`](super::AgentConnection::request)).
+        params: Params,
     },
     /// The client sent `$/cancel_request` for a request handed over earlier; it has been
     /// answered `-32800` already. Stop working on it (a later answer is refused).
@@ -161,6 +166,20 @@ pub enum AgentEvent {
     },
     /// EOF handling is complete: nothing is pending; write out the last bytes and exit.
     Closed,
+}
+
+impl AgentEvent {
+    /// The params handle this event carries, if any.
+    pub(super) fn params_mut(&mut self) -> Option<&mut Params> {
+        match self {
+            AgentEvent::Initialized { params, .. }
+            | AgentEvent::NewSession { params, .. }
+            | AgentEvent::LoadSession { params, .. }
+            | AgentEvent::Prompt { params, .. }
+            | AgentEvent::Request { params, .. } => Some(params),
+            _ => None,
+        }
+    }
 }
 
 /// The error a request of ours was settled with.

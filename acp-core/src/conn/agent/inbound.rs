@@ -5,7 +5,7 @@ use core::fmt;
 
 use serde::Serialize;
 
-use super::event::{AgentEvent, ClientViolation};
+use super::event::{AgentEvent, ClientViolation, METHOD_MAX, Text};
 use super::wire_out::{self, Empty, InitializeResult};
 use super::{AgentFeatures, Buffers, Core};
 use crate::conn::transport::{Incoming, Outbox};
@@ -395,25 +395,8 @@ impl<B: Buffers> Core<B> {
         }) {
             HandshakeOutput::AnswerInitialize { .. } => {
                 reply_result_now(out, id, &InitializeResult(&self.config));
-                #[cfg(feature = "alloc")]
-                let request =
-                    crate::schema::ClientRequest::decode("initialize", params.map(|p| p.get()))
-                        .ok()
-                        .and_then(|r| match r {
-                            crate::schema::ClientRequest::Initialize(r) => Some(r),
-                            _ => None,
-                        })
-                        .unwrap_or_else(|| crate::schema::InitializeRequest {
-                            protocol_version: crate::schema::ProtocolVersion(1),
-                            client_capabilities: Default::default(),
-                            client_info: None,
-                            meta: None,
-                        });
-                self.push_event(AgentEvent::Initialized {
-                    client,
-                    #[cfg(feature = "alloc")]
-                    request,
-                });
+                let params = self.keep_later(params);
+                self.push_event(AgentEvent::Initialized { client, params });
             }
             HandshakeOutput::Reject(rejection) => {
                 reply_now(out, id, rejection.code(), &rejection);
@@ -562,7 +545,6 @@ impl<B: Buffers> Core<B> {
     }
 
     /// A session is closed by `session/close`: its running turn is answered `cancelled`.
-    #[cfg_attr(not(feature = "alloc"), allow(dead_code))]
     pub(super) fn close_session(
         &mut self,
         now: Instant,
@@ -615,12 +597,8 @@ pub(super) fn read_permission(result: &str) -> PermissionDecision {
     permission::decide(reply)
 }
 
-/// Reads an ask_user answer: the text when usable (alloc), `None` for the sentinel.
-#[cfg(feature = "alloc")]
-pub(super) fn read_ask_user(
-    answer: Option<&str>,
-    outcome: SettledOutcome,
-) -> Option<alloc::string::String> {
+/// Reads an ask_user answer: the text when usable, `None` for the sentinel (R-ASK-1).
+pub(super) fn read_ask_user(answer: Option<&str>, outcome: SettledOutcome) -> Option<Text> {
     use crate::machine::ask_user::{self, AskUserReply, AskUserResolution};
     let reply = match answer.map(crate::wire::json::parse_value) {
         Some(Ok(value)) if value.kind() == ValueKind::Object => {
@@ -629,12 +607,12 @@ pub(super) fn read_ask_user(
                 .and_then(|v| v.as_str())
                 .and_then(|s| s.as_plain());
             let text = value.get_field("text").and_then(|v| v.as_str());
-            let owned = text.map(|t| t.to_cow());
+            // Escaped or not, a JSON string is empty exactly when its raw text is.
             return match ask_user::read_reply(AskUserReply::Result {
                 outcome,
-                text: owned.as_deref(),
+                text: text.map(|t| t.raw()),
             }) {
-                AskUserResolution::Answered(text) => Some(alloc::string::String::from(text)),
+                AskUserResolution::Answered(_) => text.map(Text::from_json),
                 AskUserResolution::Unavailable(_) => None,
             };
         }
@@ -642,15 +620,9 @@ pub(super) fn read_ask_user(
         None => AskUserReply::Settled(outcome),
     };
     match ask_user::read_reply(reply) {
-        AskUserResolution::Answered(text) => Some(alloc::string::String::from(text)),
+        AskUserResolution::Answered(text) => Some(Text::new(text)),
         AskUserResolution::Unavailable(_) => None,
     }
-}
-
-/// Without `alloc` no ask_user is ever sent; a settlement is always the sentinel.
-#[cfg(not(feature = "alloc"))]
-pub(super) fn read_ask_user(_answer: Option<&str>, _outcome: SettledOutcome) -> Option<()> {
-    None
 }
 
 /// Reads the answer to an `fs/*`, `terminal/*` or `elicitation/create` request.
@@ -692,9 +664,119 @@ pub(super) fn read_response(
 
 // ----- routing by method -----
 
+/// Why a request's params were refused.
+enum Invalid<'a> {
+    /// No such client → agent method.
+    MethodNotFound,
+    /// The owned decoder's refusal (`alloc`).
+    #[cfg(feature = "alloc")]
+    Decoded(crate::schema::DecodeError),
+    /// The borrowed view's refusal (no `alloc`).
+    #[cfg_attr(feature = "alloc", allow(dead_code))]
+    View(crate::view::ViewError<'a>),
+    /// `<method>.<field> <detail>` for the methods no view covers (no `alloc`).
+    #[cfg_attr(feature = "alloc", allow(dead_code))]
+    Field(&'a str, &'static str, &'static str),
+    /// `<method> params must be a JSON object` (no `alloc`).
+    #[cfg_attr(feature = "alloc", allow(dead_code))]
+    NotObject(&'a str),
+}
+
+impl Invalid<'_> {
+    fn code(&self) -> ErrorCode {
+        match self {
+            Invalid::MethodNotFound => ErrorCode::METHOD_NOT_FOUND,
+            _ => ErrorCode::INVALID_PARAMS,
+        }
+    }
+}
+
+impl fmt::Display for Invalid<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Invalid::MethodNotFound => f.write_str(METHOD_NOT_FOUND),
+            #[cfg(feature = "alloc")]
+            Invalid::Decoded(e) => write!(f, "{}", InvalidParams(e.message())),
+            Invalid::View(e) => write!(f, "{}", InvalidParams(e)),
+            Invalid::Field(method, field, detail) => {
+                write!(f, "Invalid params: {method}.{field} {detail}")
+            }
+            Invalid::NotObject(method) => {
+                write!(f, "Invalid params: {method} params must be a JSON object")
+            }
+        }
+    }
+}
+
+/// Checks a request's params: with `alloc` by the owned decoder of [`crate::schema`] (full
+/// coverage), without it by the borrowed views of [`crate::view`] where one exists and by the
+/// shape the routing needs (an object, a non-empty `sessionId`) elsewhere. What the routing
+/// reads afterwards it reads from the raw params, the same way in both builds.
 #[cfg(feature = "alloc")]
+fn validate<'a>(method: &'a str, params: Option<RawValue<'a>>) -> Result<(), Invalid<'a>> {
+    use crate::schema::{ClientRequest, DecodeErrorKind};
+    match ClientRequest::decode(method, params.map(|p| p.get())) {
+        Ok(_) => Ok(()),
+        Err(e) if e.kind() == DecodeErrorKind::UnknownMethod => Err(Invalid::MethodNotFound),
+        Err(e) => Err(Invalid::Decoded(e)),
+    }
+}
+
+#[cfg(not(feature = "alloc"))]
+fn validate<'a>(method: &'a str, params: Option<RawValue<'a>>) -> Result<(), Invalid<'a>> {
+    use crate::view::{ClientRequestView, ViewErrorKind};
+    match ClientRequestView::decode(method, params) {
+        Ok(_) => return Ok(()),
+        Err(e) if e.kind() != ViewErrorKind::NoView => return Err(Invalid::View(e)),
+        Err(_) => {}
+    }
+    let names_session = match method {
+        "session/load"
+        | "session/resume"
+        | "session/close"
+        | "session/delete"
+        | "session/set_mode"
+        | "session/set_config_option"
+        | "_agentao.cn/set_model" => true,
+        "session/list" => false,
+        _ => return Err(Invalid::MethodNotFound),
+    };
+    let Some(params) = params.filter(|p| p.kind() == ValueKind::Object) else {
+        return Err(Invalid::NotObject(method));
+    };
+    let session = params.get_field("sessionId").and_then(|v| v.as_str());
+    if names_session && session.is_none_or(|s| s.raw().is_empty()) {
+        return Err(Invalid::Field(
+            method,
+            "sessionId",
+            "must be a non-empty string",
+        ));
+    }
+    Ok(())
+}
+
+/// The transports of a request's `mcpServers` (`stdio` unless `http` or `sse`).
+fn mcp_kinds<'a>(params: Option<RawValue<'a>>) -> impl Iterator<Item = &'static str> + 'a {
+    params
+        .and_then(|p| p.get_field("mcpServers"))
+        .into_iter()
+        .flat_map(|s| s.elements())
+        .map(|s| {
+            match s
+                .get_field("type")
+                .and_then(|t| t.as_str())
+                .and_then(|t| t.as_plain())
+            {
+                Some("http") => "http",
+                Some("sse") => "sse",
+                _ => "stdio",
+            }
+        })
+}
+
 impl<B: Buffers> Core<B> {
-    /// Validates a registered request with the typed decoder and routes it (alloc).
+    /// Validates a registered request (see [`validate`]) and routes it: one path with and
+    /// without `alloc`.
     fn dispatch(
         &mut self,
         now: Instant,
@@ -703,8 +785,8 @@ impl<B: Buffers> Core<B> {
         params: Option<RawValue<'_>>,
         out: &mut Outbox<B::Output>,
     ) {
-        use crate::schema::{ClientRequest as R, DecodeErrorKind, McpServer};
-        use alloc::string::String;
+        use crate::machine::Rejection;
+        use crate::machine::session::SessionState;
 
         let f = self.config.features;
         // R-RPC-7: -32601 unless advertised.
@@ -727,52 +809,39 @@ impl<B: Buffers> Core<B> {
             let e = InvalidParams(SystemPromptRefused(method));
             return self.refuse(out, ticket, ErrorCode::INVALID_PARAMS, &e);
         }
-        let text = params.map(|p| p.get());
-        let raw_params = || String::from(text.unwrap_or("{}"));
+        let name = heapless::String::<METHOD_MAX>::try_from(method).unwrap_or_default();
         if self.config.serves_extension(method) {
             let session = self.owing.get(ticket).and_then(|o| o.session.clone());
+            let params = self.keep_later(params);
             return self.push_event(AgentEvent::Request {
                 ticket,
-                method: String::from(method),
+                method: name,
                 session,
-                request: None,
-                params: raw_params(),
+                params,
             });
         }
-        let request = match R::decode(method, text) {
-            Ok(request) => request,
-            Err(e) if e.kind() == DecodeErrorKind::UnknownMethod => {
-                return self.refuse(out, ticket, ErrorCode::METHOD_NOT_FOUND, METHOD_NOT_FOUND);
-            }
-            Err(e) => {
-                return self.refuse(
-                    out,
-                    ticket,
-                    ErrorCode::INVALID_PARAMS,
-                    &InvalidParams(e.message()),
-                );
-            }
-        };
+        if let Err(invalid) = validate(method, params) {
+            return self.refuse(out, ticket, invalid.code(), &invalid);
+        }
+        let mut session_buf = [0u8; SESSION_ID_MAX];
+        let session = params
+            .and_then(|p| p.get_field("sessionId"))
+            .and_then(|v| v.as_str())
+            .map(|s| text_of(s, &mut session_buf).unwrap_or(s.raw()));
+        let mut session_copy = heapless::String::<SESSION_ID_MAX>::new();
+        let _ = session_copy.push_str(session.unwrap_or(""));
+        let session = session_copy.as_str();
         let peer = ReqRef::Peer(ticket);
-        match request {
-            // Routed to `on_initialize` before registration; kept so the match is total.
-            R::Initialize(_) => {
+        match method {
+            // Routed to `on_initialize` before registration; kept so every method is answered.
+            "initialize" => {
                 let config = self.config.clone();
                 self.grant(out, ticket, &InitializeResult(&config))
             }
-            R::NewSession(request) => {
-                let kinds = request.mcp_servers.iter().map(|s| match s {
-                    McpServer::Stdio(_) => "stdio",
-                    McpServer::Http(_) => "http",
-                    McpServer::Sse(_) => "sse",
-                });
-                if let Err(refused) = check_mcp(method, f, kinds) {
-                    return self.refuse(
-                        out,
-                        ticket,
-                        ErrorCode::INVALID_PARAMS,
-                        &InvalidParams(refused),
-                    );
+            "session/new" => {
+                if let Err(refused) = check_mcp(method, f, mcp_kinds(params)) {
+                    let e = InvalidParams(refused);
+                    return self.refuse(out, ticket, ErrorCode::INVALID_PARAMS, &e);
                 }
                 match self
                     .sessions
@@ -781,28 +850,16 @@ impl<B: Buffers> Core<B> {
                     Ok(SessionOutput::Reject(rejection)) => {
                         self.refuse(out, ticket, rejection.code(), &rejection)
                     }
-                    _ => self.push_event(AgentEvent::NewSession { ticket, request }),
+                    _ => {
+                        let params = self.keep_later(params);
+                        self.push_event(AgentEvent::NewSession { ticket, params })
+                    }
                 }
             }
-            R::LoadSession(_) | R::ResumeSession(_) => {
-                let resume = matches!(request, R::ResumeSession(_));
-                let (session, servers) = match &request {
-                    R::LoadSession(r) => (r.session_id.as_str(), &r.mcp_servers),
-                    R::ResumeSession(r) => (r.session_id.as_str(), &r.mcp_servers),
-                    _ => return,
-                };
-                let kinds = servers.iter().map(|s| match s {
-                    McpServer::Stdio(_) => "stdio",
-                    McpServer::Http(_) => "http",
-                    McpServer::Sse(_) => "sse",
-                });
-                if let Err(refused) = check_mcp(method, f, kinds) {
-                    return self.refuse(
-                        out,
-                        ticket,
-                        ErrorCode::INVALID_PARAMS,
-                        &InvalidParams(refused),
-                    );
+            "session/load" | "session/resume" => {
+                if let Err(refused) = check_mcp(method, f, mcp_kinds(params)) {
+                    let e = InvalidParams(refused);
+                    return self.refuse(out, ticket, ErrorCode::INVALID_PARAMS, &e);
                 }
                 match self.sessions.handle(
                     now,
@@ -815,325 +872,82 @@ impl<B: Buffers> Core<B> {
                         self.refuse(out, ticket, rejection.code(), &rejection)
                     }
                     Ok(_) => {
-                        if let Some(session) = SessionId::new(session) {
+                        if let Some(id) = SessionId::new(session) {
+                            let params = self.keep_later(params);
                             self.push_event(AgentEvent::LoadSession {
                                 ticket,
-                                session,
-                                resume,
-                                params: raw_params(),
+                                session: id,
+                                resume: method == "session/resume",
+                                params,
                             });
                         }
                     }
                     Err(_) => {}
                 }
             }
-            R::Prompt(request) => {
-                if let Err(refused) = check_blocks(f, request.prompt.iter().map(|b| b.type_name()))
-                {
-                    return self.refuse(
-                        out,
-                        ticket,
-                        ErrorCode::INVALID_PARAMS,
-                        &InvalidParams(refused),
-                    );
-                }
-                self.start_turn(now, ticket, &request.session_id, out, |session| {
-                    AgentEvent::Prompt {
-                        ticket,
-                        session,
-                        prompt: request.prompt.clone(),
-                    }
-                });
-            }
-            R::Cancel(request) => self.on_cancel(
-                now,
-                &request.session_id,
-                CancelVia::PeerRequest,
-                Some(ticket),
-                out,
-            ),
-            R::SetSessionMode(_) | R::SetSessionConfigOption(_) | R::SetModel(_) => {
-                let session = String::from(request.session_id().unwrap_or_default());
-                // Agentao §1.0 "common session gate" before the method's own checks.
-                match self.sessions.get(&session) {
-                    None => {
-                        let rejection =
-                            crate::machine::Rejection::UnknownSession { session: &session };
-                        let message = alloc::format!("{rejection}");
-                        return self.refuse(out, ticket, rejection.code(), &message);
-                    }
-                    Some(crate::machine::session::SessionState::Active { .. }) => {}
-                    Some(_) => {
-                        let rejection =
-                            crate::machine::Rejection::SessionNotActive { session: &session };
-                        let message = alloc::format!("{rejection}");
-                        return self.refuse(out, ticket, rejection.code(), &message);
-                    }
-                }
-                let mut split_value = None;
-                if let R::SetSessionConfigOption(r) = &request {
-                    // R-CONFIG-1 (Agentao §1.7 steps 3 and 4).
-                    if r.config_id != "model" {
-                        let message = alloc::format!("{}", UnknownConfigId(&r.config_id));
-                        return self.refuse(out, ticket, ErrorCode::INVALID_REQUEST, &message);
-                    }
-                    match &r.value {
-                        crate::schema::SessionConfigValue::Id(value) => {
-                            split_value = Some(value.clone())
-                        }
-                        _ => {
-                            let e = InvalidParams(
-                                "session/set_config_option.value must be a non-empty string",
-                            );
-                            return self.refuse(out, ticket, ErrorCode::INVALID_PARAMS, &e);
-                        }
-                    }
-                }
-                match self.sessions.handle(
-                    now,
-                    SessionInput::Configure {
-                        id: &session,
-                        method,
-                        actor: Actor::Peer,
-                    },
-                ) {
-                    Ok(SessionOutput::Reject(rejection)) => {
-                        self.refuse(out, ticket, rejection.code(), &rejection)
-                    }
-                    _ => {
-                        // R-CONFIG-1 (Agentao §1.7 step 6): `provider/model` needs both parts.
-                        if let Some((provider, model)) =
-                            split_value.as_deref().and_then(|v| v.split_once('/'))
-                            && (provider.trim().is_empty() || model.trim().is_empty())
-                        {
-                            let e = InvalidParams(
-                                "session/set_config_option.value 'provider/model' must have a non-empty provider and model",
-                            );
-                            return self.refuse(out, ticket, ErrorCode::INVALID_PARAMS, &e);
-                        }
-                        self.push_event(AgentEvent::Request {
-                            ticket,
-                            method: String::from(method),
-                            session: SessionId::new(&session),
-                            request: Some(request),
-                            params: raw_params(),
-                        })
-                    }
-                }
-            }
-            R::CloseSession(ref r) => {
-                let session = r.session_id.clone();
-                if self.sessions.get(&session).is_none() {
-                    let rejection = crate::machine::Rejection::UnknownSession { session: &session };
-                    let message = alloc::format!("{rejection}");
-                    return self.refuse(out, ticket, rejection.code(), &message);
-                }
-                let _ = self.close_session(now, &session, out);
-                self.push_event(AgentEvent::Request {
-                    ticket,
-                    method: String::from(method),
-                    session: SessionId::new(&session),
-                    request: Some(request),
-                    params: raw_params(),
-                });
-            }
-            other => {
-                let session = other.session_id().and_then(SessionId::new);
-                self.push_event(AgentEvent::Request {
-                    ticket,
-                    method: String::from(method),
-                    session,
-                    request: Some(other),
-                    params: raw_params(),
-                });
-            }
-        }
-    }
-}
-
-#[cfg(not(feature = "alloc"))]
-impl<B: Buffers> Core<B> {
-    /// Validates a registered request from its raw params and routes it (no `alloc`): the
-    /// handshake, `session/new`, `session/prompt`, `session/cancel`, the configuration
-    /// methods and registered extensions; everything else is `-32601`.
-    fn dispatch(
-        &mut self,
-        now: Instant,
-        ticket: Ticket,
-        method: &str,
-        params: Option<RawValue<'_>>,
-        out: &mut Outbox<B::Output>,
-    ) {
-        use super::event::{METHOD_MAX, RAW_PARAMS_MAX, RawParams};
-
-        struct Field<'a>(&'a str, &'a str, &'a str);
-        impl fmt::Display for Field<'_> {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                write!(f, "{}.{} {}", self.0, self.1, self.2)
-            }
-        }
-        struct NotObject<'a>(&'a str);
-        impl fmt::Display for NotObject<'_> {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                write!(f, "{} params must be a JSON object", self.0)
-            }
-        }
-        struct TooLong;
-        impl fmt::Display for TooLong {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                write!(
-                    f,
-                    "Internal error: params longer than {RAW_PARAMS_MAX} bytes"
-                )
-            }
-        }
-        let f = self.config.features;
-        let extension = self.config.serves_extension(method);
-        let known = matches!(
-            method,
-            "session/new"
-                | "session/prompt"
-                | "session/cancel"
-                | "session/set_mode"
-                | "session/set_config_option"
-        ) || (method == "_agentao.cn/set_model" && f.set_model);
-        if !known && !extension {
-            return self.refuse(out, ticket, ErrorCode::METHOD_NOT_FOUND, METHOD_NOT_FOUND);
-        }
-        let Some(params) = params.filter(|p| p.kind() == ValueKind::Object) else {
-            let e = InvalidParams(NotObject(method));
-            return self.refuse(out, ticket, ErrorCode::INVALID_PARAMS, &e);
-        };
-        let Ok(copy) = RawParams::try_from(params.get()) else {
-            return self.refuse(out, ticket, ErrorCode::INTERNAL_ERROR, &TooLong);
-        };
-        let mut sbuf = [0u8; SESSION_ID_MAX];
-        let session = params
-            .get_field("sessionId")
-            .and_then(|v| v.as_str())
-            .and_then(|s| text_of(s, &mut sbuf))
-            .filter(|s| !s.is_empty());
-        if extension {
-            let name = heapless::String::<METHOD_MAX>::try_from(method).unwrap_or_default();
-            return self.push_event(AgentEvent::Request {
-                ticket,
-                method: name,
-                session: session.and_then(SessionId::new),
-                params: copy,
-            });
-        }
-        if method == "session/new" {
-            let mut cbuf = [0u8; 512];
-            let cwd = params
-                .get_field("cwd")
-                .and_then(|v| v.as_str())
-                .and_then(|s| text_of(s, &mut cbuf));
-            let detail = match cwd {
-                None => Some("must be a string"),
-                Some("") => Some("must not be empty"),
-                Some(c) if !c.starts_with('/') => Some("must be an absolute path"),
-                Some(_) => None,
-            };
-            if let Some(detail) = detail {
-                let e = InvalidParams(Field(method, "cwd", detail));
-                return self.refuse(out, ticket, ErrorCode::INVALID_PARAMS, &e);
-            }
-            if unadvertised_system_prompt(f, Some(params)) {
-                let e = InvalidParams(SystemPromptRefused(method));
-                return self.refuse(out, ticket, ErrorCode::INVALID_PARAMS, &e);
-            }
-            let servers = params.get_field("mcpServers");
-            if servers.is_some_and(|s| s.kind() != ValueKind::Array) {
-                let e = InvalidParams(Field(method, "mcpServers", "must be a JSON array"));
-                return self.refuse(out, ticket, ErrorCode::INVALID_PARAMS, &e);
-            }
-            let kinds = servers.into_iter().flat_map(|s| s.elements()).map(|s| {
-                match s
-                    .get_field("type")
-                    .and_then(|t| t.as_str())
-                    .and_then(|t| t.as_plain())
-                {
-                    Some("http") => "http",
-                    Some("sse") => "sse",
-                    _ => "stdio",
-                }
-            });
-            if let Err(refused) = check_mcp(method, f, kinds) {
-                let e = InvalidParams(refused);
-                return self.refuse(out, ticket, ErrorCode::INVALID_PARAMS, &e);
-            }
-            return match self.sessions.handle(
-                now,
-                SessionInput::NewStarted {
-                    req: ReqRef::Peer(ticket),
-                },
-            ) {
-                Ok(SessionOutput::Reject(rejection)) => {
-                    self.refuse(out, ticket, rejection.code(), &rejection)
-                }
-                _ => self.push_event(AgentEvent::NewSession {
-                    ticket,
-                    params: copy,
-                }),
-            };
-        }
-        let Some(session) = session else {
-            let e = InvalidParams(Field(method, "sessionId", "must be a non-empty string"));
-            return self.refuse(out, ticket, ErrorCode::INVALID_PARAMS, &e);
-        };
-        let mut session_copy = heapless::String::<SESSION_ID_MAX>::new();
-        let _ = session_copy.push_str(session);
-        let session = session_copy.as_str();
-        match method {
             "session/prompt" => {
-                let prompt = params
-                    .get_field("prompt")
-                    .filter(|p| p.kind() == ValueKind::Array);
-                let Some(prompt) = prompt else {
-                    let e = InvalidParams(Field(
-                        method,
-                        "prompt",
-                        "must be a JSON array of ContentBlocks",
-                    ));
-                    return self.refuse(out, ticket, ErrorCode::INVALID_PARAMS, &e);
-                };
-                if prompt.elements().next().is_none() {
-                    let e = InvalidParams(Field(method, "prompt", "must not be empty"));
-                    return self.refuse(out, ticket, ErrorCode::INVALID_PARAMS, &e);
-                }
-                let types = prompt.elements().map(|b| {
-                    b.get_field("type")
-                        .and_then(|t| t.as_str())
-                        .and_then(|t| t.as_plain())
-                        .unwrap_or("")
-                });
+                let types = params
+                    .and_then(|p| p.get_field("prompt"))
+                    .into_iter()
+                    .flat_map(|p| p.elements())
+                    .map(|b| {
+                        b.get_field("type")
+                            .and_then(|t| t.as_str())
+                            .and_then(|t| t.as_plain())
+                            .unwrap_or("")
+                    });
                 if let Err(refused) = check_blocks(f, types) {
                     let e = InvalidParams(refused);
                     return self.refuse(out, ticket, ErrorCode::INVALID_PARAMS, &e);
                 }
+                let handle = self.keep_later(params);
                 self.start_turn(now, ticket, session, out, |session| AgentEvent::Prompt {
                     ticket,
                     session,
-                    params: copy,
+                    params: handle,
                 });
             }
             "session/cancel" => {
                 self.on_cancel(now, session, CancelVia::PeerRequest, Some(ticket), out)
             }
-            _ => {
+            "session/set_mode" | "session/set_config_option" | "_agentao.cn/set_model" => {
+                // Agentao §1.0 "common session gate" before the method's own checks.
+                match self.sessions.get(session) {
+                    None => {
+                        let rejection = Rejection::UnknownSession { session };
+                        return self.refuse(out, ticket, rejection.code(), &rejection);
+                    }
+                    Some(SessionState::Active { .. }) => {}
+                    Some(_) => {
+                        let rejection = Rejection::SessionNotActive { session };
+                        return self.refuse(out, ticket, rejection.code(), &rejection);
+                    }
+                }
+                let mut value_buf = [0u8; 256];
+                let mut value = None;
                 if method == "session/set_config_option" {
+                    let mut config_buf = [0u8; 64];
                     let config = params
-                        .get_field("configId")
+                        .and_then(|p| p.get_field("configId"))
                         .and_then(|v| v.as_str())
-                        .and_then(|s| s.as_plain())
+                        .map(|s| text_of(s, &mut config_buf).unwrap_or(s.raw()))
                         .unwrap_or("");
+                    // R-CONFIG-1 (Agentao §1.7 steps 3 and 4).
                     if config != "model" {
-                        return self.refuse(
-                            out,
-                            ticket,
-                            ErrorCode::INVALID_REQUEST,
-                            &UnknownConfigId(config),
-                        );
+                        let e = UnknownConfigId(config);
+                        return self.refuse(out, ticket, ErrorCode::INVALID_REQUEST, &e);
+                    }
+                    match params
+                        .and_then(|p| p.get_field("value"))
+                        .and_then(|v| v.as_str())
+                    {
+                        Some(s) => value = text_of(s, &mut value_buf),
+                        None => {
+                            let e = InvalidParams(
+                                "session/set_config_option.value must be a non-empty string",
+                            );
+                            return self.refuse(out, ticket, ErrorCode::INVALID_PARAMS, &e);
+                        }
                     }
                 }
                 match self.sessions.handle(
@@ -1147,13 +961,48 @@ impl<B: Buffers> Core<B> {
                     Ok(SessionOutput::Reject(rejection)) => {
                         self.refuse(out, ticket, rejection.code(), &rejection)
                     }
-                    _ => self.push_event(AgentEvent::Request {
-                        ticket,
-                        method: heapless::String::try_from(method).unwrap_or_default(),
-                        session: SessionId::new(session),
-                        params: copy,
-                    }),
+                    _ => {
+                        // R-CONFIG-1 (Agentao §1.7 step 6): `provider/model` needs both parts.
+                        if let Some((provider, model)) = value.and_then(|v| v.split_once('/'))
+                            && (provider.trim().is_empty() || model.trim().is_empty())
+                        {
+                            let e = InvalidParams(
+                                "session/set_config_option.value 'provider/model' must have a non-empty provider and model",
+                            );
+                            return self.refuse(out, ticket, ErrorCode::INVALID_PARAMS, &e);
+                        }
+                        let params = self.keep_later(params);
+                        self.push_event(AgentEvent::Request {
+                            ticket,
+                            method: name,
+                            session: SessionId::new(session),
+                            params,
+                        })
+                    }
                 }
+            }
+            "session/close" => {
+                if self.sessions.get(session).is_none() {
+                    let rejection = Rejection::UnknownSession { session };
+                    return self.refuse(out, ticket, rejection.code(), &rejection);
+                }
+                let _ = self.close_session(now, session, out);
+                let params = self.keep_later(params);
+                self.push_event(AgentEvent::Request {
+                    ticket,
+                    method: name,
+                    session: SessionId::new(session),
+                    params,
+                });
+            }
+            _ => {
+                let params_handle = self.keep_later(params);
+                self.push_event(AgentEvent::Request {
+                    ticket,
+                    method: name,
+                    session: SessionId::new(session).filter(|s| !s.as_str().is_empty()),
+                    params: params_handle,
+                });
             }
         }
     }

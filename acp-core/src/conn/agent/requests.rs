@@ -6,32 +6,14 @@ use core::time::Duration;
 
 use serde::Serialize;
 
-use super::{AgentConnection, AgentEvent, Ask, AskedKind, Buffers};
+use super::{AgentConnection, Ask, AskedKind, Buffers};
 use crate::machine::handshake::Capabilities;
-use crate::machine::pending::MethodKind;
-use crate::machine::permission::PermissionChoice;
 use crate::machine::session::SessionState;
-use crate::machine::{Instant, RequestId, SessionId, UsageError};
+use crate::machine::{Instant, RequestId, UsageError};
 use crate::schema::{
     AskUserRequest, CreateElicitationRequest, CreateTerminalRequest, ReadTextFileRequest,
     TerminalRequest, ToolCallUpdate, WriteTextFileRequest,
 };
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct OptionEntry {
-    option_id: &'static str,
-    name: &'static str,
-    kind: &'static str,
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct PermissionParams<'a> {
-    session_id: &'a str,
-    tool_call: &'a ToolCallUpdate,
-    options: [OptionEntry; 4],
-}
 
 /// The key a `*_always` answer is remembered under: the tool's kind and title (the demo
 /// backend's identity of a tool), or its call id when it has neither.
@@ -62,51 +44,15 @@ impl<B: Buffers> AgentConnection<B> {
         tool_call: &ToolCallUpdate,
         timeout: Option<Duration>,
     ) -> Result<RequestId, UsageError> {
-        let core = &self.core;
-        core.live()?;
-        match core.sessions.get(session) {
-            Some(SessionState::Active { turn: Some(turn) }) if !turn.is_cancelling() => {}
-            Some(_) => return Err(UsageError::NoTurn),
-            None => return Err(UsageError::UnknownSession),
-        }
-        if !core.is_announced(session, &tool_call.tool_call_id) {
-            return Err(UsageError::UnknownToolCall);
-        }
         let key = tool_key(tool_call);
-        if let Some(decision) = core.recall(session, &key) {
-            // Spend an id so every permission has one, without writing anything.
-            let core = &mut self.core;
-            let now = core.clock.observe(now);
-            let id = core
-                .pending
-                .send(now, MethodKind::Permission, Some(session), None)?;
-            let _ = core.pending.withdraw(id);
-            core.push_event(AgentEvent::PermissionResolved {
-                request: id,
-                session: SessionId::new(session).ok_or(UsageError::IdTooLong)?,
-                decision,
-                remembered: true,
-            });
-            return Ok(id);
-        }
-        let options = PermissionChoice::ALL.map(|o| OptionEntry {
-            option_id: o.id(),
-            name: o.label(),
-            kind: o.id(),
-        });
-        let params = PermissionParams {
-            session_id: session,
-            tool_call,
-            options,
-        };
-        let timeout = timeout.or(self.core.config.limits.permission_timeout);
-        let ask = Ask {
-            method: "session/request_permission",
-            kind: AskedKind::Permission,
+        self.ask_permission(
+            now,
             session,
-            tool: &key,
-        };
-        self.send_request(now, ask, &params, timeout)
+            &tool_call.tool_call_id,
+            &key,
+            tool_call,
+            timeout,
+        )
     }
 
     /// Asks the user a free-form question (`_agentao.cn/ask_user`). The answer comes as
@@ -118,20 +64,7 @@ impl<B: Buffers> AgentConnection<B> {
         request: &AskUserRequest,
         timeout: Option<Duration>,
     ) -> Result<RequestId, UsageError> {
-        self.core.live()?;
-        match self.core.sessions.get(&request.session_id) {
-            Some(SessionState::Active { .. }) => {}
-            Some(_) => return Err(UsageError::SessionNotActive),
-            None => return Err(UsageError::UnknownSession),
-        }
-        let timeout = timeout.or(self.core.config.limits.ask_user_timeout);
-        let ask = Ask {
-            method: "_agentao.cn/ask_user",
-            kind: AskedKind::AskUser,
-            session: &request.session_id,
-            tool: "",
-        };
-        self.send_request(now, ask, request, timeout)
+        self.ask_user_with(now, &request.session_id, request, timeout)
     }
 
     fn client_request<P: Serialize>(

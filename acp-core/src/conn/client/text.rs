@@ -122,6 +122,12 @@ impl Text {
     }
 }
 
+impl From<&str> for Text {
+    fn from(s: &str) -> Self {
+        Self::new(s)
+    }
+}
+
 impl fmt::Debug for Text {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         fmt::Debug::fmt(self.as_str(), f)
