@@ -79,15 +79,15 @@ pub use permission::{
     RequestPermissionView,
 };
 pub use progress::{
-    CostView, NoticeView, PlanBodyView, PlanRemovedView, PlanUpdateView, SessionInfoUpdateView,
-    UsageUpdateView,
+    CostView, NoticeView, PlanBodyView, PlanEntryView, PlanRemovedView, PlanUpdateView, PlanView,
+    SessionInfoUpdateView, UsageUpdateView,
 };
 pub use session::{
     CancelView, NewSessionResponseView, PromptBlocks, PromptRequestView, PromptResponseView,
 };
 pub use update::{
-    ContentChunkView, LocationView, Locations, PlanEntryView, PlanView, SessionNotificationView,
-    SessionUpdateView, ToolCallContentView, ToolCallContents, ToolCallUpdateView, ToolCallView,
+    ContentChunkView, LocationView, Locations, SessionNotificationView, SessionUpdateView,
+    ToolCallContentView, ToolCallContents, ToolCallUpdateView, ToolCallView,
 };
 
 use crate::wire::RawValue;

@@ -28,10 +28,9 @@ use crate::wire::{JsonStr, RawValue};
 use super::content::{ContentBlockView, ResourceContents};
 use super::enums;
 use super::error::{Detail, Fault};
+use super::progress::PlanEntryView;
 use super::read::{first_key_is, lenient_object};
-use super::update::{
-    ContentChunkView, LocationView, PlanEntryView, SessionNotificationView, SessionUpdateView,
-};
+use super::update::{ContentChunkView, LocationView, SessionNotificationView, SessionUpdateView};
 
 mod numbers;
 mod tool_call;

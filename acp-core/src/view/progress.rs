@@ -1,17 +1,17 @@
-//! `session/update` kinds a client shows beside the conversation, borrowed: plans by id
-//! (`plan_update`, `plan_removed`), the session's title (`session_info_update`), context use
+//! `session/update` kinds a client shows beside the conversation, borrowed: the plan (`plan`)
+//! and plans by id (`plan_update`, `plan_removed`), the session's title (`session_info_update`), context use
 //! and cost (`usage_update`) and notices (`notice`). Each is read from its members with the
 //! owned types' rules; none is on the hot path of a turn.
 
 use crate::wire::json::ValueKind;
 use crate::wire::{JsonStr, RawValue};
 
+use super::enums::{PlanEntryPriorityView, PlanEntryStatusView};
 use super::error::{Detail, Fault};
 use super::read::{
     Read, lenient_object, lenient_str, members, object, required_array, required_object,
     required_str,
 };
-use super::update::PlanEntryView;
 
 /// `plan_update`: one plan, by id, replacing the plan with that id.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -246,6 +246,64 @@ impl<'a> NoticeView<'a> {
             severity: required_str(severity, "severity")?,
             title: required_str(title, "title")?,
             description: lenient_str(description),
+            meta: lenient_object(meta),
+        })
+    }
+}
+
+/// `plan`: the whole plan, replacing the previous one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct PlanView<'a> {
+    entries: RawValue<'a>,
+    /// Extension data, when an object.
+    pub meta: Option<RawValue<'a>>,
+}
+
+impl<'a> PlanView<'a> {
+    pub(super) fn read(update: RawValue<'a>) -> Read<'a, Self> {
+        let [entries, meta] = members(update, ["entries", "_meta"])?;
+        Ok(Self {
+            entries: required_array(entries, "entries", "a JSON array")?,
+            meta: lenient_object(meta),
+        })
+    }
+
+    /// The entries array as sent.
+    pub fn raw_entries(&self) -> RawValue<'a> {
+        self.entries
+    }
+
+    /// The entries that decode, in order (malformed entries are skipped).
+    pub fn entries(&self) -> impl Iterator<Item = PlanEntryView<'a>> + 'a {
+        self.entries
+            .elements()
+            .filter_map(|item| PlanEntryView::read(item).ok())
+    }
+}
+
+/// One task of a plan.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct PlanEntryView<'a> {
+    /// What the task is.
+    pub content: JsonStr<'a>,
+    /// How important it is.
+    pub priority: PlanEntryPriorityView,
+    /// Where it stands.
+    pub status: PlanEntryStatusView,
+    /// Extension data, when an object.
+    pub meta: Option<RawValue<'a>>,
+}
+
+impl<'a> PlanEntryView<'a> {
+    pub(crate) fn read(value: RawValue<'a>) -> Read<'a, Self> {
+        let [content, priority, status, meta] =
+            members(object(value)?, ["content", "priority", "status", "_meta"])?;
+        Ok(Self {
+            content: required_str(content, "content")?,
+            priority: PlanEntryPriorityView::required(priority, "priority")?,
+            status: PlanEntryStatusView::required(status, "status")?,
             meta: lenient_object(meta),
         })
     }

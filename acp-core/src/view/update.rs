@@ -5,16 +5,15 @@
 use crate::wire::{JsonStr, RawValue};
 
 use super::content::ContentBlockView;
-use super::enums::{PlanEntryPriorityView, PlanEntryStatusView, ToolCallStatusView, ToolKindView};
+use super::enums::{ToolCallStatusView, ToolKindView};
 use super::error::{Detail, Fault};
 use super::progress::{
-    NoticeView, PlanRemovedView, PlanUpdateView, SessionInfoUpdateView, UsageUpdateView,
+    NoticeView, PlanRemovedView, PlanUpdateView, PlanView, SessionInfoUpdateView, UsageUpdateView,
 };
 use super::read::{
     EMPTY_OBJECT, ItemsAt, Read, any_value, dropped, fill, fill_string, first_member, key_name,
     leading_tag, lenient_array, lenient_object, lenient_str, members, members_after, next_member,
-    object, required, required_array, required_str, skip, span, walk, walk_after, walk_array,
-    walk_from,
+    object, required, required_str, skip, span, walk, walk_after, walk_array, walk_from,
 };
 
 /// `session/update` params.
@@ -865,64 +864,6 @@ impl<'a> Locations<'a> {
     /// The array as sent (`None` when absent or not an array).
     pub fn raw(&self) -> Option<RawValue<'a>> {
         self.0
-    }
-}
-
-/// `plan`: the whole plan, replacing the previous one.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct PlanView<'a> {
-    entries: RawValue<'a>,
-    /// Extension data, when an object.
-    pub meta: Option<RawValue<'a>>,
-}
-
-impl<'a> PlanView<'a> {
-    fn read(update: RawValue<'a>) -> Read<'a, Self> {
-        let [entries, meta] = members(update, ["entries", "_meta"])?;
-        Ok(Self {
-            entries: required_array(entries, "entries", "a JSON array")?,
-            meta: lenient_object(meta),
-        })
-    }
-
-    /// The entries array as sent.
-    pub fn raw_entries(&self) -> RawValue<'a> {
-        self.entries
-    }
-
-    /// The entries that decode, in order (malformed entries are skipped).
-    pub fn entries(&self) -> impl Iterator<Item = PlanEntryView<'a>> + 'a {
-        self.entries
-            .elements()
-            .filter_map(|item| PlanEntryView::read(item).ok())
-    }
-}
-
-/// One task of a plan.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct PlanEntryView<'a> {
-    /// What the task is.
-    pub content: JsonStr<'a>,
-    /// How important it is.
-    pub priority: PlanEntryPriorityView,
-    /// Where it stands.
-    pub status: PlanEntryStatusView,
-    /// Extension data, when an object.
-    pub meta: Option<RawValue<'a>>,
-}
-
-impl<'a> PlanEntryView<'a> {
-    pub(crate) fn read(value: RawValue<'a>) -> Read<'a, Self> {
-        let [content, priority, status, meta] =
-            members(object(value)?, ["content", "priority", "status", "_meta"])?;
-        Ok(Self {
-            content: required_str(content, "content")?,
-            priority: PlanEntryPriorityView::required(priority, "priority")?,
-            status: PlanEntryStatusView::required(status, "status")?,
-            meta: lenient_object(meta),
-        })
     }
 }
 
