@@ -238,7 +238,7 @@ async fn no_final_newline(cx: &mut Cx) -> Verdict {
     initialized(cx).await?;
     cx.send_raw(br#"{"jsonrpc":"2.0","id":"last","method":"conform/ping","params":{}}"#)
         .await?;
-    cx.subject.close_stdin();
+    cx.close_stdin();
     cx.response(&json!("last")).await?;
     Ok(String::from(
         "the unterminated last request was answered at EOF",
