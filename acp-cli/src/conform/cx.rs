@@ -76,8 +76,6 @@ pub struct Cx {
     pub ask_answer: String,
     /// Indexes (into `subject.lines`) of every request the agent sent.
     pub calls: Vec<usize>,
-    /// Requests the agent sent that the harness did not advertise (`fs/*`, `terminal/*`).
-    pub unadvertised_calls: Vec<String>,
     /// Permission requests held unanswered ([`PermissionReply::Hold`]): their ids.
     pub held: Vec<Value>,
     /// The exchange monitor of `acp-cli lint` (one place for each rule): it reads every line
@@ -109,7 +107,6 @@ impl Cx {
             permission: PermissionReply::Select("allow_once"),
             ask_answer: String::from("conform-answer"),
             calls: Vec::new(),
-            unadvertised_calls: Vec::new(),
             held: Vec::new(),
             monitor: Monitor::new(MonitorOptions::default()),
             written: LineSplitter::default(),
@@ -488,12 +485,8 @@ impl Cx {
                 Err((-32603, "Internal error: conform refused"))
             }
             "_agentao.cn/ask_user" => Ok(json!({"outcome": "answered", "text": self.ask_answer})),
-            _ => {
-                if method.starts_with("fs/") || method.starts_with("terminal/") {
-                    self.unadvertised_calls.push(method.to_string());
-                }
-                Err((-32601, "Method not found"))
-            }
+            // An unadvertised fs/* or terminal/* call is R-FS-1 for the monitor.
+            _ => Err((-32601, "Method not found")),
         };
         let message = match reply {
             Ok(result) => json!({"jsonrpc": "2.0", "id": id, "result": result}),
