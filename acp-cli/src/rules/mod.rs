@@ -157,6 +157,10 @@ impl Monitor {
             self.last_ts = ts;
         }
         match envelope::scan_bytes(text) {
+            Err(rejection) if self.echoed_number_id(from, rejection.reason, text) => {
+                // JSON-RPC 2.0 allows fractional ids (it only discourages them): echoing the
+                // one the other side sent is not a fault of the echo (R-ID-2 is ours).
+            }
             Err(rejection) => {
                 check.error(
                     envelope_rule(rejection.reason),
@@ -225,7 +229,7 @@ impl Monitor {
         };
         let id = &value["id"];
         let is_response = value.get("result").is_some() || value.get("error").is_some();
-        if (id.is_string() || id.is_i64() || id.is_u64()) && !is_response {
+        if (id.is_string() || id.is_number()) && !is_response {
             self.pending.insert(
                 (from, id_key(id)),
                 Pending {
@@ -236,6 +240,24 @@ impl Monitor {
                 },
             );
         }
+    }
+
+    /// Whether `text` is a response echoing a number id (rejected as not an integer) that a
+    /// pending line of the other side carried; if so, that line is answered.
+    fn echoed_number_id(&mut self, from: Side, reason: Reason, text: &[u8]) -> bool {
+        if reason != Reason::InvalidId {
+            return false;
+        }
+        let Ok(value) = serde_json::from_slice::<Value>(text) else {
+            return false;
+        };
+        let is_response = value.get("result").is_some() || value.get("error").is_some();
+        if !is_response || !value["id"].is_number() {
+            return false;
+        }
+        self.pending
+            .remove(&(from.other(), id_key(&value["id"])))
+            .is_some()
     }
 
     /// A request (`is_request`) or notification.
