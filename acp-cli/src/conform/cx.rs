@@ -11,8 +11,10 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use super::profile::Profile;
-use super::subject::{Subject, scaled};
+use super::subject::{LineSplitter, Subject, scaled};
 use super::verdict::{Outcome, fail, skip};
+use crate::rules::{Finding, Monitor, MonitorOptions, Severity};
+use crate::trace::format::Side;
 
 /// How long an answer may take before a case fails (times `--timeout-scale`).
 pub const ANSWER: Duration = Duration::from_secs(5);
@@ -74,10 +76,20 @@ pub struct Cx {
     pub ask_answer: String,
     /// Indexes (into `subject.lines`) of every request the agent sent.
     pub calls: Vec<usize>,
-    /// Requests the agent sent that the harness did not advertise (`fs/*`, `terminal/*`).
-    pub unadvertised_calls: Vec<String>,
     /// Permission requests held unanswered ([`PermissionReply::Hold`]): their ids.
     pub held: Vec<Value>,
+    /// The exchange monitor of `acp-cli lint` (one place for each rule): it reads every line
+    /// both ways, in order.
+    monitor: Monitor,
+    /// The harness's writes cut into lines for the monitor.
+    written: LineSplitter,
+    /// Lines of `subject.lines` the monitor has read.
+    monitored: usize,
+    /// Lines the monitor has read, both ways (its line numbers).
+    exchange_lines: usize,
+    /// Protocol errors the monitor blamed on the agent, in order. The harness's own
+    /// deliberately bad lines are blamed on the client and not kept.
+    pub violations: Vec<Finding>,
 }
 
 impl Cx {
@@ -95,8 +107,37 @@ impl Cx {
             permission: PermissionReply::Select("allow_once"),
             ask_answer: String::from("conform-answer"),
             calls: Vec::new(),
-            unadvertised_calls: Vec::new(),
             held: Vec::new(),
+            monitor: Monitor::new(MonitorOptions::default()),
+            written: LineSplitter::default(),
+            monitored: 0,
+            exchange_lines: 0,
+            violations: Vec::new(),
+        }
+    }
+
+    /// Shows the monitor one line `from` a side; keeps what it blames on the agent. Blank
+    /// lines are skipped, as every reader does (R-FRAME-2).
+    fn observe(&mut self, from: Side, bytes: &[u8]) {
+        if bytes.iter().all(u8::is_ascii_whitespace) {
+            return;
+        }
+        self.exchange_lines += 1;
+        let findings = self.monitor.observe(from, self.exchange_lines, None, bytes);
+        self.violations.extend(
+            findings
+                .into_iter()
+                .filter(|f| f.blame == Side::Agent && f.severity == Severity::Error),
+        );
+    }
+
+    /// Shows the monitor every agent line read so far and not shown yet.
+    pub fn observe_agent(&mut self) {
+        while self.monitored < self.subject.lines.len() {
+            let bytes = std::mem::take(&mut self.subject.lines[self.monitored].bytes);
+            self.monitored += 1;
+            self.observe(Side::Agent, &bytes);
+            self.subject.lines[self.monitored - 1].bytes = bytes;
         }
     }
 
@@ -125,10 +166,26 @@ impl Cx {
 
     /// Writes raw bytes; a failed write (the agent closed stdin or died) fails the case.
     pub async fn send_raw(&mut self, bytes: &[u8]) -> Result<(), Outcome> {
+        // What the agent wrote before this write comes first in the exchange.
+        self.subject.take_ready().await;
+        self.observe_agent();
+        for line in self.written.push(bytes) {
+            self.observe(Side::Client, &line);
+        }
         self.subject
             .write(bytes)
             .await
             .map_err(|e| fail(format!("cannot write to the agent: {e}")))
+    }
+
+    /// Closes the agent's stdin; an unterminated last line the harness wrote is a line for
+    /// the monitor now (R-FRAME-3).
+    pub fn close_stdin(&mut self) {
+        self.observe_agent();
+        if let Some(rest) = self.written.finish() {
+            self.observe(Side::Client, &rest);
+        }
+        self.subject.close_stdin();
     }
 
     /// Writes one message and its newline.
@@ -176,6 +233,7 @@ impl Cx {
         loop {
             let index = self.subject.next_line(deadline).await?;
             self.seen = index + 1;
+            self.observe_agent();
             let Some(message) = self.subject.lines[index].message.clone() else {
                 continue;
             };
@@ -427,12 +485,8 @@ impl Cx {
                 Err((-32603, "Internal error: conform refused"))
             }
             "_agentao.cn/ask_user" => Ok(json!({"outcome": "answered", "text": self.ask_answer})),
-            _ => {
-                if method.starts_with("fs/") || method.starts_with("terminal/") {
-                    self.unadvertised_calls.push(method.to_string());
-                }
-                Err((-32601, "Method not found"))
-            }
+            // An unadvertised fs/* or terminal/* call is R-FS-1 for the monitor.
+            _ => Err((-32601, "Method not found")),
         };
         let message = match reply {
             Ok(result) => json!({"jsonrpc": "2.0", "id": id, "result": result}),

@@ -15,7 +15,8 @@ use super::chaos::Chaos;
 use super::cx::{ANSWER, Cx, TURN};
 use super::profile::Profile;
 use super::subject::{Subject, scaled};
-use super::verdict::{Status, fail};
+use super::verdict::{Status, Verdict, fail};
+use crate::rules::Finding;
 
 /// How a run is made.
 #[derive(Clone, Debug)]
@@ -294,7 +295,9 @@ fn run_case(case: &Case, profile: &Arc<Profile>, options: &Options) -> CaseRepor
                 cx.subject
                     .wait_exit(Instant::now() + Duration::from_secs(2))
                     .await;
-                verdict
+                // Everything the agent wrote until it died counts, late lines included.
+                cx.observe_agent();
+                judged(verdict, &cx.violations)
             });
             let _ = std::fs::remove_dir_all(&dir);
             verdict
@@ -314,6 +317,29 @@ fn run_case(case: &Case, profile: &Arc<Profile>, options: &Options) -> CaseRepor
     }
 }
 
+/// A case's verdict with the exchange monitor's word added: a protocol error the agent made
+/// on the case's traffic fails the case, whatever the case itself concluded, and leads the
+/// detail (a case's own failure follows it). A skip stays a skip: it claimed nothing.
+pub fn judged(verdict: Verdict, violations: &[Finding]) -> Verdict {
+    let Some(first) = violations.first() else {
+        return verdict;
+    };
+    let mut finding = format!(
+        "{} — {} (exchange line {})",
+        first.rule, first.detail, first.line
+    );
+    if violations.len() > 1 {
+        finding.push_str(&format!(" and {} more", violations.len() - 1));
+    }
+    match verdict {
+        Ok(_) => Err(fail(finding)),
+        Err(outcome) if outcome.status == Status::Fail => {
+            Err(fail(format!("{finding}; then {}", outcome.detail)))
+        }
+        Err(skipped) => Err(skipped),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -326,5 +352,48 @@ mod tests {
         assert!(selected("ids/zero", Some("*zero")));
         assert!(!selected("ids/zero", Some("framing")));
         assert!(selected("ids/zero", Some("ids/z")));
+    }
+
+    fn finding(rule: &'static str) -> Finding {
+        Finding {
+            line: 7,
+            rule,
+            blame: crate::trace::format::Side::Agent,
+            severity: crate::rules::Severity::Error,
+            detail: String::from("what happened"),
+        }
+    }
+
+    #[test]
+    fn a_violation_fails_a_passing_case() {
+        let verdict = judged(Ok(String::from("fine")), &[finding("R-TURN-3")]);
+        assert_eq!(
+            verdict,
+            Err(fail("R-TURN-3 — what happened (exchange line 7)"))
+        );
+    }
+
+    #[test]
+    fn a_violation_leads_a_failure_and_counts_the_rest() {
+        let verdict = judged(
+            Err(fail("no answer")),
+            &[finding("R-RPC-1"), finding("R-ID-6")],
+        );
+        assert_eq!(
+            verdict,
+            Err(fail(
+                "R-RPC-1 — what happened (exchange line 7) and 1 more; then no answer"
+            ))
+        );
+    }
+
+    #[test]
+    fn skips_and_clean_cases_are_unchanged() {
+        let skipped = Err(crate::conform::verdict::skip("no /tool"));
+        assert_eq!(judged(skipped.clone(), &[finding("R-LINT-1")]), skipped);
+        assert_eq!(
+            judged(Ok(String::from("fine")), &[]),
+            Ok(String::from("fine"))
+        );
     }
 }

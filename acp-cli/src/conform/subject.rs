@@ -20,6 +20,8 @@ use crate::host::process::{AgentCommand, AgentProcess, ProcessEvent, ProcessKey}
 pub struct Line {
     /// The line as written, without its `\n` (invalid UTF-8 replaced).
     pub raw: String,
+    /// The line's bytes as written, without its `\n` (what the exchange monitor reads).
+    pub bytes: Vec<u8>,
     /// The line parsed, when it is a JSON-RPC 2.0 message (an object with `jsonrpc: "2.0"`).
     pub message: Option<Value>,
     /// When it was read.
@@ -30,7 +32,7 @@ pub struct Line {
 pub struct Subject {
     process: AgentProcess,
     events: Receiver<(ProcessKey, ProcessEvent)>,
-    partial: Vec<u8>,
+    splitter: LineSplitter,
     /// Every stdout line so far, in order.
     pub lines: Vec<Line>,
     /// How many of `lines` [`Subject::next_line`] has handed out.
@@ -68,7 +70,7 @@ impl Subject {
         Ok(Subject {
             process,
             events,
-            partial: Vec::new(),
+            splitter: LineSplitter::default(),
             lines: Vec::new(),
             delivered: 0,
             stderr: Vec::new(),
@@ -164,8 +166,7 @@ impl Subject {
                 self.take_stdout(&bytes);
             }
             ProcessEvent::StdoutEof => {
-                if !self.partial.is_empty() {
-                    let rest = std::mem::take(&mut self.partial);
+                if let Some(rest) = self.splitter.finish() {
                     self.push_line(&rest);
                 }
                 self.stdout_closed = true;
@@ -180,18 +181,19 @@ impl Subject {
         true
     }
 
-    fn take_stdout(&mut self, mut bytes: &[u8]) {
-        while let Some(at) = memchr::memchr(b'\n', bytes) {
-            let mut line = std::mem::take(&mut self.partial);
-            line.extend_from_slice(&bytes[..at]);
+    fn take_stdout(&mut self, bytes: &[u8]) {
+        for line in self.splitter.push(bytes) {
             self.push_line(&line);
-            bytes = &bytes[at + 1..];
         }
-        self.partial.extend_from_slice(bytes);
+    }
+
+    /// Takes every process event already waiting, without waiting for more, so that what the
+    /// agent wrote before the harness's next write is in [`Subject::lines`] first.
+    pub async fn take_ready(&mut self) {
+        while !self.events.is_empty() && self.pump(Instant::now()).await {}
     }
 
     fn push_line(&mut self, bytes: &[u8]) {
-        let bytes = bytes.strip_suffix(b"\r").unwrap_or(bytes);
         let raw = String::from_utf8_lossy(bytes).into_owned();
         let message = std::str::from_utf8(bytes)
             .ok()
@@ -199,6 +201,7 @@ impl Subject {
             .filter(|value| value.get("jsonrpc") == Some(&Value::from("2.0")));
         self.lines.push(Line {
             raw,
+            bytes: bytes.to_vec(),
             message,
             at: Instant::now(),
         });
@@ -228,7 +231,127 @@ impl Drop for Subject {
     }
 }
 
+/// Cuts a byte stream into lines wherever it was split: each `\n` ends a line, a `\r` before
+/// it is dropped (R-FRAME-1), and bytes after the last `\n` wait for the next piece. Used for
+/// the agent's stdout and for the harness's own writes (which the exchange monitor reads).
+#[derive(Clone, Debug, Default)]
+pub struct LineSplitter {
+    partial: Vec<u8>,
+}
+
+impl LineSplitter {
+    /// The lines `bytes` completes, without their `\n` (or `\r\n`).
+    pub fn push(&mut self, mut bytes: &[u8]) -> Vec<Vec<u8>> {
+        let mut lines = Vec::new();
+        while let Some(at) = memchr::memchr(b'\n', bytes) {
+            let mut line = std::mem::take(&mut self.partial);
+            line.extend_from_slice(&bytes[..at]);
+            if line.last() == Some(&b'\r') {
+                line.pop();
+            }
+            lines.push(line);
+            bytes = &bytes[at + 1..];
+        }
+        self.partial.extend_from_slice(bytes);
+        lines
+    }
+
+    /// The unterminated last line at the end of the stream, if any bytes are left.
+    pub fn finish(&mut self) -> Option<Vec<u8>> {
+        let mut rest = std::mem::take(&mut self.partial);
+        if rest.is_empty() {
+            return None;
+        }
+        if rest.last() == Some(&b'\r') {
+            rest.pop();
+        }
+        Some(rest)
+    }
+}
+
 /// `base` scaled by `--timeout-scale`.
 pub fn scaled(base: Duration, scale: f64) -> Duration {
     base.mul_f64(scale.max(0.01))
+}
+
+#[cfg(test)]
+mod tests {
+    //! The splitter reads peer bytes, so it gets properties over arbitrary input.
+    use super::LineSplitter;
+    use quickcheck::quickcheck;
+
+    /// Arbitrary bytes with plenty of line ends in them.
+    fn stream(seed: Vec<u8>) -> Vec<u8> {
+        seed.into_iter()
+            .map(|b| match b % 7 {
+                0 => b'\n',
+                1 => b'\r',
+                _ => b,
+            })
+            .collect()
+    }
+
+    /// Every line of `bytes` fed in the pieces `cuts` marks, the unterminated rest included.
+    fn lines_of(bytes: &[u8], cuts: &[usize]) -> Vec<Vec<u8>> {
+        let mut splitter = LineSplitter::default();
+        let mut lines = Vec::new();
+        let mut at = 0;
+        let mut ends: Vec<usize> = cuts.iter().map(|c| c % (bytes.len() + 1)).collect();
+        ends.sort_unstable();
+        ends.push(bytes.len());
+        for end in ends {
+            lines.extend(splitter.push(&bytes[at..end]));
+            at = end;
+        }
+        lines.extend(splitter.finish());
+        lines
+    }
+
+    quickcheck! {
+        fn any_split_gives_the_same_lines(seed: Vec<u8>, cuts: Vec<usize>) -> bool {
+            let bytes = stream(seed);
+            lines_of(&bytes, &cuts) == lines_of(&bytes, &[])
+        }
+
+        fn lines_are_the_stream_cut_at_each_newline(seed: Vec<u8>) -> bool {
+            let bytes = stream(seed);
+            let lines = lines_of(&bytes, &[]);
+            let expected: Vec<Vec<u8>> = bytes
+                .split(|&b| b == b'\n')
+                .map(|l| l.strip_suffix(b"\r").unwrap_or(l).to_vec())
+                .collect();
+            // `split` gives an empty last piece after a final `\n` (or for no input at all):
+            // the splitter gives no line for it.
+            let ended = bytes.is_empty() || bytes.ends_with(b"\n");
+            let expected = match expected.split_last() {
+                Some((_, rest)) if ended => rest.to_vec(),
+                _ => expected,
+            };
+            lines == expected
+        }
+
+        fn byte_by_byte_is_the_same(seed: Vec<u8>) -> bool {
+            let bytes = stream(seed);
+            let every: Vec<usize> = (0..bytes.len()).collect();
+            lines_of(&bytes, &every) == lines_of(&bytes, &[])
+        }
+    }
+
+    #[test]
+    fn crlf_and_lone_cr() {
+        let mut splitter = LineSplitter::default();
+        assert_eq!(
+            splitter.push(b"a\r\nb\rc\n\nd"),
+            vec![b"a".to_vec(), b"b\rc".to_vec(), vec![]]
+        );
+        assert_eq!(splitter.finish(), Some(b"d".to_vec()));
+        assert_eq!(splitter.finish(), None);
+    }
+
+    #[test]
+    fn a_crlf_split_between_its_bytes() {
+        let mut splitter = LineSplitter::default();
+        assert!(splitter.push(b"x\r").is_empty());
+        assert_eq!(splitter.push(b"\ny"), vec![b"x".to_vec()]);
+    }
 }

@@ -90,6 +90,11 @@ struct Pending {
 struct Turn {
     /// The line of `session/cancel`, once the client cancelled.
     cancelled_at: Option<usize>,
+    /// The id of the prompt that opened the turn (what `session/cancel` must end).
+    opened_by: String,
+    /// Prompts of the session not answered yet, the opener included: a prompt sent during
+    /// the turn (R-TURN-2) may be queued by the agent, so the turn lasts until all are answered.
+    open: usize,
 }
 
 /// Update kinds that belong to a turn (or a `session/load` replay), never after it.
@@ -152,11 +157,16 @@ impl Monitor {
             self.last_ts = ts;
         }
         match envelope::scan_bytes(text) {
+            Err(rejection) if self.echoed_number_id(from, rejection.reason, text) => {
+                // JSON-RPC 2.0 allows fractional ids (it only discourages them): echoing the
+                // one the other side sent is not a fault of the echo (R-ID-2 is ours).
+            }
             Err(rejection) => {
                 check.error(
                     envelope_rule(rejection.reason),
                     format!("not JSON-RPC: {rejection}"),
                 );
+                self.rejected(from, line, ts, text);
             }
             Ok(Message::Response(response)) => {
                 if let Outcome::Malformed(why) = response.outcome {
@@ -211,6 +221,45 @@ impl Monitor {
         findings
     }
 
+    /// A rejected line whose id could be read gets an error reply echoing that id (R-ID-4
+    /// gives null only when it could not): that reply is awaited like any answer.
+    fn rejected(&mut self, from: Side, line: usize, ts: Option<f64>, text: &[u8]) {
+        let Ok(value) = serde_json::from_slice::<Value>(text) else {
+            return;
+        };
+        let id = &value["id"];
+        let is_response = value.get("result").is_some() || value.get("error").is_some();
+        if (id.is_string() || id.is_number()) && !is_response {
+            self.pending.insert(
+                (from, id_key(id)),
+                Pending {
+                    method: String::from("(a rejected line)"),
+                    line,
+                    ts,
+                    session: None,
+                },
+            );
+        }
+    }
+
+    /// Whether `text` is a response echoing a number id (rejected as not an integer) that a
+    /// pending line of the other side carried; if so, that line is answered.
+    fn echoed_number_id(&mut self, from: Side, reason: Reason, text: &[u8]) -> bool {
+        if reason != Reason::InvalidId {
+            return false;
+        }
+        let Ok(value) = serde_json::from_slice::<Value>(text) else {
+            return false;
+        };
+        let is_response = value.get("result").is_some() || value.get("error").is_some();
+        if !is_response || !value["id"].is_number() {
+            return false;
+        }
+        self.pending
+            .remove(&(from.other(), id_key(&value["id"])))
+            .is_some()
+    }
+
     /// A request (`is_request`) or notification.
     fn call(&mut self, check: &mut Check, ts: Option<f64>, message: &Value, is_request: bool) {
         let from = check.from;
@@ -251,14 +300,21 @@ impl Monitor {
                             format!("session/prompt for unknown session {session}"),
                         );
                     }
-                    if self.turns.contains_key(session) {
+                    if let Some(turn) = self.turns.get_mut(session) {
+                        turn.open += 1;
                         check.error(
                             "R-TURN-2",
                             format!("session/prompt while session {session} has a turn running"),
                         );
                     } else {
-                        self.turns
-                            .insert(session.clone(), Turn { cancelled_at: None });
+                        self.turns.insert(
+                            session.clone(),
+                            Turn {
+                                cancelled_at: None,
+                                opened_by: id_key(&message["id"]),
+                                open: 1,
+                            },
+                        );
                     }
                 }
             }
@@ -487,13 +543,14 @@ impl Monitor {
                 );
             }
         }
-        self.settled(check, &pending, result, error.is_some());
+        self.settled(check, &key.1, &pending, result, error.is_some());
     }
 
     /// What an answered request changes.
     fn settled(
         &mut self,
         check: &mut Check,
+        id: &str,
         pending: &Pending,
         result: Option<&Value>,
         failed: bool,
@@ -521,11 +578,17 @@ impl Monitor {
                 let Some(session) = &pending.session else {
                     return;
                 };
-                let Some(turn) = self.turns.remove(session) else {
+                let Some(turn) = self.turns.get_mut(session) else {
                     return;
                 };
-                self.turn_ended.insert(session.clone(), check.line);
-                let Some(cancel) = turn.cancelled_at else {
+                turn.open = turn.open.saturating_sub(1);
+                let opener = turn.opened_by == id;
+                let cancelled_at = turn.cancelled_at;
+                if turn.open == 0 {
+                    self.turns.remove(session);
+                    self.turn_ended.insert(session.clone(), check.line);
+                }
+                let (true, Some(cancel)) = (opener, cancelled_at) else {
                     return;
                 };
                 let stop = result.and_then(|r| r["stopReason"].as_str());

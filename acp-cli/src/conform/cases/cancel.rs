@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use super::prompt::{TURN_KINDS, late_updates};
+use super::prompt::TURN_KINDS;
 use super::still_serving;
 use crate::conform::case::Case;
 use crate::conform::cx::{Cx, PermissionReply, result_of};
@@ -178,14 +178,9 @@ async fn no_late_updates(cx: &mut Cx) -> Verdict {
     let (session, id) = running_turn(cx).await?;
     cx.notify("session/cancel", json!({"sessionId": session}))
         .await?;
-    let end = cancelled_answer(cx, &id).await?;
+    cancelled_answer(cx, &id).await?;
+    // Content after the answer (read by the barrier) is R-TURN-3 for the exchange monitor.
     cx.settle().await?;
-    let late = late_updates(cx, &session, end);
-    ensure!(
-        late.is_empty(),
-        "after the cancelled answer came: {}",
-        late.join(", ")
-    );
     Ok(String::from(
         "nothing for the turn after its cancelled answer",
     ))
@@ -214,11 +209,9 @@ async fn cancel_request_unknown(cx: &mut Cx) -> Verdict {
     cx.open().await?;
     cx.notify("$/cancel_request", json!({"requestId": 987654}))
         .await?;
+    // An answer to the notification would answer an id nobody sent (R-ID-6): the exchange
+    // monitor's check.
     cx.settle().await?;
-    ensure!(
-        cx.responses_to(&json!(987654)) == 0,
-        "the cancel of an unknown id was answered"
-    );
     still_serving(cx).await?;
     Ok(String::from("not answered; the connection went on"))
 }
@@ -268,12 +261,8 @@ async fn cancel_twice(cx: &mut Cx) -> Verdict {
     cx.notify("session/cancel", json!({"sessionId": session}))
         .await?;
     cancelled_answer(cx, &id).await?;
+    // A second answer, read by the barrier, is R-RPC-1 for the exchange monitor.
     cx.settle().await?;
-    ensure!(
-        cx.responses_to(&id) == 1,
-        "the prompt was answered {} times",
-        cx.responses_to(&id)
-    );
     Ok(String::from("one cancelled answer"))
 }
 

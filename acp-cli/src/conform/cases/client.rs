@@ -83,11 +83,7 @@ async fn no_read_unadvertised(cx: &mut Cx) -> Verdict {
     let read = cx.command("read", &path)?;
     let (_, end) = turn(cx, &read).await?;
     result_of(cx.message(end))?;
-    ensure!(
-        cx.unadvertised_calls.is_empty(),
-        "the agent called {} without the capability",
-        cx.unadvertised_calls.join(", ")
-    );
+    // An fs/* call without the capability is R-FS-1 for the exchange monitor.
     Ok(String::from("read without calling fs/*"))
 }
 
@@ -137,11 +133,7 @@ async fn no_write_unadvertised(cx: &mut Cx) -> Verdict {
     let write = cx.command("write", &format!("{} conform", path.display()))?;
     let (_, end) = turn(cx, &write).await?;
     result_of(cx.message(end))?;
-    ensure!(
-        cx.unadvertised_calls.is_empty(),
-        "the agent called {} without the capability",
-        cx.unadvertised_calls.join(", ")
-    );
+    // An fs/* call without the capability is R-FS-1 for the exchange monitor.
     Ok(String::from("wrote without calling fs/*"))
 }
 
@@ -168,17 +160,7 @@ async fn no_terminal(cx: &mut Cx) -> Verdict {
     let tool = cx.command("tool", "execute conform-run")?;
     let (_, end) = turn(cx, &tool).await?;
     result_of(cx.message(end))?;
-    let terminal: Vec<String> = cx
-        .unadvertised_calls
-        .iter()
-        .filter(|m| m.starts_with("terminal/"))
-        .cloned()
-        .collect();
-    ensure!(
-        terminal.is_empty(),
-        "the agent called {} without the terminal capability",
-        terminal.join(", ")
-    );
+    // A terminal/* call without the capability is R-FS-1 for the exchange monitor.
     Ok(String::from(
         "an execute tool turn without terminal/* calls",
     ))

@@ -238,7 +238,7 @@ async fn no_final_newline(cx: &mut Cx) -> Verdict {
     initialized(cx).await?;
     cx.send_raw(br#"{"jsonrpc":"2.0","id":"last","method":"conform/ping","params":{}}"#)
         .await?;
-    cx.subject.close_stdin();
+    cx.close_stdin();
     cx.response(&json!("last")).await?;
     Ok(String::from(
         "the unterminated last request was answered at EOF",
@@ -324,11 +324,9 @@ async fn batch_array(cx: &mut Cx) -> Verdict {
         &[Value::Null],
     )
     .await?;
+    // An answer to the request inside the batch, read by the barrier, answers an id nobody
+    // sent (R-ID-6) for the exchange monitor.
     cx.settle().await?;
-    crate::conform_ensure!(
-        cx.responses_to(&json!("in-batch")) == 0,
-        "the request inside the batch was run (answered by id)"
-    );
     let arrays = cx
         .subject
         .lines
@@ -369,11 +367,8 @@ async fn bad_envelope(cx: &mut Cx, line: &str, id: Value) -> Verdict {
         &[id.clone(), Value::Null],
     )
     .await?;
+    // A second answer, read by the barrier, is R-RPC-1 for the exchange monitor.
     cx.settle().await?;
-    crate::conform_ensure!(
-        cx.responses_to(&id) <= 1,
-        "the bad request was answered more than once"
-    );
     Ok(detail)
 }
 

@@ -189,13 +189,8 @@ async fn distinct(cx: &mut Cx) -> Verdict {
     cx.send_raw(both.as_bytes()).await?;
     cx.response(&json!(5)).await?;
     cx.response(&json!("5")).await?;
+    // A second answer to either, read by the barrier, is R-RPC-1 for the exchange monitor.
     cx.settle().await?;
-    crate::conform_ensure!(
-        cx.responses_to(&json!(5)) == 1 && cx.responses_to(&json!("5")) == 1,
-        "answers: {} to id 5, {} to id \"5\"",
-        cx.responses_to(&json!(5)),
-        cx.responses_to(&json!("5"))
-    );
     Ok(String::from("ids 5 and \"5\" each answered once"))
 }
 

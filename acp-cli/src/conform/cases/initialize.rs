@@ -352,12 +352,8 @@ async fn repeated(cx: &mut Cx) -> Verdict {
     } else {
         "a result"
     };
+    // A second answer is R-RPC-1 for the exchange monitor.
     still_serving(cx).await?;
-    ensure!(
-        cx.responses_to(&id) == 1,
-        "the second initialize was answered {} times",
-        cx.responses_to(&id)
-    );
     Ok(format!(
         "the second initialize got {answer}; the connection went on"
     ))
@@ -371,12 +367,8 @@ async fn request_before(cx: &mut Cx) -> Verdict {
     let index = cx.response(&id).await?;
     let message = cx.message(index).clone();
     cx.initialize().await?;
+    // A second answer, read by the barrier, is R-RPC-1 for the exchange monitor.
     cx.settle().await?;
-    ensure!(
-        cx.responses_to(&id) == 1,
-        "session/new was answered {} times",
-        cx.responses_to(&id)
-    );
     Ok(match message.get("error") {
         Some(error) => format!("rejected before initialize: {}", error["code"]),
         None => String::from("served before initialize (allowed: the spec binds only the client)"),

@@ -122,18 +122,18 @@ async fn first_line(cx: &mut Cx) -> Verdict {
 
 async fn eof_exits(cx: &mut Cx) -> Verdict {
     cx.open().await?;
-    cx.subject.close_stdin();
+    cx.close_stdin();
     exits_within(cx, "stdin EOF").await
 }
 
 async fn eof_early(cx: &mut Cx) -> Verdict {
-    cx.subject.close_stdin();
+    cx.close_stdin();
     exits_within(cx, "stdin EOF before initialize").await
 }
 
 async fn eof_during_turn(cx: &mut Cx) -> Verdict {
     let (_, id) = super::cancel::running_turn(cx).await?;
-    cx.subject.close_stdin();
+    cx.close_stdin();
     let verdict = exits_within(cx, "stdin EOF during a turn").await?;
     // What it wrote before exiting is in the pipe: read it to the end.
     let end = Instant::now() + cx.time(Duration::from_secs(1));
@@ -158,7 +158,7 @@ async fn no_orphans(cx: &mut Cx) -> Verdict {
     let text = super::prompt::chatty(cx);
     let id = cx.prompt(&session, &text).await?;
     cx.turn_end(&id).await?;
-    cx.subject.close_stdin();
+    cx.close_stdin();
     exits_within(cx, "stdin EOF").await?;
     let deadline = Instant::now() + cx.time(Duration::from_secs(1));
     while cx.subject.group_alive() {

@@ -124,30 +124,12 @@ pub const TURN_KINDS: [&str; 6] = [
     "plan",
 ];
 
-/// Turn content updates for `session` after line `end`.
-pub fn late_updates(cx: &Cx, session: &str, end: usize) -> Vec<String> {
-    cx.updates(session)
-        .into_iter()
-        .filter(|(i, u)| {
-            *i > end
-                && u["sessionUpdate"]
-                    .as_str()
-                    .is_some_and(|k| TURN_KINDS.contains(&k))
-        })
-        .map(|(_, u)| u["sessionUpdate"].as_str().unwrap_or_default().to_string())
-        .collect()
-}
-
 async fn answered_once(cx: &mut Cx) -> Verdict {
     let text = chatty(cx);
     let (_, end) = turn(cx, &text).await?;
-    let id = cx.message(end)["id"].clone();
+    // After the barrier, a second answer would have been read: the exchange monitor fails
+    // the case on it (R-RPC-1).
     cx.settle().await?;
-    ensure!(
-        cx.responses_to(&id) == 1,
-        "the prompt was answered {} times",
-        cx.responses_to(&id)
-    );
     let message = cx.message(end);
     Ok(match message.get("error") {
         Some(error) => format!("answered once, with error {}", error["code"]),
@@ -216,12 +198,7 @@ async fn no_update_after(cx: &mut Cx) -> Verdict {
                     .is_some_and(|k| TURN_KINDS.contains(&k))
         })
         .count();
-    let late = late_updates(cx, &session, end);
-    ensure!(
-        late.is_empty(),
-        "after the turn's answer came: {}",
-        late.join(", ")
-    );
+    // Content after the answer (read by the barrier) is R-TURN-3 for the exchange monitor.
     if during == 0 {
         return Err(skip(
             "the turn sent no content updates, so there was no order to check",
