@@ -384,6 +384,22 @@ fn cases() -> Vec<Case> {
             fs_request: None,
             check: nothing,
         },
+        // `acp-cli client` hands the agent no MCP servers: the command says so (R-DEMO-5);
+        // the tool call itself is tested with a real server in agent_mcp.rs.
+        Case {
+            command: "/mcp",
+            prompt: "/mcp files read_text_file {\"path\": \"a.txt\"}",
+            code: 0,
+            tools: &[],
+            fs_request: None,
+            check: |run, _| {
+                assert_eq!(
+                    run.stdout,
+                    "/mcp: no tool 'read_text_file' on an MCP server 'files' of this session; \
+                     this session has no MCP tools\n"
+                )
+            },
+        },
         Case {
             command: "/usage",
             prompt: "/usage 1200 200000 0.5 USD",

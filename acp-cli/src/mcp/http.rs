@@ -15,7 +15,7 @@ use std::time::Duration;
 use serde_json::Value;
 use smol::channel::Receiver;
 
-use super::client::Inbound;
+use super::inbound::Inbound;
 use super::wire::MAX_LINE;
 use crate::llm::config::Endpoint;
 use crate::llm::http::{Connection, HeadError, read_head, write_request_head};

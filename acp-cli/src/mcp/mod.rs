@@ -4,6 +4,7 @@
 //! - [`wire`]: one connection's protocol state, sans-IO, over acp-core's framing and envelope.
 //! - [`messages`]: the typed messages a client needs (handshake, tool pages, call results).
 //! - [`client`]: an initialized server: list tools, call one, cancel a call.
+//! - [`inbound`]: what a transport reads, handed to the protocol state and the waiting calls.
 //! - [`stdio`]: the stdio transport, a child in its own process group.
 //! - [`http`]: the streamable HTTP transport, on the model client's HTTP/1.1 client.
 //! - [`session`]: a session's servers, started together with a timeout.
@@ -11,12 +12,14 @@
 
 pub mod client;
 pub mod http;
+mod inbound;
 pub mod messages;
 pub mod session;
 pub mod stdio;
 pub mod tool;
 pub mod wire;
 
-pub use client::{McpClient, McpError};
+pub use client::McpClient;
+pub use inbound::McpError;
 pub use messages::{CallResult, Tool};
 pub use tool::McpTool;

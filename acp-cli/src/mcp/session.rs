@@ -40,7 +40,7 @@ pub async fn call_with_timeout(
     let call = async {
         let done = client.call_tool(tool, arguments).await;
         if let Err(super::McpError::Closed(_)) = &done {
-            log_stderr(client);
+            client.log_stderr();
         }
         done.map_err(|e| e.to_string())
     };
@@ -166,17 +166,9 @@ async fn start_one(
     match smol::future::or(list, late).await {
         Ok(tools) => Ok((client, tools)),
         Err(why) => {
-            log_stderr(&client);
+            client.log_stderr();
             Err(why)
         }
-    }
-}
-
-/// The server's last stderr lines, into the log (where `acp-cli.log` keeps them).
-pub fn log_stderr(client: &McpClient) {
-    let tail = client.stderr_tail();
-    if !tail.is_empty() {
-        tracing::warn!(server = client.name(), stderr = %tail, "MCP server's last stderr lines");
     }
 }
 

@@ -13,7 +13,7 @@ use smol::channel::Receiver;
 use smol::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use smol::process::{Child, Command, Stdio};
 
-use super::client::Inbound;
+use super::inbound::Inbound;
 
 /// Lines of stderr kept per server.
 pub const STDERR_LINES: usize = 50;
