@@ -1,7 +1,8 @@
 //! The cost of `acp-cli trace` on the fastest stream our agent makes: `/flood N 32` read by a
 //! minimal client straight from `acp-cli --acp --stdio`, and through `acp-cli trace --out FILE
 //! -- acp-cli --acp --stdio` (R-TRACE-2: forwarding must not wait for the recorder). Prints
-//! chunks/s of each at their median round and the ratio proxy / direct (the target is ≥ 0.8).
+//! chunks/s of each (direct, `--raw`, `.jsons`) at their median round and the ratio to direct
+//! (the target is ≥ 0.8).
 //!
 //! `cargo bench -p acp-cli --bench trace_proxy` (`-- --count N --rounds R` to change the load).
 
@@ -19,11 +20,27 @@ fn arg(name: &str, default: usize) -> usize {
 }
 
 /// One `/flood count 32` turn against `argv`; the time from sending the prompt to its answer.
+/// Each turn runs in a fresh directory: the agent keeps its sessions under its working
+/// directory and looks through them, so a shared one would make every round slower than the
+/// last (a flood session is megabytes).
 fn turn(argv: &[String], count: usize) -> Duration {
-    let dir = std::env::temp_dir();
+    let dir = std::env::temp_dir().join(format!(
+        "acp-trace-bench-cwd-{}-{}",
+        std::process::id(),
+        NEXT_DIR.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    ));
+    std::fs::create_dir_all(&dir).expect("a fresh working directory");
+    let took = turn_in(argv, count, &dir);
+    let _ = std::fs::remove_dir_all(&dir);
+    took
+}
+
+static NEXT_DIR: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+fn turn_in(argv: &[String], count: usize, dir: &std::path::Path) -> Duration {
     let mut child = Command::new(&argv[0])
         .args(&argv[1..])
-        .current_dir(&dir)
+        .current_dir(dir)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
@@ -73,43 +90,47 @@ fn median(mut times: Vec<Duration>) -> Duration {
 
 fn main() {
     let count = arg("--count", 200_000);
-    let rounds = arg("--rounds", 5);
+    let rounds = arg("--rounds", 7);
     let acp = env!("CARGO_BIN_EXE_acp-cli").to_owned();
     let trace = std::env::temp_dir().join(format!("acp-trace-bench-{}.jsons", std::process::id()));
-    let direct = vec![acp.clone(), "--acp".into(), "--stdio".into()];
-    let proxied = vec![
-        acp.clone(),
-        "trace".into(),
-        "--out".into(),
-        trace.display().to_string(),
-        "--".into(),
-        acp,
-        "--acp".into(),
-        "--stdio".into(),
+    let agent = [acp.clone(), "--acp".into(), "--stdio".into()];
+    let through = |raw: bool| {
+        let mut argv = vec![acp.clone(), "trace".into()];
+        if raw {
+            argv.push("--raw".into());
+        }
+        argv.extend(["--out".into(), trace.display().to_string(), "--".into()]);
+        argv.extend(agent.iter().cloned());
+        argv
+    };
+    let ways = [
+        ("direct", agent.to_vec()),
+        ("trace --raw", through(true)),
+        ("trace (.jsons)", through(false)),
     ];
-    turn(&direct, count / 10);
-    let (mut a, mut b) = (Vec::new(), Vec::new());
-    // Interleaved rounds, so both see the same machine load.
+    turn(&ways[0].1, count / 10);
+    let mut times = vec![Vec::new(); ways.len()];
+    let mut recorded = 0;
+    // Interleaved rounds, so all see the same machine load.
     for _ in 0..rounds {
-        a.push(turn(&direct, count));
-        b.push(turn(&proxied, count));
+        for ((_, argv), times) in ways.iter().zip(&mut times) {
+            times.push(turn(argv, count));
+        }
+        recorded = std::fs::read(&trace)
+            .map(|t| t.iter().filter(|&&c| c == b'\n').count())
+            .unwrap_or(0);
     }
-    let (a, b) = (median(a), median(b));
     let rate = |d: Duration| count as f64 / d.as_secs_f64();
-    let recorded = std::fs::read(&trace)
-        .map(|t| t.iter().filter(|&&c| c == b'\n').count())
-        .unwrap_or(0);
-    println!("/flood {count} 32, median of {rounds} rounds");
-    println!(
-        "direct:         {:>12.0} chunks/s ({:.3} s)",
-        rate(a),
-        a.as_secs_f64()
-    );
-    println!(
-        "through trace:  {:>12.0} chunks/s ({:.3} s), {recorded} events recorded",
-        rate(b),
-        b.as_secs_f64()
-    );
-    println!("ratio trace/direct: {:.2}", rate(b) / rate(a));
+    let medians: Vec<Duration> = times.into_iter().map(median).collect();
+    println!("/flood {count} 32, median of {rounds} interleaved rounds");
+    for ((name, _), took) in ways.iter().zip(&medians) {
+        println!(
+            "{name:<16} {:>12.0} chunks/s ({:.3} s), ratio to direct {:.2}",
+            rate(*took),
+            took.as_secs_f64(),
+            rate(*took) / rate(medians[0]),
+        );
+    }
+    println!("last .jsons trace: {recorded} events");
     let _ = std::fs::remove_file(&trace);
 }

@@ -119,6 +119,9 @@ pub struct Monitor {
     agent_capabilities: Value,
     /// Requests not answered yet, by (sender, id as JSON text).
     pending: HashMap<(Side, String), Pending>,
+    /// Requests that reused the id of a request still pending (R-ID-7), queued behind it: the
+    /// next answer to that id settles the first of them.
+    reused: HashMap<(Side, String), Vec<Pending>>,
     /// Requests answered, by (sender, id): the line of the answer.
     answered: HashMap<(Side, String), usize>,
     sessions: HashSet<String>,
@@ -191,6 +194,9 @@ impl Monitor {
     /// The exchange ended: every request still waiting is a finding (R-RPC-1).
     pub fn finish(&mut self) -> Vec<Finding> {
         let mut waiting: Vec<_> = self.pending.drain().collect();
+        for (key, queue) in self.reused.drain() {
+            waiting.extend(queue.into_iter().map(|pending| (key.clone(), pending)));
+        }
         waiting.sort_by_key(|(_, p)| p.line);
         let mut findings = Vec::new();
         for ((sender, id), pending) in waiting {
@@ -349,16 +355,26 @@ impl Monitor {
         }
 
         if is_request {
-            let id = id_key(&message["id"]);
-            self.pending.insert(
-                (from, id),
-                Pending {
-                    method: method.to_owned(),
-                    line: check.line,
-                    ts,
-                    session,
-                },
-            );
+            let key = (from, id_key(&message["id"]));
+            let pending = Pending {
+                method: method.to_owned(),
+                line: check.line,
+                ts,
+                session,
+            };
+            // R-ID-7: the answer could not say which of the two it answers.
+            if let Some(first) = self.pending.get(&key) {
+                check.error(
+                    "R-ID-7",
+                    format!(
+                        "id {} reused while {} (line {}) is still unanswered",
+                        key.1, first.method, first.line
+                    ),
+                );
+                self.reused.entry(key).or_default().push(pending);
+            } else {
+                self.pending.insert(key, pending);
+            }
         }
     }
 
@@ -508,6 +524,11 @@ impl Monitor {
             }
             return;
         };
+        if let Some(queue) = self.reused.get_mut(&key)
+            && !queue.is_empty()
+        {
+            self.pending.insert(key.clone(), queue.remove(0));
+        }
         self.answered.insert(key.clone(), check.line);
         if let (Some(slow), Some(start), Some(end)) = (self.options.slow, pending.ts, ts)
             && end - start > slow

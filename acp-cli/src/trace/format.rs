@@ -59,16 +59,114 @@ impl Side {
 }
 
 /// Appends the conductor-format event for one line `from` sent at `ts`, newline included.
+///
+/// A well-formed message (acp-core's envelope scan validates the whole line in one pass) is
+/// written straight from its spans: `id`, `method`, `params`, `result` and `sessionId` are
+/// copied as the bytes they came as, with no `Value` built. Anything else (errors, lines the
+/// scan refuses) takes [`event_of`]; both give the same JSON (R-TRACE-2: the recorder must
+/// keep up with the fastest stream).
 pub fn write_event(from: Side, ts: f64, line: &[u8], out: &mut Vec<u8>) {
-    let event = event_of(from, ts, line);
-    // Serializing a `Value` into a Vec cannot fail.
-    serde_json::to_writer(&mut *out, &event).expect("a JSON value serializes");
-    out.push(b'\n');
+    write_event_at(from, ts, &ts_text(ts), line, out);
+}
+
+/// The text of `ts` in an event: the shortest that reads back as the same f64 (Debug's; a
+/// time since the start is never NaN or infinite).
+pub fn ts_text(ts: f64) -> String {
+    format!("{ts:?}")
+}
+
+/// [`write_event`] with the time already written as `ts_text` (the lines of one read share
+/// it, so the proxy writes it once per read).
+pub fn write_event_at(from: Side, ts: f64, ts_text: &str, line: &[u8], out: &mut Vec<u8>) {
+    if !write_event_from_spans(from, ts_text, line, out) {
+        let event = event_of(from, ts, line);
+        // Serializing a `Value` into a Vec cannot fail.
+        serde_json::to_writer(&mut *out, &event).expect("a JSON value serializes");
+        out.push(b'\n');
+    }
+}
+
+/// The fast path of [`write_event`]; `false` (and nothing written) when the line needs
+/// [`event_of`].
+fn write_event_from_spans(from: Side, ts: &str, line: &[u8], out: &mut Vec<u8>) -> bool {
+    use acp_core::wire::envelope::{Message, Outcome, scan_bytes};
+    use acp_core::wire::{Id, RawValue};
+
+    let Ok(message) = scan_bytes(line) else {
+        return false;
+    };
+    let put_id = |id: &Id<'_>, out: &mut Vec<u8>| match id {
+        Id::Int(digits) => out.extend_from_slice(digits.as_bytes()),
+        Id::Str(text) => {
+            out.push(b'"');
+            out.extend_from_slice(text.raw().as_bytes());
+            out.push(b'"');
+        }
+        Id::Null => out.extend_from_slice(b"null"),
+    };
+    let head = |kind: &str, protocol: bool, out: &mut Vec<u8>| {
+        out.extend_from_slice(b"{\"type\":\"");
+        out.extend_from_slice(kind.as_bytes());
+        out.extend_from_slice(b"\",\"ts\":");
+        out.extend_from_slice(ts.as_bytes());
+        if protocol {
+            out.extend_from_slice(b",\"protocol\":\"acp\"");
+        }
+        out.extend_from_slice(b",\"from\":\"");
+        out.extend_from_slice(from.component().as_bytes());
+        out.extend_from_slice(b"\",\"to\":\"");
+        out.extend_from_slice(from.other().component().as_bytes());
+        out.push(b'"');
+    };
+    let call = |id: Option<&Id<'_>>, params: Option<RawValue<'_>>, out: &mut Vec<u8>| {
+        head(
+            if id.is_some() {
+                "request"
+            } else {
+                "notification"
+            },
+            true,
+            out,
+        );
+        if let Some(id) = id {
+            out.extend_from_slice(b",\"id\":");
+            put_id(id, out);
+        }
+        out.extend_from_slice(b",\"method\":\"");
+        out.extend_from_slice(message.method().map_or("", |m| m.raw()).as_bytes());
+        out.push(b'"');
+        if let Some(session) = message.session_id() {
+            out.extend_from_slice(b",\"session\":\"");
+            out.extend_from_slice(session.raw().as_bytes());
+            out.push(b'"');
+        }
+        out.extend_from_slice(b",\"params\":");
+        out.extend_from_slice(params.map_or("null", |p| p.get()).as_bytes());
+        out.extend_from_slice(b"}\n");
+    };
+    match message {
+        Message::Request(request) => call(Some(&request.id), request.params, out),
+        Message::Notification(notification) => call(None, notification.params, out),
+        Message::Response(response) => {
+            let Outcome::Result(result) = response.outcome else {
+                return false;
+            };
+            head("response", false, out);
+            out.extend_from_slice(b",\"id\":");
+            put_id(&response.id, out);
+            out.extend_from_slice(b",\"is_error\":false,\"payload\":");
+            out.extend_from_slice(result.get().as_bytes());
+            out.extend_from_slice(b"}\n");
+        }
+    }
+    true
 }
 
 /// Appends the `--raw` line for one line `from` sent at `ts`: `DIR TS LINE\n`, LINE exact.
 pub fn write_raw(from: Side, ts: f64, line: &[u8], out: &mut Vec<u8>) {
-    out.extend_from_slice(format!("{} {ts:.6} ", from.arrow()).as_bytes());
+    use std::io::Write;
+    // Writing into a Vec cannot fail.
+    let _ = write!(out, "{} {ts:.6} ", from.arrow());
     out.extend_from_slice(line);
     out.push(b'\n');
 }
@@ -346,6 +444,91 @@ mod tests {
                    "id":3,"method":"session/prompt","session":"s1",
                    "params":{"sessionId":"s1","prompt":[]}})
         );
+    }
+
+    fn fast_and_value_paths_agree(from: Side, line: &[u8]) {
+        let mut out = Vec::new();
+        write_event(from, 0.25, line, &mut out);
+        assert_eq!(
+            out.last(),
+            Some(&b'\n'),
+            "{}",
+            String::from_utf8_lossy(line)
+        );
+        assert_eq!(memchr::memchr_iter(b'\n', &out).count(), 1);
+        let written: Value = serde_json::from_slice(&out).expect("the event is JSON");
+        assert_eq!(
+            written,
+            event_of(from, 0.25, line),
+            "{}",
+            String::from_utf8_lossy(line)
+        );
+    }
+
+    /// Every combination of the envelope's members (ids of each kind, escapes, absent and
+    /// null params, sessions that are not strings, bad versions, results and errors): the
+    /// events written from spans equal the ones built as values.
+    #[test]
+    fn events_from_spans_equal_events_from_values() {
+        let versions = [r#""jsonrpc":"2.0","#, "", r#""jsonrpc":"1.0","#];
+        let ids = [
+            "",
+            r#""id":7,"#,
+            r#""id":-0,"#,
+            r#""id":12345678901234567890123,"#,
+            r#""id":"a"bA","#,
+            r#""id":null,"#,
+            r#""id":1.5,"#,
+        ];
+        let heads = [
+            r#""method":"session/update","#,
+            r#""method":"ab/c","#,
+            r#""method":"","#,
+            r#""result":{"k":[1,2.50,"é"]},"#,
+            r#""result":null,"#,
+            r#""error":{"code":-32601,"message":"no"},"#,
+            r#""result":1,"error":{"code":1,"message":"m"},"#,
+            "",
+        ];
+        let params = [
+            "",
+            r#""params":null,"#,
+            r#""params":{"sessionId":"s
+1","x":{"sessionId":"deep"}},"#,
+            r#""params":{"sessionId":5},"#,
+            r#""params":[1, true ,null],"#,
+        ];
+        for version in versions {
+            for id in ids {
+                for head in heads {
+                    for param in params {
+                        let body = format!("{version}{id}{head}{param}");
+                        let line = format!("{{{}}}", body.trim_end_matches(','));
+                        for side in [Side::Client, Side::Agent] {
+                            fast_and_value_paths_agree(side, line.as_bytes());
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Any bytes at all make exactly one event line, JSON that says the same as the value path.
+    #[test]
+    fn any_line_makes_one_event_equal_to_the_value_path() {
+        fn property(bytes: Vec<u8>, message: bool) -> bool {
+            let mut line = if message {
+                br#"{"jsonrpc":"2.0","id":1,"method":"m","params":"#.to_vec()
+            } else {
+                Vec::new()
+            };
+            line.extend(bytes.into_iter().filter(|&b| b != b'\n'));
+            fast_and_value_paths_agree(Side::Agent, &line);
+            true
+        }
+        quickcheck::QuickCheck::new()
+            .tests(2000)
+            .quickcheck(property as fn(Vec<u8>, bool) -> bool);
     }
 
     #[test]

@@ -4,7 +4,9 @@
 //! Three threads move bytes: editor → agent, agent → editor, and the recorder's writer. Each
 //! forwarding thread writes what it read to the other side first, and only then cuts it into
 //! lines and hands them to the writer through a bounded queue (`try_send`: a full queue drops
-//! the line and counts it, never blocks). The agent's stderr is inherited, so it reaches the
+//! the line and counts it, never blocks). The writer runs at a lower priority than the rest,
+//! builds events from the lines' spans without a JSON tree (`format::write_event`), and writes
+//! the file in large pieces. The agent's stderr is inherited, so it reaches the
 //! editor untouched. The agent runs in its own process group; SIGTERM and SIGINT sent to the
 //! proxy go to that group, and the proxy exits with the agent's status.
 //!
@@ -14,7 +16,7 @@
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap, HashMap};
 use std::fs::File;
-use std::io::{self, BufWriter, Read, Write};
+use std::io::{self, Read, Write};
 use std::os::fd::AsFd;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::PathBuf;
@@ -30,6 +32,10 @@ use super::format::{self, Side};
 
 /// How much one read takes at most.
 const CHUNK_BYTES: usize = 64 * 1024;
+/// The writer writes the trace file in pieces of about this size while the queue is busy.
+const WRITE_BYTES: usize = 256 * 1024;
+/// The writer thread's nice value: below the forwarding threads and the peers.
+const RECORDER_NICE: i32 = 10;
 /// Chunks waiting for the writer, at most.
 pub const QUEUE_LINES: usize = 16 * 1024;
 /// Bytes of chunks waiting for the writer, at most: past this, chunks are skipped and their
@@ -139,11 +145,19 @@ impl LineCutter {
         }
     }
 
-    /// Feeds a chunk; complete lines go to `emit`, broken ones are counted in `dropped`.
+    /// Feeds a chunk; complete lines go to `emit`, broken ones are counted in `dropped`. A line
+    /// that lies whole inside the chunk is handed on where it is, not copied.
     fn feed(&mut self, mut bytes: &[u8], dropped: &mut u64, emit: &mut impl FnMut(&[u8])) {
         while let Some(at) = memchr::memchr(b'\n', bytes) {
-            self.keep(&bytes[..at]);
-            self.end_line(dropped, emit);
+            if self.line.is_empty() && !self.broken {
+                let line = &bytes[..at];
+                if !line.trim_ascii().is_empty() {
+                    emit(line);
+                }
+            } else {
+                self.keep(&bytes[..at]);
+                self.end_line(dropped, emit);
+            }
             bytes = &bytes[at + 1..];
         }
         self.keep(bytes);
@@ -292,18 +306,21 @@ impl Sequencer {
         done
     }
 
+    /// Writes a chunk's lines straight into `out` (no copy per line), then the count of any
+    /// line it broke.
     fn write_chunk(&mut self, chunk: &Chunk, out: &mut Vec<u8>) {
         let before = self.dropped;
         let (raw, cutter) = (self.raw, &mut self.cutters[chunk.from as usize]);
-        let mut lines = Vec::new();
+        let ts_text = format::ts_text(chunk.ts);
         cutter.feed(&chunk.bytes, &mut self.dropped, &mut |line| {
-            lines.push(line.to_vec())
+            if raw {
+                format::write_raw(chunk.from, chunk.ts, line, out);
+            } else {
+                format::write_event_at(chunk.from, chunk.ts, &ts_text, line, out);
+            }
         });
         if self.dropped != before {
             self.report_drops(out);
-        }
-        for line in lines {
-            write_line(raw, chunk.from, chunk.ts, &line, out);
         }
     }
 
@@ -323,22 +340,26 @@ fn write_line(raw: bool, from: Side, ts: f64, line: &[u8], out: &mut Vec<u8>) {
     }
 }
 
-/// The writer thread: chunks out of the queue, in order, into the file; flushed whenever the
-/// queue is empty.
+/// The writer thread: chunks out of the queue, in order, into the file, in writes of
+/// [`WRITE_BYTES`] or whatever is there when the queue is empty.
 fn write_trace(
-    file: File,
+    mut file: File,
     raw: bool,
     queue: Receiver<Record>,
     recorder: Recorder,
 ) -> io::Result<()> {
-    let mut file = BufWriter::with_capacity(256 * 1024, file);
-    let mut out = Vec::with_capacity(64 * 1024);
+    // R-TRACE-2: when the CPU is short, the peers and the forwarding threads go first; the
+    // recorder catches up from its bounded queue (or counts what it had to drop). On Linux a
+    // thread's nice value is its own, and `None` is the calling thread.
+    let _ = rustix::process::setpriority_process(None, RECORDER_NICE);
+    let mut out = Vec::with_capacity(2 * WRITE_BYTES);
     let mut sequencer = Sequencer::new(raw, recorder.start);
     loop {
         let record = match queue.try_recv() {
             Ok(record) => Some(record),
             Err(_) => {
-                file.flush()?;
+                file.write_all(&out)?;
+                out.clear();
                 // Waiting on a gap: the missing chunk is in flight, or about to be marked
                 // skipped; look again soon.
                 match queue.recv_timeout(Duration::from_millis(5)) {
@@ -354,8 +375,10 @@ fn write_trace(
         }
         let done = sequencer.drain(&recorder.skipped, at_end, &mut out);
         recorder.queued_bytes.fetch_sub(done, Ordering::Relaxed);
-        file.write_all(&out)?;
-        out.clear();
+        if at_end || out.len() >= WRITE_BYTES {
+            file.write_all(&out)?;
+            out.clear();
+        }
         if at_end {
             return file.flush();
         }
