@@ -174,7 +174,7 @@ fn client_stops_the_agent_and_ends_quietly() {
         ended.stderr,
         "Sending to acp-cli...\n\
          commands: /echo /think /plan /tool /read /write /ask /sleep /flood /stop /error \
-         /history /notice /usage /title /plan2 /unplan /subagent\n\
+         /history /notice /usage /title /plan2 /unplan /subagent /mcp\n\
          title: /echo first chunk\n"
     );
 }

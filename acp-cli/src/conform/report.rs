@@ -168,7 +168,7 @@ mod tests {
         let case = |id: &str, capability, status| CaseReport {
             id: id.to_string(),
             capability,
-            rule: "R-X-1",
+            rule: "R-FRAME-1",
             status,
             detail: String::from("a <b> & \"c\"\u{1}"),
             ms: 1234,
