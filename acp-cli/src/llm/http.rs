@@ -659,6 +659,43 @@ mod tests {
         assert_eq!(head.matches("sk-k").count(), 1);
     }
 
+    /// R-LLM-6: a limit that runs out gives `None`; work that is done in time, or has no
+    /// limit, gives its value.
+    #[test]
+    fn within_gives_up_only_when_its_limit_runs_out() {
+        smol::block_on(async {
+            let never = smol::future::pending::<()>();
+            assert_eq!(within(Some(Duration::ZERO), never).await, None);
+            assert_eq!(within(None, async { 7 }).await, Some(7));
+            assert_eq!(
+                within(Some(Duration::from_secs(600)), async { 7 }).await,
+                Some(7)
+            );
+        });
+    }
+
+    #[test]
+    fn connect_errors_read_as_the_user_sees_them() {
+        let timed_out = ConnectError::TimedOut {
+            place: "api.example.test:443".into(),
+            limit: Duration::from_millis(2500),
+        };
+        assert_eq!(
+            ModelError::from(timed_out).to_string(),
+            "the model server timed out: connect timeout: no connection to \
+             api.example.test:443 within 2.5 s (LLM_CONNECT_TIMEOUT)"
+        );
+        assert_eq!(
+            idle_timeout(
+                Duration::from_secs(120),
+                "while waiting for the response head"
+            )
+            .to_string(),
+            "the model server timed out: idle timeout: no byte for 120 s while waiting for the \
+             response head (LLM_IDLE_TIMEOUT)"
+        );
+    }
+
     #[test]
     fn scrub_removes_an_echoed_key_from_every_kind_of_error() {
         let errors = [
