@@ -15,7 +15,7 @@ use acp_cli::agent::app::{AgentApp, Job, Workspace, agent_config};
 use acp_cli::agent::backend::Reply;
 use acp_cli::agent::paths::Roots;
 use acp_cli::agent::sessions::{CwdKind, SessionTable};
-use acp_cli::llm::backend::LlmBackend;
+use acp_cli::llm::backend::{LLM_TITLE, LlmBackend};
 use acp_cli::llm::openai::StreamAssembler;
 use acp_cli::llm::response::ChunkedDecoder;
 use acp_cli::llm::sse::SseParser;
@@ -73,7 +73,7 @@ type App = AgentApp<LlmBackend, Nothing>;
 /// An app with one session whose turn waits for its model job; returns the job's id.
 fn app_waiting_for_the_model() -> (App, acp_cli::agent::app::JobId) {
     let mut app = AgentApp::new(
-        agent_config(),
+        agent_config(LLM_TITLE),
         LlmBackend::new("m", 50),
         Nothing,
         SessionTable::with_nonce(1).with_model("openai", "m"),

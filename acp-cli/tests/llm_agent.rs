@@ -392,6 +392,11 @@ impl RawAgent {
 
     /// The agent with `OPENAI_BASE_URL=base_url` (a port where nothing listens, say).
     fn start_at(base_url: &str, cwd: &Path) -> Self {
+        Self::start_with_env(base_url, cwd, &[])
+    }
+
+    /// The same with more variables (`LLM_IDLE_TIMEOUT`, say).
+    fn start_with_env(base_url: &str, cwd: &Path, env: &[(&str, &str)]) -> Self {
         let mut child = std::process::Command::new(acp_cli())
             .args([
                 "--acp",
@@ -404,6 +409,9 @@ impl RawAgent {
             .env("OPENAI_API_KEY", KEY)
             .env("OPENAI_BASE_URL", base_url)
             .env_remove("LLM_PROVIDER")
+            .env_remove("LLM_CONNECT_TIMEOUT")
+            .env_remove("LLM_IDLE_TIMEOUT")
+            .envs(env.iter().copied())
             .current_dir(cwd)
             .stdin(std::process::Stdio::piped())
             .stdout(std::process::Stdio::piped())
@@ -437,12 +445,18 @@ impl RawAgent {
 }
 
 impl RawAgent {
-    /// `initialize` (id 1) and `session/new` in `cwd` (id 2); returns the session id.
-    fn open_session(&mut self, cwd: &Path) -> String {
-        self.call(
+    /// `initialize` (id 1): its answer.
+    fn initialize(&mut self) -> serde_json::Value {
+        let lines = self.call(
             1,
             r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}"#,
         );
+        serde_json::from_str(lines.last().unwrap()).unwrap()
+    }
+
+    /// `initialize` (id 1) and `session/new` in `cwd` (id 2); returns the session id.
+    fn open_session(&mut self, cwd: &Path) -> String {
+        self.initialize();
         let opened = self.call(
             2,
             &serde_json::json!({
@@ -702,4 +716,125 @@ fn a_refused_connection_fails_the_prompt_clearly_and_the_session_goes_on_once_th
     assert_eq!(answer, ended(4));
     assert_eq!(said, "Up now.");
     assert_eq!(mock.requests().len(), 1);
+}
+
+/// The agent names its backend in `agentInfo.title`, and not its key or model.
+#[test]
+fn initialize_names_the_llm_backend_in_agent_info() {
+    let dir = scratch_dir("llm-title");
+    let mock = MockModel::start(vec![]);
+    let mut agent = RawAgent::start(&mock, &dir);
+    let answer = agent.initialize();
+    assert_eq!(
+        answer["result"]["agentInfo"],
+        serde_json::json!({
+            "name": "acp-cli",
+            "title": "acp-cli (LLM agent)",
+            "version": env!("CARGO_PKG_VERSION"),
+        })
+    );
+    assert_eq!(mock.requests().len(), 0);
+}
+
+/// R-LLM-6: a model server that takes the request and never answers fails the prompt once
+/// `LLM_IDLE_TIMEOUT` passes without a byte (not retried, its connection closed); the same
+/// session answers its next prompt.
+#[test]
+fn a_server_that_never_answers_fails_the_prompt_at_the_idle_timeout_and_the_session_goes_on() {
+    let dir = scratch_dir("llm-idle-head");
+    let mock = MockModel::start(vec![Reply::Silent, Reply::text(&["Back."])]);
+    let mut agent = RawAgent::start_with_env(&mock.base_url(), &dir, &[("LLM_IDLE_TIMEOUT", "1")]);
+    let session = agent.open_session(&dir);
+    let (answer, said) = agent.prompt(3, &session, "first");
+    assert_eq!(
+        answer,
+        failed(
+            3,
+            -32603,
+            "Internal error: the model server timed out: idle timeout: no byte for 1 s while \
+             waiting for the response head (LLM_IDLE_TIMEOUT)"
+        )
+    );
+    assert_eq!(said, "");
+    assert_eq!(
+        mock.wait_client_closed(),
+        Some(1),
+        "the silent connection is closed"
+    );
+    assert_eq!(mock.requests().len(), 1, "a timeout is not retried");
+    let (answer, said) = agent.prompt(4, &session, "second");
+    assert_eq!(answer, ended(4));
+    assert_eq!(said, "Back.");
+    assert_eq!(mock.requests().len(), 2);
+}
+
+/// R-LLM-6: a stream that stalls after its head and a first piece fails the prompt at the
+/// idle timeout, naming how far it got; what streamed stays shown and the session goes on.
+#[test]
+fn a_stream_that_stalls_fails_the_prompt_at_the_idle_timeout_and_the_session_goes_on() {
+    let dir = scratch_dir("llm-idle-body");
+    let mock = MockModel::start(vec![
+        Reply::pieces(vec![Piece::Data(text("Hel")), Piece::HoldUntilClosed]),
+        Reply::text(&["Back."]),
+    ]);
+    let mut agent = RawAgent::start_with_env(&mock.base_url(), &dir, &[("LLM_IDLE_TIMEOUT", "1")]);
+    let session = agent.open_session(&dir);
+    let (answer, said) = agent.prompt(3, &session, "first");
+    assert_eq!(
+        answer,
+        failed(
+            3,
+            -32603,
+            "Internal error: the model server timed out: idle timeout: no byte for 1 s after \
+             1 chunk(s) of the response (LLM_IDLE_TIMEOUT)"
+        )
+    );
+    assert_eq!(said, "Hel");
+    assert_eq!(
+        mock.wait_client_closed(),
+        Some(1),
+        "the stalled stream is closed"
+    );
+    let (answer, said) = agent.prompt(4, &session, "second");
+    assert_eq!(answer, ended(4));
+    assert_eq!(said, "Back.");
+    assert_eq!(mock.requests().len(), 2);
+}
+
+/// R-LLM-6: the connect timeout covers the TLS handshake: a listener that takes the TCP
+/// connection but never shakes hands fails the prompt at `LLM_CONNECT_TIMEOUT`, with one
+/// connection per prompt (like a refused connection, it is not retried); the session goes on
+/// and its next prompt is tried afresh.
+#[test]
+fn a_handshake_that_never_comes_fails_the_prompt_at_the_connect_timeout_and_is_not_retried() {
+    let dir = scratch_dir("llm-connect");
+    // Bound, never accepted: the kernel completes TCP, nobody speaks TLS.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind loopback");
+    let address = listener.local_addr().unwrap();
+    let mut agent = RawAgent::start_with_env(
+        &format!("https://{address}/v1"),
+        &dir,
+        &[("LLM_CONNECT_TIMEOUT", "0.5"), ("LLM_IDLE_TIMEOUT", "600")],
+    );
+    let session = agent.open_session(&dir);
+    let expected = |id| {
+        failed(
+            id,
+            -32603,
+            &format!(
+                "Internal error: the model server timed out: connect timeout: no connection to \
+                 {address} within 0.5 s (LLM_CONNECT_TIMEOUT)"
+            ),
+        )
+    };
+    // Every connection the agent opened is in the listen queue once a prompt is answered.
+    listener.set_nonblocking(true).unwrap();
+    let queued = || std::iter::from_fn(|| listener.accept().ok()).count();
+    let (answer, said) = agent.prompt(3, &session, "first");
+    assert_eq!(answer, expected(3));
+    assert_eq!(said, "");
+    assert_eq!(queued(), 1, "a connect timeout is not retried");
+    let (answer, _) = agent.prompt(4, &session, "second");
+    assert_eq!(answer, expected(4));
+    assert_eq!(queued(), 1);
 }

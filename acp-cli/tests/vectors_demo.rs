@@ -9,7 +9,7 @@
 
 use std::path::PathBuf;
 
-use acp_cli::agent::app::{AgentApp, Workspace, agent_config};
+use acp_cli::agent::app::{AgentApp, DEMO_TITLE, Workspace, agent_config};
 use acp_cli::agent::paths::Roots;
 use acp_cli::agent::sessions::{CwdKind, SessionTable};
 use acp_cli::demo::DemoBackend;
@@ -78,7 +78,7 @@ impl Demo {
     fn new() -> Self {
         Self {
             app: AgentApp::new(
-                agent_config(),
+                agent_config(DEMO_TITLE),
                 DemoBackend::new(),
                 EmptyWorkspace,
                 SessionTable::with_nonce(0),

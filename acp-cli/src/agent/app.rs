@@ -64,9 +64,12 @@ pub trait Workspace {
 /// turn: keeps sessions fair and each pass bounded.
 const STEPS_PER_PASS: usize = 256;
 
-/// The identity `initialize` answers with.
-pub fn agent_info() -> AgentInfo {
-    AgentInfo::new("acp-cli", "acp-cli (demo agent)", env!("CARGO_PKG_VERSION"))
+/// The `agentInfo.title` of the demo backend.
+pub const DEMO_TITLE: &str = "acp-cli (demo agent)";
+
+/// The identity `initialize` answers with; `title` is the backend's ([`Backend::title`]).
+pub fn agent_info(title: &str) -> AgentInfo {
+    AgentInfo::new("acp-cli", title, env!("CARGO_PKG_VERSION"))
 }
 
 /// The connection configuration of `acp-cli --acp --stdio`: sessions survive the process,
@@ -74,8 +77,8 @@ pub fn agent_info() -> AgentInfo {
 /// honoured and a `systemPrompt` (append mode) is kept with the session. MCP servers come
 /// over stdio or streamable HTTP (`mcpCapabilities.http`, R-SESSION-2, R-MCP-10); the old
 /// SSE transport is not spoken.
-pub fn agent_config() -> AgentConfig {
-    let mut config = AgentConfig::new(agent_info());
+pub fn agent_config(title: &str) -> AgentConfig {
+    let mut config = AgentConfig::new(agent_info(title));
     config.features.mcp_http = true;
     config.features.load_session = true;
     config.features.session_list = true;

@@ -259,6 +259,10 @@ pub enum Reply {
 /// An agent backend: turns prompts into steps. One instance serves every session of a
 /// connection; sessions are told apart by id, and each runs at most one turn at a time.
 pub trait Backend {
+    /// The `agentInfo.title` `initialize` answers with: it names the backend, stays the same
+    /// for the whole run and carries no secret.
+    fn title(&self) -> &'static str;
+
     /// Starts a turn for `turn.session` (the connection guarantees none is running).
     fn start_turn(&mut self, turn: TurnStart<'_>, now: Instant);
 

@@ -114,7 +114,8 @@ pub fn run<B: Backend>(
     options: &AgentOptions,
     log: &LogSink,
 ) -> io::Result<()> {
-    let mut app = AgentApp::new(agent_config(), backend, RealWorkspace, sessions);
+    let config = agent_config(backend.title());
+    let mut app = AgentApp::new(config, backend, RealWorkspace, sessions);
     if let Some(selector) = &options.resume {
         app.resume_first_session(selector.clone());
     }

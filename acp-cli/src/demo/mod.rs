@@ -43,6 +43,10 @@ impl DemoBackend {
 }
 
 impl Backend for DemoBackend {
+    fn title(&self) -> &'static str {
+        crate::agent::app::DEMO_TITLE
+    }
+
     fn start_turn(&mut self, turn: TurnStart<'_>, _now: Instant) {
         let script = script::parse(turn.prompt);
         let used = turn::last_tool_number(turn.history);

@@ -5,12 +5,15 @@
 //! `openai` has a built-in endpoint and model; any other provider needs its `_BASE_URL` and
 //! `_MODEL`. `--model provider/model` (or a bare `model`) overrides the choice.
 //!
-//! `SSL_CERT_FILE` adds trusted certificates for `https://` base URLs.
+//! `SSL_CERT_FILE` adds trusted certificates for `https://` base URLs. `LLM_CONNECT_TIMEOUT`
+//! and `LLM_IDLE_TIMEOUT` (seconds) bound a request so a stuck server never hangs a turn
+//! (R-LLM-6).
 //!
 //! Reading never fails: the agent must start and open sessions without a key. What is missing
 //! is reported by [`ModelConfig::check`] when a prompt needs the model.
 
 use core::fmt;
+use core::time::Duration;
 
 use crate::model::chat::ModelError;
 
@@ -22,6 +25,64 @@ pub const OPENAI_BASE_URL: &str = "https://api.openai.com/v1";
 
 /// The model used for `openai` when `OPENAI_MODEL` is unset.
 pub const OPENAI_DEFAULT_MODEL: &str = "gpt-4o-mini";
+
+/// How long connecting (TCP and the TLS handshake) may take unless `LLM_CONNECT_TIMEOUT`
+/// says otherwise (R-LLM-6).
+pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// How long the server may send nothing, before the response head or between two pieces of
+/// the body, unless `LLM_IDLE_TIMEOUT` says otherwise (R-LLM-6). Generous: a slow model may
+/// think a while before its first token.
+pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// The limits on one model request; `None` is no limit (the variable set to `0`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Timeouts {
+    /// Connecting: TCP, then the TLS handshake for `https://`.
+    pub connect: Option<Duration>,
+    /// Silence: no byte while waiting for the head, or between two reads of the body.
+    pub idle: Option<Duration>,
+}
+
+impl Default for Timeouts {
+    fn default() -> Self {
+        Self {
+            connect: Some(DEFAULT_CONNECT_TIMEOUT),
+            idle: Some(DEFAULT_IDLE_TIMEOUT),
+        }
+    }
+}
+
+impl Timeouts {
+    /// Reads `LLM_CONNECT_TIMEOUT` and `LLM_IDLE_TIMEOUT` through `lookup`: seconds (a
+    /// fraction allowed), `0` for none, unset or empty for the default. The error names the
+    /// variable and its value.
+    pub fn from_env(lookup: impl Fn(&str) -> Option<String>) -> Result<Self, String> {
+        let read = |name: &str, default: Duration| -> Result<Option<Duration>, String> {
+            let Some(value) = lookup(name).filter(|value| !value.trim().is_empty()) else {
+                return Ok(Some(default));
+            };
+            let seconds = value
+                .trim()
+                .parse::<f64>()
+                .ok()
+                .and_then(|seconds| Duration::try_from_secs_f64(seconds).ok())
+                .ok_or_else(|| {
+                    format!("{name} '{value}' is not a number of seconds (0 for no limit)")
+                })?;
+            Ok((!seconds.is_zero()).then_some(seconds))
+        };
+        Ok(Self {
+            connect: read("LLM_CONNECT_TIMEOUT", DEFAULT_CONNECT_TIMEOUT)?,
+            idle: read("LLM_IDLE_TIMEOUT", DEFAULT_IDLE_TIMEOUT)?,
+        })
+    }
+}
+
+/// A duration in seconds as a user wrote it: `30`, `0.5`.
+pub fn seconds(duration: Duration) -> String {
+    duration.as_secs_f64().to_string()
+}
 
 /// An API key. It leaves this type only through [`ApiKey::expose`], which the HTTP client
 /// calls to write the `Authorization` header; `Debug` and `Display` print a placeholder.
@@ -110,6 +171,9 @@ pub struct ModelConfig {
     /// a company proxy's), trusted beside the built-in roots. Python's OpenAI SDK reads the
     /// same variable.
     pub ca_file: Option<String>,
+    /// `LLM_CONNECT_TIMEOUT` and `LLM_IDLE_TIMEOUT`, or why they cannot be used (reported
+    /// by [`ModelConfig::check`], like every other configuration error).
+    pub timeouts: Result<Timeouts, String>,
 }
 
 impl ModelConfig {
@@ -145,6 +209,7 @@ impl ModelConfig {
             api_key,
             base_url,
             ca_file: set("SSL_CERT_FILE"),
+            timeouts: Timeouts::from_env(&lookup),
         })
     }
 
@@ -175,6 +240,7 @@ impl ModelConfig {
             )));
         }
         self.endpoint()?;
+        self.timeouts.clone().map_err(ModelError::Config)?;
         if self.model.is_empty() {
             return Err(ModelError::Config(format!(
                 "no model for provider '{}': set {}_MODEL or pass --model",
@@ -504,6 +570,59 @@ mod tests {
             Err("provider_resolver returned no api_key for 'openai'".to_owned())
         );
         assert_eq!(config.qualified_model(), "openai/gpt-y");
+    }
+
+    /// R-LLM-6: the timeouts default to 30 s and 120 s, take seconds (a fraction allowed),
+    /// and `0` lifts them.
+    #[test]
+    fn timeouts_default_and_read_seconds_from_their_variables() {
+        let config = ModelConfig::from_env(env(&[("OPENAI_API_KEY", "k")]), None).unwrap();
+        assert_eq!(
+            config.timeouts,
+            Ok(Timeouts {
+                connect: Some(Duration::from_secs(30)),
+                idle: Some(Duration::from_secs(120)),
+            })
+        );
+        let config = ModelConfig::from_env(
+            env(&[
+                ("OPENAI_API_KEY", "k"),
+                ("LLM_CONNECT_TIMEOUT", " 0.25 "),
+                ("LLM_IDLE_TIMEOUT", "0"),
+            ]),
+            None,
+        )
+        .unwrap();
+        assert_eq!(
+            config.timeouts,
+            Ok(Timeouts {
+                connect: Some(Duration::from_millis(250)),
+                idle: None,
+            })
+        );
+        assert_eq!(config.check(), Ok(()));
+        assert_eq!(seconds(Duration::from_secs(30)), "30");
+        assert_eq!(seconds(Duration::from_millis(500)), "0.5");
+    }
+
+    /// R-LLM-6: a timeout that is not a number of seconds fails the prompt, naming it.
+    #[test]
+    fn a_bad_timeout_is_a_config_error_naming_the_variable() {
+        for (name, value) in [
+            ("LLM_IDLE_TIMEOUT", "2m"),
+            ("LLM_CONNECT_TIMEOUT", "-1"),
+            ("LLM_CONNECT_TIMEOUT", "NaN"),
+        ] {
+            let config =
+                ModelConfig::from_env(env(&[("OPENAI_API_KEY", "k"), (name, value)]), None)
+                    .unwrap();
+            assert_eq!(
+                config.check().unwrap_err().to_string(),
+                format!(
+                    "model configuration: {name} '{value}' is not a number of seconds (0 for no limit)"
+                )
+            );
+        }
     }
 
     #[test]

@@ -10,11 +10,17 @@
 //! [`Connection`], [`write_request_head`] and [`read_head`] are the HTTP/1.1 client the MCP
 //! streamable HTTP transport uses too (`mcp::http`): one HTTP client in the agent.
 //!
+//! Two timeouts bound a request (R-LLM-6): connecting (TCP and the TLS handshake) and
+//! silence (no byte while the head or the next piece of the body is awaited). Either fails
+//! the request with [`ModelError::Timeout`], naming it and its seconds.
+//!
 //! The API key is written into the `Authorization` header and nowhere else: tracing logs
 //! name the provider, model and URL only, and every error text is scrubbed of the key in
 //! case a server echoes it.
 
+use std::future::Future;
 use std::sync::{Arc, OnceLock};
+use std::time::Duration;
 
 use futures_rustls::TlsConnector;
 use futures_rustls::client::TlsStream;
@@ -24,7 +30,7 @@ use futures_rustls::rustls::{self, ClientConfig, RootCertStore};
 use smol::io::{AsyncReadExt, AsyncWriteExt};
 use smol::net::TcpStream;
 
-use super::config::{Endpoint, ModelConfig};
+use super::config::{self, Endpoint, ModelConfig, Timeouts};
 use super::openai::{self, Progress, StreamAssembler};
 use super::response::{self, BodyDecoder, ResponseHead};
 use super::retry::{self, RetryPolicy, Sleeper, TimerSleeper};
@@ -66,6 +72,7 @@ pub async fn stream_chat_with(
 ) -> Result<Finished, ModelError> {
     config.check()?;
     let endpoint = config.endpoint()?;
+    let timeouts = config.timeouts.clone().map_err(ModelError::Config)?;
     let key = config
         .api_key
         .as_ref()
@@ -92,6 +99,7 @@ pub async fn stream_chat_with(
         match exchange(
             &endpoint,
             config.ca_file.as_deref(),
+            timeouts,
             &head,
             &body,
             &mut on_event,
@@ -205,21 +213,25 @@ pub enum HeadError {
     Closed(String),
     /// The bytes are not an HTTP/1.1 response head.
     Malformed(String),
+    /// The server sent nothing for this long (the idle limit the caller gave).
+    Idle(Duration),
 }
 
-/// Reads until a whole response head is in: the head and the body bytes read with it.
-pub async fn read_head(connection: &mut Connection) -> Result<(ResponseHead, Vec<u8>), HeadError> {
+/// Reads until a whole response head is in: the head and the body bytes read with it. With
+/// `idle`, a wait that long for the next byte gives up.
+pub async fn read_head(
+    connection: &mut Connection,
+    idle: Option<Duration>,
+) -> Result<(ResponseHead, Vec<u8>), HeadError> {
     let mut buffer = Vec::with_capacity(READ_SIZE);
     let (head, used) = loop {
         if let Some(parsed) = response::parse_head(&buffer).map_err(HeadError::Malformed)? {
             break parsed;
         }
-        if connection
-            .read_more(&mut buffer)
+        let read = within(idle, connection.read_more(&mut buffer))
             .await
-            .map_err(HeadError::Closed)?
-            == 0
-        {
+            .ok_or(HeadError::Idle(idle.unwrap_or_default()))?;
+        if read.map_err(HeadError::Closed)? == 0 {
             return Err(HeadError::Closed(if buffer.is_empty() {
                 "the server closed the connection without answering".to_owned()
             } else {
@@ -230,28 +242,53 @@ pub async fn read_head(connection: &mut Connection) -> Result<(ResponseHead, Vec
     Ok((head, buffer.split_off(used)))
 }
 
+/// `work`, or `None` when `limit` runs out first (no limit: always `work`).
+pub async fn within<T>(limit: Option<Duration>, work: impl Future<Output = T>) -> Option<T> {
+    let Some(limit) = limit else {
+        return Some(work.await);
+    };
+    smol::future::or(async { Some(work.await) }, async {
+        smol::Timer::after(limit).await;
+        None
+    })
+    .await
+}
+
+/// The error of the idle timeout running out at `place` (R-LLM-6).
+fn idle_timeout(idle: Duration, place: &str) -> ModelError {
+    ModelError::Timeout(format!(
+        "idle timeout: no byte for {} s {place} (LLM_IDLE_TIMEOUT)",
+        config::seconds(idle)
+    ))
+}
+
 /// One try: connect, send, read the head, then stream the body or read the error body.
 async fn exchange(
     endpoint: &Endpoint,
     ca_file: Option<&str>,
+    timeouts: Timeouts,
     head: &[u8],
     body: &[u8],
     on_event: &mut impl FnMut(StreamEvent),
 ) -> Result<Finished, Attempt> {
-    let mut connection = Connection::open(endpoint, ca_file).await?;
-    connection
-        .send(head, body)
+    let mut connection = Connection::open(endpoint, ca_file, timeouts.connect).await?;
+    let waiting_for_head = "while waiting for the response head";
+    within(timeouts.idle, connection.send(head, body))
         .await
+        .ok_or_else(|| idle_timeout(timeouts.idle.unwrap_or_default(), waiting_for_head))?
         .map_err(|error| ModelError::Connect(format!("sending the request failed: {error}")))?;
-    let (head, rest) = read_head(&mut connection)
-        .await
-        .map_err(|error| match error {
-            HeadError::Closed(why) => ModelError::Connect(why),
-            HeadError::Malformed(why) => ModelError::Stream(why),
-        })?;
+    let (head, rest) =
+        read_head(&mut connection, timeouts.idle)
+            .await
+            .map_err(|error| match error {
+                HeadError::Closed(why) => ModelError::Connect(why),
+                HeadError::Malformed(why) => ModelError::Stream(why),
+                HeadError::Idle(idle) => idle_timeout(idle, waiting_for_head),
+            })?;
     let mut decoder = head.body_decoder().map_err(ModelError::Stream)?;
     if !(200..300).contains(&head.status) {
-        let message = read_error_body(&mut connection, &mut decoder, rest, &head).await;
+        let message =
+            read_error_body(&mut connection, &mut decoder, rest, &head, timeouts.idle).await;
         return Err(match head.status {
             401 | 403 => ModelError::Unauthorized {
                 status: head.status,
@@ -269,13 +306,14 @@ async fn exchange(
     if let Some(kind) = head.header("content-type")
         && !kind.contains("text/event-stream")
     {
-        let message = read_error_body(&mut connection, &mut decoder, rest, &head).await;
+        let message =
+            read_error_body(&mut connection, &mut decoder, rest, &head, timeouts.idle).await;
         return Err(ModelError::Stream(format!(
             "the server answered {kind}, not an event stream: {message}"
         ))
         .into());
     }
-    stream_body(&mut connection, decoder, rest, on_event)
+    stream_body(&mut connection, decoder, rest, timeouts.idle, on_event)
         .await
         .map_err(Attempt::Failed)
 }
@@ -285,6 +323,7 @@ async fn stream_body(
     connection: &mut Connection,
     mut decoder: BodyDecoder,
     first: Vec<u8>,
+    idle: Option<Duration>,
     on_event: &mut impl FnMut(StreamEvent),
 ) -> Result<Finished, ModelError> {
     let mut parser = SseParser::new();
@@ -309,9 +348,14 @@ async fn stream_body(
             return assembler.finish();
         }
         raw.clear();
-        let read = connection
-            .read_more(&mut raw)
+        let read = within(idle, connection.read_more(&mut raw))
             .await
+            .ok_or_else(|| {
+                idle_timeout(
+                    idle.unwrap_or_default(),
+                    &format!("after {} chunk(s) of the response", assembler.chunks()),
+                )
+            })?
             .map_err(ModelError::Stream)?;
         if read == 0 {
             if !decoder.complete_at_close() && !assembler.has_finish_reason() {
@@ -325,13 +369,14 @@ async fn stream_body(
     }
 }
 
-/// Reads what there is of an error body (bounded) and returns the provider's message, or
-/// the reason phrase when the body says nothing.
+/// Reads what there is of an error body (bounded in size, and by `idle` between reads) and
+/// returns the provider's message, or the reason phrase when the body says nothing.
 async fn read_error_body(
     connection: &mut Connection,
     decoder: &mut BodyDecoder,
     first: Vec<u8>,
     head: &ResponseHead,
+    idle: Option<Duration>,
 ) -> String {
     let mut body = Vec::new();
     let mut raw = first;
@@ -341,8 +386,8 @@ async fn read_error_body(
             _ => break,
         }
         raw.clear();
-        match connection.read_more(&mut raw).await {
-            Ok(n) if n > 0 => {}
+        match within(idle, connection.read_more(&mut raw)).await {
+            Some(Ok(n)) if n > 0 => {}
             _ => break,
         }
     }
@@ -364,6 +409,26 @@ pub enum ConnectError {
     Config(String),
     /// The server could not be reached (refused, DNS, TLS handshake).
     Unreachable(String),
+    /// Connecting (TCP and the TLS handshake) took longer than the limit: where, how long.
+    TimedOut {
+        /// `host:port`.
+        place: String,
+        /// The limit.
+        limit: Duration,
+    },
+}
+
+impl ConnectError {
+    /// The error's text for the user: what failed, without the model's wording.
+    pub fn text(&self) -> String {
+        match self {
+            Self::Config(why) | Self::Unreachable(why) => why.clone(),
+            Self::TimedOut { place, limit } => format!(
+                "connect timeout: no connection to {place} within {} s",
+                config::seconds(*limit)
+            ),
+        }
+    }
 }
 
 impl From<ConnectError> for ModelError {
@@ -371,6 +436,9 @@ impl From<ConnectError> for ModelError {
         match error {
             ConnectError::Config(why) => ModelError::Config(why),
             ConnectError::Unreachable(why) => ModelError::Connect(why),
+            timed_out @ ConnectError::TimedOut { .. } => {
+                ModelError::Timeout(format!("{} (LLM_CONNECT_TIMEOUT)", timed_out.text()))
+            }
         }
     }
 }
@@ -390,9 +458,30 @@ pub enum Connection {
 }
 
 impl Connection {
-    /// Connects (and shakes hands, for TLS, trusting `ca_file`'s certificates too).
-    pub async fn open(endpoint: &Endpoint, ca_file: Option<&str>) -> Result<Self, ConnectError> {
+    /// Connects (and shakes hands, for TLS, trusting `ca_file`'s certificates too), all of it
+    /// within `limit` when one is given.
+    pub async fn open(
+        endpoint: &Endpoint,
+        ca_file: Option<&str>,
+        limit: Option<Duration>,
+    ) -> Result<Self, ConnectError> {
         let place = format!("{}:{}", endpoint.host, endpoint.port);
+        within(limit, Self::connect(endpoint, ca_file, &place))
+            .await
+            .unwrap_or_else(|| {
+                Err(ConnectError::TimedOut {
+                    place: place.clone(),
+                    limit: limit.unwrap_or_default(),
+                })
+            })
+    }
+
+    /// Connects and shakes hands, without a limit.
+    async fn connect(
+        endpoint: &Endpoint,
+        ca_file: Option<&str>,
+        place: &str,
+    ) -> Result<Self, ConnectError> {
         let tcp = TcpStream::connect((endpoint.host.as_str(), endpoint.port))
             .await
             .map_err(|error| ConnectError::Unreachable(format!("{place}: {error}")))?;
@@ -512,6 +601,7 @@ fn scrub(error: ModelError, key: &str) -> ModelError {
             message: clean(message),
         },
         ModelError::Connect(why) => ModelError::Connect(clean(why)),
+        ModelError::Timeout(why) => ModelError::Timeout(clean(why)),
         ModelError::Stream(why) => ModelError::Stream(clean(why)),
         ModelError::Config(why) => ModelError::Config(clean(why)),
         missing @ ModelError::MissingKey { .. } => missing,
@@ -569,6 +659,43 @@ mod tests {
         assert_eq!(head.matches("sk-k").count(), 1);
     }
 
+    /// R-LLM-6: a limit that runs out gives `None`; work that is done in time, or has no
+    /// limit, gives its value.
+    #[test]
+    fn within_gives_up_only_when_its_limit_runs_out() {
+        smol::block_on(async {
+            let never = smol::future::pending::<()>();
+            assert_eq!(within(Some(Duration::ZERO), never).await, None);
+            assert_eq!(within(None, async { 7 }).await, Some(7));
+            assert_eq!(
+                within(Some(Duration::from_secs(600)), async { 7 }).await,
+                Some(7)
+            );
+        });
+    }
+
+    #[test]
+    fn connect_errors_read_as_the_user_sees_them() {
+        let timed_out = ConnectError::TimedOut {
+            place: "api.example.test:443".into(),
+            limit: Duration::from_millis(2500),
+        };
+        assert_eq!(
+            ModelError::from(timed_out).to_string(),
+            "the model server timed out: connect timeout: no connection to \
+             api.example.test:443 within 2.5 s (LLM_CONNECT_TIMEOUT)"
+        );
+        assert_eq!(
+            idle_timeout(
+                Duration::from_secs(120),
+                "while waiting for the response head"
+            )
+            .to_string(),
+            "the model server timed out: idle timeout: no byte for 120 s while waiting for the \
+             response head (LLM_IDLE_TIMEOUT)"
+        );
+    }
+
     #[test]
     fn scrub_removes_an_echoed_key_from_every_kind_of_error() {
         let errors = [
@@ -581,6 +708,7 @@ mod tests {
                 message: "sk-k".into(),
             },
             ModelError::Connect("sk-k".into()),
+            ModelError::Timeout("sk-k".into()),
             ModelError::Stream("sk-k".into()),
             ModelError::Config("sk-k".into()),
         ];

@@ -203,22 +203,24 @@ impl Target {
             headers,
             (!body.is_empty() || method == "POST").then_some(body.len()),
         );
-        let mut connection = Connection::open(&self.endpoint, self.ca_file.as_deref())
+        // No connect or idle limit of the model's (R-LLM-6) here: an MCP request is bounded
+        // as a whole by the start timeout (R-MCP-3) or the call timeout (R-MCP-11), and a
+        // tool may rightly stream nothing for minutes.
+        let mut connection = Connection::open(&self.endpoint, self.ca_file.as_deref(), None)
             .await
-            .map_err(|error| match error {
-                crate::llm::http::ConnectError::Config(why)
-                | crate::llm::http::ConnectError::Unreachable(why) => {
-                    format!("cannot reach the MCP server: {why}")
-                }
-            })?;
+            .map_err(|error| format!("cannot reach the MCP server: {}", error.text()))?;
         connection
             .send(&head, body)
             .await
             .map_err(|error| format!("sending to the MCP server failed: {error}"))?;
-        let (head, rest) = read_head(&mut connection)
+        let (head, rest) = read_head(&mut connection, None)
             .await
             .map_err(|error| match error {
                 HeadError::Closed(why) | HeadError::Malformed(why) => why,
+                HeadError::Idle(limit) => format!(
+                    "the MCP server sent nothing for {} s",
+                    crate::llm::config::seconds(limit)
+                ),
             })?;
         let decoder = head.body_decoder()?;
         let status = head.status;

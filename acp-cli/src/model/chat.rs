@@ -122,6 +122,8 @@ pub enum ModelError {
     },
     /// The server could not be reached (refused, DNS, TLS, reset before the answer).
     Connect(String),
+    /// A timeout ran out (R-LLM-6): which one, its seconds and where the request was.
+    Timeout(String),
     /// The stream broke off or carried something that is not a Chat Completions chunk.
     Stream(String),
     /// The configuration cannot make a request (no endpoint for the provider, a base URL
@@ -154,6 +156,7 @@ impl core::fmt::Display for ModelError {
                 write!(f, "the model server answered HTTP {status}: {message}")
             }
             Self::Connect(why) => write!(f, "cannot reach the model server: {why}"),
+            Self::Timeout(why) => write!(f, "the model server timed out: {why}"),
             Self::Stream(why) => write!(f, "the model's stream broke off: {why}"),
             Self::Config(why) => write!(f, "model configuration: {why}"),
         }

@@ -74,6 +74,9 @@ pub enum Reply {
     },
     /// These bytes, as they are, then close.
     Raw(Vec<u8>),
+    /// Take the request and answer nothing, not even a head; wait until the client closes
+    /// the connection, then report it (as [`Piece::HoldUntilClosed`] does).
+    Silent,
 }
 
 impl Reply {
@@ -392,6 +395,12 @@ fn serve(mut stream: impl Read + Write, tcp: &TcpStream, connection: usize, shar
         }
         Reply::Raw(bytes) => {
             let _ = stream.write_all(&bytes);
+        }
+        Reply::Silent => {
+            if wait_for_close(&mut stream, tcp) {
+                let _ = shared.closed.lock().unwrap().send(connection);
+            }
+            return;
         }
         Reply::Stream { pieces, framing } => {
             let mut head = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n\

@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use acp_core::Instant;
 use acp_core::conn::agent::Limits;
 
-use super::{AgentApp, Notice, Workspace, agent_config};
+use super::{AgentApp, DEMO_TITLE, Notice, Workspace, agent_config};
 use crate::agent::paths::Roots;
 use crate::agent::sessions::{CwdKind, SessionTable};
 use crate::demo::DemoBackend;
@@ -107,7 +107,7 @@ impl Workspace for FakeWorkspace {
 type App = AgentApp<DemoBackend, FakeWorkspace>;
 
 fn app_with(limits: Limits, workspace: FakeWorkspace) -> App {
-    let mut config = agent_config();
+    let mut config = agent_config(DEMO_TITLE);
     config.limits = limits;
     AgentApp::new(
         config,

@@ -28,6 +28,10 @@ use turn::{LlmTurn, Shared};
 /// `--max-tool-rounds` says otherwise.
 pub const DEFAULT_MAX_TOOL_ROUNDS: u32 = 50;
 
+/// The `agentInfo.title` of the llm backend. Not the provider or model: those change with
+/// `session/set_config_option` while the title stays; the session's `model` option shows them.
+pub const LLM_TITLE: &str = "acp-cli (LLM agent)";
+
 /// The llm backend: one per connection, one turn at a time per session.
 #[derive(Debug)]
 pub struct LlmBackend {
@@ -49,6 +53,10 @@ impl LlmBackend {
 }
 
 impl Backend for LlmBackend {
+    fn title(&self) -> &'static str {
+        LLM_TITLE
+    }
+
     fn start_turn(&mut self, turn: TurnStart<'_>, _now: Instant) {
         let used = last_tool_number(turn.history);
         let shared: &mut Shared = &mut self.turns.shared;

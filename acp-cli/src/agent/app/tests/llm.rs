@@ -9,7 +9,7 @@ use super::{FakeWorkspace, SID, request_id, workspace};
 use crate::agent::app::{AgentApp, Job, JobId, agent_config};
 use crate::agent::backend::{Reply, ShellOutcome};
 use crate::agent::sessions::SessionTable;
-use crate::llm::backend::LlmBackend;
+use crate::llm::backend::{LLM_TITLE, LlmBackend};
 use crate::model::chat::{
     ChatMessage, ChatRequest, FinishReason, Finished, ModelError, ModelToolCall, StreamEvent,
 };
@@ -23,7 +23,7 @@ fn app() -> App {
 /// An app with one session opened by a client with these `clientCapabilities`.
 fn app_with_client(capabilities: &str) -> App {
     let mut app = AgentApp::new(
-        agent_config(),
+        agent_config(LLM_TITLE),
         LlmBackend::new("gpt-test", 50),
         workspace(),
         SessionTable::with_nonce(7).with_model("openai", "gpt-test"),
