@@ -132,6 +132,7 @@ fn every_cited_rule_is_defined_in_protocol_md() {
         ("src", ".rs"),
         ("tests", ".rs"),
         ("vectors", ".jsonl"),
+        ("vectors", ".ndjson"),
         ("docs", ".md"),
         ("vectors", ".md"),
     ] {

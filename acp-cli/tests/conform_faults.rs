@@ -31,42 +31,78 @@ fn faulty(fault: &str) -> Vec<&str> {
     vec!["python3", RELAY, fault, "--", ACP_CLI, "--acp", "--stdio"]
 }
 
-/// (fault, the case that must fail)
-const FAULTS: [(&str, &str); 11] = [
-    ("update-after-response", "prompt/no-update-after-response"),
+/// (fault, the case that must fail, what its failure must say): the reason is checked too, so
+/// a case failing for another reason (a timeout on a loaded machine) does not count as caught.
+const FAULTS: [(&str, &str, &str); 11] = [
+    (
+        "update-after-response",
+        "prompt/no-update-after-response",
+        "R-TURN-3 — agent_message_chunk for session",
+    ),
     (
         "cancelled-null",
         "cancel/session-cancel-ends-turn-cancelled",
+        "the cancelled prompt was answered null",
     ),
-    ("stdout-log", "process/stdout-only-jsonrpc"),
-    ("die-on-invalid-utf8", "framing/invalid-utf8-survived"),
-    ("string-ids", "ids/integer-one"),
-    ("double-response", "rpc/exactly-one-response-per-request"),
-    ("ignore-eof", "process/stdin-eof-exits"),
+    (
+        "stdout-log",
+        "process/stdout-only-jsonrpc",
+        "\"INFO faulty agent starting\"",
+    ),
+    (
+        "die-on-invalid-utf8",
+        "framing/invalid-utf8-survived",
+        "the agent closed stdout",
+    ),
+    (
+        "string-ids",
+        "ids/integer-one",
+        "sent id 1, the answer carries id \"1\"",
+    ),
+    (
+        "double-response",
+        "rpc/exactly-one-response-per-request",
+        "R-RPC-1 — id 1 answered again",
+    ),
+    (
+        "ignore-eof",
+        "process/stdin-eof-exits",
+        "stdin EOF: still running after",
+    ),
     (
         "unannounced-permission",
         "permission/tool-call-id-announced",
+        "R-PERM-2 — session/request_permission for tool call 'conform-unannounced'",
     ),
-    ("wrong-unknown-code", "rpc/unknown-method-32601"),
-    ("unbounded-buffer", "framing/oversized-line-bounded"),
-    ("unadvertised-fs", "client/no-fs-read-when-unadvertised"),
+    (
+        "wrong-unknown-code",
+        "rpc/unknown-method-32601",
+        "answered error -32600 (Method not found), expected -32601",
+    ),
+    (
+        "unbounded-buffer",
+        "framing/oversized-line-bounded",
+        "the line buffer is unbounded",
+    ),
+    (
+        "unadvertised-fs",
+        "client/no-fs-read-when-unadvertised",
+        "R-FS-1 — fs/read_text_file without clientCapabilities.fs.readTextFile",
+    ),
 ];
-
-/// Short timeouts: the ignored EOF is then seen in a second instead of five.
-const SCALE: [&str; 2] = ["--timeout-scale", "0.2"];
 
 #[test]
 fn every_fault_fails_its_case_by_name() {
     let mut missed = Vec::new();
-    for (fault, case) in FAULTS {
-        let out = conform(&[SCALE[0], SCALE[1], "--only", case], &faulty(fault));
+    for (fault, case, why) in FAULTS {
+        let out = conform(&["--only", case], &faulty(fault));
         let stdout = text(&out.stdout);
         let failed = stdout
             .lines()
-            .any(|l| l.starts_with(&format!("FAIL {case} — ")));
+            .any(|l| l.starts_with(&format!("FAIL {case} — ")) && l.contains(why));
         if out.status.code() != Some(1) || !failed {
             missed.push(format!(
-                "{fault}: exit {:?}, {case} failed: {failed}\n{stdout}{}",
+                "{fault}: exit {:?}, {case} failed saying {why:?}: {failed}\n{stdout}{}",
                 out.status.code(),
                 text(&out.stderr)
             ));
@@ -81,11 +117,8 @@ fn every_fault_fails_its_case_by_name() {
 
 #[test]
 fn the_relay_without_a_fault_passes_the_same_cases() {
-    let only: Vec<&str> = FAULTS.iter().map(|(_, case)| *case).collect();
-    let out = conform(
-        &[SCALE[0], SCALE[1], "--only", &only.join(",")],
-        &faulty("none"),
-    );
+    let only: Vec<&str> = FAULTS.iter().map(|(_, case, _)| *case).collect();
+    let out = conform(&["--only", &only.join(",")], &faulty("none"));
     let stdout = text(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{stdout}{}", text(&out.stderr));
     assert!(
@@ -254,6 +287,11 @@ fn usage_errors_are_exit_2_with_their_text() {
         &[ACP_CLI, "--acp", "--stdio"],
     );
     assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        text(&out.stdout),
+        "",
+        "no case runs before the report can be written"
+    );
     assert_eq!(
         text(&out.stderr),
         "acp-cli conform: cannot write /nonexistent/dir/x.xml: No such file or directory (os error 2)\n"

@@ -26,7 +26,8 @@ fn start(env: &[(&str, &str)]) -> McpClient {
 
 /// Waits (bounded) until `ready` holds; the assertion is on what follows, not on time.
 fn wait_for(mut ready: impl FnMut() -> bool) {
-    for _ in 0..500 {
+    // Up to a minute: python starting on a loaded machine is slow; a pass returns at once.
+    for _ in 0..6000 {
         if ready() {
             return;
         }
@@ -137,11 +138,15 @@ fn dropping_a_call_sends_notifications_cancelled_with_its_id() {
     smol::block_on(async {
         let call = client.call_tool("slow", json!({}));
         let waited = async {
-            // The call is pending on the server once it says so.
-            while !client.stderr_tail().contains("slow call") {
+            // The call is pending on the server once it says so (bounded: a server that never
+            // says so fails the assertion below instead of hanging the test).
+            for _ in 0..6000 {
+                if client.stderr_tail().contains("slow call") {
+                    return Err(McpError::Closed("stopped waiting".into()));
+                }
                 smol::Timer::after(Duration::from_millis(10)).await;
             }
-            Err(McpError::Closed("stopped waiting".into()))
+            Err(McpError::Closed("the server never said 'slow call'".into()))
         };
         let outcome = smol::future::or(call, waited).await;
         assert_eq!(outcome, Err(McpError::Closed("stopped waiting".into())));

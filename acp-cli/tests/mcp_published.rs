@@ -197,7 +197,7 @@ impl Drop for Running {
 
 /// Starts `command` with the port, and waits (bounded) until it accepts connections.
 fn serve_http(mut command: Command, port: u16) -> Running {
-    let running = Running(
+    let mut running = Running(
         command
             .stdin(Stdio::null())
             .stdout(Stdio::null())
@@ -208,6 +208,11 @@ fn serve_http(mut command: Command, port: u16) -> Running {
     for _ in 0..600 {
         if TcpStream::connect(("127.0.0.1", port)).is_ok() {
             return running;
+        }
+        // A server that exited (the port taken since `free_port` looked) fails at once, and
+        // is never mistaken for another test's server on that port.
+        if let Ok(Some(status)) = running.0.try_wait() {
+            panic!("the MCP server exited ({status}) before listening on port {port}");
         }
         std::thread::sleep(Duration::from_millis(50));
     }

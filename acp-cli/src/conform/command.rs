@@ -89,6 +89,17 @@ pub fn run(args: ConformArgs) -> i32 {
     if let Some(jobs) = args.jobs {
         options.jobs = jobs.max(1);
     }
+    // The JUnit file is created before the run, so a bad path costs no run.
+    let mut junit = match &args.junit {
+        Some(path) => match std::fs::File::create(path) {
+            Ok(file) => Some((path, file)),
+            Err(e) => {
+                eprintln!("acp-cli conform: cannot write {}: {e}", path.display());
+                return 2;
+            }
+        },
+        None => None,
+    };
     let json = args.json;
     let result = runner::run(&cases, &options, |case| {
         if !json {
@@ -107,8 +118,8 @@ pub fn run(args: ConformArgs) -> i32 {
     } else {
         crate::stdout::print(format_args!("{}", report::summary(&report)));
     }
-    if let Some(path) = &args.junit
-        && let Err(e) = std::fs::write(path, report::to_junit(&report))
+    if let Some((path, file)) = &mut junit
+        && let Err(e) = std::io::Write::write_all(file, report::to_junit(&report).as_bytes())
     {
         eprintln!("acp-cli conform: cannot write {}: {e}", path.display());
         return 2;

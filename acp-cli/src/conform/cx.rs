@@ -265,15 +265,15 @@ impl Cx {
                 return Ok(index);
             }
         }
-        Err(self.silence(what))
+        Err(self.silence(what, self.time(timeout)))
     }
 
-    /// The failure for "nothing came": says whether the agent died.
-    pub fn silence(&self, what: &str) -> Outcome {
+    /// The failure for "nothing came" after waiting `waited`: says whether the agent died.
+    pub fn silence(&self, what: &str, waited: Duration) -> Outcome {
         match self.subject.exit {
             Some(status) => fail(format!("{what}: the agent exited ({status:?}) first")),
             None if self.subject.stdout_closed => fail(format!("{what}: the agent closed stdout")),
-            None => fail(format!("no {what} within {:?}", self.time(ANSWER))),
+            None => fail(format!("no {what} within {waited:?}")),
         }
     }
 

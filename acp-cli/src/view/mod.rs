@@ -199,12 +199,21 @@ pub fn run(args: &ViewArgs) -> i32 {
         return 2;
     }
     crate::stdout::print(format_args!(
-        "{}: {} rows, {} findings\n",
+        "{}: {}, {}\n",
         out.display(),
-        rows.len(),
-        errors
+        counted(rows.len(), "row"),
+        counted(errors, "finding")
     ));
     0
+}
+
+/// `1 finding`, `2 findings`.
+fn counted(n: usize, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
 }
 
 const TEMPLATE: &str = include_str!("page.html");
