@@ -5,8 +5,8 @@
 use acp_core::Instant;
 use acp_core::conn::agent::{AgentConfig, AgentConnection, AgentEvent, AgentInfo, RawUpdate};
 use acp_core::conn::client::{
-    AgentViolation, AskUserAnswer, ClientConfig, ClientConnection, ClientEvent, Growable,
-    NO_MCP_SERVERS, PermissionAnswer, Serves, TurnOutcome, UpdateContext,
+    AskUserAnswer, ClientConfig, ClientConnection, ClientEvent, Growable, NO_MCP_SERVERS,
+    PermissionAnswer, Serves, TurnOutcome, UpdateContext,
 };
 use acp_core::machine::handshake::Capabilities;
 use acp_core::machine::permission::{PermissionChoice, PermissionDecision};
@@ -283,14 +283,10 @@ fn a_client_prompt_timeout_cancels_the_agents_turn() {
         matches!(agent.as_slice(), [AgentEvent::Cancelled { .. }]),
         "{agent:?}"
     );
-    // The agent's answer comes after the client gave up: reported as late.
+    // The agent's answer comes after the client gave up: the `cancelled` R-CANCEL-3 asks for,
+    // absorbed without an event.
     pair.agent.end_turn("s1", StopReason::Cancelled).unwrap();
-    assert!(matches!(
-        pair.take_client().as_slice(),
-        [ClientEvent::PeerViolation(
-            AgentViolation::LateResponse { .. }
-        )]
-    ));
+    assert!(pair.take_client().is_empty());
 }
 
 #[test]

@@ -9,7 +9,7 @@ use super::{
 };
 use crate::conn::transport::{Incoming, Outbox};
 use crate::machine::handshake::{HandshakeInput, HandshakeOutput};
-use crate::machine::pending::{Received, ReplyKind, ResponseVerdict, Settled};
+use crate::machine::pending::{MethodKind, Received, ReplyKind, ResponseVerdict, Settled};
 use crate::machine::session::{SessionInput, SessionOutput, SessionState};
 use crate::machine::turn::StopReason;
 use crate::machine::{PEER_ID_MAX, Rejection, ReqRef, RequestId};
@@ -82,6 +82,14 @@ impl<S: Buffers> Core<S> {
         {
             // R-ID-6: responses with unknown ids are reported, never answered.
             ResponseVerdict::Unknown => self.violation(AgentViolation::UnknownResponse),
+            // R-HOST-2: a prompt we timed out was cancelled, and its answer is what R-CANCEL-3
+            // asks of the agent: expected, so absorbed (the turn already ended `TimedOut`).
+            ResponseVerdict::Late {
+                id,
+                kind: MethodKind::Prompt,
+            } => {
+                let _ = self.take_method(id);
+            }
             ResponseVerdict::Late { id, .. } => {
                 let _ = self.take_method(id);
                 self.violation(AgentViolation::LateResponse { request: id });
