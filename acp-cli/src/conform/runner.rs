@@ -292,9 +292,9 @@ fn run_case(case: &Case, profile: &Arc<Profile>, options: &Options) -> CaseRepor
                 };
                 let verdict = smol::future::or((case.run)(&mut cx), timeout).await;
                 cx.subject.kill();
-                cx.subject
-                    .wait_exit(Instant::now() + Duration::from_secs(2))
-                    .await;
+                let deadline = Instant::now() + Duration::from_secs(2);
+                cx.subject.wait_exit(deadline).await;
+                cx.subject.wait_stdout_closed(deadline).await;
                 // Everything the agent wrote until it died counts, late lines included.
                 cx.observe_agent();
                 judged(verdict, &cx.violations)

@@ -146,6 +146,12 @@ impl Subject {
         self.exit
     }
 
+    /// Waits until stdout ended, at most until `deadline`: after the exit, what the agent wrote
+    /// just before it may still be in the pipe.
+    pub async fn wait_stdout_closed(&mut self, deadline: Instant) {
+        while !self.stdout_closed && self.pump(deadline).await {}
+    }
+
     /// Handles one process event; false when `deadline` passed first (or nothing can come).
     async fn pump(&mut self, deadline: Instant) -> bool {
         let next = async { self.events.recv().await.ok() };
