@@ -194,6 +194,10 @@ impl AgentProcess {
     }
 }
 
+/// The most stderr read ahead of one stdout chunk: Linux's largest pipe buffer by default
+/// (`/proc/sys/fs/pipe-max-size`), so all a pipe can hold.
+const STDERR_DRAIN_BYTES: usize = 1024 * 1024;
+
 /// What one read of the agent's output gave: a count of bytes (0 at EOF or on an error).
 enum OutputRead {
     Stdout(usize),
@@ -244,14 +248,20 @@ async fn pump_output(
                 sends.push(ProcessEvent::StdoutEof);
             }
             OutputRead::Stdout(n) => {
-                // The agent wrote any earlier stderr before this chunk: it is in the pipe now.
+                // The agent wrote any earlier stderr before this chunk: it is in the pipe now,
+                // and a pipe holds at most STDERR_DRAIN_BYTES. Reading no further keeps an
+                // agent that floods stderr from holding its stdout back.
                 let had_stderr = stderr.is_some();
-                while let Some(err) = stderr.as_mut() {
+                let mut drained = 0;
+                while let Some(err) = stderr.as_mut()
+                    && drained < STDERR_DRAIN_BYTES
+                {
                     let Some(result) = smol::future::poll_once(err.read(&mut stderr_buf)).await
                     else {
                         break;
                     };
                     let n = result.unwrap_or(0);
+                    drained += n;
                     if take_stderr(&mut lines, &stderr_buf[..n], &mut out) {
                         stderr = None;
                     }
