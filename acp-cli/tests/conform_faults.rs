@@ -31,63 +31,68 @@ fn faulty(fault: &str) -> Vec<&str> {
     vec!["python3", RELAY, fault, "--", ACP_CLI, "--acp", "--stdio"]
 }
 
-/// (fault, the case that must fail, what its failure must say): the reason is checked too, so
+/// (fault, the case that must fail, what its failure may say): the reason is checked too, so
 /// a case failing for another reason (a timeout on a loaded machine) does not count as caught.
-const FAULTS: [(&str, &str, &str); 11] = [
+/// A fault may show in more than one way: an agent that dies on invalid UTF-8 is seen either
+/// closing stdout or refusing the harness's next write, whichever comes first.
+const FAULTS: [(&str, &str, &[&str]); 11] = [
     (
         "update-after-response",
         "prompt/no-update-after-response",
-        "R-TURN-3 — agent_message_chunk for session",
+        &["R-TURN-3 — agent_message_chunk for session"],
     ),
     (
         "cancelled-null",
         "cancel/session-cancel-ends-turn-cancelled",
-        "the cancelled prompt was answered null",
+        &["the cancelled prompt was answered null"],
     ),
     (
         "stdout-log",
         "process/stdout-only-jsonrpc",
-        "\"INFO faulty agent starting\"",
+        &["\"INFO faulty agent starting\""],
     ),
     (
         "die-on-invalid-utf8",
         "framing/invalid-utf8-survived",
-        "the agent closed stdout",
+        &[
+            "the agent closed stdout",
+            "cannot write to the agent: Broken pipe",
+        ],
     ),
     (
         "string-ids",
         "ids/integer-one",
-        "sent id 1, the answer carries id \"1\"",
+        &["sent id 1, the answer carries id \"1\""],
     ),
     (
         "double-response",
         "rpc/exactly-one-response-per-request",
-        "R-RPC-1 — id 1 answered again",
+        &["R-RPC-1 — id 1 answered again"],
     ),
     (
         "ignore-eof",
         "process/stdin-eof-exits",
-        "stdin EOF: still running after",
+        &["stdin EOF: still running after"],
     ),
     (
         "unannounced-permission",
         "permission/tool-call-id-announced",
-        "R-PERM-2 — session/request_permission for tool call 'conform-unannounced'",
+        &["R-PERM-2 — session/request_permission for tool call 'conform-unannounced'"],
     ),
     (
         "wrong-unknown-code",
         "rpc/unknown-method-32601",
-        "answered error -32600 (Method not found), expected -32601",
+        &["answered error -32600 (Method not found), expected -32601"],
     ),
     (
         "unbounded-buffer",
         "framing/oversized-line-bounded",
-        "the line buffer is unbounded",
+        &["the line buffer is unbounded"],
     ),
     (
         "unadvertised-fs",
         "client/no-fs-read-when-unadvertised",
-        "R-FS-1 — fs/read_text_file without clientCapabilities.fs.readTextFile",
+        &["R-FS-1 — fs/read_text_file without clientCapabilities.fs.readTextFile"],
     ),
 ];
 
@@ -97,9 +102,9 @@ fn every_fault_fails_its_case_by_name() {
     for (fault, case, why) in FAULTS {
         let out = conform(&["--only", case], &faulty(fault));
         let stdout = text(&out.stdout);
-        let failed = stdout
-            .lines()
-            .any(|l| l.starts_with(&format!("FAIL {case} — ")) && l.contains(why));
+        let failed = stdout.lines().any(|l| {
+            l.starts_with(&format!("FAIL {case} — ")) && why.iter().any(|w| l.contains(w))
+        });
         if out.status.code() != Some(1) || !failed {
             missed.push(format!(
                 "{fault}: exit {:?}, {case} failed saying {why:?}: {failed}\n{stdout}{}",
