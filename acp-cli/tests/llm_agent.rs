@@ -475,6 +475,14 @@ impl RawAgent {
     }
 
     /// One `session/prompt` with `text`: the answer and the message text streamed before it.
+    /// Prompts "second" (request 4) and checks the turn ends normally saying `said`: the
+    /// session went on after the failure before it.
+    fn goes_on(&mut self, session: &str, said: &str) {
+        let (answer, text) = self.prompt(4, session, "second");
+        assert_eq!(answer, ended(4));
+        assert_eq!(text, said);
+    }
+
     fn prompt(&mut self, id: u64, session: &str, text: &str) -> (serde_json::Value, String) {
         let lines = self.call(
             id,
@@ -638,9 +646,7 @@ fn http_401_fails_the_prompt_with_32000_and_the_providers_message_and_the_sessio
     assert_eq!(said, "");
     assert_eq!(mock.requests().len(), 1, "401 is not retried");
     // The same session answers its next prompt from the next reply.
-    let (answer, said) = agent.prompt(4, &session, "second");
-    assert_eq!(answer, ended(4));
-    assert_eq!(said, "Back.");
+    agent.goes_on(&session, "Back.");
     assert_eq!(mock.requests().len(), 2);
     let messages = mock.requests()[1].json()["messages"].clone();
     assert_eq!(
@@ -686,9 +692,7 @@ fn http_500_three_times_fails_the_prompt_with_32603_naming_the_status_and_the_se
     );
     assert_eq!(said, "");
     assert_eq!(mock.requests().len(), 3, "at most 3 tries in all");
-    let (answer, said) = agent.prompt(4, &session, "second");
-    assert_eq!(answer, ended(4));
-    assert_eq!(said, "Recovered.");
+    agent.goes_on(&session, "Recovered.");
     assert_eq!(mock.requests().len(), 4);
 }
 
@@ -712,9 +716,7 @@ fn a_refused_connection_fails_the_prompt_clearly_and_the_session_goes_on_once_th
     assert_eq!(said, "");
     // The server comes up where the agent found nothing; the same session now gets answers.
     let mock = MockModel::start_on(port, vec![Reply::text(&["Up now."])]);
-    let (answer, said) = agent.prompt(4, &session, "second");
-    assert_eq!(answer, ended(4));
-    assert_eq!(said, "Up now.");
+    agent.goes_on(&session, "Up now.");
     assert_eq!(mock.requests().len(), 1);
 }
 
@@ -762,9 +764,7 @@ fn a_server_that_never_answers_fails_the_prompt_at_the_idle_timeout_and_the_sess
         "the silent connection is closed"
     );
     assert_eq!(mock.requests().len(), 1, "a timeout is not retried");
-    let (answer, said) = agent.prompt(4, &session, "second");
-    assert_eq!(answer, ended(4));
-    assert_eq!(said, "Back.");
+    agent.goes_on(&session, "Back.");
     assert_eq!(mock.requests().len(), 2);
 }
 
@@ -795,9 +795,7 @@ fn a_stream_that_stalls_fails_the_prompt_at_the_idle_timeout_and_the_session_goe
         Some(1),
         "the stalled stream is closed"
     );
-    let (answer, said) = agent.prompt(4, &session, "second");
-    assert_eq!(answer, ended(4));
-    assert_eq!(said, "Back.");
+    agent.goes_on(&session, "Back.");
     assert_eq!(mock.requests().len(), 2);
 }
 

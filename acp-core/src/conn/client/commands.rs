@@ -155,18 +155,17 @@ impl<S: Buffers> ClientConnection<S> {
         session: &str,
         mode_id: &str,
     ) -> Result<RequestId, UsageError> {
-        self.core.begin_ready(now)?;
-        self.core.configure(session, "session/set_mode")?;
         let params = SetModeParams {
             session_id: session,
             mode_id,
         };
-        let out = Outgoing::new(
+        self.configure(
+            now,
+            session,
             ClientMethod::SetMode,
-            Some(session),
-            self.core.config.request_timeout,
-        );
-        send(&mut self.core, &mut self.transport, out, &params)
+            "session/set_mode",
+            &params,
+        )
     }
 
     /// Sends `session/set_config_option` with exactly `sessionId`, `configId` and `value`;
@@ -178,19 +177,33 @@ impl<S: Buffers> ClientConnection<S> {
         config_id: &str,
         value: &V,
     ) -> Result<RequestId, UsageError> {
-        self.core.begin_ready(now)?;
-        self.core.configure(session, "session/set_config_option")?;
         let params = SetConfigParams {
             session_id: session,
             config_id,
             value,
         };
-        let out = Outgoing::new(
+        self.configure(
+            now,
+            session,
             ClientMethod::SetConfigOption,
-            Some(session),
-            self.core.config.request_timeout,
-        );
-        send(&mut self.core, &mut self.transport, out, &params)
+            "session/set_config_option",
+            &params,
+        )
+    }
+
+    /// Sends a request that changes a session's configuration: refused during a turn.
+    fn configure<P: Serialize + ?Sized>(
+        &mut self,
+        now: Instant,
+        session: &str,
+        method: ClientMethod,
+        name: &str,
+        params: &P,
+    ) -> Result<RequestId, UsageError> {
+        self.core.begin_ready(now)?;
+        self.core.configure(session, name)?;
+        let out = Outgoing::new(method, Some(session), self.core.config.request_timeout);
+        send(&mut self.core, &mut self.transport, out, params)
     }
 
     /// Sends any other request (`authenticate`, `session/list`, `_agentao.cn/set_model`, an
