@@ -5,7 +5,7 @@
 //! alone; the median and the 99th percentile are printed, plus the same without the model
 //! client's part (event in → line out) to show where the time goes.
 //!
-//! Run: `cargo bench -p acp-cli --bench llm_agent`.
+//! Run: `cargo bench -p acp-rs-cli --bench llm_agent`.
 
 use std::hint::black_box;
 use std::path::PathBuf;

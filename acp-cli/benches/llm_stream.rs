@@ -7,7 +7,7 @@
 //! - `text_chunked`: the same inside HTTP chunked framing (`<hex>\r\n…\r\n`), decoded first.
 //! - `tool_arguments`: a `delta.tool_calls` arguments fragment, appended to its call.
 //!
-//! Run: `cargo bench -p acp-cli --bench llm_stream`.
+//! Run: `cargo bench -p acp-rs-cli --bench llm_stream`.
 
 use std::hint::black_box;
 

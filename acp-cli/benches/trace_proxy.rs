@@ -4,7 +4,7 @@
 //! chunks/s of each (direct, `--raw`, `.jsons`) at their median round and the ratio to direct
 //! (the target is ≥ 0.8).
 //!
-//! `cargo bench -p acp-cli --bench trace_proxy` (`-- --count N --rounds R` to change the load).
+//! `cargo bench -p acp-rs-cli --bench trace_proxy` (`-- --count N --rounds R` to change the load).
 
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};

@@ -1,4 +1,4 @@
-//! `acp-cli lint FILE`: a trace checked against the protocol by [`rules::Monitor`], one
+//! `acp-cli lint FILE`: a trace checked against the protocol by [`rules::Monitor`](crate::rules::Monitor), one
 //! finding per line.
 
 use std::path::PathBuf;

@@ -1,7 +1,7 @@
 //! Writing to stdout when its reader may be gone (`acp-cli demo | head`).
 //!
 //! Rust ignores SIGPIPE, so a write to a closed pipe fails with `BrokenPipe`, and `print!`
-//! turns that into a panic. Every command writes through [`print`] instead: the first failed
+//! turns that into a panic. Every command writes through [`print()`] instead: the first failed
 //! write is recorded, later writes are skipped, and the command sees `false` and winds down
 //! the way it would at its normal end (agents stopped, scratch removed). `main` then passes
 //! the command's status through [`exit_code`], so every command ends the same way:

@@ -7,7 +7,7 @@ set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
 
-cargo build --quiet --release --manifest-path "$repo/Cargo.toml" -p acp-cli
+cargo build --quiet --release --manifest-path "$repo/Cargo.toml" -p acp-rs-cli
 # acp-cli is run from wherever cargo put it (CARGO_TARGET_DIR may move it); the other two
 # are built into their own directories explicitly.
 target_dir="$(cargo metadata --format-version 1 --no-deps --manifest-path "$repo/Cargo.toml" \

@@ -13,9 +13,9 @@ if [ "${1:-}" = --release ]; then profile=release; fi
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$root"
 if [ "$profile" = release ]; then
-    cargo build --release --quiet -p acp-cli
+    cargo build --release --quiet -p acp-rs-cli
 else
-    cargo build --quiet -p acp-cli
+    cargo build --quiet -p acp-rs-cli
 fi
 bin="${CARGO_TARGET_DIR:-target}/$profile/acp-cli"
 [ -x "$bin" ] || bin="$root/$bin"

@@ -11,7 +11,7 @@ set -uo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
 "$here/setup.sh" >/dev/null || { echo "setup.sh failed"; exit 1; }
-cargo build --quiet -p acp-cli --manifest-path "$root/Cargo.toml" || { echo "building acp-cli failed"; exit 1; }
+cargo build --quiet -p acp-rs-cli --manifest-path "$root/Cargo.toml" || { echo "building acp-cli failed"; exit 1; }
 # Where cargo put it: CARGO_TARGET_DIR (or a cargo config) may move the target directory.
 target_dir="$(cargo metadata --format-version 1 --no-deps --manifest-path "$root/Cargo.toml" \
     | python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')" \

@@ -1,7 +1,7 @@
 //! An MCP client over one transport: the handshake, `tools/list` with its pages, `tools/call`
 //! with cancel, and the server's `list_changed` news.
 //!
-//! The protocol state is [`McpWire`] behind a lock; a reader task feeds it what the server
+//! The protocol state is [`McpWire`](super::wire::McpWire) behind a lock; a reader task feeds it what the server
 //! writes and hands each response to the call waiting for it. The tasks run on smol's
 //! executor, as the rest of the agent: no second async runtime.
 

@@ -4,7 +4,7 @@
 //! - [`wire`]: one connection's protocol state, sans-IO, over acp-core's framing and envelope.
 //! - [`messages`]: the typed messages a client needs (handshake, tool pages, call results).
 //! - [`client`]: an initialized server: list tools, call one, cancel a call.
-//! - [`inbound`]: what a transport reads, handed to the protocol state and the waiting calls.
+//! - `inbound`: what a transport reads, handed to the protocol state and the waiting calls.
 //! - [`stdio`]: the stdio transport, a child in its own process group.
 //! - [`http`]: the streamable HTTP transport, on the model client's HTTP/1.1 client.
 //! - [`session`]: a session's servers, started together with a timeout.

@@ -23,10 +23,10 @@
 //! While a turn runs, typed lines wait until it ends, except `/acp cancel <name>`, which
 //! runs at once; Ctrl-C cancels the turn (or rejects the question on screen).
 //!
-//! This module holds the state ([`Repl`]) and the main loop; each concept of the loop has its
-//! own file, all `impl Repl`: [`typed`] (a typed line: commands, delegation, prompts),
-//! [`events`] (what agents say), [`questions`] (the question on screen and its answer),
-//! [`idle`] (idle points: the inbox, `/status`), [`screen`] (where output starts), with the
+//! This module holds the state (`Repl`) and the main loop; each concept of the loop has its
+//! own file, all `impl Repl`: `typed` (a typed line: commands, delegation, prompts),
+//! `events` (what agents say), `questions` (the question on screen and its answer),
+//! `idle` (idle points: the inbox, `/status`), `screen` (where output starts), with the
 //! line [`editor`] and the [`slash`] command table beside them.
 
 pub mod editor;

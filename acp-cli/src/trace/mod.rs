@@ -1,5 +1,5 @@
 //! `acp-cli trace`: record what an editor and an agent say ([`proxy`]), in the conductor's
-//! event format or raw ([`format`]).
+//! event format or raw ([`format`](mod@format)).
 
 pub mod format;
 pub mod proxy;

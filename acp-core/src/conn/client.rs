@@ -220,7 +220,7 @@ impl<S: Buffers> ClientConnection<S> {
     /// last line without newline, are still processed as usual (garbage among them still
     /// gets its wire-level error reply); then every pending request fails at once
     /// ([`Failure::Disconnected`], [`TurnOutcome::Disconnected`]), every request of the
-    /// agent still owed is settled without an answer ([`Settle::ConnectionClosed`]: nobody
+    /// agent still owed is settled without an answer ([`Settle::ConnectionClosed`](crate::machine::pending::Settle::ConnectionClosed): nobody
     /// reads it), and [`ClientEvent::Closed`] comes last. After that nothing is written,
     /// input is discarded and every command returns [`UsageError::Closed`].
     pub fn handle_eof(&mut self, now: Instant) {

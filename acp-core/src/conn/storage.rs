@@ -1,5 +1,5 @@
 //! Where a connection keeps its bytes and tables: one [`Buffers`] trait for both
-//! [`AgentConnection`](super::AgentConnection) and [`ClientConnection`](super::ClientConnection),
+//! [`AgentConnection`](crate::AgentConnection) and [`ClientConnection`](crate::ClientConnection),
 //! implemented by [`Fixed`] (no allocator) and [`Growable`] (with `alloc`).
 //!
 //! # Why const generics

@@ -103,7 +103,7 @@ impl AgentFeatures {
 }
 
 /// An extension method the application serves (`_vendor/method`): its requests are handed
-/// over as [`AgentEvent::Request`] instead of being answered `-32601`, and it is listed under
+/// over as [`AgentEvent::Request`](crate::conn::agent::AgentEvent::Request) instead of being answered `-32601`, and it is listed under
 /// `_meta["_agentao.cn/extensions"]`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Extension {

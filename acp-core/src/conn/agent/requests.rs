@@ -35,7 +35,7 @@ impl<B: Buffers> AgentConnection<B> {
     /// `tool_call.toolCallId` must have been announced by a `tool_call` update of this turn
     /// ([`UsageError::UnknownToolCall`] otherwise). When the user answered `allow_always` or
     /// `reject_always` for the same tool (see [`tool_key`]) earlier in this session, nothing
-    /// is sent and [`AgentEvent::PermissionResolved`] with `remembered: true` is queued at
+    /// is sent and [`AgentEvent::PermissionResolved`](crate::conn::agent::AgentEvent::PermissionResolved) with `remembered: true` is queued at
     /// once. `timeout` overrides the configured default; a timeout means rejected.
     pub fn request_permission(
         &mut self,
@@ -56,7 +56,7 @@ impl<B: Buffers> AgentConnection<B> {
     }
 
     /// Asks the user a free-form question (`_agentao.cn/ask_user`). The answer comes as
-    /// [`AgentEvent::AskUserAnswered`]: the text, or the sentinel `(user unavailable)` for
+    /// [`AgentEvent::AskUserAnswered`](crate::conn::agent::AgentEvent::AskUserAnswered): the text, or the sentinel `(user unavailable)` for
     /// anything else (cancel, error, timeout, EOF). Never aborts the turn.
     pub fn ask_user(
         &mut self,
@@ -96,7 +96,7 @@ impl<B: Buffers> AgentConnection<B> {
     }
 
     /// `fs/read_text_file`; needs the client's `fs.readTextFile`. Answered with
-    /// [`AgentEvent::Response`].
+    /// [`AgentEvent::Response`](crate::conn::agent::AgentEvent::Response).
     pub fn read_text_file(
         &mut self,
         now: Instant,

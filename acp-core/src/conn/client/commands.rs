@@ -26,8 +26,8 @@ use crate::wire::{ErrorCode, Id};
 impl<S: Buffers> ClientConnection<S> {
     // ---- commands: requests -------------------------------------------------------------
 
-    /// Sends `initialize` with `clientInfo` and the capabilities of [`ClientConfig::serves`].
-    /// Answered by [`ClientEvent::Initialized`] or [`ClientEvent::HandshakeFailed`]. May be
+    /// Sends `initialize` with `clientInfo` and the capabilities of [`ClientConfig::serves`](crate::conn::client::ClientConfig::serves).
+    /// Answered by [`ClientEvent::Initialized`](crate::conn::client::ClientEvent::Initialized) or [`ClientEvent::HandshakeFailed`](crate::conn::client::ClientEvent::HandshakeFailed). May be
     /// repeated once answered; one at a time ([`UsageError::TooManyInFlight`]).
     pub fn initialize(&mut self, now: Instant) -> Result<RequestId, UsageError> {
         self.core.begin(now)?;
@@ -47,8 +47,8 @@ impl<S: Buffers> ClientConnection<S> {
         Ok(id)
     }
 
-    /// Sends `session/new` (always with `mcpServers`; pass [`NO_MCP_SERVERS`] for none).
-    /// Answered by [`ClientEvent::SessionOpened`] or [`ClientEvent::Failed`].
+    /// Sends `session/new` (always with `mcpServers`; pass [`NO_MCP_SERVERS`](crate::conn::client::NO_MCP_SERVERS) for none).
+    /// Answered by [`ClientEvent::SessionOpened`](crate::conn::client::ClientEvent::SessionOpened) or [`ClientEvent::Failed`](crate::conn::client::ClientEvent::Failed).
     pub fn new_session<M: Serialize + ?Sized>(
         &mut self,
         now: Instant,
@@ -68,7 +68,7 @@ impl<S: Buffers> ClientConnection<S> {
 
     /// Sends `session/load` of `session_id`; only if the agent advertised `loadSession`
     /// ([`UsageError::NotAdvertised`]). History arrives as updates in context
-    /// [`UpdateContext::Replay`], then [`ClientEvent::SessionOpened`].
+    /// [`UpdateContext::Replay`](crate::conn::client::UpdateContext::Replay), then [`ClientEvent::SessionOpened`](crate::conn::client::ClientEvent::SessionOpened).
     pub fn load_session<M: Serialize + ?Sized>(
         &mut self,
         now: Instant,
@@ -116,7 +116,7 @@ impl<S: Buffers> ClientConnection<S> {
     /// as a JSON array of `ContentBlock`s). One turn per session
     /// ([`UsageError::TurnInProgress`]). `image`, `audio` and `resource` blocks need the
     /// agent's `promptCapabilities` ([`UsageError::NotAdvertised`], nothing sent). Answered
-    /// by [`ClientEvent::TurnEnded`]; the prompt deadline is [`ClientConfig::prompt_timeout`].
+    /// by [`ClientEvent::TurnEnded`](crate::conn::client::ClientEvent::TurnEnded); the prompt deadline is [`ClientConfig::prompt_timeout`](crate::conn::client::ClientConfig::prompt_timeout).
     pub fn prompt<P: Serialize + ?Sized>(
         &mut self,
         now: Instant,
@@ -148,7 +148,7 @@ impl<S: Buffers> ClientConnection<S> {
     }
 
     /// Sends `session/set_mode`; refused during a turn ([`UsageError::TurnInProgress`]).
-    /// Answered by [`ClientEvent::Answered`] or [`ClientEvent::Failed`].
+    /// Answered by [`ClientEvent::Answered`](crate::conn::client::ClientEvent::Answered) or [`ClientEvent::Failed`](crate::conn::client::ClientEvent::Failed).
     pub fn set_mode(
         &mut self,
         now: Instant,
@@ -207,8 +207,8 @@ impl<S: Buffers> ClientConnection<S> {
     }
 
     /// Sends any other request (`authenticate`, `session/list`, `_agentao.cn/set_model`, an
-    /// extension) after `initialize`. Answered by [`ClientEvent::Answered`] or
-    /// [`ClientEvent::Failed`] with [`ClientMethod::Other`].
+    /// extension) after `initialize`. Answered by [`ClientEvent::Answered`](crate::conn::client::ClientEvent::Answered) or
+    /// [`ClientEvent::Failed`](crate::conn::client::ClientEvent::Failed) with [`ClientMethod::Other`].
     ///
     /// An optional method the agent did not advertise is refused locally with
     /// [`UsageError::NotAdvertised`] naming what it needs, and nothing is sent:
@@ -232,7 +232,7 @@ impl<S: Buffers> ClientConnection<S> {
     /// Cancels the running turn of `session`: sends the `session/cancel` notification, and
     /// answers every open permission request of the session with
     /// `{"outcome":{"outcome":"cancelled"}}` and every ask_user with `{"outcome":"cancelled"}`
-    /// (each reported as [`ClientEvent::RequestSettled`]). The turn ends `cancelled` when
+    /// (each reported as [`ClientEvent::RequestSettled`](crate::conn::client::ClientEvent::RequestSettled)). The turn ends `cancelled` when
     /// the agent answers. Returns whether a turn was running (cancelling an idle session
     /// sends nothing; cancelling twice is harmless).
     pub fn cancel(&mut self, now: Instant, session: &str) -> Result<bool, UsageError> {
