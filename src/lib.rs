@@ -19,3 +19,8 @@ pub mod vectors;
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]
 pub struct ReadmeExamples;
+
+/// `docs/embedding.md`'s Rust examples, likewise.
+#[cfg(doctest)]
+#[doc = include_str!("../docs/embedding.md")]
+pub struct EmbeddingExamples;

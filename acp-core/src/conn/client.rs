@@ -41,8 +41,9 @@
 //! 1. drain [`ClientConnection::poll_event`] until `None` (lines are processed as events are
 //!    polled, so nothing happens until you poll; debug builds panic when an input arrives
 //!    while events are still queued);
-//! 2. write [`Outbox::pending`] to the agent's stdin and report it with [`Outbox::consume`];
-//!    if anything was pending, go back to 1 (a full outbox pauses processing);
+//! 2. write [`ClientConnection::poll_transmit`] to the agent's stdin and report what was
+//!    written with [`ClientConnection::transmitted`]; if anything was pending, go back to 1
+//!    (a full outbox pauses processing);
 //! 3. wait for input, a command, or [`ClientConnection::poll_timeout`], then call
 //!    `handle_bytes` (feed the rest again if it did not take everything), `handle_eof` or
 //!    `handle_timeout`.
@@ -54,10 +55,10 @@
 //!
 //! let mut client = ClientConnection::<Growable>::new(ClientConfig::new("my-editor", "1.0", Serves::NOTHING));
 //! client.initialize(Instant(0)).unwrap();
-//! let line = client.outbox().pending().to_vec();
+//! let line = client.poll_transmit().to_vec();
 //! assert!(line.starts_with(br#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1"#));
 //! let n = line.len();
-//! client.outbox().consume(n);
+//! client.transmitted(n);
 //!
 //! let answer = br#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1,"agentCapabilities":{"loadSession":true}}}
 //! "#;
