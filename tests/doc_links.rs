@@ -117,7 +117,11 @@ fn is_external(target: &str) -> bool {
 /// Every problem with the links of `page`, as `page:line: why`.
 fn broken_links(root: &Path, page: &Path) -> Vec<String> {
     let text = read(page);
-    let shown = page.strip_prefix(root).unwrap_or(page).display().to_string();
+    let shown = page
+        .strip_prefix(root)
+        .unwrap_or(page)
+        .display()
+        .to_string();
     let mut broken = Vec::new();
     for (number, line) in prose(&text) {
         for target in targets(line) {
@@ -139,9 +143,13 @@ fn broken_links(root: &Path, page: &Path) -> Vec<String> {
             }
             let Some(anchor) = anchor else { continue };
             if file.extension().is_none_or(|ext| ext != "md") {
-                broken.push(format!("{shown}:{number}: {target}: an anchor into a non-page"));
+                broken.push(format!(
+                    "{shown}:{number}: {target}: an anchor into a non-page"
+                ));
             } else if !anchors(&read(&file)).contains(anchor) {
-                broken.push(format!("{shown}:{number}: {target}: no heading with that anchor"));
+                broken.push(format!(
+                    "{shown}:{number}: {target}: no heading with that anchor"
+                ));
             }
         }
     }
@@ -172,7 +180,11 @@ fn a_published_crates_readme_links_only_absolute_addresses() {
             }
         }
     }
-    assert!(relative.is_empty(), "relative links:\n{}", relative.join("\n"));
+    assert!(
+        relative.is_empty(),
+        "relative links:\n{}",
+        relative.join("\n")
+    );
 }
 
 /// The checker itself: the anchors it derives, and that it sees a broken link.
@@ -198,7 +210,11 @@ fn the_checker_derives_githubs_anchors_and_finds_a_broken_link() {
     let dir = std::env::temp_dir().join(format!("acp-doc-links-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let page = dir.join("page.md");
-    std::fs::write(&page, "# Title\n[ok](#title) [gone](#nope) [missing](other.md)\n").unwrap();
+    std::fs::write(
+        &page,
+        "# Title\n[ok](#title) [gone](#nope) [missing](other.md)\n",
+    )
+    .unwrap();
     let broken = broken_links(&dir, &page);
     std::fs::remove_dir_all(&dir).unwrap();
     assert_eq!(

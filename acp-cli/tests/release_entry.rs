@@ -33,10 +33,8 @@ struct Scratch(PathBuf);
 
 impl Scratch {
     fn new(name: &str) -> Self {
-        let path = std::env::temp_dir().join(format!(
-            "acp-cli-release-{}-{name}",
-            std::process::id()
-        ));
+        let path =
+            std::env::temp_dir().join(format!("acp-cli-release-{}-{name}", std::process::id()));
         let _ = std::fs::remove_dir_all(&path);
         std::fs::create_dir_all(&path).expect("creating the scratch directory");
         Self(path)
@@ -65,7 +63,11 @@ fn this_platform(entry: &Value) -> (String, Value) {
     let binary = entry["distribution"]["binary"]
         .as_object()
         .expect("a binary distribution");
-    assert_eq!(binary.len(), 1, "release.sh writes this machine's platform only");
+    assert_eq!(
+        binary.len(),
+        1,
+        "release.sh writes this machine's platform only"
+    );
     let (key, target) = binary.iter().next().unwrap();
     (key.clone(), target.clone())
 }
@@ -114,7 +116,10 @@ fn agent_json_follows_the_registry_schema() {
         .iter_errors(&entry)
         .map(|e| format!("{}: {e}", e.instance_path()))
         .collect();
-    assert!(errors.is_empty(), "agent.json breaks the schema: {errors:#?}");
+    assert!(
+        errors.is_empty(),
+        "agent.json breaks the schema: {errors:#?}"
+    );
 
     // What the schema says in `format` (not asserted by a draft-07 validator) and what
     // CONTRIBUTING.md checks beside it.
@@ -123,19 +128,26 @@ fn agent_json_follows_the_registry_schema() {
         version.split('.').all(|part| part.parse::<u64>().is_ok()),
         "every part of version '{version}' is numeric"
     );
-    for field in ["repository"] {
-        let url = entry[field].as_str().expect("a repository");
-        assert!(url.starts_with("https://"), "{field} '{url}' is an https URL");
-    }
+    let repository = entry["repository"].as_str().expect("a repository");
+    assert!(
+        repository.starts_with("https://"),
+        "repository '{repository}' is an https URL"
+    );
     let (key, target) = this_platform(&entry);
     assert!(PLATFORMS.contains(&key.as_str()), "platform key '{key}'");
     let archive = target["archive"].as_str().unwrap();
-    assert!(archive.starts_with("https://"), "archive '{archive}' is an https URL");
+    assert!(
+        archive.starts_with("https://"),
+        "archive '{archive}' is an https URL"
+    );
     assert!(
         ARCHIVE_SUFFIXES.iter().any(|s| archive.ends_with(s)),
         "archive '{archive}' is one of the accepted formats"
     );
-    assert!(!archive.contains("/latest/"), "archive '{archive}' names no /latest/");
+    assert!(
+        !archive.contains("/latest/"),
+        "archive '{archive}' names no /latest/"
+    );
     assert!(
         archive.contains(&format!("/v{version}/")),
         "archive '{archive}' carries the entry's version {version}"
@@ -155,7 +167,10 @@ fn agent_json_names_the_archive_beside_it() {
     let entry = entry(&dir);
     assert_eq!(entry["id"], "acp-rs");
     assert_eq!(entry["license"], "MIT OR Apache-2.0");
-    assert_eq!(entry["authors"], serde_json::json!(["the acp-rs contributors"]));
+    assert_eq!(
+        entry["authors"],
+        serde_json::json!(["the acp-rs contributors"])
+    );
     let (_, target) = this_platform(&entry);
     assert_eq!(target["cmd"], "./acp-cli");
     assert_eq!(
@@ -190,7 +205,12 @@ fn the_unpacked_agent_runs_through_acp_cli_client() {
     let dir = release_dir();
     let entry = entry(&dir);
     let (_, target) = this_platform(&entry);
-    let name = target["archive"].as_str().unwrap().rsplit('/').next().unwrap();
+    let name = target["archive"]
+        .as_str()
+        .unwrap()
+        .rsplit('/')
+        .next()
+        .unwrap();
     let unpacked = unpack(&dir.join(name), "unpacked");
     let cmd = unpacked.0.join(target["cmd"].as_str().unwrap());
     assert!(cmd.is_file(), "{} is in the archive", cmd.display());
