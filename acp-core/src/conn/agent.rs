@@ -19,6 +19,7 @@ mod asks;
 mod config;
 mod event;
 mod inbound;
+mod outcome;
 mod state;
 mod update;
 mod wire_out;
@@ -34,6 +35,7 @@ pub use config::{
 #[cfg(feature = "alloc")]
 pub use event::ResponseError;
 pub use event::{AgentEvent, ClientViolation, METHOD_MAX, Params};
+pub use outcome::TurnEnd;
 pub use state::{Announced, Asked, AskedKind, TOOL_CALL_ID_MAX};
 pub use update::{RawUpdate, TURN_KINDS, Update};
 pub use wire_out::{ASK_USER_DESCRIPTION, SET_MODEL_DESCRIPTION};
@@ -336,7 +338,8 @@ impl<B: Buffers> AgentConnection<B> {
     // ----- params of the events of the last input -----
 
     /// The raw JSON text of an event's params (`{}` for a request without params); `None`
-    /// for a handle of an earlier input (params are kept until the next input only).
+    /// for a handle of an earlier input (params are kept until the next input only). The
+    /// check is made in every build: a stale handle never reads as other params or as none.
     pub fn params(&self, params: Params) -> Option<&str> {
         if params == Params::NONE {
             return Some("{}");
@@ -392,12 +395,13 @@ impl<B: Buffers> AgentConnection<B> {
         }
     }
 
-    /// The content blocks of [`AgentEvent::Prompt`] (empty for a handle of an earlier input).
+    /// The content blocks of [`AgentEvent::Prompt`]; `None` for a handle of an earlier input
+    /// (never an empty prompt in its place).
     #[cfg(feature = "alloc")]
-    pub fn prompt(&self, params: Params) -> alloc::vec::Vec<crate::schema::ContentBlock> {
-        match self.request("session/prompt", params) {
-            Some(crate::schema::ClientRequest::Prompt(request)) => request.prompt,
-            _ => alloc::vec::Vec::new(),
+    pub fn prompt(&self, params: Params) -> Option<alloc::vec::Vec<crate::schema::ContentBlock>> {
+        match self.request("session/prompt", params)? {
+            crate::schema::ClientRequest::Prompt(request) => Some(request.prompt),
+            _ => None,
         }
     }
 
@@ -702,18 +706,23 @@ impl<B: Buffers> AgentConnection<B> {
     }
 
     /// Answers the running turn's `session/prompt` with `stop` — or with `cancelled` if the
-    /// client cancelled it, whatever `stop` says. Exactly once per turn.
+    /// client cancelled it, whatever `stop` says. Exactly once per turn. Returns the stop
+    /// reason sent.
     pub fn end_turn(&mut self, session: &str, stop: StopReason) -> Result<StopReason, UsageError> {
-        self.finish_turn(session, Ok(stop))
+        match self.finish_turn(session, Ok(stop))? {
+            TurnEnd::Ended(stop) => Ok(stop),
+            TurnEnd::Cancelled | TurnEnd::Failed => Ok(StopReason::Cancelled),
+        }
     }
 
     /// Answers the running turn's `session/prompt` with `-32603 Internal error: <message>`
-    /// (or `cancelled` after a cancel).
+    /// (or `cancelled` after a cancel). Returns which of the two was sent:
+    /// [`TurnEnd::Failed`] or [`TurnEnd::Cancelled`].
     pub fn fail_turn<M: fmt::Display + ?Sized>(
         &mut self,
         session: &str,
         message: &M,
-    ) -> Result<StopReason, UsageError> {
+    ) -> Result<TurnEnd, UsageError> {
         self.finish_turn(
             session,
             Err((ErrorCode::INTERNAL_ERROR, &Internal(message))),
@@ -722,13 +731,14 @@ impl<B: Buffers> AgentConnection<B> {
 
     /// Answers the running turn's `session/prompt` with this error code and exactly this
     /// message (or `cancelled` after a cancel): for failures with a code of their own, such
-    /// as `-32000` when the model needs credentials.
+    /// as `-32000` when the model needs credentials. Returns which was sent, as
+    /// [`fail_turn`](Self::fail_turn).
     pub fn fail_turn_with<M: fmt::Display + ?Sized>(
         &mut self,
         session: &str,
         code: ErrorCode,
         message: &M,
-    ) -> Result<StopReason, UsageError> {
+    ) -> Result<TurnEnd, UsageError> {
         self.finish_turn(session, Err((code, &message)))
     }
 
@@ -736,7 +746,7 @@ impl<B: Buffers> AgentConnection<B> {
         &mut self,
         session: &str,
         how: Result<StopReason, (ErrorCode, &dyn fmt::Display)>,
-    ) -> Result<StopReason, UsageError> {
+    ) -> Result<TurnEnd, UsageError> {
         let core = &mut self.core;
         core.live()?;
         let state = core
@@ -769,7 +779,7 @@ impl<B: Buffers> AgentConnection<B> {
                 );
                 let _ = core.owing.answer(ticket);
                 core.forget_turn(session);
-                return Ok(StopReason::Cancelled);
+                return Ok(TurnEnd::Failed);
             }
             // R-CANCEL-3: after a cancel the turn ends `cancelled`.
             _ => StopReason::Cancelled,
@@ -792,7 +802,11 @@ impl<B: Buffers> AgentConnection<B> {
         debug_assert!(matches!(ended, Ok(SessionOutput::TurnEnded { .. })));
         let _ = core.owing.answer(ticket);
         core.forget_turn(session);
-        Ok(stop)
+        Ok(if turn.is_cancelling() {
+            TurnEnd::Cancelled
+        } else {
+            TurnEnd::Ended(stop)
+        })
     }
 
     // ----- commands: requests to the client -----
