@@ -72,7 +72,8 @@ use wire_out::{
 ///    [`transmitted`](Self::transmitted) — as much as the writer takes in one go.
 /// 4. Wait for the next input, or [`poll_timeout`](Self::poll_timeout), whichever is first.
 ///
-/// Debug builds check step 2: feeding an input while events are still queued panics.
+/// Debug builds check step 2: feeding an input while events are still queued panics. In every
+/// build, the [`Params`] of an event read after the next input are `None`.
 /// `handle_bytes` returns how many bytes it took; it takes fewer only under backpressure
 /// (the outbox is full, the event queue cannot take another line's events, or a request's
 /// params are kept for the events of this input: one request line per input). Keep the rest,
@@ -93,33 +94,41 @@ use wire_out::{
 ///     r#"{"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":"/tmp","mcpServers":[]}}"#, "\n",
 /// );
 /// let now = Instant(0);
-/// // A request's params are kept until the next input: the line after it waits.
-/// let mut rest = input.as_bytes();
-/// while !rest.is_empty() {
-///     rest = &rest[agent.handle_bytes(now, rest)..];
-///     while let Some(event) = agent.poll_event() {
-///         if let AgentEvent::NewSession { ticket, .. } = event {
-///             agent.accept_new_session_id(ticket, "s1").unwrap();
+/// // One request line is taken per call (its params are kept for the events of this input):
+/// // drain, write out, and feed the rest again until everything was taken.
+/// let feed = |agent: &mut AgentConnection<_>, input: &[u8], wire: &mut Vec<u8>| {
+///     let mut rest = input;
+///     loop {
+///         rest = &rest[agent.handle_bytes(now, rest)..];
+///         while let Some(event) = agent.poll_event() {
+///             match event {
+///                 AgentEvent::NewSession { ticket, .. } => {
+///                     agent.accept_new_session_id(ticket, "s1").unwrap();
+///                 }
+///                 AgentEvent::Prompt { session, .. } => {
+///                     let chunk = acp_core::conn::agent::RawUpdate::new(
+///                         r#"{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"hello"}}"#,
+///                     ).unwrap();
+///                     agent.send_update(session.as_str(), &chunk).unwrap();
+///                     agent.end_turn(session.as_str(), StopReason::EndTurn).unwrap();
+///                 }
+///                 _ => {}
+///             }
+///         }
+///         let n = agent.poll_transmit().len();
+///         wire.extend_from_slice(agent.poll_transmit());
+///         agent.transmitted(n);
+///         if rest.is_empty() && !agent.is_input_held() {
+///             return;
 ///         }
 ///     }
-/// }
+/// };
+/// feed(&mut agent, input.as_bytes(), &mut wire);
 /// let prompt = concat!(
 ///     r#"{"jsonrpc":"2.0","id":2,"method":"session/prompt","params":{"sessionId":"s1","prompt":[{"type":"text","text":"hi"}]}}"#,
 ///     "\n"
 /// );
-/// agent.handle_bytes(now, prompt.as_bytes());
-/// while let Some(event) = agent.poll_event() {
-///     if let AgentEvent::Prompt { session, .. } = event {
-///         let chunk = acp_core::conn::agent::RawUpdate::new(
-///             r#"{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"hello"}}"#,
-///         ).unwrap();
-///         agent.send_update(session.as_str(), &chunk).unwrap();
-///         agent.end_turn(session.as_str(), StopReason::EndTurn).unwrap();
-///     }
-/// }
-/// let n = agent.poll_transmit().len();
-/// wire.extend_from_slice(agent.poll_transmit());
-/// agent.transmitted(n);
+/// feed(&mut agent, prompt.as_bytes(), &mut wire);
 /// let text = String::from_utf8(wire).unwrap();
 /// assert!(text.ends_with("{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{\"stopReason\":\"end_turn\"}}\n"));
 /// ```
