@@ -29,8 +29,8 @@ use core::time::Duration;
 
 pub use asks::RawToolCall;
 pub use config::{
-    AgentConfig, AgentFeatures, AgentInfo, EXTENSION_DESCRIPTION_MAX, EXTENSION_NAME_MAX,
-    EXTENSIONS_MAX, Extension, Limits,
+    AgentConfig, AgentFeatures, AgentInfo, Dialect, EXTENSION_DESCRIPTION_MAX,
+    EXTENSION_NAME_MAX, EXTENSIONS_MAX, Extension, Limits,
 };
 #[cfg(feature = "alloc")]
 pub use event::ResponseError;
@@ -598,7 +598,7 @@ impl<B: Buffers> AgentConnection<B> {
     }
 
     /// Answers `session/set_mode`: sends `current_mode_update` for the session, then
-    /// `{"modeId":…}` (R-MODE-1).
+    /// `{"modeId":…}` in Agentao's dialect (R-MODE-1), `{}` in plain ACP (R-MODE-3).
     pub fn accept_mode(&mut self, ticket: Ticket, mode_id: &str) -> Result<(), UsageError> {
         let core = &mut self.core;
         core.live()?;
@@ -619,7 +619,10 @@ impl<B: Buffers> AgentConnection<B> {
                 },
             },
         )?;
-        wire_out::result(out, id.as_raw(), &ModeResult { mode_id })?;
+        match core.config.dialect {
+            Dialect::Agentao => wire_out::result(out, id.as_raw(), &ModeResult { mode_id })?,
+            Dialect::Acp => wire_out::result(out, id.as_raw(), &wire_out::Empty {})?,
+        }
         let _ = core.owing.answer(ticket);
         Ok(())
     }

@@ -348,13 +348,20 @@ impl<B: Buffers> Core<B> {
         if method == "initialize" {
             return self.on_initialize(request.id, request.params, out);
         }
-        // R-INIT-1: -32002 for every request, known or not.
+        // R-INIT-1 (Agentao: -32002), R-INIT-8 (plain ACP: -32600), for every request, known
+        // or not.
         if let HandshakeOutput::Reject(rejection) = self
             .handshake
             .handle(HandshakeInput::PeerRequest { method })
         {
-            reply_now(out, request.id, rejection.code(), &rejection);
-            return self.violation(rejection.code());
+            let code = match (self.config.dialect, &rejection) {
+                (super::Dialect::Acp, crate::machine::Rejection::BeforeInitialize { .. }) => {
+                    ErrorCode::INVALID_REQUEST
+                }
+                _ => rejection.code(),
+            };
+            reply_now(out, request.id, code, &rejection);
+            return self.violation(code);
         }
         let mut session_buf = [0u8; SESSION_ID_MAX];
         let session = request
