@@ -115,14 +115,19 @@ fn turn(agent: &mut AgentConnection<Storage>, wire: &mut Vec<u8>) -> Seen {
                     seen.allowed += 1;
                     let done = RawUpdate::new(COMPLETED).expect("a constant");
                     agent.send_update(session.as_str(), &done).unwrap();
-                    agent.end_turn(session.as_str(), StopReason::EndTurn).unwrap();
+                    agent
+                        .end_turn(session.as_str(), StopReason::EndTurn)
+                        .unwrap();
                 }
                 AgentEvent::Closed => seen.closed = true,
                 _ => {}
             }
         }
         let out = agent.poll_transmit();
-        assert!(wire.len() + out.len() <= wire.capacity(), "the test's buffer is full");
+        assert!(
+            wire.len() + out.len() <= wire.capacity(),
+            "the test's buffer is full"
+        );
         wire.extend_from_slice(out);
         let n = out.len();
         agent.transmitted(n);

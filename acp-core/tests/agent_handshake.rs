@@ -183,7 +183,9 @@ fn before_initialize_plain_acp_answers_32600() {
         Dialect::Agentao
     );
     let mut h: Harness = Harness::with_config(agent_support::config().with_dialect(Dialect::Acp));
-    h.send(r#"{"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":"/","mcpServers":[]}}"#);
+    h.send(
+        r#"{"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":"/","mcpServers":[]}}"#,
+    );
     assert_eq!(
         h.take_lines(),
         [

@@ -4,8 +4,8 @@
 //! Nothing here relies on debug assertions: `cargo test --release` runs the same checks.
 
 use acp_core::Instant;
-use acp_core::conn::agent::{AgentConfig, AgentConnection, AgentEvent, AgentInfo, Buffers};
 use acp_core::conn::Fixed;
+use acp_core::conn::agent::{AgentConfig, AgentConnection, AgentEvent, AgentInfo, Buffers};
 use acp_core::machine::turn::StopReason;
 
 fn agent<B: Buffers>() -> AgentConnection<B> {
@@ -73,8 +73,15 @@ fn act<B: Buffers>(prompts: &mut Vec<String>) -> impl FnMut(&mut AgentConnection
         AgentEvent::Prompt {
             session, params, ..
         } => {
-            prompts.push(agent.params(params).expect("read while draining").to_owned());
-            agent.end_turn(session.as_str(), StopReason::EndTurn).unwrap();
+            prompts.push(
+                agent
+                    .params(params)
+                    .expect("read while draining")
+                    .to_owned(),
+            );
+            agent
+                .end_turn(session.as_str(), StopReason::EndTurn)
+                .unwrap();
         }
         _ => {}
     }
@@ -89,7 +96,10 @@ fn two_pipelined_requests_in_one_buffer_are_both_answered() {
     let lines = run(&mut agent, input.as_bytes(), act(&mut prompts));
     assert_eq!(lines.len(), 2, "{lines:#?}");
     assert!(lines[0].starts_with(r#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1,"#));
-    assert_eq!(lines[1], r#"{"jsonrpc":"2.0","id":1,"result":{"sessionId":"s1"}}"#);
+    assert_eq!(
+        lines[1],
+        r#"{"jsonrpc":"2.0","id":1,"result":{"sessionId":"s1"}}"#
+    );
 }
 
 /// R-RPC-1: many pipelined requests (sessions and prompts interleaved) in one buffer, over
@@ -101,7 +111,10 @@ fn many_pipelined_requests_in_one_buffer_are_all_answered_in_order() {
     let mut texts = Vec::new();
     for n in 1..=20u32 {
         input += &format!("{}\n", new_line(n * 2));
-        input += &format!("{}\n", prompt_line(n * 2 + 1, &format!("s{n}"), &format!("p{n}")));
+        input += &format!(
+            "{}\n",
+            prompt_line(n * 2 + 1, &format!("s{n}"), &format!("p{n}"))
+        );
         expected.push(format!(
             r#"{{"jsonrpc":"2.0","id":{},"result":{{"sessionId":"s{n}"}}}}"#,
             n * 2

@@ -159,7 +159,9 @@ fn prompt_validation_texts() {
     let events = h.take_events();
     assert_eq!(events.len(), 6, "five refusals reported, then the prompt");
     match events.last() {
-        Some(AgentEvent::Prompt { params, .. }) => assert_eq!(h.agent.prompt(*params).map(|p| p.len()), Some(3)),
+        Some(AgentEvent::Prompt { params, .. }) => {
+            assert_eq!(h.agent.prompt(*params).map(|p| p.len()), Some(3))
+        }
         other => panic!("{other:?}"),
     }
 }

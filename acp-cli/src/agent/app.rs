@@ -822,7 +822,9 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
                 let session = session.as_str();
                 let Some(prompt) = self.conn.prompt(params) else {
                     tracing::error!(session, "prompt params read after their input");
-                    let _ = self.conn.fail_turn(session, &"the prompt was not read in time");
+                    let _ = self
+                        .conn
+                        .fail_turn(session, &"the prompt was not read in time");
                     return;
                 };
                 if self.mcp_starting.contains(session) {

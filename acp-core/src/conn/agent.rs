@@ -29,8 +29,8 @@ use core::time::Duration;
 
 pub use asks::RawToolCall;
 pub use config::{
-    AgentConfig, AgentFeatures, AgentInfo, Dialect, EXTENSION_DESCRIPTION_MAX,
-    EXTENSION_NAME_MAX, EXTENSIONS_MAX, Extension, Limits,
+    AgentConfig, AgentFeatures, AgentInfo, Dialect, EXTENSION_DESCRIPTION_MAX, EXTENSION_NAME_MAX,
+    EXTENSIONS_MAX, Extension, Limits,
 };
 #[cfg(feature = "alloc")]
 pub use event::ResponseError;
@@ -362,7 +362,8 @@ impl<B: Buffers> AgentConnection<B> {
         core::str::from_utf8(self.transport.kept(start, len)).ok()
     }
 
-    /// An event's params as a JSON value to read with [`crate::wire::json`].
+    /// An event's params as a JSON value to read with [`crate::wire::json`]; `None` for a
+    /// handle of an earlier input.
     pub fn params_value(&self, params: Params) -> Option<RawValue<'_>> {
         crate::wire::json::parse_value(self.params(params)?).ok()
     }
@@ -380,7 +381,8 @@ impl<B: Buffers> AgentConnection<B> {
         Some(ClientRequestView::decode(method, Some(value)))
     }
 
-    /// An event's params as the owned request `method` of [`crate::schema`].
+    /// An event's params as the owned request `method` of [`crate::schema`]; `None` for a
+    /// handle of an earlier input.
     #[cfg(feature = "alloc")]
     pub fn request(&self, method: &str, params: Params) -> Option<crate::schema::ClientRequest> {
         crate::schema::ClientRequest::decode(method, Some(self.params(params)?)).ok()
