@@ -174,3 +174,30 @@ fn arbitrary_lines_never_panic_and_findings_point_at_real_lines() {
         .tests(300)
         .quickcheck(prop as fn(Vec<(bool, String)>) -> bool);
 }
+
+/// R-ID-8: answers with id null are right for lines whose id cannot be read (not JSON, a
+/// float id), whether the float is echoed or not; only the rules those lines break are found.
+#[test]
+fn null_id_answers_to_unreadable_ids_are_not_findings() {
+    let trace = concat!(
+        "> {\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":{\"protocolVersion\":1,\"clientCapabilities\":{}}}\n",
+        "< {\"jsonrpc\":\"2.0\",\"id\":0,\"result\":{\"protocolVersion\":1,\"agentCapabilities\":{},\"authMethods\":[]}}\n",
+        "> {\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"session/new\"\n",
+        "< {\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32700,\"message\":\"Parse error: EOF while parsing an object\"}}\n",
+        "> {\"jsonrpc\":\"2.0\",\"id\":1.5,\"method\":\"session/new\",\"params\":{\"cwd\":\"/work\",\"mcpServers\":[]}}\n",
+        "< {\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32600,\"message\":\"Invalid Request: id must be an integer, a string or null\"}}\n",
+        "> {\"jsonrpc\":\"2.0\",\"id\":2.5,\"method\":\"session/new\",\"params\":{\"cwd\":\"/work\",\"mcpServers\":[]}}\n",
+        "< {\"jsonrpc\":\"2.0\",\"id\":2.5,\"error\":{\"code\":-32600,\"message\":\"Invalid Request: id must be an integer, a string or null\"}}\n",
+        "< {\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32600,\"message\":\"one answer too many\"}}\n",
+    );
+    let trace = format::read(trace.as_bytes());
+    assert_eq!(
+        found(&trace, MonitorOptions::default()),
+        [
+            "3: R-ENV-1 — client",
+            "5: R-ID-2 — client",
+            "7: R-ID-2 — client",
+            "9: R-ID-8 — agent",
+        ]
+    );
+}

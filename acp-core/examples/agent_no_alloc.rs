@@ -8,9 +8,9 @@
 //! exchange and exits non-zero on any mismatch.
 //!
 //! The agent code uses no allocator: a counting global allocator checks that nothing is
-//! allocated while the superloop runs (when acp-core is built without `alloc`; with it, the
-//! connection validates params through owned types and the count is only printed). `main` uses `std` only to print and to exit; on a board,
-//! the `Uart` below would be the HAL's.
+//! allocated while the superloop runs, whether acp-core is built with `alloc` or without it
+//! (request params are validated through the borrowed views in both builds). `main` uses
+//! `std` only to print and to exit; on a board, the `Uart` below would be the HAL's.
 //!
 //! Run: `cargo run -p acp-core --no-default-features --example agent_no_alloc` (acp-core built
 //! without `std` and without `alloc`).
@@ -384,15 +384,7 @@ fn main() {
     COUNTING.store(false, Ordering::Relaxed);
 
     let allocations = ALLOCATIONS.load(Ordering::Relaxed);
-    if cfg!(feature = "alloc") {
-        // With `alloc` on (e.g. the default features), the connection validates request
-        // params through the owned `schema` types, which allocate: the claim is for the build
-        // without it.
-        println!(
-            "note: acp-core was built with `alloc` ({allocations} allocations); \
-             run with --no-default-features for the allocation-free build"
-        );
-    } else if allocations != 0 {
+    if allocations != 0 {
         fail(&format!("the superloop allocated {allocations} times"));
     }
     if !client.finished() {
@@ -401,9 +393,5 @@ fn main() {
     if !agent.is_closed() || !app.saved {
         fail("the agent did not close and save its session at the hang-up");
     }
-    if cfg!(feature = "alloc") {
-        println!("ok: a /tool turn with a permission request");
-    } else {
-        println!("ok: a /tool turn with a permission request, no allocation");
-    }
+    println!("ok: a /tool turn with a permission request, no allocation");
 }

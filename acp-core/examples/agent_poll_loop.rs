@@ -55,8 +55,12 @@ impl Echo {
             AgentEvent::Prompt {
                 session, params, ..
             } => {
-                let text: Vec<String> = agent
-                    .prompt(params)
+                // Read while the events of its input are drained: a later read is `None`.
+                let Some(blocks) = agent.prompt(params) else {
+                    let failed = agent.fail_turn(session.as_str(), &"prompt read too late");
+                    return eprintln!("agent_poll_loop: prompt read too late ({failed:?})");
+                };
+                let text: Vec<String> = blocks
                     .into_iter()
                     .filter_map(|block| match block {
                         ContentBlock::Text(text) => Some(text.text),

@@ -172,3 +172,30 @@ fn garbage_lines_are_answered_by_the_transport_and_reported() {
         ]
     );
 }
+
+/// R-INIT-8: in plain ACP the gate answers `-32600` (same text), and the peer violation
+/// carries that code; `AgentConfig::new` keeps Agentao's dialect until it is switched.
+#[test]
+fn before_initialize_plain_acp_answers_32600() {
+    use acp_core::conn::agent::{AgentConfig, AgentInfo, Dialect};
+    assert_eq!(
+        AgentConfig::new(AgentInfo::new("a", "A", "1")).dialect,
+        Dialect::Agentao
+    );
+    let mut h: Harness = Harness::with_config(agent_support::config().with_dialect(Dialect::Acp));
+    h.send(
+        r#"{"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":"/","mcpServers":[]}}"#,
+    );
+    assert_eq!(
+        h.take_lines(),
+        [
+            r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32600,"message":"session/new called before initialize handshake"}}"#
+        ]
+    );
+    assert_eq!(
+        h.take_events(),
+        [AgentEvent::PeerViolation(ClientViolation::Refused(
+            ErrorCode::INVALID_REQUEST
+        ))]
+    );
+}

@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use acp_core::Instant;
 use acp_core::conn::agent::{
-    AgentConfig, AgentConnection, AgentEvent, AgentFeatures, AgentInfo, RawUpdate,
+    AgentConfig, AgentConnection, AgentEvent, AgentFeatures, AgentInfo, Dialect, RawUpdate,
 };
 use acp_core::machine::Ticket;
 use acp_core::machine::permission::PermissionDecision;
@@ -71,6 +71,11 @@ impl Agent {
         let mut config = AgentConfig::new(AgentInfo::new("agentao", "Agentao", "0.4.20"));
         config.features = features(vector);
         config.limits.permission_timeout = Some(Duration::from_millis(30_000));
+        match vector.config.dialect.as_deref() {
+            Some("acp") => config = config.with_dialect(Dialect::Acp),
+            Some(_) => config = config.with_dialect(Dialect::Agentao),
+            None => {}
+        }
         if let Some(max_line) = vector.config.max_line {
             config.limits.max_line = max_line;
         }

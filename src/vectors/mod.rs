@@ -51,6 +51,9 @@ pub struct Config {
     pub features: BTreeMap<String, bool>,
     /// Client-connection options (`vectors/client/`): see [`client`].
     pub client: Option<serde_json::Value>,
+    /// The agent's dialect (`"acp"` or `"agentao"`); `None` keeps the runner's default
+    /// (Agentao's).
+    pub dialect: Option<String>,
 }
 
 /// One step of a scenario.
@@ -677,17 +680,26 @@ fn parse_config(value: &RawValue) -> Result<Config, String> {
         #[serde(default)]
         features: BTreeMap<String, bool>,
         client: Option<serde_json::Value>,
+        dialect: Option<String>,
     }
     let raw: Raw = serde_json::from_str(value.get()).map_err(|error| {
-        format!("bad `config` (known options: max_line, features, client): {error}")
+        format!("bad `config` (known options: max_line, features, client, dialect): {error}")
     })?;
     if let Some(options) = &raw.client {
         client::check_config(options)?;
+    }
+    if let Some(dialect) = raw.dialect.as_deref()
+        && !matches!(dialect, "acp" | "agentao")
+    {
+        return Err(format!(
+            "bad `config`: dialect must be \"acp\" or \"agentao\", not {dialect:?}"
+        ));
     }
     Ok(Config {
         max_line: raw.max_line,
         features: raw.features,
         client: raw.client,
+        dialect: raw.dialect,
     })
 }
 

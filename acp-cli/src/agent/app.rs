@@ -16,7 +16,9 @@ use std::collections::{HashMap, VecDeque};
 use std::path::PathBuf;
 
 use acp_core::Instant;
-use acp_core::conn::agent::{AgentConfig, AgentConnection, AgentEvent, AgentInfo, Growable};
+use acp_core::conn::agent::{
+    AgentConfig, AgentConnection, AgentEvent, AgentInfo, Dialect, Growable, TurnEnd,
+};
 use acp_core::machine::handshake::Capabilities;
 use acp_core::machine::permission::PermissionDecision;
 use acp_core::machine::turn::StopReason;
@@ -76,9 +78,10 @@ pub fn agent_info(title: &str) -> AgentInfo {
 /// so `session/load` and every session method are served; `additionalDirectories` are
 /// honoured and a `systemPrompt` (append mode) is kept with the session. MCP servers come
 /// over stdio or streamable HTTP (`mcpCapabilities.http`, R-SESSION-2, R-MCP-10); the old
-/// SSE transport is not spoken.
+/// SSE transport is not spoken. It speaks Agentao's dialect (`-32002` before `initialize`,
+/// `{modeId}` from `session/set_mode`: R-INIT-1, R-MODE-1), the answers Agentao's hosts read.
 pub fn agent_config(title: &str) -> AgentConfig {
-    let mut config = AgentConfig::new(agent_info(title));
+    let mut config = AgentConfig::new(agent_info(title)).with_dialect(Dialect::Agentao);
     config.features.mcp_http = true;
     config.features.load_session = true;
     config.features.session_list = true;
@@ -552,23 +555,15 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
             Step::FailWith { code, message } => {
                 self.end_turn(session);
                 let code = ErrorCode(code);
-                match self.conn.fail_turn_with(session, code, &message) {
-                    Ok(StopReason::Cancelled) => {
-                        tracing::info!(session, code = code.0, "turn failed")
-                    }
-                    Ok(stop) => tracing::info!(session, stop = %stop, "turn ended"),
-                    Err(error) => tracing::warn!(session, %error, "turn failure not sent"),
-                }
+                let sent = self.conn.fail_turn_with(session, code, &message);
+                log_failed_turn(session, Some(code), sent);
                 self.finish_and_save(session, StopReason::EndTurn);
                 false
             }
             Step::Fail(text) => {
                 self.end_turn(session);
-                match self.conn.fail_turn(session, &text) {
-                    Ok(StopReason::Cancelled) => tracing::info!(session, "turn failed"),
-                    Ok(stop) => tracing::info!(session, stop = %stop, "turn ended"),
-                    Err(error) => tracing::warn!(session, %error, "turn failure not sent"),
-                }
+                let sent = self.conn.fail_turn(session, &text);
+                log_failed_turn(session, None, sent);
                 // What the client saw of a failed turn is kept like any other turn's.
                 self.finish_and_save(session, StopReason::EndTurn);
                 false
@@ -814,16 +809,24 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
                 );
             }
             AgentEvent::NewSession { ticket, params } => {
-                // Validated by the connection: the owned request always decodes.
-                if let Some(request) = self.conn.new_session_request(params) {
-                    self.new_session(ticket, &request);
+                // Validated by the connection: the owned request decodes while the events of
+                // its input are drained (they are, here).
+                match self.conn.new_session_request(params) {
+                    Some(request) => self.new_session(ticket, &request),
+                    None => self.params_gone(ticket),
                 }
             }
             AgentEvent::Prompt {
                 session, params, ..
             } => {
-                let prompt = self.conn.prompt(params);
                 let session = session.as_str();
+                let Some(prompt) = self.conn.prompt(params) else {
+                    tracing::error!(session, "prompt params read after their input");
+                    let _ = self
+                        .conn
+                        .fail_turn(session, &"the prompt was not read in time");
+                    return;
+                };
                 if self.mcp_starting.contains(session) {
                     // Its tools are not known yet: the turn starts once they are (R-MCP-3).
                     tracing::info!(session, "prompt waits for the session's MCP servers");
@@ -944,12 +947,25 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
                 resume,
                 params,
             } => {
-                let params = String::from(self.conn.params(params).unwrap_or("{}"));
+                let Some(params) = self.conn.params(params).map(String::from) else {
+                    return self.params_gone(ticket);
+                };
                 self.load_session(ticket, session.as_str(), resume, &params)
             }
             // Events of later versions: only noted, never printed (they may carry params).
             _ => tracing::debug!("event ignored"),
         }
+    }
+
+    /// A request whose params were read after their input (a bug of this loop, never of the
+    /// peer): it is refused rather than served with no params.
+    fn params_gone(&mut self, ticket: Ticket) {
+        tracing::error!(?ticket, "request params read after their input");
+        let _ = self.conn.respond_error(
+            ticket,
+            ErrorCode::INTERNAL_ERROR,
+            &"Internal error: the request was not read in time",
+        );
     }
 
     /// Starts the backend's turn for a prompt.
@@ -1224,5 +1240,17 @@ fn failed(what: AskedFor, why: String) -> Reply {
         AskedFor::TerminalCreate => Reply::TerminalCreated(Err(why)),
         AskedFor::TerminalExit => Reply::TerminalExited(Err(why)),
         AskedFor::TerminalOutput => Reply::TerminalOutput(Err(why)),
+    }
+}
+
+/// Logs how a turn the backend failed was answered: with its error, or `cancelled` because the
+/// client cancelled it first (R-CANCEL-3).
+fn log_failed_turn(session: &str, code: Option<ErrorCode>, sent: Result<TurnEnd, UsageError>) {
+    let code = code.unwrap_or(ErrorCode::INTERNAL_ERROR).0;
+    match sent {
+        Ok(TurnEnd::Failed) => tracing::info!(session, code, "turn failed"),
+        Ok(TurnEnd::Cancelled) => tracing::info!(session, "turn cancelled before its failure"),
+        Ok(TurnEnd::Ended(stop)) => tracing::info!(session, stop = %stop, "turn ended"),
+        Err(error) => tracing::warn!(session, %error, "turn failure not sent"),
     }
 }

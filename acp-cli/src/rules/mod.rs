@@ -124,6 +124,10 @@ pub struct Monitor {
     reused: HashMap<(Side, String), Vec<Pending>>,
     /// Requests answered, by (sender, id): the line of the answer.
     answered: HashMap<(Side, String), usize>,
+    /// Lines of each side whose id could not be read, not yet answered, oldest first: what an
+    /// answer with `id: null` may answer (R-ID-4, R-ID-8). A number id that is not an integer
+    /// is also awaited in `pending` (its echo answers it too): its key is kept here.
+    unreadable: HashMap<Side, Vec<Option<String>>>,
     sessions: HashSet<String>,
     loading: HashSet<String>,
     turns: HashMap<String, Turn>,
@@ -231,11 +235,21 @@ impl Monitor {
     /// gives null only when it could not): that reply is awaited like any answer.
     fn rejected(&mut self, from: Side, line: usize, ts: Option<f64>, text: &[u8]) {
         let Ok(value) = serde_json::from_slice::<Value>(text) else {
+            // Not JSON: no id to read.
+            self.unreadable.entry(from).or_default().push(None);
             return;
         };
         let id = &value["id"];
         let is_response = value.get("result").is_some() || value.get("error").is_some();
-        if (id.is_string() || id.is_number()) && !is_response {
+        if is_response {
+            return;
+        }
+        let integer = id.is_i64() || id.is_u64();
+        if !(id.is_string() || integer) {
+            let key = id.is_number().then(|| id_key(id));
+            self.unreadable.entry(from).or_default().push(key);
+        }
+        if id.is_string() || id.is_number() {
             self.pending.insert(
                 (from, id_key(id)),
                 Pending {
@@ -261,9 +275,11 @@ impl Monitor {
         if !is_response || !value["id"].is_number() {
             return false;
         }
-        self.pending
-            .remove(&(from.other(), id_key(&value["id"])))
-            .is_some()
+        let key = id_key(&value["id"]);
+        if let Some(waiting) = self.unreadable.get_mut(&from.other()) {
+            waiting.retain(|k| k.as_deref() != Some(key.as_str()));
+        }
+        self.pending.remove(&(from.other(), key)).is_some()
     }
 
     /// A request (`is_request`) or notification.
@@ -503,7 +519,24 @@ impl Monitor {
         let id = &message["id"];
         let error = message.get("error");
         if id.is_null() {
-            // The reply to a line whose id could not be read (R-ID-4).
+            // The reply to a line whose id could not be read (R-ID-4); a line of the other
+            // side with such an id must be waiting for it (R-ID-8).
+            let waiting = self.unreadable.entry(check.from.other()).or_default();
+            match (!waiting.is_empty()).then(|| waiting.remove(0)) {
+                Some(key) => {
+                    if let Some(key) = key {
+                        self.pending.remove(&(check.from.other(), key));
+                    }
+                }
+                None => check.error(
+                    "R-ID-8",
+                    format!(
+                        "answer with id null, but every line of the {} had a readable id: \
+                         the answer must echo it",
+                        check.from.other().name()
+                    ),
+                ),
+            }
             return;
         }
         let key = (check.from.other(), id_key(id));

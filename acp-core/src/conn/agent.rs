@@ -19,6 +19,7 @@ mod asks;
 mod config;
 mod event;
 mod inbound;
+mod outcome;
 mod state;
 mod update;
 mod wire_out;
@@ -28,12 +29,13 @@ use core::time::Duration;
 
 pub use asks::RawToolCall;
 pub use config::{
-    AgentConfig, AgentFeatures, AgentInfo, EXTENSION_DESCRIPTION_MAX, EXTENSION_NAME_MAX,
+    AgentConfig, AgentFeatures, AgentInfo, Dialect, EXTENSION_DESCRIPTION_MAX, EXTENSION_NAME_MAX,
     EXTENSIONS_MAX, Extension, Limits,
 };
 #[cfg(feature = "alloc")]
 pub use event::ResponseError;
 pub use event::{AgentEvent, ClientViolation, METHOD_MAX, Params};
+pub use outcome::TurnEnd;
 pub use state::{Announced, Asked, AskedKind, TOOL_CALL_ID_MAX};
 pub use update::{RawUpdate, TURN_KINDS, Update};
 pub use wire_out::{ASK_USER_DESCRIPTION, SET_MODEL_DESCRIPTION};
@@ -70,7 +72,8 @@ use wire_out::{
 ///    [`transmitted`](Self::transmitted) — as much as the writer takes in one go.
 /// 4. Wait for the next input, or [`poll_timeout`](Self::poll_timeout), whichever is first.
 ///
-/// Debug builds check step 2: feeding an input while events are still queued panics.
+/// Debug builds check step 2: feeding an input while events are still queued panics. In every
+/// build, the [`Params`] of an event read after the next input are `None`.
 /// `handle_bytes` returns how many bytes it took; it takes fewer only under backpressure
 /// (the outbox is full, the event queue cannot take another line's events, or a request's
 /// params are kept for the events of this input: one request line per input). Keep the rest,
@@ -91,33 +94,41 @@ use wire_out::{
 ///     r#"{"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":"/tmp","mcpServers":[]}}"#, "\n",
 /// );
 /// let now = Instant(0);
-/// // A request's params are kept until the next input: the line after it waits.
-/// let mut rest = input.as_bytes();
-/// while !rest.is_empty() {
-///     rest = &rest[agent.handle_bytes(now, rest)..];
-///     while let Some(event) = agent.poll_event() {
-///         if let AgentEvent::NewSession { ticket, .. } = event {
-///             agent.accept_new_session_id(ticket, "s1").unwrap();
+/// // One request line is taken per call (its params are kept for the events of this input):
+/// // drain, write out, and feed the rest again until everything was taken.
+/// let feed = |agent: &mut AgentConnection<_>, input: &[u8], wire: &mut Vec<u8>| {
+///     let mut rest = input;
+///     loop {
+///         rest = &rest[agent.handle_bytes(now, rest)..];
+///         while let Some(event) = agent.poll_event() {
+///             match event {
+///                 AgentEvent::NewSession { ticket, .. } => {
+///                     agent.accept_new_session_id(ticket, "s1").unwrap();
+///                 }
+///                 AgentEvent::Prompt { session, .. } => {
+///                     let chunk = acp_core::conn::agent::RawUpdate::new(
+///                         r#"{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"hello"}}"#,
+///                     ).unwrap();
+///                     agent.send_update(session.as_str(), &chunk).unwrap();
+///                     agent.end_turn(session.as_str(), StopReason::EndTurn).unwrap();
+///                 }
+///                 _ => {}
+///             }
+///         }
+///         let n = agent.poll_transmit().len();
+///         wire.extend_from_slice(agent.poll_transmit());
+///         agent.transmitted(n);
+///         if rest.is_empty() && !agent.is_input_held() {
+///             return;
 ///         }
 ///     }
-/// }
+/// };
+/// feed(&mut agent, input.as_bytes(), &mut wire);
 /// let prompt = concat!(
 ///     r#"{"jsonrpc":"2.0","id":2,"method":"session/prompt","params":{"sessionId":"s1","prompt":[{"type":"text","text":"hi"}]}}"#,
 ///     "\n"
 /// );
-/// agent.handle_bytes(now, prompt.as_bytes());
-/// while let Some(event) = agent.poll_event() {
-///     if let AgentEvent::Prompt { session, .. } = event {
-///         let chunk = acp_core::conn::agent::RawUpdate::new(
-///             r#"{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"hello"}}"#,
-///         ).unwrap();
-///         agent.send_update(session.as_str(), &chunk).unwrap();
-///         agent.end_turn(session.as_str(), StopReason::EndTurn).unwrap();
-///     }
-/// }
-/// let n = agent.poll_transmit().len();
-/// wire.extend_from_slice(agent.poll_transmit());
-/// agent.transmitted(n);
+/// feed(&mut agent, prompt.as_bytes(), &mut wire);
 /// let text = String::from_utf8(wire).unwrap();
 /// assert!(text.ends_with("{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{\"stopReason\":\"end_turn\"}}\n"));
 /// ```
@@ -336,7 +347,8 @@ impl<B: Buffers> AgentConnection<B> {
     // ----- params of the events of the last input -----
 
     /// The raw JSON text of an event's params (`{}` for a request without params); `None`
-    /// for a handle of an earlier input (params are kept until the next input only).
+    /// for a handle of an earlier input (params are kept until the next input only). The
+    /// check is made in every build: a stale handle never reads as other params or as none.
     pub fn params(&self, params: Params) -> Option<&str> {
         if params == Params::NONE {
             return Some("{}");
@@ -350,7 +362,8 @@ impl<B: Buffers> AgentConnection<B> {
         core::str::from_utf8(self.transport.kept(start, len)).ok()
     }
 
-    /// An event's params as a JSON value to read with [`crate::wire::json`].
+    /// An event's params as a JSON value to read with [`crate::wire::json`]; `None` for a
+    /// handle of an earlier input.
     pub fn params_value(&self, params: Params) -> Option<RawValue<'_>> {
         crate::wire::json::parse_value(self.params(params)?).ok()
     }
@@ -368,7 +381,8 @@ impl<B: Buffers> AgentConnection<B> {
         Some(ClientRequestView::decode(method, Some(value)))
     }
 
-    /// An event's params as the owned request `method` of [`crate::schema`].
+    /// An event's params as the owned request `method` of [`crate::schema`]; `None` for a
+    /// handle of an earlier input.
     #[cfg(feature = "alloc")]
     pub fn request(&self, method: &str, params: Params) -> Option<crate::schema::ClientRequest> {
         crate::schema::ClientRequest::decode(method, Some(self.params(params)?)).ok()
@@ -392,12 +406,13 @@ impl<B: Buffers> AgentConnection<B> {
         }
     }
 
-    /// The content blocks of [`AgentEvent::Prompt`] (empty for a handle of an earlier input).
+    /// The content blocks of [`AgentEvent::Prompt`]; `None` for a handle of an earlier input
+    /// (never an empty prompt in its place).
     #[cfg(feature = "alloc")]
-    pub fn prompt(&self, params: Params) -> alloc::vec::Vec<crate::schema::ContentBlock> {
-        match self.request("session/prompt", params) {
-            Some(crate::schema::ClientRequest::Prompt(request)) => request.prompt,
-            _ => alloc::vec::Vec::new(),
+    pub fn prompt(&self, params: Params) -> Option<alloc::vec::Vec<crate::schema::ContentBlock>> {
+        match self.request("session/prompt", params)? {
+            crate::schema::ClientRequest::Prompt(request) => Some(request.prompt),
+            _ => None,
         }
     }
 
@@ -585,7 +600,7 @@ impl<B: Buffers> AgentConnection<B> {
     }
 
     /// Answers `session/set_mode`: sends `current_mode_update` for the session, then
-    /// `{"modeId":…}` (R-MODE-1).
+    /// `{"modeId":…}` in Agentao's dialect (R-MODE-1), `{}` in plain ACP (R-MODE-3).
     pub fn accept_mode(&mut self, ticket: Ticket, mode_id: &str) -> Result<(), UsageError> {
         let core = &mut self.core;
         core.live()?;
@@ -606,7 +621,10 @@ impl<B: Buffers> AgentConnection<B> {
                 },
             },
         )?;
-        wire_out::result(out, id.as_raw(), &ModeResult { mode_id })?;
+        match core.config.dialect {
+            Dialect::Agentao => wire_out::result(out, id.as_raw(), &ModeResult { mode_id })?,
+            Dialect::Acp => wire_out::result(out, id.as_raw(), &wire_out::Empty {})?,
+        }
         let _ = core.owing.answer(ticket);
         Ok(())
     }
@@ -702,18 +720,23 @@ impl<B: Buffers> AgentConnection<B> {
     }
 
     /// Answers the running turn's `session/prompt` with `stop` — or with `cancelled` if the
-    /// client cancelled it, whatever `stop` says. Exactly once per turn.
+    /// client cancelled it, whatever `stop` says. Exactly once per turn. Returns the stop
+    /// reason sent.
     pub fn end_turn(&mut self, session: &str, stop: StopReason) -> Result<StopReason, UsageError> {
-        self.finish_turn(session, Ok(stop))
+        match self.finish_turn(session, Ok(stop))? {
+            TurnEnd::Ended(stop) => Ok(stop),
+            TurnEnd::Cancelled | TurnEnd::Failed => Ok(StopReason::Cancelled),
+        }
     }
 
     /// Answers the running turn's `session/prompt` with `-32603 Internal error: <message>`
-    /// (or `cancelled` after a cancel).
+    /// (or `cancelled` after a cancel). Returns which of the two was sent:
+    /// [`TurnEnd::Failed`] or [`TurnEnd::Cancelled`].
     pub fn fail_turn<M: fmt::Display + ?Sized>(
         &mut self,
         session: &str,
         message: &M,
-    ) -> Result<StopReason, UsageError> {
+    ) -> Result<TurnEnd, UsageError> {
         self.finish_turn(
             session,
             Err((ErrorCode::INTERNAL_ERROR, &Internal(message))),
@@ -722,13 +745,14 @@ impl<B: Buffers> AgentConnection<B> {
 
     /// Answers the running turn's `session/prompt` with this error code and exactly this
     /// message (or `cancelled` after a cancel): for failures with a code of their own, such
-    /// as `-32000` when the model needs credentials.
+    /// as `-32000` when the model needs credentials. Returns which was sent, as
+    /// [`fail_turn`](Self::fail_turn).
     pub fn fail_turn_with<M: fmt::Display + ?Sized>(
         &mut self,
         session: &str,
         code: ErrorCode,
         message: &M,
-    ) -> Result<StopReason, UsageError> {
+    ) -> Result<TurnEnd, UsageError> {
         self.finish_turn(session, Err((code, &message)))
     }
 
@@ -736,7 +760,7 @@ impl<B: Buffers> AgentConnection<B> {
         &mut self,
         session: &str,
         how: Result<StopReason, (ErrorCode, &dyn fmt::Display)>,
-    ) -> Result<StopReason, UsageError> {
+    ) -> Result<TurnEnd, UsageError> {
         let core = &mut self.core;
         core.live()?;
         let state = core
@@ -769,7 +793,7 @@ impl<B: Buffers> AgentConnection<B> {
                 );
                 let _ = core.owing.answer(ticket);
                 core.forget_turn(session);
-                return Ok(StopReason::Cancelled);
+                return Ok(TurnEnd::Failed);
             }
             // R-CANCEL-3: after a cancel the turn ends `cancelled`.
             _ => StopReason::Cancelled,
@@ -792,7 +816,11 @@ impl<B: Buffers> AgentConnection<B> {
         debug_assert!(matches!(ended, Ok(SessionOutput::TurnEnded { .. })));
         let _ = core.owing.answer(ticket);
         core.forget_turn(session);
-        Ok(stop)
+        Ok(if turn.is_cancelling() {
+            TurnEnd::Cancelled
+        } else {
+            TurnEnd::Ended(stop)
+        })
     }
 
     // ----- commands: requests to the client -----

@@ -156,6 +156,18 @@ impl Default for Limits {
     }
 }
 
+/// Which answers the connection gives where Agentao's behaviour and plain ACP differ.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Dialect {
+    /// Plain ACP: nothing custom at the root of a spec type (`session/set_mode` answers `{}`),
+    /// and a request before `initialize` is `-32600` (ACP's `-32002` means "resource not
+    /// found"). R-INIT-8, R-MODE-3.
+    Acp,
+    /// Agentao's answers, which its hosts read: `-32002` before `initialize` (R-INIT-1) and
+    /// `session/set_mode` answering `{"modeId":…}` at the root (R-MODE-1).
+    Agentao,
+}
+
 /// Everything an [`AgentConnection`](super::AgentConnection) is built from.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct AgentConfig {
@@ -167,11 +179,17 @@ pub struct AgentConfig {
     pub extensions: heapless::Vec<Extension, EXTENSIONS_MAX>,
     /// Memory and time limits.
     pub limits: Limits,
+    /// Agentao's answers or plain ACP's, where they differ.
+    pub dialect: Dialect,
 }
+
+/// The dialect of [`AgentConfig::new`]. Agentao's for now, so existing embedders answer as
+/// before; plain ACP is one word away.
+const DEFAULT_DIALECT: Dialect = Dialect::Agentao;
 
 impl AgentConfig {
     /// A configuration with Agentao's defaults: `ask_user` and `set_model` on, every other
-    /// feature off, default limits.
+    /// feature off, default limits, Agentao's dialect.
     pub fn new(info: AgentInfo) -> Self {
         Self {
             info,
@@ -182,7 +200,15 @@ impl AgentConfig {
             },
             extensions: heapless::Vec::new(),
             limits: Limits::default(),
+            dialect: DEFAULT_DIALECT,
         }
+    }
+
+    /// The same configuration speaking `dialect`.
+    #[must_use]
+    pub fn with_dialect(mut self, dialect: Dialect) -> Self {
+        self.dialect = dialect;
+        self
     }
 
     /// Registers an extension method the application serves. Returns `false` (and changes

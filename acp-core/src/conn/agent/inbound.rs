@@ -348,13 +348,20 @@ impl<B: Buffers> Core<B> {
         if method == "initialize" {
             return self.on_initialize(request.id, request.params, out);
         }
-        // R-INIT-1: -32002 for every request, known or not.
+        // R-INIT-1 (Agentao: -32002), R-INIT-8 (plain ACP: -32600), for every request, known
+        // or not.
         if let HandshakeOutput::Reject(rejection) = self
             .handshake
             .handle(HandshakeInput::PeerRequest { method })
         {
-            reply_now(out, request.id, rejection.code(), &rejection);
-            return self.violation(rejection.code());
+            let code = match (self.config.dialect, &rejection) {
+                (super::Dialect::Acp, crate::machine::Rejection::BeforeInitialize { .. }) => {
+                    ErrorCode::INVALID_REQUEST
+                }
+                _ => rejection.code(),
+            };
+            reply_now(out, request.id, code, &rejection);
+            return self.violation(code);
         }
         let mut session_buf = [0u8; SESSION_ID_MAX];
         let session = request
@@ -671,8 +678,7 @@ enum Invalid<'a> {
     /// The owned decoder's refusal (`alloc`).
     #[cfg(feature = "alloc")]
     Decoded(crate::schema::DecodeError),
-    /// The borrowed view's refusal (no `alloc`).
-    #[cfg_attr(feature = "alloc", allow(dead_code))]
+    /// The borrowed view's refusal.
     View(crate::view::ViewError<'a>),
     /// `<method>.<field> <detail>` for the methods no view covers (no `alloc`).
     #[cfg_attr(feature = "alloc", allow(dead_code))]
@@ -708,13 +714,22 @@ impl fmt::Display for Invalid<'_> {
     }
 }
 
-/// Checks a request's params: with `alloc` by the owned decoder of [`crate::schema`] (full
-/// coverage), without it by the borrowed views of [`crate::view`] where one exists and by the
-/// shape the routing needs (an object, a non-empty `sessionId`) elsewhere. What the routing
-/// reads afterwards it reads from the raw params, the same way in both builds.
+/// Checks a request's params: by the borrowed views of [`crate::view`] where one exists
+/// (`initialize`, `session/new`, `session/prompt`, `session/cancel`), in every build, so a turn
+/// allocates nothing even with `alloc`; elsewhere with `alloc` by the owned decoder of
+/// [`crate::schema`] (full coverage), without it by the shape the routing needs (an object, a
+/// non-empty `sessionId`). Views and owned types refuse with the same messages (R-RPC-10).
+/// What the routing reads afterwards it reads from the raw params, the same way in both
+/// builds.
 #[cfg(feature = "alloc")]
 fn validate<'a>(method: &'a str, params: Option<RawValue<'a>>) -> Result<(), Invalid<'a>> {
     use crate::schema::{ClientRequest, DecodeErrorKind};
+    use crate::view::{ClientRequestView, ViewErrorKind};
+    match ClientRequestView::decode(method, params) {
+        Ok(_) => return Ok(()),
+        Err(e) if e.kind() != ViewErrorKind::NoView => return Err(Invalid::View(e)),
+        Err(_) => {}
+    }
     match ClientRequest::decode(method, params.map(|p| p.get())) {
         Ok(_) => Ok(()),
         Err(e) if e.kind() == DecodeErrorKind::UnknownMethod => Err(Invalid::MethodNotFound),
