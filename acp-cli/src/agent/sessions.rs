@@ -120,9 +120,9 @@ pub fn check_additional_directories(
 }
 
 /// `systemPrompt` of `session/new`, `session/load` or `session/resume` (named by `method`):
-/// the demo advertises only the `append` mode and takes only `text` blocks, and the schema
-/// asks an agent to refuse what it cannot apply rather than fall back. Returns the prompt's
-/// text (blocks joined with newlines).
+/// the agent (either backend) advertises only the `append` mode and takes only `text` blocks,
+/// and the schema asks an agent to refuse what it cannot apply rather than fall back. Returns
+/// the prompt's text (blocks joined with newlines).
 pub fn check_system_prompt(method: &str, prompt: &SystemPrompt) -> Result<String, Refusal> {
     if prompt.mode != SystemPromptMode::Append {
         return Err(Refusal::invalid_params(format_args!(
@@ -241,8 +241,9 @@ impl AgentSession {
                         "{METHOD}.value 'provider/model' must have a non-empty provider and model"
                     )));
                 }
-                // The demo backend resolves only its own provider; credentials for others
-                // would come from the environment, never from the wire.
+                // A session resolves only its own provider (the demo's, or the llm backend's
+                // configured one); credentials for others would come from the environment,
+                // never from the wire.
                 if provider != self.provider {
                     return Err(Refusal::invalid_request(format!(
                         "cannot resolve provider '{provider}'"
