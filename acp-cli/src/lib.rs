@@ -16,6 +16,7 @@ pub mod lint;
 pub mod llm;
 pub mod mcp;
 pub mod model;
+pub mod net;
 pub mod repl;
 pub mod rules;
 pub mod stdout;

@@ -108,3 +108,10 @@ pub mod prelude;
 pub use conn::agent::AgentConnection;
 pub use conn::client::ClientConnection;
 pub use machine::Instant;
+
+/// The fixed-capacity collections of the public API (`heapless::String` in
+/// [`conn::agent::AgentInfo`], [`conn::agent::Extension`], [`conn::agent::AgentEvent`] and
+/// [`conn::agent::Announced`]; `heapless::Vec` in [`conn::storage::Fixed`]), re-exported so a
+/// caller builds and reads them with the version the core uses, without naming `heapless` in
+/// its own manifest.
+pub use heapless;

@@ -13,10 +13,10 @@ use std::borrow::Cow;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::sse::SseEvent;
 use crate::model::chat::{
     ChatMessage, ChatRequest, FinishReason, Finished, ModelError, ModelToolCall, StreamEvent,
 };
+use crate::net::sse::SseEvent;
 
 /// The bound on the tool-call arguments of one answer, all calls together: 16 MiB.
 pub const TOOL_ARGUMENTS_LIMIT: usize = 16 << 20;
@@ -699,7 +699,7 @@ mod tests {
         let mut cuts: Vec<usize> = cuts.iter().map(|c| c % (bytes.len() + 1)).collect();
         cuts.push(bytes.len());
         cuts.sort_unstable();
-        let mut parser = crate::llm::sse::SseParser::new();
+        let mut parser = crate::net::sse::SseParser::new();
         let mut assembler = StreamAssembler::new();
         let mut produced = Vec::new();
         let mut events = Vec::new();
@@ -747,7 +747,7 @@ mod tests {
         let mut cuts: Vec<usize> = cuts.iter().map(|c| c % (bytes.len() + 1)).collect();
         cuts.push(bytes.len());
         cuts.sort_unstable();
-        let mut parser = crate::llm::sse::SseParser::with_limit(512);
+        let mut parser = crate::net::sse::SseParser::with_limit(512);
         let mut assembler = StreamAssembler::new();
         let mut produced = Vec::new();
         let mut events = Vec::new();
