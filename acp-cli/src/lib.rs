@@ -18,7 +18,6 @@ pub mod mcp;
 pub mod model;
 pub mod net;
 pub mod repl;
-pub mod rules;
 pub mod stdout;
 pub mod store;
 pub mod trace;

@@ -49,7 +49,7 @@ use smol::channel::{Receiver, Sender};
 use smol::future::FutureExt as _;
 
 use super::clock::HostClock;
-use super::process::{AgentCommand, AgentProcess, ProcessEvent, ProcessKey};
+use acp_conform::process::{AgentCommand, AgentProcess, ProcessEvent, ProcessKey};
 
 /// How long a stdout EOF is held back waiting for the process's exit (see the module docs).
 pub const EOF_EXIT_GRACE: Duration = Duration::from_millis(100);

@@ -1,7 +1,6 @@
 //! `acp-cli trace`: record what an editor and an agent say ([`proxy`]), in the conductor's
-//! event format or raw ([`format`]).
+//! event format or raw (`acp_conform::trace`).
 
-pub mod format;
 pub mod proxy;
 pub mod replay;
 

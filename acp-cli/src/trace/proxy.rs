@@ -28,7 +28,7 @@ use std::time::{Duration, Instant};
 
 use async_signal::{Signal, Signals};
 
-use super::format::{self, Side};
+use acp_conform::trace::{self as format, Side};
 
 /// How much one read takes at most.
 const CHUNK_BYTES: usize = 64 * 1024;

@@ -22,7 +22,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use super::format::{self, Entry, Side};
+use acp_conform::trace::{self as format, Entry, Side};
 
 /// How long replay waits for each agent message by default.
 pub const DEFAULT_WAIT_SECS: f64 = 10.0;
