@@ -12,9 +12,9 @@
 //! This is the only place in the host that spawns, signals or reads the clock; every decision
 //! stays in the core.
 
-pub mod clock;
+pub(crate) mod clock;
 pub mod commands;
 mod project;
 pub mod runner;
 
-pub use project::{CONFIG_PATH, CommandOutput, Host, HostError};
+pub use project::{CommandOutput, Host, HostError};

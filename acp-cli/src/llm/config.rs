@@ -19,22 +19,22 @@ use crate::model::chat::ModelError;
 use crate::net::endpoint::Endpoint;
 
 /// The provider used when `LLM_PROVIDER` is unset or empty.
-pub const DEFAULT_PROVIDER: &str = "openai";
+pub(crate) const DEFAULT_PROVIDER: &str = "openai";
 
 /// OpenAI's public endpoint, the default `OPENAI_BASE_URL`.
-pub const OPENAI_BASE_URL: &str = "https://api.openai.com/v1";
+pub(crate) const OPENAI_BASE_URL: &str = "https://api.openai.com/v1";
 
 /// The model used for `openai` when `OPENAI_MODEL` is unset.
-pub const OPENAI_DEFAULT_MODEL: &str = "gpt-4o-mini";
+pub(crate) const OPENAI_DEFAULT_MODEL: &str = "gpt-4o-mini";
 
 /// How long connecting (TCP and the TLS handshake) may take unless `LLM_CONNECT_TIMEOUT`
 /// says otherwise (R-LLM-6).
-pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
+pub(crate) const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// How long the server may send nothing, before the response head or between two pieces of
 /// the body, unless `LLM_IDLE_TIMEOUT` says otherwise (R-LLM-6). Generous: a slow model may
 /// think a while before its first token.
-pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(120);
+pub(crate) const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(120);
 
 /// The limits on one model request; `None` is no limit (the variable set to `0`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -58,7 +58,7 @@ impl Timeouts {
     /// Reads `LLM_CONNECT_TIMEOUT` and `LLM_IDLE_TIMEOUT` through `lookup`: seconds (a
     /// fraction allowed), `0` for none, unset or empty for the default. The error names the
     /// variable and its value.
-    pub fn from_env(lookup: impl Fn(&str) -> Option<String>) -> Result<Self, String> {
+    pub(crate) fn from_env(lookup: impl Fn(&str) -> Option<String>) -> Result<Self, String> {
         let read = |name: &str, default: Duration| -> Result<Option<Duration>, String> {
             let Some(value) = lookup(name).filter(|value| !value.trim().is_empty()) else {
                 return Ok(Some(default));
@@ -87,12 +87,12 @@ pub struct ApiKey(String);
 
 impl ApiKey {
     /// Wraps a key.
-    pub fn new(key: impl Into<String>) -> Self {
+    pub(crate) fn new(key: impl Into<String>) -> Self {
         Self(key.into())
     }
 
     /// The key itself, for the `Authorization` header and nothing else.
-    pub fn expose(&self) -> &str {
+    pub(crate) fn expose(&self) -> &str {
         &self.0
     }
 }
@@ -111,7 +111,7 @@ impl fmt::Display for ApiKey {
 
 /// A model choice as Agentao's `set_model` takes it: `provider/model` or a bare `model`.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum ModelChoice {
+pub(crate) enum ModelChoice {
     /// `provider/model`: switch provider (lower-cased) and model.
     WithProvider {
         /// The provider, trimmed and lower-cased.
@@ -126,7 +126,7 @@ pub enum ModelChoice {
 impl ModelChoice {
     /// Parses a choice, splitting on the first `/` as Agentao does. Errors are the texts of
     /// Agentao's `set_config_option` checks (without the method prefix).
-    pub fn parse(value: &str) -> Result<Self, String> {
+    pub(crate) fn parse(value: &str) -> Result<Self, String> {
         let value = value.trim();
         if value.is_empty() {
             return Err("value must be a non-empty string".to_owned());
@@ -210,18 +210,13 @@ impl ModelConfig {
     }
 
     /// The variable that holds this provider's key, e.g. `OPENAI_API_KEY`.
-    pub fn key_variable(&self) -> String {
+    pub(crate) fn key_variable(&self) -> String {
         format!("{}_API_KEY", self.provider.to_uppercase())
-    }
-
-    /// `provider/model`, the value of the session's `model` config option.
-    pub fn qualified_model(&self) -> String {
-        format!("{}/{}", self.provider, self.model)
     }
 
     /// Whether a request can be made: a key, a base URL that parses and a model. The errors
     /// are what a prompt is answered with.
-    pub fn check(&self) -> Result<(), ModelError> {
+    pub(crate) fn check(&self) -> Result<(), ModelError> {
         let Some(key) = &self.api_key else {
             return Err(ModelError::MissingKey {
                 variable: self.key_variable(),
@@ -248,7 +243,7 @@ impl ModelConfig {
     }
 
     /// The parsed base URL.
-    pub fn endpoint(&self) -> Result<Endpoint, ModelError> {
+    pub(crate) fn endpoint(&self) -> Result<Endpoint, ModelError> {
         let variable = format!("{}_BASE_URL", self.provider.to_uppercase());
         if self.base_url.is_empty() {
             return Err(ModelError::Config(format!(
@@ -258,35 +253,6 @@ impl ModelConfig {
         }
         Endpoint::parse(&self.base_url)
             .map_err(|why| ModelError::Config(format!("{variable} '{}' {why}", self.base_url)))
-    }
-
-    /// Applies a model choice as Agentao's default resolver does: a bare model keeps the
-    /// provider; `provider/model` must name the current provider (case-insensitively) and
-    /// re-reads its key and base URL. Errors are Agentao's texts.
-    pub fn switch_model(
-        &mut self,
-        choice: ModelChoice,
-        lookup: impl Fn(&str) -> Option<String>,
-    ) -> Result<(), String> {
-        match choice {
-            ModelChoice::Model(model) => {
-                self.model = model;
-                Ok(())
-            }
-            ModelChoice::WithProvider { provider, model } => {
-                if provider != self.provider {
-                    return Err(format!("cannot resolve provider '{provider}'"));
-                }
-                let fresh = Self::from_env(lookup, Some(&format!("{provider}/{model}")))?;
-                if fresh.api_key.is_none() {
-                    return Err(format!(
-                        "provider_resolver returned no api_key for '{provider}'"
-                    ));
-                }
-                *self = fresh;
-                Ok(())
-            }
-        }
     }
 }
 
@@ -354,7 +320,6 @@ mod tests {
         assert_eq!(config.provider, "deepseek");
         assert_eq!(config.base_url, "http://127.0.0.1:8080/v1");
         assert_eq!(config.model, "deepseek-chat");
-        assert_eq!(config.qualified_model(), "deepseek/deepseek-chat");
         assert_eq!(config.check(), Ok(()));
     }
 
@@ -430,7 +395,10 @@ mod tests {
             Some(" o3 "),
         )
         .unwrap();
-        assert_eq!(config.qualified_model(), "openai/o3");
+        assert_eq!(
+            (config.provider.as_str(), config.model.as_str()),
+            ("openai", "o3")
+        );
     }
 
     #[test]
@@ -460,29 +428,6 @@ mod tests {
             ModelConfig::from_env(env(&[]), Some("   ")).unwrap_err(),
             "value must be a non-empty string"
         );
-    }
-
-    #[test]
-    fn switch_model_follows_agentaos_default_resolver() {
-        let vars = [("OPENAI_API_KEY", "k"), ("OPENAI_BASE_URL", "http://h:1")];
-        let mut config = ModelConfig::from_env(env(&vars), None).unwrap();
-        config
-            .switch_model(ModelChoice::parse("fake-model").unwrap(), env(&vars))
-            .unwrap();
-        assert_eq!(config.qualified_model(), "openai/fake-model");
-        config
-            .switch_model(ModelChoice::parse("OpenAI/gpt-y").unwrap(), env(&vars))
-            .unwrap();
-        assert_eq!(config.qualified_model(), "openai/gpt-y");
-        assert_eq!(
-            config.switch_model(ModelChoice::parse("anthropic/c").unwrap(), env(&vars)),
-            Err("cannot resolve provider 'anthropic'".to_owned())
-        );
-        assert_eq!(
-            config.switch_model(ModelChoice::parse("openai/z").unwrap(), env(&[])),
-            Err("provider_resolver returned no api_key for 'openai'".to_owned())
-        );
-        assert_eq!(config.qualified_model(), "openai/gpt-y");
     }
 
     /// R-LLM-6: the timeouts default to 30 s and 120 s, take seconds (a fraction allowed),

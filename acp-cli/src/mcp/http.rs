@@ -58,7 +58,7 @@ struct SessionState {
 }
 
 /// A streamable HTTP server: the task posting our messages, and the session it opened.
-pub struct HttpServer {
+pub(crate) struct HttpServer {
     target: Arc<Target>,
     state: Arc<Mutex<SessionState>>,
     _poster: smol::Task<()>,

@@ -19,12 +19,12 @@ use super::endpoint::Endpoint;
 use super::response::{self, ResponseHead};
 
 /// How many bytes one socket read asks for.
-pub const READ_SIZE: usize = 16 << 10;
+pub(crate) const READ_SIZE: usize = 16 << 10;
 
 /// An HTTP/1.1 request head: the request line, `Host`, `headers` in order, `Content-Length`
 /// (when there is a body), our `User-Agent`, and `Connection: close` (one request per
 /// connection). Callers check header names and values first (no line breaks).
-pub fn write_request_head(
+pub(crate) fn write_request_head(
     method: &str,
     target: &str,
     host: &str,
@@ -47,7 +47,7 @@ pub fn write_request_head(
 
 /// Why a response head could not be read.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum HeadError {
+pub(crate) enum HeadError {
     /// The server closed (or the read failed) before the head was complete.
     Closed(String),
     /// The bytes are not an HTTP/1.1 response head.
@@ -58,7 +58,7 @@ pub enum HeadError {
 
 /// Reads until a whole response head is in: the head and the body bytes read with it. With
 /// `idle`, a wait that long for the next byte gives up.
-pub async fn read_head(
+pub(crate) async fn read_head(
     connection: &mut Connection,
     idle: Option<Duration>,
 ) -> Result<(ResponseHead, Vec<u8>), HeadError> {
@@ -82,7 +82,7 @@ pub async fn read_head(
 }
 
 /// `work`, or `None` when `limit` runs out first (no limit: always `work`).
-pub async fn within<T>(limit: Option<Duration>, work: impl Future<Output = T>) -> Option<T> {
+pub(crate) async fn within<T>(limit: Option<Duration>, work: impl Future<Output = T>) -> Option<T> {
     let Some(limit) = limit else {
         return Some(work.await);
     };
@@ -95,7 +95,7 @@ pub async fn within<T>(limit: Option<Duration>, work: impl Future<Output = T>) -
 
 /// Why a connection could not be opened.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum ConnectError {
+pub(crate) enum ConnectError {
     /// The TLS settings cannot be used (`SSL_CERT_FILE`).
     Config(String),
     /// The server could not be reached (refused, DNS, TLS handshake).
@@ -111,7 +111,7 @@ pub enum ConnectError {
 
 impl ConnectError {
     /// The error's text for the user: what failed, without the model's wording.
-    pub fn text(&self) -> String {
+    pub(crate) fn text(&self) -> String {
         match self {
             Self::Config(why) | Self::Unreachable(why) => why.clone(),
             Self::TimedOut { place, limit } => format!(
@@ -123,7 +123,7 @@ impl ConnectError {
 }
 
 /// An open connection to an HTTP server (the model's, or an MCP server's).
-pub enum Connection {
+pub(crate) enum Connection {
     /// `http://`.
     Plain(TcpStream),
     /// `https://`.
@@ -133,7 +133,7 @@ pub enum Connection {
 impl Connection {
     /// Connects (and shakes hands, for TLS, trusting `ca_file`'s certificates too), all of it
     /// within `limit` when one is given.
-    pub async fn open(
+    pub(crate) async fn open(
         endpoint: &Endpoint,
         ca_file: Option<&str>,
         limit: Option<Duration>,
@@ -179,7 +179,7 @@ impl Connection {
     }
 
     /// Writes the request head and body, then flushes.
-    pub async fn send(&mut self, head: &[u8], body: &[u8]) -> std::io::Result<()> {
+    pub(crate) async fn send(&mut self, head: &[u8], body: &[u8]) -> std::io::Result<()> {
         match self {
             Self::Plain(stream) => {
                 stream.write_all(head).await?;
@@ -195,7 +195,7 @@ impl Connection {
     }
 
     /// Reads once, appending to `buffer`; 0 means the server closed.
-    pub async fn read_more(&mut self, buffer: &mut Vec<u8>) -> Result<usize, String> {
+    pub(crate) async fn read_more(&mut self, buffer: &mut Vec<u8>) -> Result<usize, String> {
         let start = buffer.len();
         buffer.resize(start + READ_SIZE, 0);
         let read = match self {

@@ -3,7 +3,7 @@
 
 /// A parsed `http://` or `https://` base URL.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Endpoint {
+pub(crate) struct Endpoint {
     /// `https`: the connection is wrapped in TLS.
     pub tls: bool,
     /// The host name or IP address (an IPv6 address without its brackets).
@@ -17,7 +17,7 @@ pub struct Endpoint {
 
 impl Endpoint {
     /// Parses `scheme://host[:port][/path]`. The error completes "`<VAR> '<url>' …`".
-    pub fn parse(url: &str) -> Result<Self, String> {
+    pub(crate) fn parse(url: &str) -> Result<Self, String> {
         let (tls, rest) = if let Some(rest) = url.strip_prefix("https://") {
             (true, rest)
         } else if let Some(rest) = url.strip_prefix("http://") {
@@ -63,7 +63,7 @@ impl Endpoint {
     }
 
     /// The `Host` header value: the host, with the port when it is not the scheme's default.
-    pub fn host_header(&self) -> String {
+    pub(crate) fn host_header(&self) -> String {
         let host = if self.host.contains(':') {
             format!("[{}]", self.host)
         } else {

@@ -6,14 +6,14 @@
 //! - [`response`]: a response head and its body framing (chunked, length, close), sans-IO.
 //! - [`sse`]: the Server-Sent Events parser, fed the body in any pieces.
 
-pub mod connection;
-pub mod endpoint;
+pub(crate) mod connection;
+pub(crate) mod endpoint;
 pub mod response;
 pub mod sse;
 
 use core::time::Duration;
 
 /// A duration in seconds as a user wrote it: `30`, `0.5`.
-pub fn seconds(duration: Duration) -> String {
+pub(crate) fn seconds(duration: Duration) -> String {
     duration.as_secs_f64().to_string()
 }

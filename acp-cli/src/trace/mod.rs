@@ -1,8 +1,8 @@
 //! `acp-cli trace`: record what an editor and an agent say ([`proxy`]), in the conductor's
 //! event format or raw (`acp_conform::trace`).
 
-pub mod proxy;
-pub mod replay;
+pub(crate) mod proxy;
+pub(crate) mod replay;
 
 use std::path::PathBuf;
 
@@ -50,7 +50,7 @@ pub struct ReplayArgs {
 }
 
 /// `acp-cli trace replay --help`.
-pub const REPLAY_ABOUT: &str = "\
+pub(crate) const REPLAY_ABOUT: &str = "\
 Play the client side of a recorded trace against a fresh agent and report where the agent's
 answers differ: turn a bug report into a regression test.
 

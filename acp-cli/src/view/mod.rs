@@ -122,7 +122,7 @@ pub fn rows(trace: &Trace, findings: &[Finding]) -> Vec<Row> {
 }
 
 /// The page for `rows`, titled `title`.
-pub fn page(title: &str, rows: &[Row], errors: usize) -> String {
+pub(crate) fn page(title: &str, rows: &[Row], errors: usize) -> String {
     let data: Vec<Value> = rows
         .iter()
         .map(|row| {
