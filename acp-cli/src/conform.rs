@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use acp_conform::report;
 use acp_conform::runner::{self, Options, RunError};
 
+/// `acp-cli conform --help`.
 pub const ABOUT: &str = "\
 Run the ACP conformance suite against any agent: `acp-cli conform [OPTIONS] -- AGENT [ARGS...]`.
 

@@ -22,6 +22,7 @@ pub struct TraceArgs {
     /// The agent's command line, after `--`
     #[arg(last = true, required = true, value_name = "AGENT")]
     pub agent: Vec<String>,
+    /// `replay`, or none to record
     #[command(subcommand)]
     pub command: Option<TraceCommand>,
 }
