@@ -6,7 +6,7 @@
 //! - [`client`]: an initialized server: list tools, call one, cancel a call.
 //! - [`inbound`]: what a transport reads, handed to the protocol state and the waiting calls.
 //! - [`stdio`]: the stdio transport, a child in its own process group.
-//! - [`http`]: the streamable HTTP transport, on the model client's HTTP/1.1 client.
+//! - [`http`]: the streamable HTTP transport, on the agent's one HTTP/1.1 client (`crate::net`).
 //! - [`session`]: a session's servers, started together with a timeout.
 //! - [`tool`]: a session's MCP tool as the backends see it.
 
