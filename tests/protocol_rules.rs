@@ -47,7 +47,13 @@ fn test_texts() -> Vec<(PathBuf, String)> {
     let root = repository_root();
     let this_file = root.join("tests/protocol_rules.rs");
     let mut texts = Vec::new();
-    for dir in ["acp-core/tests", "acp-host/tests", "acp-cli/tests", "tests"] {
+    for dir in [
+        "acp-core/tests",
+        "acp-host/tests",
+        "acp-conform/tests",
+        "acp-cli/tests",
+        "tests",
+    ] {
         for path in files(&root.join(dir), ".rs") {
             let in_own_workspace = ["tests/oracle", "tests/interop", "tests/no-std-check"]
                 .iter()
@@ -65,7 +71,13 @@ fn test_texts() -> Vec<(PathBuf, String)> {
             texts.push((path, text));
         }
     }
-    for dir in ["acp-core/src", "acp-host/src", "acp-cli/src", "src"] {
+    for dir in [
+        "acp-core/src",
+        "acp-host/src",
+        "acp-conform/src",
+        "acp-cli/src",
+        "src",
+    ] {
         for path in files(&root.join(dir), ".rs") {
             let text = read(&path);
             let tests = if path.ends_with("tests.rs") {
@@ -128,6 +140,7 @@ fn every_cited_rule_is_defined_in_protocol_md() {
     for (dir, suffix) in [
         ("acp-core", ".rs"),
         ("acp-host", ".rs"),
+        ("acp-conform", ".rs"),
         ("acp-cli", ".rs"),
         ("src", ".rs"),
         ("tests", ".rs"),

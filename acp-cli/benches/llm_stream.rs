@@ -12,9 +12,9 @@
 use std::hint::black_box;
 
 use acp_cli::llm::openai::StreamAssembler;
-use acp_cli::llm::response::ChunkedDecoder;
-use acp_cli::llm::sse::SseParser;
 use acp_cli::model::chat::StreamEvent;
+use acp_cli::net::response::ChunkedDecoder;
+use acp_cli::net::sse::SseParser;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 
 /// A typical OpenAI text chunk: one token of the answer.
@@ -30,7 +30,7 @@ const TOOL_START: &[u8] = b"data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_c
 fn feed(
     parser: &mut SseParser,
     assembler: &mut StreamAssembler,
-    events: &mut Vec<acp_cli::llm::sse::SseEvent>,
+    events: &mut Vec<acp_cli::net::sse::SseEvent>,
     bytes: &[u8],
     out: &mut Option<StreamEvent>,
 ) {

@@ -17,7 +17,7 @@
 //! method's type, is counted as invalid and never stops the run.
 
 #[doc(hidden)]
-pub mod decode;
+pub(crate) mod decode;
 
 use std::collections::BTreeMap;
 use std::fmt::{self, Write as _};
@@ -36,10 +36,10 @@ pub const DEFAULT_PASSES: usize = 5;
 pub const PROGRESS_BYTES: usize = 16 << 20;
 
 /// The key responses are counted under in [`Report::methods`].
-pub const RESPONSE_KEY: &str = "(response)";
+pub(crate) const RESPONSE_KEY: &str = "(response)";
 
 /// The three measured paths, in report order.
-pub const PATHS: [&str; 3] = ["envelope", "borrowed", "owned"];
+pub(crate) const PATHS: [&str; 3] = ["envelope", "borrowed", "owned"];
 
 /// Why a bench could not run.
 #[derive(Debug)]

@@ -3,8 +3,18 @@
 //!
 //! The host side (`host`) runs the project-local agents of `.agentao/acp.json`; `client` and
 //! `repl` drive agents from the command line; the agent side (`agent`, with the `demo`
-//! backend, and `llm` behind the `model` seam) is what `acp-cli --acp --stdio` runs. Every command writes to stdout through
-//! `stdout`, so a reader that goes away ends it quietly.
+//! backend, and `llm` behind the `model` seam) is what `acp-cli --acp --stdio` runs. Every
+//! command writes to stdout through `stdout`, so a reader that goes away ends it quietly.
+//!
+//! # Not an API
+//!
+//! This library is the binary's other half, not a crate to depend on: what is `pub` here is
+//! what `main.rs`, the integration tests (`tests/`) and the benches (`benches/`) call, and
+//! nothing more (everything else is `pub(crate)`, and `unreachable_pub` keeps it so). It
+//! changes whenever the binary does. What is meant for other projects lives in crates of
+//! its own: `acp-core` (the protocol), `acp-host` (host policy) and `acp-conform` (the
+//! conformance suite, the lint rules and the trace format).
+#![warn(missing_docs, unreachable_pub)]
 
 pub mod agent;
 pub mod bench;
@@ -16,8 +26,8 @@ pub mod lint;
 pub mod llm;
 pub mod mcp;
 pub mod model;
+pub mod net;
 pub mod repl;
-pub mod rules;
 pub mod stdout;
 pub mod store;
 pub mod trace;

@@ -1,12 +1,13 @@
-//! `acp-cli lint FILE`: a trace checked against the protocol by [`rules::Monitor`](crate::rules::Monitor), one
+//! `acp-cli lint FILE`: a trace checked against the protocol by `acp_conform::lint::check`, one
 //! finding per line.
 
 use std::path::PathBuf;
 
 use clap::Args;
 
-use crate::rules::{Finding, Monitor, MonitorOptions, Severity};
-use crate::trace::format::{self, Trace};
+use acp_conform::lint::check;
+use acp_conform::rules::{MonitorOptions, Severity};
+use acp_conform::trace as format;
 
 /// `acp-cli lint`.
 #[derive(Debug, Args)]
@@ -39,18 +40,6 @@ path); unknown methods without a `_` prefix; with --slow, requests answered late
 Output: one finding per line, `LINE: RULE — SIDE: detail` (warnings end in `(warning)`); the
 rule ids are described in docs/protocol.md. Exit status: 0 when no finding is an error, 1 when
 one is, 2 when the file cannot be read.";
-
-/// Runs every message of `trace` through a monitor; findings sorted by line.
-pub fn check(trace: &Trace, options: MonitorOptions) -> Vec<Finding> {
-    let mut monitor = Monitor::new(options);
-    let mut findings = Vec::new();
-    for entry in &trace.entries {
-        findings.extend(monitor.observe(entry.from, entry.line, entry.ts, &entry.text));
-    }
-    findings.extend(monitor.finish());
-    findings.sort_by_key(|f| f.line);
-    findings
-}
 
 /// Runs `acp-cli lint`; returns the exit status.
 pub fn run(args: &LintArgs) -> i32 {

@@ -53,8 +53,8 @@ enum Command {
     /// Drive one ACP agent through one prompt: `acp-cli client --prompt TEXT -- AGENT [ARGS...]`
     Client(acp_cli::client::command::ClientArgs),
     /// Run the conformance suite against any ACP agent: `acp-cli conform -- AGENT [ARGS...]`
-    #[command(long_about = acp_cli::conform::command::ABOUT)]
-    Conform(acp_cli::conform::command::ConformArgs),
+    #[command(long_about = acp_cli::conform::ABOUT)]
+    Conform(acp_cli::conform::ConformArgs),
     /// An interactive loop: a main agent, and the project agents of .agentao/acp.json
     Repl(acp_cli::repl::ReplArgs),
     /// Record an editor ↔ agent exchange: `acp-cli trace --out FILE -- AGENT [ARGS...]`
@@ -155,7 +155,7 @@ fn run() -> ExitCode {
     match cli.command {
         Some(Command::Demo) => acp_cli::demo::exchange::run(),
         Some(Command::Client(args)) => exit_code(acp_cli::client::command::run(args)),
-        Some(Command::Conform(args)) => exit_code(acp_cli::conform::command::run(args)),
+        Some(Command::Conform(args)) => exit_code(acp_cli::conform::run(args)),
         Some(Command::Repl(args)) => exit_code(acp_cli::repl::run(args)),
         Some(Command::Trace(args)) => exit_code(acp_cli::trace::run(args)),
         Some(Command::Lint(args)) => exit_code(acp_cli::lint::run(&args)),

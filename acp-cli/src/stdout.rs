@@ -21,10 +21,10 @@ use std::process::ExitCode;
 use std::sync::atomic::{AtomicU8, Ordering};
 
 /// The exit status of any command whose stdout reader went away.
-pub const CLOSED_STDOUT_STATUS: u8 = 0;
+pub(crate) const CLOSED_STDOUT_STATUS: u8 = 0;
 
 /// The exit status after any other failed write to stdout.
-pub const FAILED_STDOUT_STATUS: u8 = 1;
+pub(crate) const FAILED_STDOUT_STATUS: u8 = 1;
 
 const OPEN: u8 = 0;
 const CLOSED: u8 = 1;
@@ -51,7 +51,7 @@ pub fn print(args: fmt::Arguments<'_>) -> bool {
 
 /// Records a failed write to stdout (the first one counts); any failure but `BrokenPipe` is
 /// reported on stderr.
-pub fn note_error(error: &io::Error) {
+pub(crate) fn note_error(error: &io::Error) {
     let state = if error.kind() == io::ErrorKind::BrokenPipe {
         CLOSED
     } else {
@@ -67,7 +67,7 @@ pub fn note_error(error: &io::Error) {
 }
 
 /// Whether stdout still takes writes (no write to it has failed).
-pub fn is_open() -> bool {
+pub(crate) fn is_open() -> bool {
     STATE.load(Ordering::SeqCst) == OPEN
 }
 

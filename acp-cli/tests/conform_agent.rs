@@ -1,12 +1,12 @@
-//! `acp_cli::conform` as a library (issue 15, item 5): what an agent author writes in their
+//! `acp_conform` as a library (issue 15, item 5): what an agent author writes in their
 //! own `cargo test`. Here it checks our agent: the demo backend passes every case, and the llm
 //! backend with no key (so no network) passes every case that does not need a model.
 
-use acp_cli::conform::{Options, Status, check, check_with};
+use acp_conform::{Options, Status, check, check_with};
 
 const ACP_CLI: &str = env!("CARGO_BIN_EXE_acp-cli");
 
-fn failures(report: &acp_cli::conform::Report) -> Vec<String> {
+fn failures(report: &acp_conform::Report) -> Vec<String> {
     report
         .cases
         .iter()

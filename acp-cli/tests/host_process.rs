@@ -1,13 +1,13 @@
-//! `host::process` on real children: pipes, environment, cwd, process group, signals.
+//! `acp_conform::process` (the agent process acp-cli's host runs) on real children: pipes,
+//! environment, cwd, process group, signals.
 
-use acp_cli::host;
 mod host_support;
 
 use std::path::PathBuf;
 
+use acp_conform::process::{AgentCommand, AgentProcess, ProcessEvent, ProcessKey};
 use acp_host::supervisor::config::AcpConfig;
 use acp_host::supervisor::recovery::ExitStatus;
-use host::process::{AgentCommand, AgentProcess, ProcessEvent, ProcessKey};
 use host_support::{proc_group, run, scratch_dir, wait_gone};
 use smol::channel::Receiver;
 

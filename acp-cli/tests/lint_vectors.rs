@@ -5,9 +5,9 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use acp_cli::lint::check;
-use acp_cli::rules::MonitorOptions;
-use acp_cli::trace::format::{self, Side};
+use acp_conform::lint::check;
+use acp_conform::rules::MonitorOptions;
+use acp_conform::trace::{self as format, Side};
 
 fn vectors() -> Vec<PathBuf> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../vectors/lint");

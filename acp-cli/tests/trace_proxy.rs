@@ -7,9 +7,9 @@ mod client_support;
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-use acp_cli::lint::check;
-use acp_cli::rules::MonitorOptions;
-use acp_cli::trace::format::{self, Side};
+use acp_conform::lint::check;
+use acp_conform::rules::MonitorOptions;
+use acp_conform::trace::{self as format, Side};
 use client_support::{Running, acp_cli, scratch_dir, sdk_peers};
 use serde_json::Value;
 

@@ -8,7 +8,7 @@ mod client_support;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-use acp_cli::trace::format;
+use acp_conform::trace as format;
 use client_support::{acp_cli, scratch_dir};
 use serde_json::Value;
 

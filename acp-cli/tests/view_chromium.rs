@@ -7,10 +7,10 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use acp_cli::lint::check;
-use acp_cli::rules::MonitorOptions;
-use acp_cli::trace::format;
 use acp_cli::view;
+use acp_conform::lint::check;
+use acp_conform::rules::MonitorOptions;
+use acp_conform::trace as format;
 
 fn chromium() -> Option<PathBuf> {
     let path = std::env::var_os("PATH")?;

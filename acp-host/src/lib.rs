@@ -10,7 +10,8 @@
 //! None of this is ACP: another host (an editor, a daemon) may want other policy, and an
 //! agent never needs it. So it lives here, not in `acp-core`, whose API and footprint stay the
 //! protocol's; `docs/architecture.md` says why in full. `acp-cli`'s `host` module is the
-//! driver that does the I/O these modules decide.
+//! driver that does the I/O these modules decide, its processes run by `acp-conform`'s
+//! `process`.
 
 #![no_std]
 #![forbid(unsafe_code)]

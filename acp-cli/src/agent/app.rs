@@ -70,7 +70,7 @@ const STEPS_PER_PASS: usize = 256;
 pub const DEMO_TITLE: &str = "acp-cli (demo agent)";
 
 /// The identity `initialize` answers with; `title` is the backend's ([`Backend::title`]).
-pub fn agent_info(title: &str) -> AgentInfo {
+pub(crate) fn agent_info(title: &str) -> AgentInfo {
     AgentInfo::new("acp-cli", title, env!("CARGO_PKG_VERSION"))
 }
 
@@ -192,7 +192,7 @@ impl Job {
 
 /// Things the driver should know about, drained with [`AgentApp::poll_notice`].
 #[derive(Clone, Debug, PartialEq)]
-pub enum Notice {
+pub(crate) enum Notice {
     /// The first session was opened in this cwd: start logging to `<cwd>/acp-cli.log`.
     FirstSession {
         /// The cwd, as the client sent it.
@@ -282,7 +282,7 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
 
     /// `--resume [ID]`: the first `session/new` resumes the latest session of its cwd
     /// (`""`) or the one with this id, and falls back to a fresh session.
-    pub fn resume_first_session(&mut self, selector: impl Into<String>) {
+    pub(crate) fn resume_first_session(&mut self, selector: impl Into<String>) {
         self.persist.resume = Some(selector.into());
     }
 
@@ -332,7 +332,7 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
     }
 
     /// When [`AgentApp::handle_timeout`] is due next.
-    pub fn poll_timeout(&self) -> Option<Instant> {
+    pub(crate) fn poll_timeout(&self) -> Option<Instant> {
         let sleeps = self.turns.values().filter_map(|wait| match wait {
             TurnWait::Until(at) => Some(*at),
             _ => None,
@@ -352,7 +352,7 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
     }
 
     /// The next notice for the driver.
-    pub fn poll_notice(&mut self) -> Option<Notice> {
+    pub(crate) fn poll_notice(&mut self) -> Option<Notice> {
         if self.notices.is_empty() {
             None
         } else {
@@ -368,7 +368,7 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
     /// Whether the outbox can take a turn's updates now: while it cannot, the driver leaves
     /// job replies (a model's stream) waiting, so a client that stops reading stops the
     /// model's stream too.
-    pub fn has_room_for_updates(&self) -> bool {
+    pub(crate) fn has_room_for_updates(&self) -> bool {
         self.conn.has_room_for_updates()
     }
 
@@ -397,12 +397,13 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
     }
 
     /// Whether the connection has closed (after EOF): write out what is left and exit.
-    pub fn is_closed(&self) -> bool {
+    pub(crate) fn is_closed(&self) -> bool {
         self.closed
     }
 
     /// Whether a turn could step now if the outbox had room.
-    pub fn has_ready_turns(&self) -> bool {
+    #[cfg(test)]
+    pub(crate) fn has_ready_turns(&self) -> bool {
         self.turns.values().any(|w| *w == TurnWait::Ready)
     }
 
@@ -1078,7 +1079,7 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
     /// the next turn on; each that did not is reported to the user as a `notice`, or as an
     /// agent message to a client that does not show notices (R-MCP-3). Returns whether the
     /// session is still open (if not, the driver stops the servers).
-    pub fn mcp_started(
+    pub(crate) fn mcp_started(
         &mut self,
         now: Instant,
         session: &str,
@@ -1112,7 +1113,7 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
 
     /// A server of the session listed its tools again after saying they changed: they replace
     /// its old ones for the running turn's next model request and every later turn (R-MCP-5).
-    pub fn mcp_tools_relisted(
+    pub(crate) fn mcp_tools_relisted(
         &mut self,
         session: &str,
         server: &str,
@@ -1135,11 +1136,6 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
             }),
         );
         self.backend.mcp_tools_changed(session, list);
-    }
-
-    /// The tools of the session's MCP servers (empty until they started).
-    pub fn mcp_tools(&self, session: &str) -> &[McpTool] {
-        self.mcp_tools.get(session).map_or(&[], Vec::as_slice)
     }
 
     /// Sends queued announcements while the outbox has room. Bounded by the queue. A session

@@ -1,5 +1,5 @@
 //! The one interface every agent backend sits behind, so the driver never knows which one
-//! runs: the demo backend today, an LLM backend later.
+//! runs: the scripted demo (`crate::demo`) or the model (`crate::llm::backend`).
 //!
 //! A backend is sans-IO. The application starts a turn, then calls [`Backend::step`] and does
 //! what each [`Step`] asks: send an update, send a request and wait, sleep, end the turn.

@@ -60,7 +60,7 @@ pub struct AgentOptions {
 
 /// The real file system.
 #[derive(Clone, Copy, Debug, Default)]
-pub struct RealWorkspace;
+pub(crate) struct RealWorkspace;
 
 impl Workspace for RealWorkspace {
     fn cwd_kind(&self, path: &str) -> CwdKind {

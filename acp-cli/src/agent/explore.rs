@@ -19,18 +19,18 @@ use super::backend::{Explore, ExploreKind};
 use crate::agent::paths::{Roots, outside_message};
 
 /// Most entries `list_directory` shows.
-pub const MAX_ENTRIES: usize = 1000;
+pub(crate) const MAX_ENTRIES: usize = 1000;
 /// Most files `glob` answers.
-pub const MAX_GLOB_RESULTS: usize = 500;
+pub(crate) const MAX_GLOB_RESULTS: usize = 500;
 /// Most lines `search_file_content` answers.
-pub const MAX_MATCHES: usize = 200;
+pub(crate) const MAX_MATCHES: usize = 200;
 /// Files larger than this are not searched.
-pub const MAX_SEARCHED_FILE: u64 = 1 << 20;
+pub(crate) const MAX_SEARCHED_FILE: u64 = 1 << 20;
 /// A matching line is cut to this many characters.
 const MAX_LINE_CHARS: usize = 240;
 
 /// Runs one look and answers the text the model gets, or why it failed.
-pub fn explore(request: &Explore) -> Result<String, String> {
+pub(crate) fn explore(request: &Explore) -> Result<String, String> {
     let roots = canonical_roots(&request.roots)?;
     let named = Roots {
         cwd: &request.roots[0],

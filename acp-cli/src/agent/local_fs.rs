@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use crate::agent::paths::{Roots, outside_message};
 
 /// Reads the text file at `path` (absolute), which must resolve inside one of `roots`.
-pub fn read_inside(roots: Roots<'_>, path: &str) -> Result<String, String> {
+pub(crate) fn read_inside(roots: Roots<'_>, path: &str) -> Result<String, String> {
     let canonical = canonical_roots(roots)?;
     let real = fs::canonicalize(path).map_err(|e| cannot("read", path, &e))?;
     confine(&canonical, &real, roots, path)?;
@@ -22,7 +22,7 @@ pub fn read_inside(roots: Roots<'_>, path: &str) -> Result<String, String> {
 
 /// Writes exactly `content` to `path` (absolute), which must resolve inside one of `roots`.
 /// The parent directory must exist; a symlink at `path` is followed only if it stays inside.
-pub fn write_inside(roots: Roots<'_>, path: &str, content: &str) -> Result<(), String> {
+pub(crate) fn write_inside(roots: Roots<'_>, path: &str, content: &str) -> Result<(), String> {
     let canonical = canonical_roots(roots)?;
     let target = Path::new(path);
     let real = match fs::canonicalize(target) {

@@ -13,12 +13,12 @@ use tracing_subscriber::EnvFilter;
 use tracing_subscriber::fmt::MakeWriter;
 
 /// The name of the log file in the session cwd.
-pub const LOG_FILE: &str = "acp-cli.log";
+pub(crate) const LOG_FILE: &str = "acp-cli.log";
 
 /// Log bytes kept from before the log file opens (startup, handshake, the `session/new`
 /// that names the cwd), written to the file first so it tells the whole story. Bounded: past
 /// this, early lines go to stderr only.
-pub const EARLY_LOG_MAX: usize = 64 * 1024;
+pub(crate) const EARLY_LOG_MAX: usize = 64 * 1024;
 
 /// Where log lines go: stderr always, and the log file once opened.
 #[derive(Clone, Debug, Default)]
@@ -40,7 +40,7 @@ enum Target {
 impl LogSink {
     /// Starts appending to `<cwd>/acp-cli.log` (if no file is open yet). A failure is
     /// reported on stderr only: logging never stops the agent.
-    pub fn open_in(&self, cwd: &str) {
+    pub(crate) fn open_in(&self, cwd: &str) {
         let mut slot = self.file.lock().unwrap_or_else(PoisonError::into_inner);
         if matches!(*slot, Target::File(_) | Target::Unavailable) {
             return;

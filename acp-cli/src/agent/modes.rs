@@ -19,7 +19,7 @@ pub enum Posture {
 
 impl Posture {
     /// The four presets, in the order they are offered.
-    pub const ALL: [Self; 4] = [
+    pub(crate) const ALL: [Self; 4] = [
         Self::ReadOnly,
         Self::WorkspaceWrite,
         Self::FullAccess,
@@ -27,7 +27,7 @@ impl Posture {
     ];
 
     /// The mode id.
-    pub const fn id(self) -> &'static str {
+    pub(crate) const fn id(self) -> &'static str {
         match self {
             Self::ReadOnly => "read-only",
             Self::WorkspaceWrite => "workspace-write",
@@ -37,12 +37,12 @@ impl Posture {
     }
 
     /// The preset with this mode id (exact match); other ids are not presets.
-    pub fn from_mode_id(id: &str) -> Option<Self> {
+    pub(crate) fn from_mode_id(id: &str) -> Option<Self> {
         Self::ALL.into_iter().find(|p| p.id() == id)
     }
 
     /// The mode as offered in `session/new` (Agentao's names and descriptions).
-    pub fn mode(self) -> SessionMode {
+    pub(crate) fn mode(self) -> SessionMode {
         let (name, description) = match self {
             Self::ReadOnly => ("Read-only", "No writes or shell."),
             Self::WorkspaceWrite => ("Workspace write", "Writes + safe shell; asks for web."),
@@ -54,7 +54,7 @@ impl Posture {
 }
 
 /// The `modes` of a `session/new` answer: every preset, `current` active.
-pub fn mode_state(current: &str) -> SessionModeState {
+pub(crate) fn mode_state(current: &str) -> SessionModeState {
     let mut state = SessionModeState::default();
     state.current_mode_id = current.to_owned();
     state.available_modes = Posture::ALL.into_iter().map(Posture::mode).collect();

@@ -21,7 +21,8 @@ pub struct Roots<'a> {
 
 impl<'a> Roots<'a> {
     /// Only the cwd.
-    pub fn cwd(cwd: &'a str) -> Self {
+    #[cfg(test)]
+    pub(crate) fn cwd(cwd: &'a str) -> Self {
         Self {
             cwd,
             additional: &[],
@@ -29,14 +30,14 @@ impl<'a> Roots<'a> {
     }
 
     /// Every root, the cwd first.
-    pub fn all(&self) -> impl Iterator<Item = &'a str> + use<'a> {
+    pub(crate) fn all(&self) -> impl Iterator<Item = &'a str> + use<'a> {
         std::iter::once(self.cwd).chain(self.additional.iter().map(String::as_str))
     }
 }
 
 /// Resolves `path` against the cwd and folds `.` and `..`. Returns the absolute path, or the
 /// message of the refusal when it is inside none of the roots.
-pub fn resolve_inside(roots: Roots<'_>, path: &str) -> Result<String, String> {
+pub(crate) fn resolve_inside(roots: Roots<'_>, path: &str) -> Result<String, String> {
     let joined = normalize(&Path::new(roots.cwd).join(path));
     if roots
         .all()
@@ -49,7 +50,7 @@ pub fn resolve_inside(roots: Roots<'_>, path: &str) -> Result<String, String> {
 }
 
 /// The refusal text for a path outside every root.
-pub fn outside_message(path: &str, roots: Roots<'_>) -> String {
+pub(crate) fn outside_message(path: &str, roots: Roots<'_>) -> String {
     let cwd = roots.cwd;
     if roots.additional.is_empty() {
         format!("'{path}' is outside the session cwd '{cwd}'")

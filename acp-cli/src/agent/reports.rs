@@ -11,15 +11,15 @@ use acp_core::schema::{ContentBlock, SessionInfoUpdate, SessionUpdate, UsageUpda
 use crate::store::{SessionHistory, TurnItem};
 
 /// The context window the demo reports in `usage_update.size`.
-pub const CONTEXT_SIZE: u64 = 1_000_000;
+pub(crate) const CONTEXT_SIZE: u64 = 1_000_000;
 
 /// The longest title taken from a first prompt, in characters.
-pub const TITLE_MAX_CHARS: usize = 80;
+pub(crate) const TITLE_MAX_CHARS: usize = 80;
 
 /// The title a session gets from its first prompt: the first line of the prompt's text
 /// that is not blank, trimmed, cut to [`TITLE_MAX_CHARS`] characters. `None` when the
 /// prompt has no text.
-pub fn title_from_prompt(prompt: &[ContentBlock]) -> Option<String> {
+pub(crate) fn title_from_prompt(prompt: &[ContentBlock]) -> Option<String> {
     let line = prompt
         .iter()
         .filter_map(|block| match block {
@@ -37,14 +37,14 @@ pub fn title_from_prompt(prompt: &[ContentBlock]) -> Option<String> {
 }
 
 /// `session_info_update` setting the title.
-pub fn title_update(title: String) -> SessionUpdate {
+pub(crate) fn title_update(title: String) -> SessionUpdate {
     let mut update = SessionInfoUpdate::default();
     update.title = Some(Some(title));
     SessionUpdate::SessionInfoUpdate(update)
 }
 
 /// `usage_update` with these figures and no cost.
-pub fn usage_update(used: u64, size: u64) -> SessionUpdate {
+pub(crate) fn usage_update(used: u64, size: u64) -> SessionUpdate {
     let mut update = UsageUpdate::default();
     update.used = used;
     update.size = size;
@@ -55,7 +55,7 @@ pub fn usage_update(used: u64, size: u64) -> SessionUpdate {
 /// agent's messages and thoughts, over every turn of `history` (loaded ones and the running
 /// one included). Text relayed from subagents (`session_message`) is another session's and
 /// is not counted, so the figure never shrinks when a loaded history lacks it.
-pub fn exchanged_bytes(history: &SessionHistory) -> u64 {
+pub(crate) fn exchanged_bytes(history: &SessionHistory) -> u64 {
     history
         .turns()
         .iter()
@@ -75,7 +75,7 @@ pub fn exchanged_bytes(history: &SessionHistory) -> u64 {
 }
 
 /// The bytes of text an update carries, as [`exchanged_bytes`] counts them.
-pub fn update_text_len(update: &SessionUpdate) -> u64 {
+pub(crate) fn update_text_len(update: &SessionUpdate) -> u64 {
     match update {
         SessionUpdate::AgentMessageChunk(chunk) | SessionUpdate::AgentThoughtChunk(chunk) => {
             text_len(&chunk.content) as u64

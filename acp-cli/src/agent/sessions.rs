@@ -23,10 +23,10 @@ use super::modes::{Posture, mode_state};
 use crate::agent::paths::Roots;
 
 /// The provider the demo backend answers as.
-pub const DEMO_PROVIDER: &str = "demo";
+pub(crate) const DEMO_PROVIDER: &str = "demo";
 
 /// The model the demo backend answers as.
-pub const DEMO_MODEL: &str = "demo";
+pub(crate) const DEMO_MODEL: &str = "demo";
 
 /// What the driver found at a `session/new` cwd.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -41,7 +41,7 @@ pub enum CwdKind {
 
 /// A request refused by the application: the JSON-RPC error to answer with.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Refusal {
+pub(crate) struct Refusal {
     /// The error code.
     pub code: ErrorCode,
     /// The message, exactly as sent.
@@ -74,7 +74,7 @@ impl std::error::Error for Refusal {}
 
 /// Agentao's rule for `session/new.cwd` after the absolute-path check: it must exist and be
 /// a directory. `raw` is the cwd exactly as sent.
-pub fn check_cwd(raw: &str, found: CwdKind) -> Result<(), Refusal> {
+pub(crate) fn check_cwd(raw: &str, found: CwdKind) -> Result<(), Refusal> {
     match found {
         CwdKind::Directory => Ok(()),
         CwdKind::Missing => Err(Refusal::invalid_params(format_args!(
@@ -90,7 +90,7 @@ pub fn check_cwd(raw: &str, found: CwdKind) -> Result<(), Refusal> {
 /// `method`): each must be an absolute path to an existing directory (R-SESSION-4), in the
 /// style of the cwd's messages, with the index of the first one that is not. `found` says
 /// what is at a path.
-pub fn check_additional_directories(
+pub(crate) fn check_additional_directories(
     method: &str,
     directories: &[String],
     found: impl Fn(&str) -> CwdKind,
@@ -120,10 +120,10 @@ pub fn check_additional_directories(
 }
 
 /// `systemPrompt` of `session/new`, `session/load` or `session/resume` (named by `method`):
-/// the demo advertises only the `append` mode and takes only `text` blocks, and the schema
-/// asks an agent to refuse what it cannot apply rather than fall back. Returns the prompt's
-/// text (blocks joined with newlines).
-pub fn check_system_prompt(method: &str, prompt: &SystemPrompt) -> Result<String, Refusal> {
+/// the agent (either backend) advertises only the `append` mode and takes only `text` blocks,
+/// and the schema asks an agent to refuse what it cannot apply rather than fall back. Returns
+/// the prompt's text (blocks joined with newlines).
+pub(crate) fn check_system_prompt(method: &str, prompt: &SystemPrompt) -> Result<String, Refusal> {
     if prompt.mode != SystemPromptMode::Append {
         return Err(Refusal::invalid_params(format_args!(
             "{method}.systemPrompt.mode '{}' is not supported; only 'append' is advertised",
@@ -152,7 +152,7 @@ pub fn check_system_prompt(method: &str, prompt: &SystemPrompt) -> Result<String
 
 /// One session as the application knows it.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct AgentSession {
+pub(crate) struct AgentSession {
     /// The working directory, as the client sent it.
     pub cwd: String,
     /// `additionalDirectories`: absolute, existing when the session opened; they count as
@@ -172,7 +172,7 @@ pub struct AgentSession {
 
 impl AgentSession {
     /// A fresh session in `cwd`: workspace-write, the demo model.
-    pub fn new(cwd: &str) -> Self {
+    pub(crate) fn new(cwd: &str) -> Self {
         Self {
             cwd: cwd.to_owned(),
             additional_directories: Vec::new(),
@@ -185,7 +185,7 @@ impl AgentSession {
     }
 
     /// Where the session's files may live: the cwd and the additional directories.
-    pub fn roots(&self) -> Roots<'_> {
+    pub(crate) fn roots(&self) -> Roots<'_> {
         Roots {
             cwd: &self.cwd,
             additional: &self.additional_directories,
@@ -194,7 +194,7 @@ impl AgentSession {
 
     /// The `configOptions` Agentao answers: one `model` select whose only choice is the
     /// current `provider/model`.
-    pub fn config_options(&self) -> Vec<SessionConfigOption> {
+    pub(crate) fn config_options(&self) -> Vec<SessionConfigOption> {
         let value = format!("{}/{}", self.provider, self.model);
         let choice = SessionConfigSelectOption::new(value.clone(), self.model.clone());
         let mut option = SessionConfigOption::select("model", "Model", value, vec![choice]);
@@ -204,7 +204,7 @@ impl AgentSession {
 
     /// Changes the mode (`session/set_mode`): a preset changes the posture, any other id is
     /// only stored and echoed.
-    pub fn set_mode(&mut self, mode_id: &str) {
+    pub(crate) fn set_mode(&mut self, mode_id: &str) {
         if let Some(posture) = Posture::from_mode_id(mode_id) {
             self.posture = posture;
         }
@@ -214,7 +214,7 @@ impl AgentSession {
     /// `session/set_config_option` (after the connection's whitelist and busy checks):
     /// `configId` must be `model`; the value is `provider/model` (split at the first `/`) or
     /// a bare model that keeps the provider. Answers the full `configOptions`.
-    pub fn set_config_option(
+    pub(crate) fn set_config_option(
         &mut self,
         config_id: &str,
         value: &SessionConfigValue,
@@ -241,8 +241,9 @@ impl AgentSession {
                         "{METHOD}.value 'provider/model' must have a non-empty provider and model"
                     )));
                 }
-                // The demo backend resolves only its own provider; credentials for others
-                // would come from the environment, never from the wire.
+                // A session resolves only its own provider (the demo's, or the llm backend's
+                // configured one); credentials for others would come from the environment,
+                // never from the wire.
                 if provider != self.provider {
                     return Err(Refusal::invalid_request(format!(
                         "cannot resolve provider '{provider}'"
@@ -256,7 +257,7 @@ impl AgentSession {
     }
 
     /// `_agentao.cn/set_model`: a model-only switch with the trimmed name; answers it.
-    pub fn set_model(&mut self, model: &str) -> Result<String, Refusal> {
+    pub(crate) fn set_model(&mut self, model: &str) -> Result<String, Refusal> {
         let model = model.trim();
         if model.is_empty() {
             return Err(Refusal::invalid_params(
@@ -320,7 +321,7 @@ impl SessionTable {
 
     /// Opens a session in `cwd` (already checked) under a new id: `sess_` and 32 hex digits,
     /// like Agentao's. Returns the id and the `session/new` answer.
-    pub fn open(&mut self, cwd: &str) -> (String, NewSessionResponse) {
+    pub(crate) fn open(&mut self, cwd: &str) -> (String, NewSessionResponse) {
         let id = loop {
             self.count += 1;
             let id = format!("sess_{:016x}{:016x}", self.nonce, self.count);
@@ -340,7 +341,7 @@ impl SessionTable {
     /// Opens a session under a stored id (`session/load`, `session/resume`, `--resume`) with
     /// the mode and model it was saved with; a session of that id already open is replaced.
     /// Returns the `{configOptions, modes}` answer.
-    pub fn open_stored(
+    pub(crate) fn open_stored(
         &mut self,
         id: &str,
         cwd: &str,
@@ -364,28 +365,24 @@ impl SessionTable {
     }
 
     /// The session with this id.
-    pub fn get(&self, id: &str) -> Option<&AgentSession> {
+    pub(crate) fn get(&self, id: &str) -> Option<&AgentSession> {
         self.sessions.get(id)
     }
 
     /// The session with this id, to change it.
-    pub fn get_mut(&mut self, id: &str) -> Option<&mut AgentSession> {
+    pub(crate) fn get_mut(&mut self, id: &str) -> Option<&mut AgentSession> {
         self.sessions.get_mut(id)
     }
 
     /// Forgets a session.
-    pub fn remove(&mut self, id: &str) -> Option<AgentSession> {
+    pub(crate) fn remove(&mut self, id: &str) -> Option<AgentSession> {
         self.sessions.remove(id)
     }
 
     /// How many sessions are open.
-    pub fn len(&self) -> usize {
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
         self.sessions.len()
-    }
-
-    /// Whether no session is open.
-    pub fn is_empty(&self) -> bool {
-        self.sessions.is_empty()
     }
 }
 

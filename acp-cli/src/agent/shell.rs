@@ -20,7 +20,7 @@ use smol::process::{Command, Stdio};
 use super::backend::ShellOutcome;
 
 /// Most bytes of output kept; the rest is read and dropped.
-pub const OUTPUT_LIMIT: usize = 64 * 1024;
+pub(crate) const OUTPUT_LIMIT: usize = 64 * 1024;
 
 /// Kills a process group when dropped, unless disarmed.
 struct GroupGuard {
@@ -43,7 +43,11 @@ impl Drop for GroupGuard {
 }
 
 /// Runs `command` in `cwd`; after `timeout` its group is killed and the outcome says so.
-pub async fn run(command: &str, cwd: &str, timeout: Duration) -> Result<ShellOutcome, String> {
+pub(crate) async fn run(
+    command: &str,
+    cwd: &str,
+    timeout: Duration,
+) -> Result<ShellOutcome, String> {
     let mut std_command = std::process::Command::new("/bin/sh");
     std_command
         .arg("-c")

@@ -10,19 +10,19 @@ use crate::store::{SessionHistory, TurnItem};
 
 /// The most `*_always` answers remembered per connection; past it the oldest is forgotten,
 /// which only means that tool is asked about again.
-pub const MEMORY_LIMIT: usize = 4096;
+pub(crate) const MEMORY_LIMIT: usize = 4096;
 
 /// Remembered `*_always` answers, per session per tool.
-pub type AlwaysMemory = PermissionMemory<Vec<Remembered>>;
+pub(crate) type AlwaysMemory = PermissionMemory<Vec<Remembered>>;
 
 /// A fresh memory with room for [`MEMORY_LIMIT`] answers.
-pub fn always_memory() -> AlwaysMemory {
+pub(crate) fn always_memory() -> AlwaysMemory {
     PermissionMemory::new(Vec::new(), MEMORY_LIMIT)
 }
 
 /// Whether a tool may run.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Gate {
+pub(crate) enum Gate {
     /// Run it without asking.
     Run,
     /// Ask the user first.
@@ -33,7 +33,7 @@ pub enum Gate {
 
 /// What the session's mode says about a tool of `kind` (R-MODE-2): `plan` runs
 /// nothing, `read-only` only looks, `full-access` never asks, `workspace-write` asks.
-pub fn mode_gate(posture: Posture, kind: &ToolKind) -> Gate {
+pub(crate) fn mode_gate(posture: Posture, kind: &ToolKind) -> Gate {
     match posture {
         Posture::Plan => {
             Gate::Refuse("Error: the session is in plan mode; tools do not run".into())
@@ -55,7 +55,7 @@ pub fn mode_gate(posture: Posture, kind: &ToolKind) -> Gate {
 
 /// The mode's verdict refined by the session's `*_always` answer for `tool` (a remembered
 /// `allow_always` runs, a remembered `reject_always` refuses).
-pub fn gate(
+pub(crate) fn gate(
     posture: Posture,
     kind: &ToolKind,
     memory: &AlwaysMemory,
@@ -75,7 +75,7 @@ pub fn gate(
 }
 
 /// The tool content of a refused permission.
-pub fn rejection_text(reason: RejectReason) -> String {
+pub(crate) fn rejection_text(reason: RejectReason) -> String {
     match reason {
         RejectReason::Chosen(option) => format!("Error: rejected by the user ({option})"),
         RejectReason::UnknownOption => {
@@ -99,11 +99,11 @@ pub fn rejection_text(reason: RejectReason) -> String {
 }
 
 /// The text of a tool cut short by a cancel.
-pub const CANCELLED_TEXT: &str = "Error: cancelled by user";
+pub(crate) const CANCELLED_TEXT: &str = "Error: cancelled by user";
 
 /// The highest `N` of the `tool-N` ids in a history: a loaded session's new tool calls
 /// are numbered after it, so no id the client has seen in the replay is used again.
-pub fn last_tool_number(history: &SessionHistory) -> u64 {
+pub(crate) fn last_tool_number(history: &SessionHistory) -> u64 {
     history
         .turns()
         .iter()

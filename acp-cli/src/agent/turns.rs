@@ -9,7 +9,7 @@ use acp_core::Instant;
 use super::backend::{Reply, Step};
 
 /// One session's turn, as a [`Turns`] table drives it.
-pub trait SessionTurn {
+pub(crate) trait SessionTurn {
     /// What every turn of the backend shares (tool ids, `*_always` memory, …).
     type Shared;
 
@@ -26,7 +26,7 @@ pub trait SessionTurn {
 }
 
 /// The turns of one backend by session, and their shared state.
-pub struct Turns<T: SessionTurn> {
+pub(crate) struct Turns<T: SessionTurn> {
     running: HashMap<String, T>,
     /// What the turns share.
     pub shared: T::Shared,
@@ -58,17 +58,18 @@ where
 
 impl<T: SessionTurn> Turns<T> {
     /// `session`'s turn starts (the connection guarantees none runs).
-    pub fn start(&mut self, session: &str, turn: T) {
+    pub(crate) fn start(&mut self, session: &str, turn: T) {
         self.running.insert(session.to_owned(), turn);
     }
 
     /// Whether `session` has a turn that has not ended yet.
-    pub fn is_running(&self, session: &str) -> bool {
+    #[cfg(test)]
+    pub(crate) fn is_running(&self, session: &str) -> bool {
         self.running.contains_key(session)
     }
 
     /// The next step of `session`'s turn; a finished turn leaves the table.
-    pub fn step(&mut self, session: &str, now: Instant) -> Step {
+    pub(crate) fn step(&mut self, session: &str, now: Instant) -> Step {
         let Some(turn) = self.running.get_mut(session) else {
             return Step::Waiting;
         };
@@ -80,28 +81,28 @@ impl<T: SessionTurn> Turns<T> {
     }
 
     /// Hands `session`'s turn the outcome it waited for.
-    pub fn resume(&mut self, session: &str, reply: Reply) {
+    pub(crate) fn resume(&mut self, session: &str, reply: Reply) {
         if let Some(turn) = self.running.get_mut(session) {
             turn.resume(&mut self.shared, reply);
         }
     }
 
     /// Cancels `session`'s turn, if one runs.
-    pub fn cancel(&mut self, session: &str) {
+    pub(crate) fn cancel(&mut self, session: &str) {
         if let Some(turn) = self.running.get_mut(session) {
             turn.cancel();
         }
     }
 
     /// Hands `session`'s running turn, if any, the session's new MCP tools.
-    pub fn mcp_tools_changed(&mut self, session: &str, tools: &[crate::mcp::McpTool]) {
+    pub(crate) fn mcp_tools_changed(&mut self, session: &str, tools: &[crate::mcp::McpTool]) {
         if let Some(turn) = self.running.get_mut(session) {
             turn.mcp_tools_changed(tools);
         }
     }
 
     /// Drops `session`'s turn, if one runs (the shared state is the backend's to clean).
-    pub fn forget(&mut self, session: &str) {
+    pub(crate) fn forget(&mut self, session: &str) {
         self.running.remove(session);
     }
 }

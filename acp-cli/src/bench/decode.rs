@@ -24,13 +24,13 @@ use acp_core::wire::{Id, JsonStr, RawValue};
 /// Keys are owned, so lines need not outlive the framer's buffer; only requests and responses
 /// (a few per turn) pay for that.
 #[derive(Debug, Default)]
-pub struct Pending {
+pub(crate) struct Pending {
     methods: HashMap<String, Method>,
 }
 
 impl Pending {
     /// An empty table.
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self::default()
     }
 
@@ -54,7 +54,7 @@ impl Pending {
 
 /// Why a line did not decode on a path.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Skip {
+pub(crate) enum Skip {
     /// A method this path has no type for (or an escaped method name).
     UnknownMethod,
     /// A response to no request seen before.
@@ -80,7 +80,7 @@ fn size(raw: Option<RawValue<'_>>) -> u64 {
 }
 
 /// Decodes one message into the owned types; returns a fingerprint for a checksum.
-pub fn owned(message: &Message<'_>, pending: &mut Pending) -> Result<u64, Skip> {
+pub(crate) fn owned(message: &Message<'_>, pending: &mut Pending) -> Result<u64, Skip> {
     match message {
         Message::Request(request) => {
             let method = method_of(request.method)?;
@@ -141,7 +141,7 @@ pub fn owned(message: &Message<'_>, pending: &mut Pending) -> Result<u64, Skip> 
 
 /// Decodes one message into the borrowed views and reads the text it carries (chunk text, tool
 /// call content); returns a fingerprint for a checksum.
-pub fn borrowed(message: &Message<'_>, pending: &mut Pending) -> Result<u64, Skip> {
+pub(crate) fn borrowed(message: &Message<'_>, pending: &mut Pending) -> Result<u64, Skip> {
     match message {
         Message::Request(request) => {
             let method = method_of(request.method)?;
@@ -214,7 +214,7 @@ pub fn borrowed(message: &Message<'_>, pending: &mut Pending) -> Result<u64, Ski
 }
 
 /// Envelope only: the line was already scanned; count what it holds.
-pub fn envelope(message: &Message<'_>) -> u64 {
+pub(crate) fn envelope(message: &Message<'_>) -> u64 {
     match message {
         Message::Request(request) => size(request.params) + request.method.raw().len() as u64,
         Message::Notification(n) => size(n.params) + n.method.raw().len() as u64,

@@ -40,13 +40,13 @@ pub enum Approve {
 }
 
 /// Default turn deadline without `--timeout`.
-pub const DEFAULT_TIMEOUT_SECS: f64 = 600.0;
+pub(crate) const DEFAULT_TIMEOUT_SECS: f64 = 600.0;
 
 /// How many of the agent's last stderr lines a failure message shows.
-pub const FAILURE_STDERR_LINES: usize = 5;
+pub(crate) const FAILURE_STDERR_LINES: usize = 5;
 
 /// Exit status after Ctrl-C.
-pub const EXIT_INTERRUPTED: i32 = 130;
+pub(crate) const EXIT_INTERRUPTED: i32 = 130;
 
 /// The arguments of `acp-cli client`.
 #[derive(Clone, Debug, clap::Args)]
@@ -146,7 +146,12 @@ fn prepare(args: &ClientArgs) -> Result<(PathBuf, String, Approve), String> {
 /// A one-server config for an agent named on the command line: `argv` run in `cwd`, turns
 /// limited to `timeout_ms`, no automatic restarts. The person named this agent, so it gets
 /// the provider keys the host scrubs for project agents (handed over as `env` references).
-pub fn single_agent_config(name: &str, argv: &[String], cwd: &Path, timeout_ms: u64) -> AcpConfig {
+pub(crate) fn single_agent_config(
+    name: &str,
+    argv: &[String],
+    cwd: &Path,
+    timeout_ms: u64,
+) -> AcpConfig {
     let keys: serde_json::Map<String, serde_json::Value> = SCRUBBED_KEYS
         .iter()
         .filter(|k| std::env::var_os(k).is_some())
@@ -181,7 +186,7 @@ pub fn single_agent_config(name: &str, argv: &[String], cwd: &Path, timeout_ms: 
 }
 
 /// The name an agent's command line goes by: its program's file name.
-pub fn agent_name(argv: &[String]) -> String {
+pub(crate) fn agent_name(argv: &[String]) -> String {
     argv.first()
         .and_then(|program| Path::new(program).file_name())
         .map(|n| n.to_string_lossy().into_owned())
@@ -190,7 +195,7 @@ pub fn agent_name(argv: &[String]) -> String {
 }
 
 /// This process's environment, as the runner takes it.
-pub fn host_env() -> Vec<(String, String)> {
+pub(crate) fn host_env() -> Vec<(String, String)> {
     std::env::vars_os()
         .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
         .collect()

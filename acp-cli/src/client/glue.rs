@@ -27,7 +27,7 @@ use super::updates::AgentCommand;
 
 /// What the glue keeps for a question waiting in the supervisor's interactions.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Question {
+pub(crate) struct Question {
     /// The connection's handle.
     pub ticket: Ticket,
     /// What is asked: the permission request's params, or the ask_user question.
@@ -36,7 +36,7 @@ pub struct Question {
 
 /// The two kinds of questions.
 #[derive(Clone, Debug, PartialEq)]
-pub enum Ask {
+pub(crate) enum Ask {
     /// `session/request_permission`, with its params (options, tool call).
     Permission(Value),
     /// `_agentao.cn/ask_user`, with its question.
@@ -45,7 +45,7 @@ pub enum Ask {
 
 /// How a question is answered.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Answer<'a> {
+pub(crate) enum Answer<'a> {
     /// A permission decision.
     Decision(Decision),
     /// A reply to an input request; `None` or blank: `cancelled`.
@@ -56,7 +56,7 @@ impl<'a> Answer<'a> {
     /// What a typed line answers to `ask` (`None`: the end of input, which rejects or
     /// cancels), with the line to print; `Err` with the hint to print when the line means
     /// nothing (ask again).
-    pub fn typed(
+    pub(crate) fn typed(
         ask: &Ask,
         line: Option<&'a str>,
     ) -> Result<(Answer<'a>, Option<&'static str>), &'static str> {
@@ -82,7 +82,7 @@ impl<'a> Answer<'a> {
 
 /// What the application shows or acts on, for one server.
 #[derive(Clone, Debug, PartialEq)]
-pub enum AgentEvent {
+pub(crate) enum AgentEvent {
     /// The server has a session: prompts can be sent.
     Ready,
     /// Its handshake failed.
@@ -109,7 +109,7 @@ pub enum AgentEvent {
 
 /// See the module docs.
 #[derive(Debug, Default)]
-pub struct Glue {
+pub(crate) struct Glue {
     links: BTreeMap<String, Link>,
     /// Per server: the interaction id of each open question's ticket.
     asked: BTreeMap<(String, Ticket), InteractionId>,
@@ -121,28 +121,28 @@ pub struct Glue {
 
 impl Glue {
     /// No connections yet.
-    pub fn new() -> Glue {
+    pub(crate) fn new() -> Glue {
         Glue::default()
     }
 
     /// Links opened from now on offer `fs/*` to their agents (the default) or not.
-    pub fn offer_fs(&mut self, on: bool) {
+    pub(crate) fn offer_fs(&mut self, on: bool) {
         self.no_fs = !on;
     }
 
     /// Server `name`'s link, while it has one.
-    pub fn link(&self, name: &str) -> Option<&Link> {
+    pub(crate) fn link(&self, name: &str) -> Option<&Link> {
         self.links.get(name)
     }
 
     /// The events that came up while [`Glue::prompt`] or [`Glue::answer`] ran; handle
     /// them like those of [`Glue::on_runner_event`] before waiting again.
-    pub fn take_events(&mut self) -> Vec<(String, AgentEvent)> {
+    pub(crate) fn take_events(&mut self) -> Vec<(String, AgentEvent)> {
         std::mem::take(&mut self.backlog)
     }
 
     /// Handles one runner event: what comes out for the application, tagged by server.
-    pub async fn on_runner_event(
+    pub(crate) async fn on_runner_event(
         &mut self,
         runner: &mut AgentRunner<Question>,
         event: RunnerEvent<Question>,
@@ -212,7 +212,7 @@ impl Glue {
     }
 
     /// Sends `text` as a prompt to server `name`, which must be ready.
-    pub async fn prompt(
+    pub(crate) async fn prompt(
         &mut self,
         runner: &mut AgentRunner<Question>,
         name: &str,
@@ -238,7 +238,7 @@ impl Glue {
 
     /// Answers question `id` of server `name`. Returns `false` if the question is gone
     /// (already answered, or settled without the person).
-    pub async fn answer(
+    pub(crate) async fn answer(
         &mut self,
         runner: &mut AgentRunner<Question>,
         name: &str,

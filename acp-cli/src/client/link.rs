@@ -21,7 +21,7 @@ use super::updates::{AgentCommand, Shown, UpdateView};
 
 /// What the application learns from a link.
 #[derive(Clone, Debug, PartialEq)]
-pub enum LinkEvent {
+pub(crate) enum LinkEvent {
     /// `initialize` and `session/new` succeeded: prompts can be sent.
     Ready {
         /// The session opened.
@@ -64,7 +64,7 @@ pub enum LinkEvent {
 
 /// Why the handshake failed, with the agent's own words when it gave any.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct HandshakeFailure {
+pub(crate) struct HandshakeFailure {
     /// `initialize` or `session/new`.
     pub method: &'static str,
     /// The JSON-RPC error code, when the agent answered with an error.
@@ -75,7 +75,7 @@ pub struct HandshakeFailure {
 
 impl HandshakeFailure {
     /// Whether the agent asked for authentication (`-32000`).
-    pub fn needs_auth(&self) -> bool {
+    pub(crate) fn needs_auth(&self) -> bool {
         self.code == Some(ErrorCode::AUTH_REQUIRED.0)
     }
 }
@@ -98,7 +98,7 @@ impl std::fmt::Display for HandshakeFailure {
 impl std::error::Error for HandshakeFailure {}
 
 /// See the module docs.
-pub struct Link {
+pub(crate) struct Link {
     conn: ClientConnection<Growable>,
     origin: std::time::Instant,
     /// The session's working directory, as sent.
@@ -120,18 +120,13 @@ impl std::fmt::Debug for Link {
 }
 
 /// The client's name in `clientInfo`.
-pub const CLIENT_NAME: &str = "acp-cli";
+pub(crate) const CLIENT_NAME: &str = "acp-cli";
 
 impl Link {
-    /// A link that has sent `initialize` offering `fs/*`; the session will be opened in
-    /// `cwd` (absolute).
-    pub fn open(cwd: &Path) -> Link {
-        Link::open_with(cwd, true)
-    }
-
-    /// Like [`Link::open`]; `offer_fs: false` advertises no `fs` capability, so the agent
+    /// A link that has sent `initialize` (offering `fs/*` when `offer_fs`); the session will be
+    /// opened in `cwd` (absolute). `offer_fs: false` advertises no `fs` capability, so the agent
     /// works on files itself (and the link answers any `fs/*` request `-32601`).
-    pub fn open_with(cwd: &Path, offer_fs: bool) -> Link {
+    pub(crate) fn open_with(cwd: &Path, offer_fs: bool) -> Link {
         let serves = Serves {
             fs_read: offer_fs,
             fs_write: offer_fs,
@@ -163,25 +158,25 @@ impl Link {
     }
 
     /// The open session, once [`LinkEvent::Ready`] was given.
-    pub fn session(&self) -> Option<&str> {
+    pub(crate) fn session(&self) -> Option<&str> {
         self.session.as_deref()
     }
 
     /// Feeds bytes from the agent's stdout; returns how many were taken (feed the rest after
     /// draining events and output).
-    pub fn feed(&mut self, bytes: &[u8]) -> usize {
+    pub(crate) fn feed(&mut self, bytes: &[u8]) -> usize {
         let now = self.now();
         self.conn.handle_bytes(now, bytes)
     }
 
     /// The agent's output ended.
-    pub fn eof(&mut self) {
+    pub(crate) fn eof(&mut self) {
         let now = self.now();
         self.conn.handle_eof(now);
     }
 
     /// The bytes to write to the agent's stdin now (taken out of the outbox).
-    pub fn take_output(&mut self) -> Vec<u8> {
+    pub(crate) fn take_output(&mut self) -> Vec<u8> {
         let outbox = self.conn.outbox();
         let bytes = outbox.pending().to_vec();
         outbox.consume(bytes.len());
@@ -189,7 +184,7 @@ impl Link {
     }
 
     /// Sends the prompt `text`. Fails without a session or while a turn runs.
-    pub fn prompt(&mut self, text: &str) -> Result<(), String> {
+    pub(crate) fn prompt(&mut self, text: &str) -> Result<(), String> {
         let now = self.now();
         let session = self.session.clone().ok_or("no session is open")?;
         self.conn
@@ -200,7 +195,7 @@ impl Link {
 
     /// Sends `session/cancel` for the running turn (its open questions are answered
     /// `cancelled`). Returns whether a turn was running.
-    pub fn cancel(&mut self) -> bool {
+    pub(crate) fn cancel(&mut self) -> bool {
         let now = self.now();
         match self.session.clone() {
             Some(session) => self.conn.cancel(now, &session).unwrap_or(false),
@@ -209,7 +204,7 @@ impl Link {
     }
 
     /// Answers a permission request with the option `option_id`, or `cancelled`.
-    pub fn answer_permission(&mut self, ticket: Ticket, option_id: Option<&str>) {
+    pub(crate) fn answer_permission(&mut self, ticket: Ticket, option_id: Option<&str>) {
         let now = self.now();
         let answer = match option_id {
             Some(id) => PermissionAnswer::Selected(id),
@@ -220,7 +215,7 @@ impl Link {
     }
 
     /// Answers an ask_user request with `text`, or `cancelled` for none (or only blanks).
-    pub fn answer_ask_user(&mut self, ticket: Ticket, text: Option<&str>) {
+    pub(crate) fn answer_ask_user(&mut self, ticket: Ticket, text: Option<&str>) {
         let now = self.now();
         let answer = match text {
             Some(text) if !text.trim().is_empty() => AskUserAnswer::Answered(text),
@@ -231,7 +226,7 @@ impl Link {
 
     /// The next event for the application; requests the link serves itself are answered
     /// on the way.
-    pub fn poll_event(&mut self) -> Option<LinkEvent> {
+    pub(crate) fn poll_event(&mut self) -> Option<LinkEvent> {
         // Each pass consumes one connection event; the connection's queue is finite.
         loop {
             let event = self.conn.poll_event()?;

@@ -8,8 +8,8 @@
 //! - [`command`]: `acp-cli client`.
 
 pub mod command;
-pub mod glue;
-pub mod link;
-pub mod render;
-pub mod terminal;
-pub mod updates;
+pub(crate) mod glue;
+pub(crate) mod link;
+pub(crate) mod render;
+pub(crate) mod terminal;
+pub(crate) mod updates;

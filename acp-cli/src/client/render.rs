@@ -8,20 +8,20 @@ use acp_host::supervisor::answer::Decision;
 use serde_json::Value;
 
 /// `rawInput` entries shown in a permission prompt.
-pub const PERMISSION_ARGS: usize = 6;
+pub(crate) const PERMISSION_ARGS: usize = 6;
 /// Characters of one `rawInput` value shown (longer ones end in `...`).
-pub const PERMISSION_ARG_CHARS: usize = 80;
+pub(crate) const PERMISSION_ARG_CHARS: usize = 80;
 /// Content texts shown in a permission prompt.
-pub const PERMISSION_TEXTS: usize = 2;
+pub(crate) const PERMISSION_TEXTS: usize = 2;
 /// Characters of one content text shown.
-pub const PERMISSION_TEXT_CHARS: usize = 100;
+pub(crate) const PERMISSION_TEXT_CHARS: usize = 100;
 
 /// The hint under a permission prompt.
-pub const PERMISSION_HINT: &str = "Press 1-4 · Esc to reject";
+pub(crate) const PERMISSION_HINT: &str = "Press 1-4 · Esc to reject";
 
 /// The question of an `_agentao.cn/ask_user` request: `question`, else `message`, else
 /// `(input requested)`.
-pub fn ask_user_question(params: &Value) -> String {
+pub(crate) fn ask_user_question(params: &Value) -> String {
     str_at(params, "question")
         .or_else(|| str_at(params, "message"))
         .unwrap_or("(input requested)")
@@ -29,7 +29,7 @@ pub fn ask_user_question(params: &Value) -> String {
 }
 
 /// The one-line summary of a permission request (`Allow <title> (<kind>)?`), for lists.
-pub fn permission_summary(params: &Value) -> String {
+pub(crate) fn permission_summary(params: &Value) -> String {
     match params.get("toolCall") {
         Some(call) => format!(
             "Allow {} ({})?",
@@ -44,7 +44,7 @@ pub fn permission_summary(params: &Value) -> String {
 
 /// The inline permission prompt (§8.8): header, title and kind, up to six arguments, up to
 /// two content texts, the four choices and the hint.
-pub fn permission_prompt(server: &str, params: &Value) -> String {
+pub(crate) fn permission_prompt(server: &str, params: &Value) -> String {
     let mut out = format!("Permission request from '{}':", sanitize(server));
     out.push_str(&format!("\n  {}", sanitize(&permission_summary(params))));
     if let Some(call) = params.get("toolCall") {
@@ -77,7 +77,7 @@ pub fn permission_prompt(server: &str, params: &Value) -> String {
 }
 
 /// The inline input prompt (§8.8): header and question.
-pub fn input_prompt(server: &str, question: &str) -> String {
+pub(crate) fn input_prompt(server: &str, question: &str) -> String {
     format!(
         "Input request from '{}':\n  {}",
         sanitize(server),
@@ -88,7 +88,7 @@ pub fn input_prompt(server: &str, question: &str) -> String {
 /// The decision a typed answer to a permission prompt stands for: `1`–`4`, or Esc (a line
 /// starting with the escape character) or an empty line to reject; `None` for anything
 /// else (ask again).
-pub fn permission_choice(line: &str) -> Option<Decision> {
+pub(crate) fn permission_choice(line: &str) -> Option<Decision> {
     let line = line.trim_end_matches(['\r', '\n']);
     if line.is_empty() || line.starts_with('\u{1b}') {
         return Some(Decision::Cancel);
@@ -104,7 +104,7 @@ pub fn permission_choice(line: &str) -> Option<Decision> {
 
 /// The decision a keypress stands for when the terminal reads single keys: `1`–`4`, or
 /// Esc alone (an escape sequence such as an arrow key is not Esc); `None` for other keys.
-pub fn permission_key(key: &[u8]) -> Option<Decision> {
+pub(crate) fn permission_key(key: &[u8]) -> Option<Decision> {
     match key {
         [0x1b] => Some(Decision::Cancel),
         [b'1', ..] => Some(Decision::AllowOnce),
@@ -116,7 +116,7 @@ pub fn permission_key(key: &[u8]) -> Option<Decision> {
 }
 
 /// What is printed once a permission prompt is answered (§8.8).
-pub fn permission_confirmation(decision: Decision) -> &'static str {
+pub(crate) fn permission_confirmation(decision: Decision) -> &'static str {
     match decision {
         Decision::AllowOnce => "Approved (once)",
         Decision::AllowAlways => "Approved (all future calls)",
@@ -128,7 +128,7 @@ pub fn permission_confirmation(decision: Decision) -> &'static str {
 
 /// `text` dimmed (SGR 2) when `styled` (the stream it goes to is a terminal); plain
 /// otherwise, so piped output carries no escape sequences.
-pub fn dim(text: &str, styled: bool) -> String {
+pub(crate) fn dim(text: &str, styled: bool) -> String {
     if styled {
         format!("\u{1b}[2m{text}\u{1b}[0m")
     } else {
@@ -137,12 +137,12 @@ pub fn dim(text: &str, styled: bool) -> String {
 }
 
 /// What is printed when an input prompt gets an empty reply (§8.8).
-pub const EMPTY_REPLY: &str = "Empty reply — cancelled.";
+pub(crate) const EMPTY_REPLY: &str = "Empty reply — cancelled.";
 
 /// The option id to answer a permission request with for `decision`. Esc rejects (§8.8:
 /// "Esc or Ctrl-C → reject once"); an option list without a fitting option gives `None`,
 /// which is answered `cancelled`.
-pub fn chosen_option(params: &Value, decision: Decision) -> Option<String> {
+pub(crate) fn chosen_option(params: &Value, decision: Decision) -> Option<String> {
     let options = params.get("options").unwrap_or(&Value::Null);
     let decision = match decision {
         Decision::Cancel => Decision::RejectOnce,

@@ -12,7 +12,7 @@ const READ_CHUNK: usize = 4096;
 /// What was typed on stdin, read by a thread started on first use (so stdin is not touched
 /// unless input is wanted): whole lines, or, in [`RawMode`], single keys.
 #[derive(Debug, Default)]
-pub struct StdinLines {
+pub(crate) struct StdinLines {
     chunks: Option<Receiver<Vec<u8>>>,
     /// Read and not yet handed out.
     pending: Vec<u8>,
@@ -21,13 +21,13 @@ pub struct StdinLines {
 
 impl StdinLines {
     /// Nothing read yet.
-    pub fn new() -> StdinLines {
+    pub(crate) fn new() -> StdinLines {
         StdinLines::default()
     }
 
     /// The next line without its line ending; `None` at the end of stdin. A last line
     /// without a newline is still a line.
-    pub async fn next(&mut self) -> Option<String> {
+    pub(crate) async fn next(&mut self) -> Option<String> {
         // Each pass either hands out a line or waits for one more chunk; stdin is finite
         // or the wait goes on as long as the person types nothing.
         loop {
@@ -49,7 +49,7 @@ impl StdinLines {
 
     /// The next keypress (what one read returned: one key, or an escape sequence);
     /// `None` at the end of stdin. Meant for [`RawMode`], where keys arrive unbuffered.
-    pub async fn next_key(&mut self) -> Option<Vec<u8>> {
+    pub(crate) async fn next_key(&mut self) -> Option<Vec<u8>> {
         if self.pending.is_empty() && !self.ended {
             self.read_more().await;
         }
@@ -83,13 +83,13 @@ impl StdinLines {
 /// The terminal on stdin without line editing or echo, so a single key is read at once
 /// (Ctrl-C still interrupts). The previous settings come back when this is dropped.
 #[derive(Debug)]
-pub struct RawMode {
+pub(crate) struct RawMode {
     saved: Termios,
 }
 
 impl RawMode {
     /// Switches stdin's terminal to single keys; `None` when stdin is not a terminal.
-    pub fn enter() -> Option<RawMode> {
+    pub(crate) fn enter() -> Option<RawMode> {
         let stdin = std::io::stdin();
         let saved = rustix::termios::tcgetattr(&stdin).ok()?;
         let mut raw = saved.clone();
@@ -112,7 +112,7 @@ impl Drop for RawMode {
 }
 
 /// Ctrl-C (SIGINT) presses. While this exists the signal no longer kills the process.
-pub struct Interrupts {
+pub(crate) struct Interrupts {
     signals: Option<async_signal::Signals>,
 }
 
@@ -133,7 +133,7 @@ impl Default for Interrupts {
 impl Interrupts {
     /// Catches SIGINT from now on (if the handler cannot be installed, Ctrl-C keeps its
     /// default effect and [`Interrupts::next`] never returns).
-    pub fn new() -> Interrupts {
+    pub(crate) fn new() -> Interrupts {
         let signals = async_signal::Signals::new([async_signal::Signal::Int])
             .map_err(|e| tracing::warn!("cannot catch Ctrl-C: {e}"))
             .ok();
@@ -141,7 +141,7 @@ impl Interrupts {
     }
 
     /// Waits for the next Ctrl-C.
-    pub async fn next(&mut self) {
+    pub(crate) async fn next(&mut self) {
         match self.signals.as_mut() {
             Some(signals) => {
                 // A stream of signals never ends; an error is not a press.

@@ -17,7 +17,7 @@ use super::render::{PERMISSION_TEXT_CHARS, PERMISSION_TEXTS, content_text, conte
 
 /// What one update shows.
 #[derive(Clone, Debug, PartialEq)]
-pub enum Shown {
+pub(crate) enum Shown {
     /// A chunk of the agent's answer (sanitized).
     Text(String),
     /// Lines beside the answer: a thought, a plan, a tool call, a notice… (sanitized, no
@@ -31,7 +31,7 @@ pub enum Shown {
 
 /// A slash command an agent advertised.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct AgentCommand {
+pub(crate) struct AgentCommand {
     /// The name, without the `/` (sanitized).
     pub name: String,
     /// What it does (sanitized).
@@ -41,7 +41,7 @@ pub struct AgentCommand {
 }
 
 /// The line that lists an agent's commands: `commands: /a /b …`.
-pub fn commands_line(commands: &[AgentCommand]) -> String {
+pub(crate) fn commands_line(commands: &[AgentCommand]) -> String {
     let mut out = String::from("commands:");
     for command in commands {
         out.push_str(" /");
@@ -54,13 +54,13 @@ pub fn commands_line(commands: &[AgentCommand]) -> String {
 }
 
 /// The line for an update kind this client does not know.
-pub fn unknown_line(tag: &str) -> String {
+pub(crate) fn unknown_line(tag: &str) -> String {
     format!("(update: {tag})")
 }
 
 /// See the module docs.
 #[derive(Clone, Debug, Default)]
-pub struct UpdateView {
+pub(crate) struct UpdateView {
     /// The `planId`s shown and not removed.
     plans: BTreeSet<String>,
     /// Subagent session id → its name (title, else the session id).
@@ -71,14 +71,14 @@ pub struct UpdateView {
 
 impl UpdateView {
     /// Nothing seen yet.
-    pub fn new() -> UpdateView {
+    pub(crate) fn new() -> UpdateView {
         UpdateView::default()
     }
 
     /// What the `session/update` with these `params` shows; `None` for updates that show
     /// nothing (a removal of an unknown plan, a timestamp-only session info update, an
     /// update without a readable body).
-    pub fn show(&mut self, params: &Value) -> Option<Shown> {
+    pub(crate) fn show(&mut self, params: &Value) -> Option<Shown> {
         let update = params.get("update")?;
         let session = str_at(params, "sessionId").unwrap_or("");
         let Some(tag) = str_at(update, "sessionUpdate") else {

@@ -37,7 +37,8 @@ impl DemoBackend {
     }
 
     /// Whether `session` has a turn that has not ended yet.
-    pub fn is_running(&self, session: &str) -> bool {
+    #[cfg(test)]
+    pub(crate) fn is_running(&self, session: &str) -> bool {
         self.turns.is_running(session)
     }
 }

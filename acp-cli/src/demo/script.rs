@@ -28,7 +28,7 @@ pub struct CommandSpec {
 
 impl CommandSpec {
     /// The command as typed: `/name ARGS`.
-    pub fn usage(&self) -> String {
+    pub(crate) fn usage(&self) -> String {
         if self.args.is_empty() {
             format!("/{}", self.name)
         } else {
@@ -137,10 +137,10 @@ pub const COMMANDS: &[CommandSpec] = &[
 ];
 
 /// The default size of one `/flood` chunk, in bytes.
-pub const FLOOD_DEFAULT_BYTES: usize = 32;
+pub(crate) const FLOOD_DEFAULT_BYTES: usize = 32;
 
 /// The largest `/flood` chunk: a line stays far below the client's line limit.
-pub const FLOOD_MAX_BYTES: usize = 1 << 20;
+pub(crate) const FLOOD_MAX_BYTES: usize = 1 << 20;
 
 /// The tool kinds `/tool` accepts (the schema's `ToolKind` names).
 const TOOL_KINDS: &[(&str, ToolKind)] = &[
@@ -173,7 +173,7 @@ const STOP_REASONS: &[StopReason] = &[
 
 /// One instruction of the script.
 #[derive(Clone, Debug, PartialEq)]
-pub enum Command {
+pub(crate) enum Command {
     /// Plain text (consecutive lines joined with `\n`): one `agent_message_chunk`.
     Text(String),
     /// `/echo TEXT`.
@@ -261,7 +261,7 @@ pub enum Command {
 
 /// Parses the prompt's text blocks; other blocks carry no script and are skipped. Block
 /// boundaries are line boundaries.
-pub fn parse(prompt: &[ContentBlock]) -> Vec<Command> {
+pub(crate) fn parse(prompt: &[ContentBlock]) -> Vec<Command> {
     let mut commands = Vec::new();
     for block in prompt {
         if let ContentBlock::Text(text) = block {
@@ -295,7 +295,7 @@ fn flush_plain(plain: &mut Vec<&str>, out: &mut Vec<Command>) {
 }
 
 /// Parses one `/…` line.
-pub fn parse_command(line: &str) -> Command {
+pub(crate) fn parse_command(line: &str) -> Command {
     let (name, arg) = match line.split_once(' ') {
         Some((name, arg)) => (name, arg),
         None => (line, ""),
@@ -493,7 +493,7 @@ fn parse_usage(arg: &str) -> Command {
 }
 
 /// The answer to an unknown command: what it was and every command there is.
-pub fn unknown_command_message(name: &str) -> String {
+pub(crate) fn unknown_command_message(name: &str) -> String {
     format!(
         "unknown command '{name}'. Commands: {}; any other text is echoed.",
         COMMANDS
@@ -506,7 +506,7 @@ pub fn unknown_command_message(name: &str) -> String {
 
 /// `available_commands_update` with every demo command: its name, a one-line description
 /// and, for a command that takes arguments, those arguments as the input hint.
-pub fn available_commands() -> SessionUpdate {
+pub(crate) fn available_commands() -> SessionUpdate {
     let mut update = AvailableCommandsUpdate::default();
     update.available_commands = COMMANDS
         .iter()

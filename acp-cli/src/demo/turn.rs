@@ -29,7 +29,7 @@ use crate::agent::tools::{self, Gate, rejection_text};
 /// What the turns of one connection share: the `*_always` memory, the counters of the ids
 /// handed out, and each session's last `/plan2` plan.
 #[derive(Debug)]
-pub struct Shared {
+pub(crate) struct Shared {
     /// Remembered `*_always` answers, per session per tool (kind and title).
     pub memory: PermissionMemory<Vec<Remembered>>,
     /// The number of the last tool call id handed out (`tool-1`, `tool-2`, …).
@@ -41,7 +41,7 @@ pub struct Shared {
     pub plans: HashMap<String, String>,
 }
 
-pub use crate::agent::tools::{MEMORY_LIMIT, last_tool_number};
+pub(crate) use crate::agent::tools::{MEMORY_LIMIT, last_tool_number};
 
 impl Default for Shared {
     fn default() -> Self {
@@ -118,7 +118,7 @@ enum Wait {
 
 /// One turn of the demo backend.
 #[derive(Debug)]
-pub struct DemoTurn {
+pub(crate) struct DemoTurn {
     session: String,
     cwd: String,
     additional_directories: Vec<String>,
@@ -145,7 +145,7 @@ pub struct DemoTurn {
 impl DemoTurn {
     /// A turn running `script` in the session described by `start`. The first turn of a
     /// session opens with a `session_info_update` titled from its prompt (R-TURN-5).
-    pub fn new(start: &TurnStart<'_>, script: Vec<Command>) -> Self {
+    pub(crate) fn new(start: &TurnStart<'_>, script: Vec<Command>) -> Self {
         let finished_turns = start.history.turn_count();
         let mut turn = Self {
             session: start.session.to_owned(),
@@ -173,19 +173,19 @@ impl DemoTurn {
     }
 
     /// Whether the turn has handed out its `End` or `Fail`.
-    pub fn is_finished(&self) -> bool {
+    pub(crate) fn is_finished(&self) -> bool {
         self.finished
     }
 
     /// The client cancelled: the turn ends at its next step, after the updates it has ready
     /// and a `failed` update for a tool call it leaves open.
-    pub fn cancel(&mut self) {
+    pub(crate) fn cancel(&mut self) {
         self.cancelled = true;
     }
 
     /// The next step. Bounded: each pass of the loop hands out a step or consumes a command
     /// or a wait.
-    pub fn step(&mut self, shared: &mut Shared, now: Instant) -> Step {
+    pub(crate) fn step(&mut self, shared: &mut Shared, now: Instant) -> Step {
         if self.finished {
             return Step::Waiting;
         }
@@ -227,7 +227,7 @@ impl DemoTurn {
 
     /// The outcome of the request the turn waits for. A reply that does not match what the
     /// turn waits for (late, after a cancel) is dropped.
-    pub fn resume(&mut self, shared: &mut Shared, reply: Reply) {
+    pub(crate) fn resume(&mut self, shared: &mut Shared, reply: Reply) {
         match (core::mem::replace(&mut self.wait, Wait::Nothing), reply) {
             (Wait::Permission(tool), Reply::Permission(decision)) => {
                 let key = tool_key(&tool.permission_request());
@@ -636,7 +636,7 @@ impl DemoTurn {
 
 /// A `notice` update. The schema type has no public constructor outside acp-core, so it
 /// is read from its JSON form, which cannot fail for these two strings.
-pub fn notice(severity: NoticeSeverity, title: String) -> SessionUpdate {
+pub(crate) fn notice(severity: NoticeSeverity, title: String) -> SessionUpdate {
     let value = serde_json::json!({
         "sessionUpdate": "notice",
         "severity": severity.as_str(),

@@ -12,7 +12,7 @@ use acp_host::supervisor::Instant;
 
 /// Milliseconds since the clock was made, plus every jump; see the module docs.
 #[derive(Clone, Copy, Debug)]
-pub struct HostClock {
+pub(crate) struct HostClock {
     origin: std::time::Instant,
     skipped_ms: u64,
 }
@@ -25,7 +25,7 @@ impl Default for HostClock {
 
 impl HostClock {
     /// A clock at zero now.
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         HostClock {
             origin: std::time::Instant::now(),
             skipped_ms: 0,
@@ -33,26 +33,21 @@ impl HostClock {
     }
 
     /// The current time.
-    pub fn now(&self) -> Instant {
+    pub(crate) fn now(&self) -> Instant {
         let elapsed = u64::try_from(self.origin.elapsed().as_millis()).unwrap_or(u64::MAX);
         Instant(elapsed.saturating_add(self.skipped_ms))
     }
 
     /// Jumps to `target` if it is ahead; never goes back.
-    pub fn skip_to(&mut self, target: Instant) {
+    pub(crate) fn skip_to(&mut self, target: Instant) {
         let now = self.now();
         self.skipped_ms = self
             .skipped_ms
             .saturating_add(target.as_millis().saturating_sub(now.as_millis()));
     }
 
-    /// How far the clock has jumped in total.
-    pub fn skipped(&self) -> Duration {
-        Duration::from_millis(self.skipped_ms)
-    }
-
     /// The wall-clock moment at which the clock will read `at` (if no jump happens first).
-    pub fn wall_time_of(&self, at: Instant) -> std::time::Instant {
+    pub(crate) fn wall_time_of(&self, at: Instant) -> std::time::Instant {
         let ms = at.as_millis().saturating_sub(self.skipped_ms);
         self.origin
             .checked_add(Duration::from_millis(ms))

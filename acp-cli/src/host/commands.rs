@@ -18,16 +18,16 @@ use acp_host::supervisor::interaction::InteractionKind;
 use acp_host::supervisor::{Instant, Supervisor, SupervisorError};
 
 /// `/acp logs <name>` without a count shows this many lines.
-pub const DEFAULT_LOG_LINES: usize = 50;
+pub(crate) const DEFAULT_LOG_LINES: usize = 50;
 
 /// `/acp status <name>` shows at most this many stderr lines.
-pub const STATUS_STDERR_LINES: usize = 5;
+pub(crate) const STATUS_STDERR_LINES: usize = 5;
 
 /// `/acp status <name>` cuts each question to this many characters.
-pub const STATUS_PROMPT_CHARS: usize = 60;
+pub(crate) const STATUS_PROMPT_CHARS: usize = 60;
 
 /// The subcommands, in the order `Unknown subcommand` lists them.
-pub const SUBCOMMANDS: [&str; 8] = [
+pub(crate) const SUBCOMMANDS: [&str; 8] = [
     "list", "start", "stop", "restart", "send", "cancel", "status", "logs",
 ];
 
@@ -90,17 +90,17 @@ impl fmt::Display for CommandError<'_> {
 impl std::error::Error for CommandError<'_> {}
 
 /// Usage of `/acp start`.
-pub const USAGE_START: &str = "Usage: /acp start <name>";
+pub(crate) const USAGE_START: &str = "Usage: /acp start <name>";
 /// Usage of `/acp stop`.
-pub const USAGE_STOP: &str = "Usage: /acp stop <name>";
+pub(crate) const USAGE_STOP: &str = "Usage: /acp stop <name>";
 /// Usage of `/acp restart`.
-pub const USAGE_RESTART: &str = "Usage: /acp restart <name>";
+pub(crate) const USAGE_RESTART: &str = "Usage: /acp restart <name>";
 /// Usage of `/acp send`.
-pub const USAGE_SEND: &str = "Usage: /acp send <name> <message>";
+pub(crate) const USAGE_SEND: &str = "Usage: /acp send <name> <message>";
 /// Usage of `/acp cancel`.
-pub const USAGE_CANCEL: &str = "Usage: /acp cancel <name>";
+pub(crate) const USAGE_CANCEL: &str = "Usage: /acp cancel <name>";
 /// Usage of `/acp logs`.
-pub const USAGE_LOGS: &str = "Usage: /acp logs <name> [lines]";
+pub(crate) const USAGE_LOGS: &str = "Usage: /acp logs <name> [lines]";
 
 /// Parses a REPL line. `None` if it is not an `/acp` command at all (`/acpx`, `/help`).
 pub fn parse(line: &str) -> Option<Result<AcpCommand<'_>, CommandError<'_>>> {
@@ -172,32 +172,32 @@ pub fn load_failed(error: &dyn fmt::Display) -> String {
 }
 
 /// `Unknown ACP server: <name>`.
-pub fn unknown_server(name: &str) -> String {
+pub(crate) fn unknown_server(name: &str) -> String {
     format!("Unknown ACP server: {}", sanitize(name))
 }
 
 /// `ACP server '<name>' started.`
-pub fn started(name: &str) -> String {
+pub(crate) fn started(name: &str) -> String {
     format!("ACP server '{name}' started.")
 }
 
 /// `Failed to start '<name>': <error>`.
-pub fn failed_to_start(name: &str, error: &str) -> String {
+pub(crate) fn failed_to_start(name: &str, error: &str) -> String {
     format!("Failed to start '{name}': {}", sanitize(error))
 }
 
 /// `ACP server '<name>' stopped.`
-pub fn stopped(name: &str) -> String {
+pub(crate) fn stopped(name: &str) -> String {
     format!("ACP server '{name}' stopped.")
 }
 
 /// `ACP server '<name>' restarted.`
-pub fn restarted(name: &str) -> String {
+pub(crate) fn restarted(name: &str) -> String {
     format!("ACP server '{name}' restarted.")
 }
 
 /// What `/acp cancel <name>` prints for the supervisor's answer to `CancelTurn`.
-pub fn cancel_outcome(name: &str, result: &Result<(), SupervisorError>) -> String {
+pub(crate) fn cancel_outcome(name: &str, result: &Result<(), SupervisorError>) -> String {
     match result {
         Ok(()) => format!("Cancel sent to '{name}'."),
         Err(SupervisorError::UnknownServer(_)) => unknown_server(name),
@@ -209,7 +209,7 @@ pub fn cancel_outcome(name: &str, result: &Result<(), SupervisorError>) -> Strin
 /// line per server (`  ● <name>  <state>  pid=<pid>  <description>  ⏳ <n> interaction(s)`,
 /// the optional parts left out when empty), each followed by `    last error: <error>` if it
 /// has one. Rejected config entries follow, one `  ✗ <problem>` line each.
-pub fn render_list<T>(supervisor: &mut Supervisor<T>, rejected: &[String]) -> String {
+pub(crate) fn render_list<T>(supervisor: &mut Supervisor<T>, rejected: &[String]) -> String {
     let total = supervisor.servers().count();
     if total == 0 && rejected.is_empty() {
         return String::from("No ACP servers configured.\nAdd servers to .agentao/acp.json");
@@ -261,7 +261,7 @@ pub struct ClientView {
 /// (`  [<id>] <kind>: <first 60 characters>`) and the last stderr lines
 /// (`Recent stderr (<k> of last 5):`) when there are any. `Unknown ACP server: <name>` for a
 /// name not configured.
-pub fn render_status<T>(
+pub(crate) fn render_status<T>(
     supervisor: &Supervisor<T>,
     name: &str,
     now: Instant,
@@ -328,7 +328,7 @@ pub fn render_status<T>(
 /// `/acp logs <name> [n]`: `Stderr log for '<name>' (last <k> lines):` and the lines (k is
 /// how many are shown, at most n), or `No stderr output from '<name>'.`, or
 /// `Unknown ACP server: <name>`.
-pub fn render_logs<T>(supervisor: &Supervisor<T>, name: &str, lines: usize) -> String {
+pub(crate) fn render_logs<T>(supervisor: &Supervisor<T>, name: &str, lines: usize) -> String {
     let Some(lifecycle) = supervisor.server(name) else {
         return unknown_server(name);
     };

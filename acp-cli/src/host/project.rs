@@ -13,7 +13,7 @@ use super::commands::{self, AcpCommand, ClientView};
 use super::runner::{AgentRunner, RunnerEvent, StopTimings};
 
 /// Where the config lives, relative to the project root.
-pub const CONFIG_PATH: &str = ".agentao/acp.json";
+pub(crate) const CONFIG_PATH: &str = ".agentao/acp.json";
 
 /// Why `.agentao/acp.json` could not be loaded.
 #[derive(Debug)]
@@ -74,7 +74,7 @@ pub struct Host<T> {
 impl<T> Host<T> {
     /// Loads `<project_root>/.agentao/acp.json` (a missing file: no servers) with this
     /// process's environment for `$VAR` expansion and for the children.
-    pub fn load(project_root: &Path, timings: StopTimings) -> Result<Host<T>, HostError> {
+    pub(crate) fn load(project_root: &Path, timings: StopTimings) -> Result<Host<T>, HostError> {
         let host_env: Vec<(String, String)> = std::env::vars_os()
             .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
             .collect();
@@ -110,7 +110,7 @@ impl<T> Host<T> {
     }
 
     /// A host for an already parsed config.
-    pub fn new(
+    pub(crate) fn new(
         config: &AcpConfig,
         project_root: &Path,
         host_env: Vec<(String, String)>,
@@ -126,11 +126,6 @@ impl<T> Host<T> {
     /// The runner: events, inputs, stdin.
     pub fn runner(&mut self) -> &mut AgentRunner<T> {
         &mut self.runner
-    }
-
-    /// The config entries that failed their checks, as messages.
-    pub fn rejected(&self) -> &[String] {
-        &self.rejected
     }
 
     /// Records what the connection glue knows of server `name`'s client (`None`: no

@@ -49,10 +49,10 @@ use smol::channel::{Receiver, Sender};
 use smol::future::FutureExt as _;
 
 use super::clock::HostClock;
-use super::process::{AgentCommand, AgentProcess, ProcessEvent, ProcessKey};
+use acp_conform::process::{AgentCommand, AgentProcess, ProcessEvent, ProcessKey};
 
 /// How long a stdout EOF is held back waiting for the process's exit (see the module docs).
-pub const EOF_EXIT_GRACE: Duration = Duration::from_millis(100);
+pub(crate) const EOF_EXIT_GRACE: Duration = Duration::from_millis(100);
 
 /// Room in the process-event channel; a full channel makes the pipe readers wait.
 const EVENT_CHANNEL_CAPACITY: usize = 256;
@@ -197,7 +197,7 @@ impl<T> AgentRunner<T> {
     }
 
     /// The supervisor's current time.
-    pub fn now(&self) -> Instant {
+    pub(crate) fn now(&self) -> Instant {
         self.clock.now()
     }
 
@@ -207,12 +207,12 @@ impl<T> AgentRunner<T> {
     }
 
     /// The project root relative `cwd`s resolve against.
-    pub fn project_root(&self) -> &Path {
+    pub(crate) fn project_root(&self) -> &Path {
         &self.project_root
     }
 
     /// When server `name`'s process last wrote anything.
-    pub fn last_activity(&self, name: &str) -> Option<Instant> {
+    pub(crate) fn last_activity(&self, name: &str) -> Option<Instant> {
         self.last_activity.get(name).copied()
     }
 
@@ -235,7 +235,7 @@ impl<T> AgentRunner<T> {
 
     /// Runs `f` on the supervisor at the current time, then carries out what follows: for
     /// `open_interaction`, `resolve_interaction`, `start_auto`, the inbox.
-    pub fn update<R>(&mut self, f: impl FnOnce(&mut Supervisor<T>, Instant) -> R) -> R {
+    pub(crate) fn update<R>(&mut self, f: impl FnOnce(&mut Supervisor<T>, Instant) -> R) -> R {
         let now = self.clock.now();
         let result = f(&mut self.supervisor, now);
         self.drain();
@@ -299,7 +299,7 @@ impl<T> AgentRunner<T> {
     /// (each exit kills its group, see the module docs). Then the group of any process still
     /// tracked (its exit not seen yet, or a pipe still open) is killed, and the rest waited for
     /// up to the kill grace. Returns the events that came up meanwhile, stdout excepted.
-    pub async fn stop_all(&mut self) -> Vec<RunnerEvent<T>> {
+    pub(crate) async fn stop_all(&mut self) -> Vec<RunnerEvent<T>> {
         self.update(|s, now| s.stop_all(now));
         self.run_until(|s| s.servers().all(|(_, l)| at_rest(l.state(), l.pid())))
             .await;

@@ -16,24 +16,25 @@ use core::fmt;
 use core::time::Duration;
 
 use crate::model::chat::ModelError;
+use crate::net::endpoint::Endpoint;
 
 /// The provider used when `LLM_PROVIDER` is unset or empty.
-pub const DEFAULT_PROVIDER: &str = "openai";
+pub(crate) const DEFAULT_PROVIDER: &str = "openai";
 
 /// OpenAI's public endpoint, the default `OPENAI_BASE_URL`.
-pub const OPENAI_BASE_URL: &str = "https://api.openai.com/v1";
+pub(crate) const OPENAI_BASE_URL: &str = "https://api.openai.com/v1";
 
 /// The model used for `openai` when `OPENAI_MODEL` is unset.
-pub const OPENAI_DEFAULT_MODEL: &str = "gpt-4o-mini";
+pub(crate) const OPENAI_DEFAULT_MODEL: &str = "gpt-4o-mini";
 
 /// How long connecting (TCP and the TLS handshake) may take unless `LLM_CONNECT_TIMEOUT`
 /// says otherwise (R-LLM-6).
-pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
+pub(crate) const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// How long the server may send nothing, before the response head or between two pieces of
 /// the body, unless `LLM_IDLE_TIMEOUT` says otherwise (R-LLM-6). Generous: a slow model may
 /// think a while before its first token.
-pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(120);
+pub(crate) const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(120);
 
 /// The limits on one model request; `None` is no limit (the variable set to `0`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -57,7 +58,7 @@ impl Timeouts {
     /// Reads `LLM_CONNECT_TIMEOUT` and `LLM_IDLE_TIMEOUT` through `lookup`: seconds (a
     /// fraction allowed), `0` for none, unset or empty for the default. The error names the
     /// variable and its value.
-    pub fn from_env(lookup: impl Fn(&str) -> Option<String>) -> Result<Self, String> {
+    pub(crate) fn from_env(lookup: impl Fn(&str) -> Option<String>) -> Result<Self, String> {
         let read = |name: &str, default: Duration| -> Result<Option<Duration>, String> {
             let Some(value) = lookup(name).filter(|value| !value.trim().is_empty()) else {
                 return Ok(Some(default));
@@ -79,11 +80,6 @@ impl Timeouts {
     }
 }
 
-/// A duration in seconds as a user wrote it: `30`, `0.5`.
-pub fn seconds(duration: Duration) -> String {
-    duration.as_secs_f64().to_string()
-}
-
 /// An API key. It leaves this type only through [`ApiKey::expose`], which the HTTP client
 /// calls to write the `Authorization` header; `Debug` and `Display` print a placeholder.
 #[derive(Clone, PartialEq, Eq)]
@@ -91,12 +87,12 @@ pub struct ApiKey(String);
 
 impl ApiKey {
     /// Wraps a key.
-    pub fn new(key: impl Into<String>) -> Self {
+    pub(crate) fn new(key: impl Into<String>) -> Self {
         Self(key.into())
     }
 
     /// The key itself, for the `Authorization` header and nothing else.
-    pub fn expose(&self) -> &str {
+    pub(crate) fn expose(&self) -> &str {
         &self.0
     }
 }
@@ -115,7 +111,7 @@ impl fmt::Display for ApiKey {
 
 /// A model choice as Agentao's `set_model` takes it: `provider/model` or a bare `model`.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum ModelChoice {
+pub(crate) enum ModelChoice {
     /// `provider/model`: switch provider (lower-cased) and model.
     WithProvider {
         /// The provider, trimmed and lower-cased.
@@ -130,7 +126,7 @@ pub enum ModelChoice {
 impl ModelChoice {
     /// Parses a choice, splitting on the first `/` as Agentao does. Errors are the texts of
     /// Agentao's `set_config_option` checks (without the method prefix).
-    pub fn parse(value: &str) -> Result<Self, String> {
+    pub(crate) fn parse(value: &str) -> Result<Self, String> {
         let value = value.trim();
         if value.is_empty() {
             return Err("value must be a non-empty string".to_owned());
@@ -214,18 +210,13 @@ impl ModelConfig {
     }
 
     /// The variable that holds this provider's key, e.g. `OPENAI_API_KEY`.
-    pub fn key_variable(&self) -> String {
+    pub(crate) fn key_variable(&self) -> String {
         format!("{}_API_KEY", self.provider.to_uppercase())
-    }
-
-    /// `provider/model`, the value of the session's `model` config option.
-    pub fn qualified_model(&self) -> String {
-        format!("{}/{}", self.provider, self.model)
     }
 
     /// Whether a request can be made: a key, a base URL that parses and a model. The errors
     /// are what a prompt is answered with.
-    pub fn check(&self) -> Result<(), ModelError> {
+    pub(crate) fn check(&self) -> Result<(), ModelError> {
         let Some(key) = &self.api_key else {
             return Err(ModelError::MissingKey {
                 variable: self.key_variable(),
@@ -252,7 +243,7 @@ impl ModelConfig {
     }
 
     /// The parsed base URL.
-    pub fn endpoint(&self) -> Result<Endpoint, ModelError> {
+    pub(crate) fn endpoint(&self) -> Result<Endpoint, ModelError> {
         let variable = format!("{}_BASE_URL", self.provider.to_uppercase());
         if self.base_url.is_empty() {
             return Err(ModelError::Config(format!(
@@ -262,35 +253,6 @@ impl ModelConfig {
         }
         Endpoint::parse(&self.base_url)
             .map_err(|why| ModelError::Config(format!("{variable} '{}' {why}", self.base_url)))
-    }
-
-    /// Applies a model choice as Agentao's default resolver does: a bare model keeps the
-    /// provider; `provider/model` must name the current provider (case-insensitively) and
-    /// re-reads its key and base URL. Errors are Agentao's texts.
-    pub fn switch_model(
-        &mut self,
-        choice: ModelChoice,
-        lookup: impl Fn(&str) -> Option<String>,
-    ) -> Result<(), String> {
-        match choice {
-            ModelChoice::Model(model) => {
-                self.model = model;
-                Ok(())
-            }
-            ModelChoice::WithProvider { provider, model } => {
-                if provider != self.provider {
-                    return Err(format!("cannot resolve provider '{provider}'"));
-                }
-                let fresh = Self::from_env(lookup, Some(&format!("{provider}/{model}")))?;
-                if fresh.api_key.is_none() {
-                    return Err(format!(
-                        "provider_resolver returned no api_key for '{provider}'"
-                    ));
-                }
-                *self = fresh;
-                Ok(())
-            }
-        }
     }
 }
 
@@ -308,89 +270,6 @@ fn default_model(provider: &str) -> &'static str {
         "openai" => OPENAI_DEFAULT_MODEL,
         _ => "",
     }
-}
-
-/// A parsed `http://` or `https://` base URL.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Endpoint {
-    /// `https`: the connection is wrapped in TLS.
-    pub tls: bool,
-    /// The host name or IP address (an IPv6 address without its brackets).
-    pub host: String,
-    /// The port (80 or 443 when the URL names none).
-    pub port: u16,
-    /// The path before `/chat/completions`, without a trailing `/` (may be empty).
-    pub path: String,
-}
-
-impl Endpoint {
-    /// Parses `scheme://host[:port][/path]`. The error completes "`<VAR> '<url>' …`".
-    pub fn parse(url: &str) -> Result<Self, String> {
-        let (tls, rest) = if let Some(rest) = url.strip_prefix("https://") {
-            (true, rest)
-        } else if let Some(rest) = url.strip_prefix("http://") {
-            (false, rest)
-        } else {
-            return Err("is not an http:// or https:// URL".to_owned());
-        };
-        let (authority, path) = match rest.find(['/', '?', '#']) {
-            Some(at) => (&rest[..at], &rest[at..]),
-            None => (rest, ""),
-        };
-        if path.contains(['?', '#']) {
-            return Err("must not have a query or fragment".to_owned());
-        }
-        if authority.contains('@') {
-            return Err("must not carry credentials (use the _API_KEY variable)".to_owned());
-        }
-        let default_port = if tls { 443 } else { 80 };
-        let (host, port) = if let Some(bracketed) = authority.strip_prefix('[') {
-            let (host, after) = bracketed
-                .split_once(']')
-                .ok_or_else(|| "has an unclosed '[' in its host".to_owned())?;
-            let port = match after {
-                "" => default_port,
-                _ => parse_port(after.strip_prefix(':').unwrap_or("x"))?,
-            };
-            (host, port)
-        } else {
-            match authority.rsplit_once(':') {
-                Some((host, port)) => (host, parse_port(port)?),
-                None => (authority, default_port),
-            }
-        };
-        if host.is_empty() {
-            return Err("has no host".to_owned());
-        }
-        Ok(Self {
-            tls,
-            host: host.to_owned(),
-            port,
-            path: path.trim_end_matches('/').to_owned(),
-        })
-    }
-
-    /// The `Host` header value: the host, with the port when it is not the scheme's default.
-    pub fn host_header(&self) -> String {
-        let host = if self.host.contains(':') {
-            format!("[{}]", self.host)
-        } else {
-            self.host.clone()
-        };
-        if self.port == if self.tls { 443 } else { 80 } {
-            host
-        } else {
-            format!("{host}:{}", self.port)
-        }
-    }
-}
-
-/// A port number, or why not.
-fn parse_port(text: &str) -> Result<u16, String> {
-    text.parse::<u16>()
-        .ok()
-        .filter(|port| *port != 0)
-        .ok_or_else(|| format!("has an invalid port '{text}'"))
 }
 
 #[cfg(test)]
@@ -441,7 +320,6 @@ mod tests {
         assert_eq!(config.provider, "deepseek");
         assert_eq!(config.base_url, "http://127.0.0.1:8080/v1");
         assert_eq!(config.model, "deepseek-chat");
-        assert_eq!(config.qualified_model(), "deepseek/deepseek-chat");
         assert_eq!(config.check(), Ok(()));
     }
 
@@ -517,7 +395,10 @@ mod tests {
             Some(" o3 "),
         )
         .unwrap();
-        assert_eq!(config.qualified_model(), "openai/o3");
+        assert_eq!(
+            (config.provider.as_str(), config.model.as_str()),
+            ("openai", "o3")
+        );
     }
 
     #[test]
@@ -549,29 +430,6 @@ mod tests {
         );
     }
 
-    #[test]
-    fn switch_model_follows_agentaos_default_resolver() {
-        let vars = [("OPENAI_API_KEY", "k"), ("OPENAI_BASE_URL", "http://h:1")];
-        let mut config = ModelConfig::from_env(env(&vars), None).unwrap();
-        config
-            .switch_model(ModelChoice::parse("fake-model").unwrap(), env(&vars))
-            .unwrap();
-        assert_eq!(config.qualified_model(), "openai/fake-model");
-        config
-            .switch_model(ModelChoice::parse("OpenAI/gpt-y").unwrap(), env(&vars))
-            .unwrap();
-        assert_eq!(config.qualified_model(), "openai/gpt-y");
-        assert_eq!(
-            config.switch_model(ModelChoice::parse("anthropic/c").unwrap(), env(&vars)),
-            Err("cannot resolve provider 'anthropic'".to_owned())
-        );
-        assert_eq!(
-            config.switch_model(ModelChoice::parse("openai/z").unwrap(), env(&[])),
-            Err("provider_resolver returned no api_key for 'openai'".to_owned())
-        );
-        assert_eq!(config.qualified_model(), "openai/gpt-y");
-    }
-
     /// R-LLM-6: the timeouts default to 30 s and 120 s, take seconds (a fraction allowed),
     /// and `0` lifts them.
     #[test]
@@ -601,8 +459,8 @@ mod tests {
             })
         );
         assert_eq!(config.check(), Ok(()));
-        assert_eq!(seconds(Duration::from_secs(30)), "30");
-        assert_eq!(seconds(Duration::from_millis(500)), "0.5");
+        assert_eq!(crate::net::seconds(Duration::from_secs(30)), "30");
+        assert_eq!(crate::net::seconds(Duration::from_millis(500)), "0.5");
     }
 
     /// R-LLM-6: a timeout that is not a number of seconds fails the prompt, naming it.
@@ -633,61 +491,5 @@ mod tests {
         assert!(!debug.contains("sk-secret-123"), "{debug}");
         assert!(debug.contains("ApiKey(<redacted>)"), "{debug}");
         assert_eq!(ApiKey::new("sk-secret-123").to_string(), "<redacted>");
-    }
-
-    #[test]
-    fn endpoints_parse_hosts_ports_and_paths() {
-        let cases = [
-            (
-                "http://localhost:11434/v1",
-                false,
-                "localhost",
-                11434,
-                "/v1",
-            ),
-            ("https://example.test", true, "example.test", 443, ""),
-            ("http://[::1]:8080/api/v1/", false, "::1", 8080, "/api/v1"),
-            ("http://10.0.0.1", false, "10.0.0.1", 80, ""),
-        ];
-        for (url, tls, host, port, path) in cases {
-            let endpoint = Endpoint::parse(url).unwrap();
-            assert_eq!(
-                (
-                    endpoint.tls,
-                    endpoint.host.as_str(),
-                    endpoint.port,
-                    endpoint.path.as_str()
-                ),
-                (tls, host, port, path),
-                "{url}"
-            );
-        }
-        assert_eq!(
-            Endpoint::parse("http://[::1]:8080").unwrap().host_header(),
-            "[::1]:8080"
-        );
-        assert_eq!(
-            Endpoint::parse("https://h:443/v1").unwrap().host_header(),
-            "h"
-        );
-    }
-
-    #[test]
-    fn endpoint_errors_say_what_is_wrong() {
-        let cases = [
-            ("localhost:8080", "is not an http:// or https:// URL"),
-            ("http://:8080", "has no host"),
-            ("http://h:x", "has an invalid port 'x'"),
-            ("http://h:0", "has an invalid port '0'"),
-            (
-                "http://u:p@h",
-                "must not carry credentials (use the _API_KEY variable)",
-            ),
-            ("http://h/v1?x=1", "must not have a query or fragment"),
-            ("http://[::1", "has an unclosed '[' in its host"),
-        ];
-        for (url, why) in cases {
-            assert_eq!(Endpoint::parse(url), Err(why.to_owned()), "{url}");
-        }
     }
 }

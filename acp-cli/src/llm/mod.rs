@@ -3,12 +3,10 @@
 //! `crate::model::chat`, shared with the agent.
 //!
 //! - [`config`]: which server, key and model, read from the environment as Agentao does.
-//! - [`sse`]: the Server-Sent Events parser, fed the body in any pieces.
 //! - [`openai`]: the Chat Completions wire format: the request body, and the streamed chunks
 //!   assembled into text, reasoning and tool calls.
-//! - [`response`]: an HTTP/1.1 response head and its body framing (chunked, length, close).
 //! - [`retry`]: which failures are tried again, after how long, through which sleeper.
-//! - [`http`]: the transport: TCP or TLS, one request, the body streamed through the above;
+//! - [`http`]: one streamed request over `crate::net`'s HTTP client, its body through the above;
 //!   `HttpModel`, the `crate::model::ModelClient` the binary plugs in.
 //! - [`backend`]: the llm backend: the tool loop, its tools and its context, sans-IO.
 
@@ -16,6 +14,4 @@ pub mod backend;
 pub mod config;
 pub mod http;
 pub mod openai;
-pub mod response;
 pub mod retry;
-pub mod sse;

@@ -13,20 +13,20 @@ use std::borrow::Cow;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::sse::SseEvent;
 use crate::model::chat::{
     ChatMessage, ChatRequest, FinishReason, Finished, ModelError, ModelToolCall, StreamEvent,
 };
+use crate::net::sse::SseEvent;
 
 /// The bound on the tool-call arguments of one answer, all calls together: 16 MiB.
-pub const TOOL_ARGUMENTS_LIMIT: usize = 16 << 20;
+pub(crate) const TOOL_ARGUMENTS_LIMIT: usize = 16 << 20;
 
 /// How much of an unparsable chunk or error body an error message quotes.
 const QUOTE_LIMIT: usize = 200;
 
 /// The JSON body of a streamed request. `stream_options` is left out: usage is not needed,
 /// and some OpenAI-compatible servers refuse fields they do not know.
-pub fn request_body(request: &ChatRequest) -> Vec<u8> {
+pub(crate) fn request_body(request: &ChatRequest) -> Vec<u8> {
     let messages: Vec<Value> = request.messages.iter().map(message_json).collect();
     let mut body = json!({
         "model": request.model,
@@ -88,7 +88,7 @@ fn message_json(message: &ChatMessage) -> Value {
 
 /// The provider's message in an error body: `{"error":{"message":…}}`, `{"error":"…"}`,
 /// `{"message":…}` or `{"detail":…}`; otherwise the body's text, trimmed and cut short.
-pub fn error_message(body: &[u8]) -> String {
+pub(crate) fn error_message(body: &[u8]) -> String {
     if let Ok(value) = serde_json::from_slice::<Value>(body) {
         let candidates = [
             value.pointer("/error/message"),
@@ -330,24 +330,19 @@ impl StreamAssembler {
         Ok(())
     }
 
-    /// Whether `[DONE]` arrived.
-    pub fn is_done(&self) -> bool {
-        self.done
-    }
-
     /// Whether a `finish_reason` or `[DONE]` arrived: the answer is complete even if the
     /// connection now breaks.
-    pub fn has_finish_reason(&self) -> bool {
+    pub(crate) fn has_finish_reason(&self) -> bool {
         self.finish.is_some() || self.done
     }
 
     /// How many chunks (not counting `[DONE]`) were read.
-    pub fn chunks(&self) -> usize {
+    pub(crate) fn chunks(&self) -> usize {
         self.chunks
     }
 
     /// The end of the body: the answer, or why the stream did not finish.
-    pub fn finish(mut self) -> Result<Finished, ModelError> {
+    pub(crate) fn finish(mut self) -> Result<Finished, ModelError> {
         let reason = match (self.finish, self.done) {
             (Some(reason), _) => reason,
             (None, true) => FinishReason::Other,
@@ -383,7 +378,7 @@ impl StreamAssembler {
 }
 
 /// `finish_reason` as a [`FinishReason`].
-pub fn finish_reason(reason: &str) -> FinishReason {
+pub(crate) fn finish_reason(reason: &str) -> FinishReason {
     match reason {
         "stop" => FinishReason::Stop,
         "length" => FinishReason::Length,
@@ -699,7 +694,7 @@ mod tests {
         let mut cuts: Vec<usize> = cuts.iter().map(|c| c % (bytes.len() + 1)).collect();
         cuts.push(bytes.len());
         cuts.sort_unstable();
-        let mut parser = crate::llm::sse::SseParser::new();
+        let mut parser = crate::net::sse::SseParser::new();
         let mut assembler = StreamAssembler::new();
         let mut produced = Vec::new();
         let mut events = Vec::new();
@@ -747,7 +742,7 @@ mod tests {
         let mut cuts: Vec<usize> = cuts.iter().map(|c| c % (bytes.len() + 1)).collect();
         cuts.push(bytes.len());
         cuts.sort_unstable();
-        let mut parser = crate::llm::sse::SseParser::with_limit(512);
+        let mut parser = crate::net::sse::SseParser::with_limit(512);
         let mut assembler = StreamAssembler::new();
         let mut produced = Vec::new();
         let mut events = Vec::new();

@@ -32,7 +32,7 @@ impl Default for RetryPolicy {
 impl RetryPolicy {
     /// The wait after failed try number `attempt` (1-based): `retry_after` when the server
     /// sent one, else the backoff; never more than `max_delay`.
-    pub fn delay(&self, attempt: u32, retry_after: Option<Duration>) -> Duration {
+    pub(crate) fn delay(&self, attempt: u32, retry_after: Option<Duration>) -> Duration {
         let backoff = self
             .base_delay
             .saturating_mul(1u32 << attempt.saturating_sub(1).min(16));
@@ -41,7 +41,7 @@ impl RetryPolicy {
 }
 
 /// Whether an HTTP status is worth another try: 429 (rate limited) and 5xx.
-pub fn is_retryable(status: u16) -> bool {
+pub(crate) fn is_retryable(status: u16) -> bool {
     status == 429 || (500..600).contains(&status)
 }
 
@@ -53,7 +53,7 @@ pub trait Sleeper {
 
 /// The real wait: a smol timer.
 #[derive(Clone, Copy, Debug, Default)]
-pub struct TimerSleeper;
+pub(crate) struct TimerSleeper;
 
 impl Sleeper for TimerSleeper {
     async fn sleep(&mut self, delay: Duration) {

@@ -17,7 +17,7 @@ use super::messages::{self, CallResult, Tool, ToolsPage};
 use super::stdio::StdioServer;
 
 /// The most pages of `tools/list` read: a server whose cursor never ends cannot hold us.
-pub const MAX_TOOL_PAGES: usize = 100;
+pub(crate) const MAX_TOOL_PAGES: usize = 100;
 
 /// One connected, initialized MCP server.
 pub struct McpClient {
@@ -164,7 +164,7 @@ impl McpClient {
     }
 
     /// The server's name (from `session/new`).
-    pub fn name(&self) -> &str {
+    pub(crate) fn name(&self) -> &str {
         &self.name
     }
 
@@ -182,7 +182,7 @@ impl McpClient {
     }
 
     /// The server's last stderr lines, into the log (where `acp-cli.log` keeps them).
-    pub fn log_stderr(&self) {
+    pub(crate) fn log_stderr(&self) {
         let tail = self.stderr_tail();
         if !tail.is_empty() {
             tracing::warn!(server = self.name(), stderr = %tail, "MCP server's last stderr lines");
@@ -196,13 +196,13 @@ impl McpClient {
 
     /// Whether the server said its tools changed since the last call of this; whoever
     /// takes it re-lists them (R-MCP-5).
-    pub fn take_tools_changed(&self) -> bool {
+    pub(crate) fn take_tools_changed(&self) -> bool {
         std::mem::take(&mut lock(&self.shared).tools_changed)
     }
 
     /// The lock to hold from [`McpClient::take_tools_changed`] until the new list is handed
     /// on: whoever comes second waits until the first has handed its list on.
-    pub async fn relisting(&self) -> smol::lock::MutexGuard<'_, ()> {
+    pub(crate) async fn relisting(&self) -> smol::lock::MutexGuard<'_, ()> {
         self.relisting.lock().await
     }
 

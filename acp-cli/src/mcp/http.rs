@@ -5,8 +5,8 @@
 //!
 //! The `Mcp-Session-Id` the server gives with its `initialize` answer goes on every later
 //! request, with `MCP-Protocol-Version` once the version is agreed; dropping the transport
-//! ends the session with a `DELETE`. The HTTP/1.1 client is the model client's
-//! (`llm::http`), one connection per request. The `headers` of the `session/new` entry are
+//! ends the session with a `DELETE`. The HTTP/1.1 client is the agent's one (`crate::net`),
+//! shared with the model client, one connection per request. The `headers` of the `session/new` entry are
 //! sent as given and never logged (R-MCP-9); only the server's name and statuses are.
 
 use std::sync::{Arc, Mutex};
@@ -17,10 +17,10 @@ use smol::channel::Receiver;
 
 use super::inbound::Inbound;
 use super::wire::MAX_LINE;
-use crate::llm::config::Endpoint;
-use crate::llm::http::{Connection, HeadError, read_head, write_request_head};
-use crate::llm::response::BodyDecoder;
-use crate::llm::sse::{SseEvent, SseParser};
+use crate::net::connection::{Connection, HeadError, read_head, write_request_head};
+use crate::net::endpoint::Endpoint;
+use crate::net::response::BodyDecoder;
+use crate::net::sse::{SseEvent, SseParser};
 
 /// The headers acp-cli writes itself; an entry may not set them (they frame the request).
 const RESERVED_HEADERS: &[&str] = &[
@@ -58,7 +58,7 @@ struct SessionState {
 }
 
 /// A streamable HTTP server: the task posting our messages, and the session it opened.
-pub struct HttpServer {
+pub(crate) struct HttpServer {
     target: Arc<Target>,
     state: Arc<Mutex<SessionState>>,
     _poster: smol::Task<()>,
@@ -219,7 +219,7 @@ impl Target {
                 HeadError::Closed(why) | HeadError::Malformed(why) => why,
                 HeadError::Idle(limit) => format!(
                     "the MCP server sent nothing for {} s",
-                    crate::llm::config::seconds(limit)
+                    crate::net::seconds(limit)
                 ),
             })?;
         let decoder = head.body_decoder()?;

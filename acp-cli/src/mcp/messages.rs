@@ -7,11 +7,12 @@ use serde_json::{Value, json};
 
 /// The MCP protocol versions we speak, newest first; the first is the one we ask for.
 /// Between them only features we do not use differ (R-MCP-2).
-pub const PROTOCOL_VERSIONS: &[&str] = &["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
+pub(crate) const PROTOCOL_VERSIONS: &[&str] =
+    &["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
 
 /// `initialize` params: our newest version, no client capabilities (we serve no roots,
 /// sampling or elicitation), our name.
-pub fn initialize_params() -> Value {
+pub(crate) fn initialize_params() -> Value {
     json!({
         "protocolVersion": PROTOCOL_VERSIONS[0],
         "capabilities": {},
@@ -20,7 +21,7 @@ pub fn initialize_params() -> Value {
 }
 
 /// The version the server chose, when we speak it (R-MCP-2).
-pub fn negotiated_version(result: &Value) -> Result<String, String> {
+pub(crate) fn negotiated_version(result: &Value) -> Result<String, String> {
     match result.get("protocolVersion").and_then(Value::as_str) {
         Some(version) if PROTOCOL_VERSIONS.contains(&version) => Ok(version.to_owned()),
         Some(version) => Err(format!(
@@ -77,7 +78,7 @@ impl Tool {
 /// One page of `tools/list`.
 #[derive(Clone, Debug, Default, PartialEq, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct ToolsPage {
+pub(crate) struct ToolsPage {
     /// The tools on this page.
     #[serde(default)]
     pub tools: Vec<Tool>,
@@ -116,7 +117,7 @@ impl CallResult {
 
     /// The result as ACP tool call content. MCP's content blocks have ACP's shapes, so each
     /// is read as an ACP block; one that does not read shows as its text stand-in.
-    pub fn tool_content(&self) -> Vec<ToolCallContent> {
+    pub(crate) fn tool_content(&self) -> Vec<ToolCallContent> {
         let mut content: Vec<ToolCallContent> = self
             .content
             .iter()

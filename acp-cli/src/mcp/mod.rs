@@ -6,20 +6,20 @@
 //! - [`client`]: an initialized server: list tools, call one, cancel a call.
 //! - `inbound`: what a transport reads, handed to the protocol state and the waiting calls.
 //! - [`stdio`]: the stdio transport, a child in its own process group.
-//! - [`http`]: the streamable HTTP transport, on the model client's HTTP/1.1 client.
+//! - [`http`]: the streamable HTTP transport, on the agent's one HTTP/1.1 client (`crate::net`).
 //! - [`session`]: a session's servers, started together with a timeout.
 //! - [`tool`]: a session's MCP tool as the backends see it.
 
-pub mod client;
-pub mod http;
+pub(crate) mod client;
+pub(crate) mod http;
 mod inbound;
-pub mod messages;
-pub mod session;
-pub mod stdio;
-pub mod tool;
-pub mod wire;
+pub(crate) mod messages;
+pub(crate) mod session;
+pub(crate) mod stdio;
+pub(crate) mod tool;
+pub(crate) mod wire;
 
 pub use client::McpClient;
 pub use inbound::McpError;
-pub use messages::{CallResult, Tool};
-pub use tool::McpTool;
+pub(crate) use messages::{CallResult, Tool};
+pub(crate) use tool::McpTool;

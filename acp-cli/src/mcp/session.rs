@@ -11,15 +11,15 @@ use super::tool::McpTool;
 
 /// How long one server may take to start, answer `initialize` and list its tools. Generous:
 /// `npx` fetching a server on first use is slow.
-pub const START_TIMEOUT: Duration = Duration::from_secs(60);
+pub(crate) const START_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// How long one tool call may wait for its answer unless `ACP_CLI_MCP_CALL_TIMEOUT_MS`
 /// says otherwise (R-MCP-11).
-pub const CALL_TIMEOUT: Duration = Duration::from_secs(300);
+pub(crate) const CALL_TIMEOUT: Duration = Duration::from_secs(300);
 
 /// The tool call timeout: `ACP_CLI_MCP_CALL_TIMEOUT_MS` when it is a number of
 /// milliseconds above 0, else [`CALL_TIMEOUT`].
-pub fn call_timeout(lookup: impl Fn(&str) -> Option<String>) -> Duration {
+pub(crate) fn call_timeout(lookup: impl Fn(&str) -> Option<String>) -> Duration {
     lookup("ACP_CLI_MCP_CALL_TIMEOUT_MS")
         .and_then(|ms| ms.trim().parse::<u64>().ok())
         .filter(|&ms| ms > 0)
@@ -30,7 +30,7 @@ pub fn call_timeout(lookup: impl Fn(&str) -> Option<String>) -> Duration {
 /// `notifications/cancelled`, R-MCP-7) and fails with the time it had (R-MCP-11). When the
 /// server said its tools changed, they are listed again and handed to `relisted` before the
 /// answer is returned, so the turn's next model request offers the new list (R-MCP-5).
-pub async fn call_with_timeout(
+pub(crate) async fn call_with_timeout(
     client: &McpClient,
     tool: &str,
     arguments: serde_json::Value,
@@ -67,7 +67,10 @@ pub async fn call_with_timeout(
 
 /// Lists the server's tools again when it said they changed since they were last listed,
 /// and hands them to `relisted`, under the client's relisting lock (R-MCP-5).
-pub async fn relist_if_changed(client: &McpClient, relisted: impl AsyncFnOnce(Vec<super::Tool>)) {
+pub(crate) async fn relist_if_changed(
+    client: &McpClient,
+    relisted: impl AsyncFnOnce(Vec<super::Tool>),
+) {
     let _held = client.relisting().await;
     if !client.take_tools_changed() {
         return;
@@ -89,7 +92,7 @@ pub async fn relist_if_changed(client: &McpClient, relisted: impl AsyncFnOnce(Ve
 
 /// What starting a session's servers came to.
 #[derive(Debug, Default)]
-pub struct Started {
+pub(crate) struct Started {
     /// The servers that run.
     pub clients: Vec<Arc<McpClient>>,
     /// Their tools, server by server in the order the client gave them.
@@ -100,7 +103,7 @@ pub struct Started {
 
 /// Starts every server at once and waits for all. Only names and commands are logged, never
 /// `env` or `headers` (R-MCP-9).
-pub async fn start_all(servers: Vec<McpServer>, cwd: String, timeout: Duration) -> Started {
+pub(crate) async fn start_all(servers: Vec<McpServer>, cwd: String, timeout: Duration) -> Started {
     let mut started = Started::default();
     let mut tasks = Vec::new();
     let mut seen = std::collections::HashSet::new();

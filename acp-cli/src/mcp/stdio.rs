@@ -16,12 +16,12 @@ use smol::process::{Child, Command, Stdio};
 use super::inbound::Inbound;
 
 /// Lines of stderr kept per server.
-pub const STDERR_LINES: usize = 50;
+pub(crate) const STDERR_LINES: usize = 50;
 /// Longest stderr line kept (longer ones are cut).
-pub const STDERR_LINE_BYTES: usize = 1024;
+pub(crate) const STDERR_LINE_BYTES: usize = 1024;
 
 /// A running stdio server.
-pub struct StdioServer {
+pub(crate) struct StdioServer {
     group: Option<rustix::process::Pid>,
     stderr: Arc<Mutex<VecDeque<String>>>,
     _child: Child,
@@ -109,7 +109,7 @@ impl StdioServer {
     }
 
     /// The last stderr lines, one per line.
-    pub fn stderr_tail(&self) -> String {
+    pub(crate) fn stderr_tail(&self) -> String {
         let ring = self.stderr.lock().unwrap_or_else(|p| p.into_inner());
         ring.iter().cloned().collect::<Vec<_>>().join("\n")
     }

@@ -15,7 +15,7 @@ pub struct McpTool {
 impl McpTool {
     /// `mcp__<server>__<tool>` (R-MCP-6), with every character a model's tool name may not
     /// hold (anything but ASCII letters, digits, `_` and `-`) written as `_`.
-    pub fn model_name(&self) -> String {
+    pub(crate) fn model_name(&self) -> String {
         let clean = |text: &str| -> String {
             text.chars()
                 .map(|c| {
@@ -31,13 +31,13 @@ impl McpTool {
     }
 
     /// The tool call title shown to the user.
-    pub fn title(&self) -> String {
+    pub(crate) fn title(&self) -> String {
         format!("MCP {}: {}", self.server, self.tool.name)
     }
 }
 
 /// The tool a session's list has under this server and name.
-pub fn find<'a>(tools: &'a [McpTool], server: &str, name: &str) -> Option<&'a McpTool> {
+pub(crate) fn find<'a>(tools: &'a [McpTool], server: &str, name: &str) -> Option<&'a McpTool> {
     tools
         .iter()
         .find(|t| t.server == server && t.tool.name == name)

@@ -19,7 +19,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 /// Longest line a server may send (a tool result with an image is large).
-pub const MAX_LINE: usize = 16 * 1024 * 1024;
+pub(crate) const MAX_LINE: usize = 16 * 1024 * 1024;
 
 /// A JSON-RPC error the server answered with.
 #[derive(Clone, Debug, PartialEq)]
@@ -38,7 +38,7 @@ impl std::fmt::Display for RpcError {
 
 /// What the server told us.
 #[derive(Clone, Debug, PartialEq)]
-pub enum McpEvent {
+pub(crate) enum McpEvent {
     /// The answer to our request `id`.
     Response {
         /// Our request's id.
@@ -54,7 +54,7 @@ pub enum McpEvent {
 
 /// One MCP connection's protocol state.
 #[derive(Debug)]
-pub struct McpWire {
+pub(crate) struct McpWire {
     framer: Framer<Vec<u8>>,
     out: Vec<u8>,
     last_id: u64,
@@ -69,7 +69,7 @@ impl Default for McpWire {
 
 impl McpWire {
     /// A fresh connection: nothing sent yet.
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self {
             framer: Framer::with_limit(MAX_LINE),
             out: Vec::new(),
@@ -79,7 +79,7 @@ impl McpWire {
     }
 
     /// Queues a request line and returns its id.
-    pub fn request<P: Serialize + ?Sized>(&mut self, method: &str, params: &P) -> u64 {
+    pub(crate) fn request<P: Serialize + ?Sized>(&mut self, method: &str, params: &P) -> u64 {
         self.last_id += 1;
         let id = self.last_id;
         // Our own values always encode (no non-string map keys, no failing Display).
@@ -90,19 +90,19 @@ impl McpWire {
     }
 
     /// Queues a notification line.
-    pub fn notify<P: Serialize + ?Sized>(&mut self, method: &str, params: Option<&P>) {
+    pub(crate) fn notify<P: Serialize + ?Sized>(&mut self, method: &str, params: Option<&P>) {
         let _ = append_line(&mut self.out, |line| {
             write_notification(line, method, params)
         });
     }
 
     /// Bytes to send, whole lines; taking them empties the queue.
-    pub fn take_transmit(&mut self) -> Vec<u8> {
+    pub(crate) fn take_transmit(&mut self) -> Vec<u8> {
         std::mem::take(&mut self.out)
     }
 
     /// Bytes the server wrote (the stdio transport's stdout).
-    pub fn handle_bytes(&mut self, mut bytes: &[u8]) {
+    pub(crate) fn handle_bytes(&mut self, mut bytes: &[u8]) {
         loop {
             let taken = self.framer.feed(bytes);
             bytes = &bytes[taken..];
@@ -114,18 +114,18 @@ impl McpWire {
     }
 
     /// One whole message (an HTTP body or an SSE event's data).
-    pub fn handle_message(&mut self, text: &str) {
+    pub(crate) fn handle_message(&mut self, text: &str) {
         self.handle_line(text);
     }
 
     /// The server's output ended: a last line without newline still counts.
-    pub fn handle_eof(&mut self) {
+    pub(crate) fn handle_eof(&mut self) {
         self.framer.finish();
         self.drain_lines();
     }
 
     /// The next event.
-    pub fn poll_event(&mut self) -> Option<McpEvent> {
+    pub(crate) fn poll_event(&mut self) -> Option<McpEvent> {
         self.events.pop_front()
     }
 

@@ -14,7 +14,7 @@ pub mod chat;
 use chat::{ChatRequest, Finished, ModelError, StreamEvent};
 
 /// A boxed future of one completion.
-pub type Completion<'a> = Pin<Box<dyn Future<Output = Result<Finished, ModelError>> + 'a>>;
+pub(crate) type Completion<'a> = Pin<Box<dyn Future<Output = Result<Finished, ModelError>> + 'a>>;
 
 /// Streams completions. Dropping the returned future abandons the request at once (the
 /// HTTP client closes its connection), which is how a cancel reaches the model.

@@ -32,11 +32,11 @@ const READ_CHUNK: usize = 4096;
 const HISTORY_LINES: usize = 1000;
 
 /// Where the REPL keeps a project's history, relative to the project's directory.
-pub const HISTORY_FILE: &str = ".agentao/repl_history";
+pub(crate) const HISTORY_FILE: &str = ".agentao/repl_history";
 
 /// What the person typed.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Typed {
+pub(crate) enum Typed {
     /// A whole line, without its line ending.
     Line(String),
     /// What one read gave while single keys were wanted.
@@ -67,7 +67,7 @@ enum Outstanding {
 }
 
 /// See the module docs.
-pub struct Keyboard {
+pub(crate) struct Keyboard {
     requests: mpsc::Sender<Request>,
     replies: smol::channel::Receiver<Reply>,
     /// Written to call off a `Read`.
@@ -96,7 +96,7 @@ impl std::fmt::Debug for Keyboard {
 impl Keyboard {
     /// Starts the keyboard thread, with the history of the project in `root`; `None` when
     /// the line editor cannot work here (then read stdin as from a pipe).
-    pub fn start(root: &Path) -> Option<Keyboard> {
+    pub(crate) fn start(root: &Path) -> Option<Keyboard> {
         let (cancel_end, cancel) = rustix::pipe::pipe_with(
             rustix::pipe::PipeFlags::NONBLOCK | rustix::pipe::PipeFlags::CLOEXEC,
         )
@@ -145,20 +145,20 @@ impl Keyboard {
     }
 
     /// The main agent's commands, for Tab from now on.
-    pub fn set_agent_commands(&self, names: Vec<String>) {
+    pub(crate) fn set_agent_commands(&self, names: Vec<String>) {
         if let Ok(mut commands) = self.agent_commands.lock() {
             *commands = names;
         }
     }
 
     /// Whether the line editor is on screen (output then goes through [`Keyboard::print`]).
-    pub fn editing(&self) -> bool {
+    pub(crate) fn editing(&self) -> bool {
         self.outstanding == Some(Outstanding::Edit)
     }
 
     /// Prints `text` (ending in a newline) above the line being edited, which is drawn
     /// again below it; `false` when it could not (print it directly).
-    pub fn print(&mut self, text: String) -> bool {
+    pub(crate) fn print(&mut self, text: String) -> bool {
         match self.printer.as_mut() {
             Some(printer) => printer.print(text).is_ok(),
             None => false,
@@ -167,7 +167,7 @@ impl Keyboard {
 
     /// A line typed at the prompt, edited with history and Tab. A line already typed
     /// ahead (during a turn) comes first.
-    pub async fn edit(&mut self, prompt: &str) -> Typed {
+    pub(crate) async fn edit(&mut self, prompt: &str) -> Typed {
         if let Some(Outstanding::Read { .. }) = self.outstanding {
             self.call_off_read().await;
         }
@@ -186,7 +186,7 @@ impl Keyboard {
     }
 
     /// A line read as typed (the terminal's own line discipline).
-    pub async fn line(&mut self) -> Typed {
+    pub(crate) async fn line(&mut self) -> Typed {
         // Each pass hands out a line or waits for one more read; stdin is finite or
         // the wait goes on while nothing is typed.
         loop {
@@ -210,7 +210,7 @@ impl Keyboard {
     }
 
     /// The next key (call while the terminal is in single-key mode).
-    pub async fn key(&mut self) -> Typed {
+    pub(crate) async fn key(&mut self) -> Typed {
         if self.outstanding == Some(Outstanding::Edit) {
             return self.answer().await;
         }

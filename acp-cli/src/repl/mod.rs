@@ -29,12 +29,12 @@
 //! `idle` (idle points: the inbox, `/status`), `screen` (where output starts), with the
 //! line [`editor`] and the [`slash`] command table beside them.
 
-pub mod editor;
+pub(crate) mod editor;
 mod events;
 mod idle;
 mod questions;
 mod screen;
-pub mod slash;
+pub(crate) mod slash;
 mod typed;
 
 use std::collections::VecDeque;
@@ -73,10 +73,10 @@ pub struct ReplArgs {
 }
 
 /// The prompt shown when the REPL waits for a line.
-pub const PROMPT: &str = "> ";
+pub(crate) const PROMPT: &str = "> ";
 
 /// `/help`.
-pub const HELP: &str = "Commands:\n  \
+pub(crate) const HELP: &str = "Commands:\n  \
     /acp, /acp list            servers of .agentao/acp.json\n  \
     /acp start|stop|restart <name>\n  \
     /acp send <name> <message>\n  \

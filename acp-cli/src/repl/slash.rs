@@ -5,11 +5,11 @@
 use crate::client::updates::AgentCommand;
 
 /// The REPL's own commands (without the `/`); they win over an agent's of the same name.
-pub const REPL_COMMANDS: &[&str] = &["acp", "status", "help", "quit", "exit"];
+pub(crate) const REPL_COMMANDS: &[&str] = &["acp", "status", "help", "quit", "exit"];
 
 /// What a typed line that starts with `/` is.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Slash<'a> {
+pub(crate) enum Slash<'a> {
     /// Not a slash line (delegation or plain text for the main agent).
     No,
     /// One of the REPL's commands: the REPL runs it.
@@ -21,7 +21,7 @@ pub enum Slash<'a> {
 }
 
 /// Classifies `line` (already trimmed) against the main agent's `commands`.
-pub fn classify<'a>(line: &'a str, commands: &[AgentCommand]) -> Slash<'a> {
+pub(crate) fn classify<'a>(line: &'a str, commands: &[AgentCommand]) -> Slash<'a> {
     if line.starts_with("//") {
         // The text after the first `/`: `//review x` sends `/review x`.
         return Slash::Agent(&line[1..]);
@@ -41,7 +41,7 @@ pub fn classify<'a>(line: &'a str, commands: &[AgentCommand]) -> Slash<'a> {
 
 /// The `/help` section for the main agent's commands (empty without any): each with its
 /// input hint and description; one the REPL shadows says how to reach it.
-pub fn agent_help(agent: &str, commands: &[AgentCommand]) -> String {
+pub(crate) fn agent_help(agent: &str, commands: &[AgentCommand]) -> String {
     if commands.is_empty() {
         return String::new();
     }
@@ -65,7 +65,7 @@ pub fn agent_help(agent: &str, commands: &[AgentCommand]) -> String {
 /// Tab: the start of the word under completion and the lines' candidates for it. Only the
 /// first word is completed, and only when it starts with `/`: the REPL's commands, then
 /// the agent's (`//name` for one the REPL shadows), sorted, without duplicates.
-pub fn complete(line: &str, pos: usize, agent: &[String]) -> (usize, Vec<String>) {
+pub(crate) fn complete(line: &str, pos: usize, agent: &[String]) -> (usize, Vec<String>) {
     let head = &line[..pos];
     if !head.starts_with('/') || head.contains(char::is_whitespace) {
         return (pos, Vec::new());

@@ -41,13 +41,13 @@ use super::history::SessionHistory;
 use super::time::Timestamp;
 
 /// Where sessions live, relative to the session's working directory (Agentao's place).
-pub const SESSIONS_DIR: &str = ".agentao/sessions";
+pub(crate) const SESSIONS_DIR: &str = ".agentao/sessions";
 /// Sessions kept per directory unless configured otherwise.
-pub const DEFAULT_MAX_SESSIONS: usize = 20;
+pub(crate) const DEFAULT_MAX_SESSIONS: usize = 20;
 /// Most directory entries one scan looks at; the rest are reported and left alone.
-pub const MAX_SCANNED_ENTRIES: usize = 10_000;
+pub(crate) const MAX_SCANNED_ENTRIES: usize = 10_000;
 /// Larger files are not read (reported as skipped).
-pub const MAX_FILE_BYTES: u64 = 64 * 1024 * 1024;
+pub(crate) const MAX_FILE_BYTES: u64 = 64 * 1024 * 1024;
 
 const MAX_ID_IN_NAME: usize = 100;
 const TEMP_SUFFIX: &str = ".tmp";
@@ -154,16 +154,6 @@ impl SessionStore {
         let cwd = cwd.into();
         let dir = cwd.join(SESSIONS_DIR);
         Self { cwd, dir, config }
-    }
-
-    /// The working directory.
-    pub fn cwd(&self) -> &Path {
-        &self.cwd
-    }
-
-    /// `<cwd>/.agentao/sessions`.
-    pub fn dir(&self) -> &Path {
-        &self.dir
     }
 
     /// The file name this store gives a session: `<created stamp>_<escaped id>.json`.

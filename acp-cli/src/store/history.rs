@@ -57,7 +57,7 @@ pub enum TurnItem {
 
 /// Most tool calls one turn keeps; further calls are dropped from the history (never a panic,
 /// never unbounded memory).
-pub const MAX_ITEMS_PER_TURN: usize = 100_000;
+pub(crate) const MAX_ITEMS_PER_TURN: usize = 100_000;
 
 impl SessionHistory {
     /// An empty history for a session.
@@ -97,7 +97,7 @@ impl SessionHistory {
     }
 
     /// The finished turns: what is saved and replayed.
-    pub fn completed_turns(&self) -> impl Iterator<Item = &Turn> {
+    pub(crate) fn completed_turns(&self) -> impl Iterator<Item = &Turn> {
         self.turns.iter().filter(|turn| turn.stop_reason.is_some())
     }
 

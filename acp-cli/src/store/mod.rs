@@ -33,12 +33,9 @@ mod text;
 mod time;
 
 pub use agentao::EXTENSION_KEY;
-pub use directory::{
-    DEFAULT_MAX_SESSIONS, Deleted, Loaded, MAX_FILE_BYTES, MAX_SCANNED_ENTRIES, SESSIONS_DIR,
-    Saved, SessionStore, SessionSummary, StoreConfig,
-};
+pub use directory::{Deleted, Loaded, Saved, SessionStore, StoreConfig};
 pub use error::{StoreError, StoreWarning};
-pub use history::{MAX_ITEMS_PER_TURN, SessionHistory, Turn, TurnItem};
+pub use history::{SessionHistory, Turn, TurnItem};
 pub use list::{DEFAULT_PAGE_SIZE, SessionPage, list_sessions};
 pub use replay::replay;
 pub use time::Timestamp;

@@ -18,7 +18,7 @@ const SECONDS_PER_DAY: i64 = 86_400;
 
 impl Timestamp {
     /// The real wall clock. Only the agent calls this; tests pass fixed timestamps.
-    pub fn now() -> Self {
+    pub(crate) fn now() -> Self {
         match SystemTime::now().duration_since(UNIX_EPOCH) {
             Ok(since) => Self(i64::try_from(since.as_micros()).unwrap_or(i64::MAX)),
             Err(before) => Self(-i64::try_from(before.duration().as_micros()).unwrap_or(i64::MAX)),

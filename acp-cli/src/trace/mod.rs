@@ -1,9 +1,8 @@
 //! `acp-cli trace`: record what an editor and an agent say ([`proxy`]), in the conductor's
-//! event format or raw ([`format`](mod@format)).
+//! event format or raw (`acp_conform::trace`).
 
-pub mod format;
-pub mod proxy;
-pub mod replay;
+pub(crate) mod proxy;
+pub(crate) mod replay;
 
 use std::path::PathBuf;
 
@@ -23,6 +22,7 @@ pub struct TraceArgs {
     /// The agent's command line, after `--`
     #[arg(last = true, required = true, value_name = "AGENT")]
     pub agent: Vec<String>,
+    /// `replay`, or none to record
     #[command(subcommand)]
     pub command: Option<TraceCommand>,
 }
@@ -51,7 +51,7 @@ pub struct ReplayArgs {
 }
 
 /// `acp-cli trace replay --help`.
-pub const REPLAY_ABOUT: &str = "\
+pub(crate) const REPLAY_ABOUT: &str = "\
 Play the client side of a recorded trace against a fresh agent and report where the agent's
 answers differ: turn a bug report into a regression test.
 

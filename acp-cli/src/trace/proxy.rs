@@ -28,7 +28,7 @@ use std::time::{Duration, Instant};
 
 use async_signal::{Signal, Signals};
 
-use super::format::{self, Side};
+use acp_conform::trace::{self as format, Side};
 
 /// How much one read takes at most.
 const CHUNK_BYTES: usize = 64 * 1024;
@@ -37,20 +37,20 @@ const WRITE_BYTES: usize = 256 * 1024;
 /// The writer thread's nice value: below the forwarding threads and the peers.
 const RECORDER_NICE: i32 = 10;
 /// Chunks waiting for the writer, at most.
-pub const QUEUE_LINES: usize = 16 * 1024;
+pub(crate) const QUEUE_LINES: usize = 16 * 1024;
 /// Bytes of chunks waiting for the writer, at most: past this, chunks are skipped and their
 /// lines counted as dropped.
-pub const QUEUE_BYTES: usize = 64 * 1024 * 1024;
+pub(crate) const QUEUE_BYTES: usize = 64 * 1024 * 1024;
 /// The longest line recorded (R-FRAME-5's default); a longer one is forwarded but counted as
 /// dropped.
-pub const MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
+pub(crate) const MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
 /// How long the proxy waits, after the agent exited, for its stdout to reach EOF (a grandchild
 /// may hold it open).
 const DRAIN_AFTER_EXIT: Duration = Duration::from_secs(5);
 
 /// What `acp-cli trace` was asked to do.
 #[derive(Clone, Debug)]
-pub struct ProxyOptions {
+pub(crate) struct ProxyOptions {
     /// The trace file (created or truncated).
     pub out: PathBuf,
     /// Write `DIR TS LINE` lines instead of conductor events.
@@ -387,7 +387,7 @@ fn write_trace(
 
 /// Runs the proxy to the agent's end; returns the exit status to leave with (the agent's code,
 /// or 128 + its signal), or an error message for the user.
-pub fn run(options: &ProxyOptions) -> Result<i32, String> {
+pub(crate) fn run(options: &ProxyOptions) -> Result<i32, String> {
     // Taken over before anything else, so a signal that arrives while the agent starts is
     // held for it rather than ending the proxy.
     let signals = Signals::new([Signal::Term, Signal::Int]).ok();

@@ -22,14 +22,14 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use super::format::{self, Entry, Side};
+use acp_conform::trace::{self as format, Entry, Side};
 
 /// How long replay waits for each agent message by default.
-pub const DEFAULT_WAIT_SECS: f64 = 10.0;
+pub(crate) const DEFAULT_WAIT_SECS: f64 = 10.0;
 
 /// One place where the agent's answer differs from the recording.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Difference {
+pub(crate) struct Difference {
     /// The trace line of the recorded message (0: after the last one).
     pub line: usize,
     /// Where in the message: `$` is the whole message.
@@ -56,7 +56,7 @@ impl std::fmt::Display for Difference {
 
 /// What came of a replay.
 #[derive(Debug, Default)]
-pub struct Outcome {
+pub(crate) struct Outcome {
     /// Every difference, in trace order.
     pub differences: Vec<Difference>,
     /// How many recorded agent messages were compared.
@@ -186,7 +186,11 @@ fn is_response(message: &Value) -> bool {
 }
 
 /// Replays `entries` against the agent `argv`; `Err` when the agent cannot be started.
-pub fn replay(entries: &[Entry], argv: &[String], wait: Duration) -> Result<Outcome, String> {
+pub(crate) fn replay(
+    entries: &[Entry],
+    argv: &[String],
+    wait: Duration,
+) -> Result<Outcome, String> {
     let mut agent = Agent::start(argv, wait)?;
     let mut mapping = Mapping::default();
     let mut outcome = Outcome::default();
@@ -350,7 +354,7 @@ fn compare(
 
 /// Reads `file` and replays it; the exit status: 0 no difference, 1 some, 2 the file or the
 /// agent could not be used.
-pub fn run(file: &std::path::Path, agent: &[String], wait: Duration) -> i32 {
+pub(crate) fn run(file: &std::path::Path, agent: &[String], wait: Duration) -> i32 {
     let bytes = match std::fs::read(file) {
         Ok(bytes) => bytes,
         Err(e) => {

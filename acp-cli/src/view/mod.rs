@@ -11,9 +11,9 @@ use std::path::PathBuf;
 use clap::Args;
 use serde_json::{Value, json};
 
-use crate::lint;
-use crate::rules::{Finding, MonitorOptions};
-use crate::trace::format::{self, Side, Trace};
+use acp_conform::lint;
+use acp_conform::rules::{Finding, MonitorOptions};
+use acp_conform::trace::{self as format, Side, Trace};
 
 /// `acp-cli view`.
 #[derive(Debug, Args)]
@@ -122,7 +122,7 @@ pub fn rows(trace: &Trace, findings: &[Finding]) -> Vec<Row> {
 }
 
 /// The page for `rows`, titled `title`.
-pub fn page(title: &str, rows: &[Row], errors: usize) -> String {
+pub(crate) fn page(title: &str, rows: &[Row], errors: usize) -> String {
     let data: Vec<Value> = rows
         .iter()
         .map(|row| {

@@ -23,6 +23,8 @@
 //! - `startupTimeoutMs` is enforced from the start command to a usable session (Agentao
 //!   parses and ignores it), and every start handshakes, so `ready` means usable.
 //! - A prompt timeout sends `session/cancel` ([`Action::CancelTurn`]).
+//! - A cancel with no turn running is refused ([`Refusal::NoActiveTurn`]); Agentao reports
+//!   success.
 //! - Pipes breaking or the process dying tell the driver to close the connection at once
 //!   ([`Action::DropConnection`]), failing every pending request instead of letting each wait
 //!   for its own timeout.
@@ -515,7 +517,7 @@ impl Lifecycle {
             (P::Busy { .. } | P::WaitingForUser { turn: true, .. }, In(I::CancelTurn)) => {
                 self.actions.push_back(Action::CancelTurn);
             }
-            // Agentao reports success for a cancel with nothing to cancel (§10.2 #22).
+            // Nothing to cancel: refused (Agentao reports success here, §10.2 #22).
             (_, In(I::CancelTurn)) => {
                 return Err(Refusal::NoActiveTurn {
                     server: self.name.clone(),

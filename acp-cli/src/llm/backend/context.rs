@@ -18,11 +18,11 @@ use crate::store::{SessionHistory, TurnItem};
 
 /// The `_meta` key under which a tool call keeps the model's tool name (its title is for
 /// people), so the next turns can tell `replace` from `write_file`.
-pub const TOOL_NAME_META: &str = "acp-cli/tool";
+pub(crate) const TOOL_NAME_META: &str = "acp-cli/tool";
 
 /// The system prompt: who the agent is, where it works, which tools it has, then the
 /// client's `systemPrompt` (append mode) when it gave one.
-pub fn system_prompt(cwd: &str, client: Option<&str>) -> String {
+pub(crate) fn system_prompt(cwd: &str, client: Option<&str>) -> String {
     let built_in = format!(
         "You are acp-cli, a coding agent working in the directory {cwd} on the user's machine, \
          through an editor. Use the tools to look at and change the project: {}. Relative paths \
@@ -39,7 +39,7 @@ pub fn system_prompt(cwd: &str, client: Option<&str>) -> String {
 
 /// The conversation for the model: `system`, then every turn of `history` (the running
 /// turn's prompt last).
-pub fn messages(system: String, history: &SessionHistory) -> Vec<ChatMessage> {
+pub(crate) fn messages(system: String, history: &SessionHistory) -> Vec<ChatMessage> {
     let mut messages = vec![ChatMessage::System(system)];
     for turn in history.turns() {
         let prompt = prompt_text(&turn.prompt);
@@ -156,7 +156,7 @@ fn content_text(content: &[ToolCallContent]) -> String {
 
 /// The text of prompt blocks: text, resource links as their URI, embedded text resources
 /// with their URI; one per line.
-pub fn prompt_text(blocks: &[ContentBlock]) -> String {
+pub(crate) fn prompt_text(blocks: &[ContentBlock]) -> String {
     let mut parts = Vec::new();
     for block in blocks {
         match block {

@@ -11,11 +11,11 @@
 //! - [`tools`]: the eight tools: their schemas, kinds, titles, and a call's arguments read.
 //! - [`turn`]: one turn as a sequence of steps.
 
-pub mod context;
+pub(crate) mod context;
 #[cfg(test)]
 mod tests;
-pub mod tools;
-pub mod turn;
+pub(crate) mod tools;
+pub(crate) mod turn;
 
 use acp_core::Instant;
 

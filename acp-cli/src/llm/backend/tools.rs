@@ -12,7 +12,7 @@ const TITLE_MAX: usize = 80;
 
 /// A model's tool call, its arguments read and checked.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum ToolRequest {
+pub(crate) enum ToolRequest {
     /// A tool of one of the session's MCP servers (R-MCP-6).
     Mcp {
         /// `mcp__<server>__<tool>`: what the model called, and what `*_always` is kept under.
@@ -87,7 +87,7 @@ pub enum ToolRequest {
 }
 
 /// Every tool name, in the order they are offered.
-pub const TOOL_NAMES: [&str; 8] = [
+pub(crate) const TOOL_NAMES: [&str; 8] = [
     "read_file",
     "list_directory",
     "glob",
@@ -101,7 +101,7 @@ pub const TOOL_NAMES: [&str; 8] = [
 impl ToolRequest {
     /// Reads a call of `name` with `arguments` (the model's JSON text). `Err` is the text
     /// the model is told.
-    pub fn parse(name: &str, arguments: &str) -> Result<Self, String> {
+    pub(crate) fn parse(name: &str, arguments: &str) -> Result<Self, String> {
         let value: Value = if arguments.trim().is_empty() {
             Value::Object(Map::new())
         } else {
@@ -158,7 +158,7 @@ impl ToolRequest {
     }
 
     /// A call of a session's MCP tool: its arguments must be a JSON object.
-    pub fn mcp(tool: &crate::mcp::McpTool, arguments: &str) -> Result<Self, String> {
+    pub(crate) fn mcp(tool: &crate::mcp::McpTool, arguments: &str) -> Result<Self, String> {
         let model_name = tool.model_name();
         let arguments = if arguments.trim().is_empty() {
             serde_json::json!({})
@@ -182,7 +182,7 @@ impl ToolRequest {
     }
 
     /// Agentao's tool name (an MCP tool's `mcp__<server>__<tool>`).
-    pub fn name(&self) -> &str {
+    pub(crate) fn name(&self) -> &str {
         match self {
             Self::Mcp { model_name, .. } => model_name,
             Self::ReadFile { .. } => "read_file",
@@ -197,7 +197,7 @@ impl ToolRequest {
     }
 
     /// The ACP kind.
-    pub fn kind(&self) -> ToolKind {
+    pub(crate) fn kind(&self) -> ToolKind {
         match self {
             Self::Mcp {
                 read_only: true, ..
@@ -211,22 +211,8 @@ impl ToolRequest {
         }
     }
 
-    /// Whether it asks permission in `workspace-write` (the others only obey the mode).
-    pub fn asks(&self) -> bool {
-        matches!(
-            self,
-            Self::WriteFile { .. }
-                | Self::Replace { .. }
-                | Self::RunShellCommand { .. }
-                | Self::Mcp {
-                    read_only: false,
-                    ..
-                }
-        )
-    }
-
     /// The title the user sees: `Read src/main.rs`, `Edit src/lib.rs`, `Run cargo test`.
-    pub fn title(&self) -> String {
+    pub(crate) fn title(&self) -> String {
         let title = match self {
             Self::ReadFile { path, .. } => format!("Read {path}"),
             Self::ListDirectory { path } => format!("List {path}"),
@@ -321,7 +307,7 @@ impl Args<'_> {
 }
 
 /// The functions offered to the model.
-pub fn specs() -> Vec<ToolSpec> {
+pub(crate) fn specs() -> Vec<ToolSpec> {
     let path = |what: &str| json!({"type": "string", "description": what});
     vec![
         ToolSpec {
@@ -453,8 +439,8 @@ mod tests {
         );
         let call = call.unwrap();
         assert_eq!(
-            (call.title(), call.kind(), call.asks()),
-            ("Read src/main.rs".into(), ToolKind::Read, false)
+            (call.title(), call.kind()),
+            ("Read src/main.rs".into(), ToolKind::Read)
         );
         let edit = ToolRequest::parse(
             "replace",
@@ -462,14 +448,14 @@ mod tests {
         )
         .unwrap();
         assert_eq!(
-            (edit.title(), edit.kind(), edit.asks()),
-            ("Edit src/lib.rs".into(), ToolKind::Edit, true)
+            (edit.title(), edit.kind()),
+            ("Edit src/lib.rs".into(), ToolKind::Edit)
         );
         let run =
             ToolRequest::parse("run_shell_command", r#"{"command":"cargo test\necho"}"#).unwrap();
         assert_eq!(
-            (run.title(), run.kind(), run.asks()),
-            ("Run cargo test".into(), ToolKind::Execute, true)
+            (run.title(), run.kind()),
+            ("Run cargo test".into(), ToolKind::Execute)
         );
         let search = ToolRequest::parse(
             "search_file_content",

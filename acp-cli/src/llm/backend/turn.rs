@@ -33,23 +33,23 @@ use crate::model::chat::{
 };
 
 /// Most bytes of one tool result, for the model and on screen; the rest is cut with a note.
-pub const TOOL_RESULT_MAX: usize = 64 * 1024;
+pub(crate) const TOOL_RESULT_MAX: usize = 64 * 1024;
 
 /// Lines `read_file` returns when the model gives no `limit`.
-pub const DEFAULT_READ_LINES: usize = 2000;
+pub(crate) const DEFAULT_READ_LINES: usize = 2000;
 
 /// A shell command's timeout when the model gives none, and the most it may ask for.
-pub const DEFAULT_SHELL_TIMEOUT_MS: u64 = 120_000;
+pub(crate) const DEFAULT_SHELL_TIMEOUT_MS: u64 = 120_000;
 /// See [`DEFAULT_SHELL_TIMEOUT_MS`].
-pub const MAX_SHELL_TIMEOUT_MS: u64 = 600_000;
+pub(crate) const MAX_SHELL_TIMEOUT_MS: u64 = 600_000;
 
 /// The output a client's terminal keeps for a command (`outputByteLimit`), as a local
 /// command's is capped.
-pub const TERMINAL_OUTPUT_LIMIT: u64 = 64 * 1024;
+pub(crate) const TERMINAL_OUTPUT_LIMIT: u64 = 64 * 1024;
 
 /// What the turns of one connection share.
 #[derive(Debug)]
-pub struct Shared {
+pub(crate) struct Shared {
     /// `*_always` answers, per session per tool name (`write_file`, `run_shell_command`, …).
     pub memory: AlwaysMemory,
     /// The number of the last tool call id handed out (`tool-1`, `tool-2`, …).
@@ -141,7 +141,7 @@ enum Wait {
 
 /// One turn of the llm backend.
 #[derive(Debug)]
-pub struct LlmTurn {
+pub(crate) struct LlmTurn {
     session: String,
     cwd: String,
     additional_directories: Vec<String>,
@@ -176,7 +176,7 @@ impl LlmTurn {
     /// A turn in the session described by `start`, asking `model` (the session's model when
     /// empty), with the conversation `messages` (system prompt and history, this prompt
     /// last).
-    pub fn new(start: &TurnStart<'_>, model: String, max_rounds: u32) -> Self {
+    pub(crate) fn new(start: &TurnStart<'_>, model: String, max_rounds: u32) -> Self {
         let mut turn = Self {
             session: start.session.to_owned(),
             cwd: start.cwd.to_owned(),
@@ -223,19 +223,19 @@ impl LlmTurn {
     }
 
     /// Whether the turn has handed out its end.
-    pub fn is_finished(&self) -> bool {
+    pub(crate) fn is_finished(&self) -> bool {
         self.finished
     }
 
     /// The client cancelled: the turn ends `cancelled` at its next step, after a `failed`
     /// update for a tool call it leaves open.
-    pub fn cancel(&mut self) {
+    pub(crate) fn cancel(&mut self) {
         self.cancelled = true;
     }
 
     /// The next step at `now`. Bounded: each pass hands out a step or moves the turn on by
     /// one call.
-    pub fn step(&mut self, shared: &mut Shared, now: Instant) -> Step {
+    pub(crate) fn step(&mut self, shared: &mut Shared, now: Instant) -> Step {
         if self.finished {
             return Step::Waiting;
         }
@@ -318,7 +318,7 @@ impl LlmTurn {
 
     /// The outcome of what the turn waits for. A reply it does not wait for (late, after a
     /// cancel) is dropped.
-    pub fn resume(&mut self, shared: &mut Shared, reply: Reply) {
+    pub(crate) fn resume(&mut self, shared: &mut Shared, reply: Reply) {
         match (core::mem::replace(&mut self.wait, Wait::Nothing), reply) {
             (Wait::Model, Reply::ModelEvent(event)) => {
                 self.wait = Wait::Model;

@@ -1,6 +1,7 @@
 //! Where a scan must stop, over a block of sixteen bytes: the quotes, backslashes and control
 //! characters for the string scan (and the non-ASCII bytes when it checks UTF-8 too), the
-//! newlines for the framer, the quotes and backslashes apart for skipping validated strings.
+//! newlines for the framer, the quotes and backslashes apart for skipping validated strings,
+//! and every class at once as masks ([`classes`]) for the chunk scans.
 //!
 //! Most bytes of ACP traffic sit inside long strings, and a stop comes every dozen bytes or so
 //! (escaped newlines and quotes in code and diffs), so both the bytes per step and the cost of
@@ -10,9 +11,9 @@
 //!
 //! The vector path is compiled only where SSE2 is enabled for the whole build (every x86_64
 //! target but the soft-float ones). Rust still treats calling a function compiled with
-//! `#[target_feature(enable = "sse2")]` from one without the attribute as `unsafe`: those two
-//! calls, in [`stops`] and [`equal_to`], are `unsafe` code (with `from_utf8_unchecked` in
-//! `json::scan_bytes`, the crate's only). Loading the block
+//! `#[target_feature(enable = "sse2")]` from one without the attribute as `unsafe`: those three
+//! calls, in [`stops`], [`equal_to`] and [`classes`], are `unsafe` code (with
+//! `from_utf8_unchecked` in `json::scan_bytes`, the crate's only). Loading the block
 //! needs none: the two halves are read as integers and LLVM folds them into one unaligned
 //! vector load. Without them (`cfg` false) the SWAR path is used and nothing else changes.
 

@@ -13,7 +13,7 @@
 use core::fmt;
 
 /// The default bound on one event (its data plus the line being read): 4 MiB.
-pub const DEFAULT_EVENT_LIMIT: usize = 4 << 20;
+pub(crate) const DEFAULT_EVENT_LIMIT: usize = 4 << 20;
 
 /// The UTF-8 byte-order mark, skipped at the very start of a stream.
 const BOM: &[u8] = b"\xEF\xBB\xBF";
@@ -86,7 +86,7 @@ impl SseParser {
     }
 
     /// A parser that refuses any event (data plus current line) over `limit` bytes.
-    pub fn with_limit(limit: usize) -> Self {
+    pub(crate) fn with_limit(limit: usize) -> Self {
         Self {
             line: Vec::new(),
             data: Vec::new(),
@@ -140,7 +140,8 @@ impl SseParser {
 
     /// Whether an event or line was started and not finished (at the end of the stream, it
     /// is dropped).
-    pub fn has_partial(&self) -> bool {
+    #[cfg(test)]
+    pub(crate) fn has_partial(&self) -> bool {
         !self.line.is_empty() || self.has_data
     }
 

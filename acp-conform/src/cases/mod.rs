@@ -6,17 +6,17 @@ use super::case::Case;
 use super::cx::{Cx, Kind, kind};
 use super::verdict::{Outcome, fail};
 
-pub mod cancel;
-pub mod client;
-pub mod framing;
-pub mod ids;
-pub mod initialize;
-pub mod latency;
-pub mod permission;
-pub mod process;
-pub mod prompt;
-pub mod rpc;
-pub mod sessions;
+mod cancel;
+mod client;
+mod framing;
+mod ids;
+mod initialize;
+mod latency;
+mod permission;
+mod process;
+mod prompt;
+mod rpc;
+mod sessions;
 
 /// Every case, in the order they run and are reported.
 pub fn all() -> Vec<Case> {

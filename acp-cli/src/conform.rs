@@ -1,10 +1,12 @@
-//! `acp-cli conform`: the arguments, and the run printed the way they ask.
+//! `acp-cli conform`: the arguments, and the run (`acp_conform::runner`) printed the way they
+//! ask.
 
 use std::path::PathBuf;
 
-use super::report;
-use super::runner::{self, Options, RunError};
+use acp_conform::report;
+use acp_conform::runner::{self, Options, RunError};
 
+/// `acp-cli conform --help`.
 pub const ABOUT: &str = "\
 Run the ACP conformance suite against any agent: `acp-cli conform [OPTIONS] -- AGENT [ARGS...]`.
 
@@ -59,7 +61,7 @@ pub struct ConformArgs {
 
 /// Runs the command; returns the exit status.
 pub fn run(args: ConformArgs) -> i32 {
-    let cases = super::cases::all();
+    let cases = acp_conform::cases::all();
     if args.list {
         for case in cases
             .iter()

@@ -3,13 +3,13 @@
 
 use serde_json::{Value, json};
 
-use crate::conform::case::Case;
-use crate::conform::cx::{Cx, Kind, kind, result_of};
-use crate::conform::verdict::{Outcome, Verdict, fail, skip};
+use crate::case::Case;
 use crate::conform_case as case;
 use crate::conform_ensure as ensure;
+use crate::cx::{Cx, Kind, kind, result_of};
+use crate::verdict::{Outcome, Verdict, fail, skip};
 
-pub fn cases() -> Vec<Case> {
+pub(super) fn cases() -> Vec<Case> {
     vec![
         case!(
             "prompt",
@@ -91,7 +91,7 @@ pub fn cases() -> Vec<Case> {
     ]
 }
 
-pub const STOP_REASONS: [&str; 5] = [
+pub(super) const STOP_REASONS: [&str; 5] = [
     "end_turn",
     "max_tokens",
     "max_turn_requests",
@@ -101,13 +101,13 @@ pub const STOP_REASONS: [&str; 5] = [
 
 /// The text of a turn that makes the agent say something: `/echo` when advertised, else
 /// plain text.
-pub fn chatty(cx: &Cx) -> String {
+pub(super) fn chatty(cx: &Cx) -> String {
     cx.command("echo", "conform-hello")
         .unwrap_or_else(|_| String::from("Say hello in one short sentence."))
 }
 
 /// Runs one turn of `text` in a new session; returns the session and the answer's index.
-pub async fn turn(cx: &mut Cx, text: &str) -> Result<(String, usize), Outcome> {
+pub(super) async fn turn(cx: &mut Cx, text: &str) -> Result<(String, usize), Outcome> {
     let session = cx.open().await?;
     let id = cx.prompt(&session, text).await?;
     let end = cx.turn_end(&id).await?;
@@ -115,7 +115,7 @@ pub async fn turn(cx: &mut Cx, text: &str) -> Result<(String, usize), Outcome> {
 }
 
 /// The turn-content kinds that must not follow the turn's answer.
-pub const TURN_KINDS: [&str; 6] = [
+pub(super) const TURN_KINDS: [&str; 6] = [
     "agent_message_chunk",
     "agent_thought_chunk",
     "user_message_chunk",
@@ -329,7 +329,7 @@ async fn requested_stop(cx: &mut Cx) -> Verdict {
 async fn failed_turn(cx: &mut Cx) -> Verdict {
     let line = cx.command("error", "conform failure")?;
     let (session, end) = turn(cx, &line).await?;
-    let (code, message) = crate::conform::cx::error_of(cx.message(end))?;
+    let (code, message) = crate::cx::error_of(cx.message(end))?;
     let echo = cx
         .command("echo", "after")
         .unwrap_or_else(|_| String::from("hello"));

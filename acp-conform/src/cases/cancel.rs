@@ -9,13 +9,13 @@ use serde_json::{Value, json};
 
 use super::prompt::TURN_KINDS;
 use super::still_serving;
-use crate::conform::case::Case;
-use crate::conform::cx::{Cx, PermissionReply, result_of};
-use crate::conform::verdict::{Outcome, Verdict, fail, skip};
+use crate::case::Case;
 use crate::conform_case as case;
 use crate::conform_ensure as ensure;
+use crate::cx::{Cx, PermissionReply, result_of};
+use crate::verdict::{Outcome, Verdict, fail, skip};
 
-pub fn cases() -> Vec<Case> {
+pub(super) fn cases() -> Vec<Case> {
     vec![
         case!(
             "cancel",
@@ -93,7 +93,7 @@ pub fn cases() -> Vec<Case> {
 /// Starts a turn that is still running when this returns: `/sleep` (after an `/echo` that
 /// shows it started) when advertised, else a chatty prompt whose first update shows it runs.
 /// Skips when nothing shows a running turn.
-pub async fn running_turn(cx: &mut Cx) -> Result<(String, Value), Outcome> {
+pub(super) async fn running_turn(cx: &mut Cx) -> Result<(String, Value), Outcome> {
     let session = cx.open().await?;
     let (echo, sleep) = (
         cx.command("echo", "conform-started"),
@@ -112,7 +112,7 @@ pub async fn running_turn(cx: &mut Cx) -> Result<(String, Value), Outcome> {
     }
     let (first, answer) = (session.clone(), id.clone());
     let index = cx
-        .wait_for("a sign the turn runs", crate::conform::cx::TURN, move |m| {
+        .wait_for("a sign the turn runs", crate::cx::TURN, move |m| {
             m["id"] == answer && m.get("method").is_none()
                 || m["method"] == "session/update"
                     && m["params"]["sessionId"] == json!(first)
@@ -281,17 +281,15 @@ async fn prompt_after_cancel(cx: &mut Cx) -> Verdict {
 
 /// Opens a session and starts `/tool` with its permission request held; returns the session,
 /// the prompt's id and the permission request's id.
-pub async fn held_permission(cx: &mut Cx) -> Result<(String, Value, Value), Outcome> {
+pub(super) async fn held_permission(cx: &mut Cx) -> Result<(String, Value, Value), Outcome> {
     let tool = cx.command("tool", "edit conform-tool")?;
     cx.permission = PermissionReply::Hold;
     let session = cx.open().await?;
     let id = cx.prompt(&session, &tool).await?;
     let index = cx
-        .wait_for(
-            "a session/request_permission",
-            crate::conform::cx::TURN,
-            |m| m["method"] == "session/request_permission",
-        )
+        .wait_for("a session/request_permission", crate::cx::TURN, |m| {
+            m["method"] == "session/request_permission"
+        })
         .await?;
     let request = cx.message(index)["id"].clone();
     Ok((session, id, request))

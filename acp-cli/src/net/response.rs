@@ -8,7 +8,7 @@
 use core::time::Duration;
 
 /// The most bytes a response head may take.
-pub const HEAD_LIMIT: usize = 64 << 10;
+pub(crate) const HEAD_LIMIT: usize = 64 << 10;
 
 /// The most headers a response head may have.
 const MAX_HEADERS: usize = 64;
@@ -18,7 +18,7 @@ const LINE_LIMIT: usize = 4096;
 
 /// A response's status line and the headers the client reads.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ResponseHead {
+pub(crate) struct ResponseHead {
     /// The status code.
     pub status: u16,
     /// The reason phrase (may be empty).
@@ -29,7 +29,7 @@ pub struct ResponseHead {
 
 impl ResponseHead {
     /// The first value of a header (`name` lower-case).
-    pub fn header(&self, name: &str) -> Option<&str> {
+    pub(crate) fn header(&self, name: &str) -> Option<&str> {
         self.headers
             .iter()
             .find(|(key, _)| key == name)
@@ -37,7 +37,7 @@ impl ResponseHead {
     }
 
     /// `Retry-After` in seconds (the HTTP-date form is not read: the caller backs off).
-    pub fn retry_after(&self) -> Option<Duration> {
+    pub(crate) fn retry_after(&self) -> Option<Duration> {
         self.header("retry-after")?
             .trim()
             .parse::<u64>()
@@ -46,7 +46,7 @@ impl ResponseHead {
     }
 
     /// How the body is delimited.
-    pub fn body_decoder(&self) -> Result<BodyDecoder, String> {
+    pub(crate) fn body_decoder(&self) -> Result<BodyDecoder, String> {
         if let Some(encoding) = self.header("transfer-encoding") {
             let last = encoding.rsplit(',').next().unwrap_or("").trim();
             return if last.eq_ignore_ascii_case("chunked") {
@@ -68,7 +68,7 @@ impl ResponseHead {
 
 /// Parses a response head from the start of `bytes`: the head and how many bytes it took,
 /// or `None` when more bytes are needed. Informational (1xx) heads are skipped.
-pub fn parse_head(bytes: &[u8]) -> Result<Option<(ResponseHead, usize)>, String> {
+pub(crate) fn parse_head(bytes: &[u8]) -> Result<Option<(ResponseHead, usize)>, String> {
     let mut offset = 0;
     loop {
         let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
@@ -111,7 +111,7 @@ pub fn parse_head(bytes: &[u8]) -> Result<Option<(ResponseHead, usize)>, String>
 
 /// How a body ends, and the state of reading it.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum BodyDecoder {
+pub(crate) enum BodyDecoder {
     /// `Content-Length`: this many bytes are still to come.
     Length(u64),
     /// `Transfer-Encoding: chunked`.
@@ -123,7 +123,7 @@ pub enum BodyDecoder {
 impl BodyDecoder {
     /// Decodes `input`, appending body bytes to `out`. Returns whether the body is complete
     /// (bytes after its end are ignored).
-    pub fn decode(&mut self, input: &[u8], out: &mut Vec<u8>) -> Result<bool, String> {
+    pub(crate) fn decode(&mut self, input: &[u8], out: &mut Vec<u8>) -> Result<bool, String> {
         match self {
             Self::Length(remaining) => {
                 let take = input
@@ -142,7 +142,7 @@ impl BodyDecoder {
     }
 
     /// Whether the server closing now ends the body properly.
-    pub fn complete_at_close(&self) -> bool {
+    pub(crate) fn complete_at_close(&self) -> bool {
         match self {
             Self::Length(remaining) => *remaining == 0,
             Self::Chunked(decoder) => decoder.is_done(),
@@ -178,7 +178,7 @@ pub struct ChunkedDecoder {
 
 impl ChunkedDecoder {
     /// Whether the last chunk and the trailers were read.
-    pub fn is_done(&self) -> bool {
+    pub(crate) fn is_done(&self) -> bool {
         self.state == ChunkedState::Done
     }
 

@@ -14,12 +14,12 @@ use super::profile::Profile;
 use super::subject::{LineSplitter, Subject, scaled};
 use super::verdict::{Outcome, fail, skip};
 use crate::rules::{Finding, Monitor, MonitorOptions, Severity};
-use crate::trace::format::Side;
+use crate::trace::Side;
 
 /// How long an answer may take before a case fails (times `--timeout-scale`).
-pub const ANSWER: Duration = Duration::from_secs(5);
+pub(crate) const ANSWER: Duration = Duration::from_secs(5);
 /// How long a prompt turn may take before a case fails (times `--timeout-scale`).
-pub const TURN: Duration = Duration::from_secs(15);
+pub(crate) const TURN: Duration = Duration::from_secs(15);
 
 /// How the harness answers `session/request_permission`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -38,14 +38,14 @@ pub enum PermissionReply {
 
 /// One message the agent sent, classified.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Kind {
+pub(crate) enum Kind {
     Response,
     Request,
     Notification,
 }
 
 /// Which kind of JSON-RPC message `message` is.
-pub fn kind(message: &Value) -> Kind {
+pub(crate) fn kind(message: &Value) -> Kind {
     match (message.get("method").is_some(), message.get("id").is_some()) {
         (true, true) => Kind::Request,
         (true, false) => Kind::Notification,
@@ -546,7 +546,7 @@ fn select_option(params: &Value, kind: &str) -> Value {
 }
 
 /// The `result` of a response; an error response (or neither) fails.
-pub fn result_of(response: &Value) -> Result<Value, Outcome> {
+pub(crate) fn result_of(response: &Value) -> Result<Value, Outcome> {
     if let Some(error) = response.get("error") {
         return Err(fail(format!("answered with an error: {error}")));
     }
@@ -558,7 +558,7 @@ pub fn result_of(response: &Value) -> Result<Value, Outcome> {
 }
 
 /// The `(code, message)` of an error response; a result (or a malformed error) fails.
-pub fn error_of(response: &Value) -> Result<(i64, String), Outcome> {
+pub(crate) fn error_of(response: &Value) -> Result<(i64, String), Outcome> {
     let Some(error) = response.get("error") else {
         let result = response.get("result").unwrap_or(&Value::Null);
         return Err(fail(format!("expected an error, got the result {result}")));

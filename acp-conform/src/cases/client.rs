@@ -4,13 +4,13 @@
 use serde_json::json;
 
 use super::prompt::turn;
-use crate::conform::case::Case;
-use crate::conform::cx::{Cx, result_of};
-use crate::conform::verdict::{Outcome, Verdict, fail, skip};
+use crate::case::Case;
 use crate::conform_case as case;
 use crate::conform_ensure as ensure;
+use crate::cx::{Cx, result_of};
+use crate::verdict::{Outcome, Verdict, fail, skip};
 
-pub fn cases() -> Vec<Case> {
+pub(super) fn cases() -> Vec<Case> {
     vec![
         case!(
             "client",

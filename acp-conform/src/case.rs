@@ -8,7 +8,7 @@ use super::cx::Cx;
 use super::verdict::Verdict;
 
 /// What a case's function returns.
-pub type CaseFuture<'a> = Pin<Box<dyn Future<Output = Verdict> + 'a>>;
+pub(crate) type CaseFuture<'a> = Pin<Box<dyn Future<Output = Verdict> + 'a>>;
 
 /// A case; see the module docs.
 #[derive(Clone, Copy)]
@@ -23,7 +23,7 @@ pub struct Case {
     /// What it does and why, in a sentence.
     pub doc: &'static str,
     /// The check, run against a fresh agent process.
-    pub run: for<'a> fn(&'a mut Cx) -> CaseFuture<'a>,
+    pub(crate) run: for<'a> fn(&'a mut Cx) -> CaseFuture<'a>,
 }
 
 impl Case {
@@ -40,11 +40,9 @@ impl std::fmt::Debug for Case {
 }
 
 /// Declares a [`Case`]: `case!("framing", "crlf", "R-FRAME-1", "doc…", function)`.
-#[macro_export]
-#[doc(hidden)]
 macro_rules! conform_case {
     ($capability:literal, $name:literal, $rule:literal, $doc:literal, $run:path) => {
-        $crate::conform::case::Case {
+        $crate::case::Case {
             capability: $capability,
             name: $name,
             rule: $rule,
@@ -53,3 +51,4 @@ macro_rules! conform_case {
         }
     };
 }
+pub(crate) use conform_case;

@@ -3,13 +3,13 @@
 
 use serde_json::{Value, json};
 
-use crate::conform::case::Case;
-use crate::conform::cx::{Cx, PermissionReply};
-use crate::conform::verdict::{Outcome, Verdict, fail};
+use crate::case::Case;
 use crate::conform_case as case;
 use crate::conform_ensure as ensure;
+use crate::cx::{Cx, PermissionReply};
+use crate::verdict::{Outcome, Verdict, fail};
 
-pub fn cases() -> Vec<Case> {
+pub(super) fn cases() -> Vec<Case> {
     vec![
         case!(
             "permission",

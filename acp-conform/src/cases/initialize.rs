@@ -5,13 +5,13 @@
 use serde_json::{Value, json};
 
 use super::still_serving;
-use crate::conform::case::Case;
-use crate::conform::cx::{Cx, Kind, kind};
-use crate::conform::verdict::{Outcome, Verdict, fail, skip};
+use crate::case::Case;
 use crate::conform_case as case;
 use crate::conform_ensure as ensure;
+use crate::cx::{Cx, Kind, kind};
+use crate::verdict::{Outcome, Verdict, fail, skip};
 
-pub fn cases() -> Vec<Case> {
+pub(super) fn cases() -> Vec<Case> {
     vec![
         case!(
             "initialize",
@@ -156,7 +156,7 @@ async fn init_with(cx: &mut Cx, params: Value) -> Result<Value, Outcome> {
 }
 
 fn version_of(response: &Value) -> Result<i64, Outcome> {
-    let result = crate::conform::cx::result_of(response)?;
+    let result = crate::cx::result_of(response)?;
     result
         .get("protocolVersion")
         .and_then(Value::as_i64)

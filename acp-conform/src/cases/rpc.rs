@@ -3,13 +3,13 @@
 use serde_json::{Value, json};
 
 use super::still_serving;
-use crate::conform::case::Case;
-use crate::conform::cx::{Cx, Kind, error_of, kind};
-use crate::conform::verdict::Verdict;
+use crate::case::Case;
 use crate::conform_case as case;
 use crate::conform_ensure as ensure;
+use crate::cx::{Cx, Kind, error_of, kind};
+use crate::verdict::Verdict;
 
-pub fn cases() -> Vec<Case> {
+pub(super) fn cases() -> Vec<Case> {
     vec![
         case!(
             "rpc",

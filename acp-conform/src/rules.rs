@@ -6,8 +6,8 @@
 //! blames the side that broke it.
 //!
 //! ```
-//! use acp_cli::rules::{Monitor, MonitorOptions};
-//! use acp_cli::trace::format::Side;
+//! use acp_conform::rules::{Monitor, MonitorOptions};
+//! use acp_conform::trace::Side;
 //!
 //! let mut monitor = Monitor::new(MonitorOptions::default());
 //! let findings = monitor.observe(Side::Client, 1, None, br#"{"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":"/","mcpServers":[]}}"#);
@@ -24,7 +24,7 @@ use acp_core::schema::{
 use acp_core::wire::envelope::{self, MalformedResponse, Message, Outcome, Reason};
 use serde_json::Value;
 
-use crate::trace::format::Side;
+use crate::trace::Side;
 
 /// How much a finding matters: errors make `acp-cli lint` exit 1.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -3,8 +3,11 @@
 /// A case's status.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Status {
+    /// The behaviour the case looks for was observed.
     Pass,
+    /// The agent broke the rule the case checks.
     Fail,
+    /// The case could not run here (a capability not advertised, no matching command).
     Skip,
 }
 
@@ -44,10 +47,10 @@ impl Outcome {
 }
 
 /// What a case returns: `Ok(what was observed)` passes; `Err` fails or skips.
-pub type Verdict = Result<String, Outcome>;
+pub(crate) type Verdict = Result<String, Outcome>;
 
 /// A failure with `detail`.
-pub fn fail(detail: impl Into<String>) -> Outcome {
+pub(crate) fn fail(detail: impl Into<String>) -> Outcome {
     Outcome {
         status: Status::Fail,
         detail: detail.into(),
@@ -55,7 +58,7 @@ pub fn fail(detail: impl Into<String>) -> Outcome {
 }
 
 /// A skip with its reason.
-pub fn skip(detail: impl Into<String>) -> Outcome {
+pub(crate) fn skip(detail: impl Into<String>) -> Outcome {
     Outcome {
         status: Status::Skip,
         detail: detail.into(),
@@ -63,12 +66,11 @@ pub fn skip(detail: impl Into<String>) -> Outcome {
 }
 
 /// Fails the case with a formatted detail unless `cond` holds.
-#[macro_export]
-#[doc(hidden)]
 macro_rules! conform_ensure {
     ($cond:expr, $($fmt:tt)+) => {
         if !$cond {
-            return Err($crate::conform::verdict::fail(format!($($fmt)+)));
+            return Err($crate::verdict::fail(format!($($fmt)+)));
         }
     };
 }
+pub(crate) use conform_ensure;

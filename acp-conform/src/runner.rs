@@ -53,9 +53,11 @@ impl Options {
 pub struct CaseReport {
     /// `capability/name`.
     pub id: String,
+    /// The group it is reported under (`framing`, `initialize`, …).
     pub capability: &'static str,
     /// The rule it checks.
     pub rule: &'static str,
+    /// Passed, failed or skipped.
     pub status: Status,
     /// What was observed, or why it failed or was skipped.
     pub detail: String,
@@ -358,7 +360,7 @@ mod tests {
         Finding {
             line: 7,
             rule,
-            blame: crate::trace::format::Side::Agent,
+            blame: crate::trace::Side::Agent,
             severity: crate::rules::Severity::Error,
             detail: String::from("what happened"),
         }
@@ -389,7 +391,7 @@ mod tests {
 
     #[test]
     fn skips_and_clean_cases_are_unchanged() {
-        let skipped = Err(crate::conform::verdict::skip("no /tool"));
+        let skipped = Err(crate::verdict::skip("no /tool"));
         assert_eq!(judged(skipped.clone(), &[finding("R-LINT-1")]), skipped);
         assert_eq!(
             judged(Ok(String::from("fine")), &[]),

@@ -4,13 +4,13 @@
 use serde_json::{Value, json};
 
 use super::still_serving;
-use crate::conform::case::Case;
-use crate::conform::cx::{Cx, result_of};
-use crate::conform::verdict::{Verdict, fail, skip};
+use crate::case::Case;
 use crate::conform_case as case;
 use crate::conform_ensure as ensure;
+use crate::cx::{Cx, result_of};
+use crate::verdict::{Verdict, fail, skip};
 
-pub fn cases() -> Vec<Case> {
+pub(super) fn cases() -> Vec<Case> {
     vec![
         case!(
             "sessions",
@@ -206,7 +206,7 @@ async fn malformed_mcp(cx: &mut Cx) -> Verdict {
     Ok(format!("-32602 {message}"))
 }
 
-async fn new_result(cx: &mut Cx) -> Result<(String, Value), crate::conform::verdict::Outcome> {
+async fn new_result(cx: &mut Cx) -> Result<(String, Value), crate::verdict::Outcome> {
     cx.initialize().await?;
     let result = cx
         .call("session/new", json!({"cwd": cwd(cx), "mcpServers": []}))
@@ -344,13 +344,13 @@ async fn gated(
     method: &str,
     advertised: bool,
     params: Value,
-) -> Result<Option<Value>, crate::conform::verdict::Outcome> {
+) -> Result<Option<Value>, crate::verdict::Outcome> {
     cx.open().await?;
     let id = cx.request(method, params).await?;
     let index = cx.response(&id).await?;
     let message = cx.message(index).clone();
     if !advertised {
-        let (code, text) = crate::conform::cx::error_of(&message)
+        let (code, text) = crate::cx::error_of(&message)
             .map_err(|o| o.context(&format!("{method} is not advertised")))?;
         ensure!(
             code == -32601,
@@ -367,7 +367,7 @@ async fn load_gated(cx: &mut Cx) -> Verdict {
     match gated(cx, "session/load", advertised, params).await? {
         None => Ok(String::from("not advertised: -32601")),
         Some(message) => {
-            let (code, _) = crate::conform::cx::error_of(&message)
+            let (code, _) = crate::cx::error_of(&message)
                 .map_err(|o| o.context("loading an unknown session"))?;
             Ok(format!("advertised; an unknown id got {code}"))
         }
@@ -399,7 +399,7 @@ async fn resume_gated(cx: &mut Cx) -> Verdict {
     match gated(cx, "session/resume", advertised, params).await? {
         None => Ok(String::from("not advertised: -32601")),
         Some(message) => {
-            let (code, _) = crate::conform::cx::error_of(&message)
+            let (code, _) = crate::cx::error_of(&message)
                 .map_err(|o| o.context("resuming an unknown session"))?;
             Ok(format!("advertised; an unknown id got {code}"))
         }

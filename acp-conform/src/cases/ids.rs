@@ -4,12 +4,12 @@
 use serde_json::{Value, json};
 
 use super::{expect_error_for, init_line, still_serving};
-use crate::conform::case::Case;
-use crate::conform::cx::{Cx, Kind, kind};
-use crate::conform::verdict::{Verdict, fail};
+use crate::case::Case;
 use crate::conform_case as case;
+use crate::cx::{Cx, Kind, kind};
+use crate::verdict::{Verdict, fail};
 
-pub fn cases() -> Vec<Case> {
+pub(super) fn cases() -> Vec<Case> {
     vec![
         case!(
             "ids",
@@ -130,7 +130,7 @@ pub fn cases() -> Vec<Case> {
 async fn echo(cx: &mut Cx, raw: &str, expected: Value) -> Verdict {
     cx.send_raw(init_line(raw).as_bytes()).await?;
     let index = cx
-        .wait_for("an answer to initialize", crate::conform::cx::ANSWER, |m| {
+        .wait_for("an answer to initialize", crate::cx::ANSWER, |m| {
             kind(m) == Kind::Response
         })
         .await?;
@@ -200,11 +200,9 @@ async fn reused(cx: &mut Cx) -> Verdict {
         cx.request_with_id(json!("again"), "conform/ping", json!({}))
             .await?;
         let wanted = cx.responses_to(&json!("again")) + 1;
-        cx.wait_for(
-            "a second answer to id \"again\"",
-            crate::conform::cx::ANSWER,
-            |m| kind(m) == Kind::Response && m.get("id") == Some(&json!("again")),
-        )
+        cx.wait_for("a second answer to id \"again\"", crate::cx::ANSWER, |m| {
+            kind(m) == Kind::Response && m.get("id") == Some(&json!("again"))
+        })
         .await?;
         crate::conform_ensure!(
             cx.responses_to(&json!("again")) == wanted,
@@ -221,7 +219,7 @@ async fn fractional(cx: &mut Cx) -> Verdict {
     cx.send_raw(b"{\"jsonrpc\":\"2.0\",\"id\":1.5,\"method\":\"conform/ping\",\"params\":{}}\n")
         .await?;
     let index = cx
-        .wait_for("an answer to id 1.5", crate::conform::cx::ANSWER, |m| {
+        .wait_for("an answer to id 1.5", crate::cx::ANSWER, |m| {
             kind(m) == Kind::Response
         })
         .await?;

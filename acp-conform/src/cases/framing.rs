@@ -4,12 +4,12 @@
 use serde_json::{Value, json};
 
 use super::{expect_error_for, init_line, null_id_errors, still_serving};
-use crate::conform::case::Case;
-use crate::conform::cx::Cx;
-use crate::conform::verdict::{Verdict, skip};
+use crate::case::Case;
 use crate::conform_case as case;
+use crate::cx::Cx;
+use crate::verdict::{Verdict, skip};
 
-pub fn cases() -> Vec<Case> {
+pub(super) fn cases() -> Vec<Case> {
     vec![
         case!(
             "framing",
@@ -189,7 +189,7 @@ pub fn cases() -> Vec<Case> {
     ]
 }
 
-async fn initialized(cx: &mut Cx) -> Result<(), crate::conform::verdict::Outcome> {
+async fn initialized(cx: &mut Cx) -> Result<(), crate::verdict::Outcome> {
     cx.initialize().await.map(|_| ())
 }
 

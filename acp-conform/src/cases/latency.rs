@@ -3,12 +3,12 @@
 
 use std::time::Instant;
 
-use crate::conform::case::Case;
-use crate::conform::cx::Cx;
-use crate::conform::verdict::Verdict;
+use crate::case::Case;
 use crate::conform_case as case;
+use crate::cx::Cx;
+use crate::verdict::Verdict;
 
-pub fn cases() -> Vec<Case> {
+pub(super) fn cases() -> Vec<Case> {
     vec![
         case!(
             "latency",

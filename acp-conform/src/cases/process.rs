@@ -5,13 +5,13 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 
-use crate::conform::case::Case;
-use crate::conform::cx::Cx;
-use crate::conform::verdict::{Verdict, fail};
+use crate::case::Case;
 use crate::conform_case as case;
 use crate::conform_ensure as ensure;
+use crate::cx::Cx;
+use crate::verdict::{Verdict, fail};
 
-pub fn cases() -> Vec<Case> {
+pub(super) fn cases() -> Vec<Case> {
     vec![
         case!(
             "process",

@@ -1,4 +1,4 @@
-//! The agent under test, as bytes: one process (started with [`crate::host::process`], so in
+//! The agent under test, as bytes: one process (started with [`crate::process`], so in
 //! its own process group), raw writes to its stdin, and its stdout cut into lines and parsed
 //! with `serde_json`. Nothing here knows JSON-RPC beyond "is this line a JSON object with
 //! `jsonrpc: "2.0"`": the harness must be able to send anything, and to see everything the
@@ -13,7 +13,7 @@ use serde_json::Value;
 use smol::channel::Receiver;
 
 use super::chaos::Chaos;
-use crate::host::process::{AgentCommand, AgentProcess, ProcessEvent, ProcessKey};
+use crate::process::{AgentCommand, AgentProcess, ProcessEvent, ProcessKey};
 
 /// One line the agent wrote on stdout.
 #[derive(Clone, Debug)]
@@ -241,13 +241,13 @@ impl Drop for Subject {
 /// it is dropped (R-FRAME-1), and bytes after the last `\n` wait for the next piece. Used for
 /// the agent's stdout and for the harness's own writes (which the exchange monitor reads).
 #[derive(Clone, Debug, Default)]
-pub struct LineSplitter {
+pub(crate) struct LineSplitter {
     partial: Vec<u8>,
 }
 
 impl LineSplitter {
     /// The lines `bytes` completes, without their `\n` (or `\r\n`).
-    pub fn push(&mut self, mut bytes: &[u8]) -> Vec<Vec<u8>> {
+    pub(crate) fn push(&mut self, mut bytes: &[u8]) -> Vec<Vec<u8>> {
         let mut lines = Vec::new();
         while let Some(at) = memchr::memchr(b'\n', bytes) {
             let mut line = std::mem::take(&mut self.partial);
@@ -263,7 +263,7 @@ impl LineSplitter {
     }
 
     /// The unterminated last line at the end of the stream, if any bytes are left.
-    pub fn finish(&mut self) -> Option<Vec<u8>> {
+    pub(crate) fn finish(&mut self) -> Option<Vec<u8>> {
         let mut rest = std::mem::take(&mut self.partial);
         if rest.is_empty() {
             return None;
@@ -276,7 +276,7 @@ impl LineSplitter {
 }
 
 /// `base` scaled by `--timeout-scale`.
-pub fn scaled(base: Duration, scale: f64) -> Duration {
+pub(crate) fn scaled(base: Duration, scale: f64) -> Duration {
     base.mul_f64(scale.max(0.01))
 }
 
