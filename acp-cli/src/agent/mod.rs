@@ -25,6 +25,7 @@ pub mod logging;
 pub mod modes;
 pub mod paths;
 pub mod reports;
+pub(crate) mod session_map;
 pub mod sessions;
 pub mod shell;
 pub mod tools;

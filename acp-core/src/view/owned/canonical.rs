@@ -11,9 +11,7 @@
 
 use alloc::string::String;
 
-use crate::schema::{
-    ContentBlock, ContentChunk, SessionNotification, SessionUpdate, TextContent,
-};
+use crate::schema::{ContentBlock, ContentChunk, SessionNotification, SessionUpdate, TextContent};
 use crate::wire::JsonStr;
 use crate::wire::json::skip_string_unchecked;
 
