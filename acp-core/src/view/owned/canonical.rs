@@ -20,8 +20,11 @@ const UPDATE: &[u8] = br#","update":{"sessionUpdate":""#;
 const CONTENT: &[u8] = br#"","content":{"type":"text","text":""#;
 const TAIL: &[u8] = b"}}}";
 
+/// The variant of [`SessionUpdate`] a chunk kind makes.
+type Wrap = fn(ContentChunk) -> SessionUpdate;
+
 /// The chunk kinds a text chunk comes as, with the variant each makes.
-const KINDS: [(&[u8], fn(ContentChunk) -> SessionUpdate); 3] = [
+const KINDS: [(&[u8], Wrap); 3] = [
     (b"agent_message_chunk", SessionUpdate::AgentMessageChunk),
     (b"agent_thought_chunk", SessionUpdate::AgentThoughtChunk),
     (b"user_message_chunk", SessionUpdate::UserMessageChunk),
