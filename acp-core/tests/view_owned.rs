@@ -114,6 +114,62 @@ fn edge_cases_agree() {
     }
 }
 
+/// Text chunks in the form SDKs write them (read by matching their bytes) and one change
+/// away from it (read by the member walk or serde): the same value either way.
+#[test]
+fn canonical_text_chunks_and_near_misses_agree() {
+    let texts = [
+        r#""""#,
+        r#""plain""#,
+        r#""esc\"aped\\ \n\t \u00e9\ud83d\ude80 \"}}}""#,
+        r#""中文 — ü""#,
+        r#""\\""#,
+    ];
+    let sessions = [r#""s""#, r#""sess_01""#, r#""s\"\u0021""#, r#""""#, "5"];
+    let kinds = [
+        "agent_message_chunk",
+        "agent_thought_chunk",
+        "user_message_chunk",
+        "agent_message_chunkX",
+        "plan",
+    ];
+    for text in texts {
+        for session in sessions {
+            for kind in kinds {
+                let update = format!(
+                    r#"{{"sessionUpdate":"{kind}","content":{{"type":"text","text":{text}}}}}"#
+                );
+                agree(&format!(r#"{{"sessionId":{session},"update":{update}}}"#));
+            }
+        }
+        for params in [
+            format!(
+                r#"{{"sessionId":"s","update":{{"sessionUpdate":"agent_message_chunk","content":{{"type":"text","text":{text}}}}} }}"#
+            ),
+            format!(
+                r#"{{"sessionId":"s","update":{{"sessionUpdate":"agent_message_chunk","content":{{"type": "text","text":{text}}}}}}}"#
+            ),
+            format!(
+                r#"{{"sessionId":"s","update":{{"sessionUpdate":"agent_message_chunk","content":{{"type":"text","text":{text},"_meta":{{}}}}}}}}"#
+            ),
+            format!(
+                r#"{{"sessionId":"s","update":{{"sessionUpdate":"agent_message_chunk","content":{{"type":"text","text":{text}}},"messageId":"m"}}}}"#
+            ),
+            format!(
+                r#"{{"sessionId":"s","update":{{"sessionUpdate":"agent_message_chunk","content":{{"type":"text","text":{text}}}}},"_meta":{{"a":1}}}}"#
+            ),
+            format!(
+                r#"{{"sessionId":"s","update":{{"sessionUpdate":"agent_message_chunk","content":{{"type":"image","text":{text}}}}}}}"#
+            ),
+            format!(
+                r#"{{"session\u0049d":"s","update":{{"sessionUpdate":"agent_message_chunk","content":{{"type":"text","text":{text}}}}}}}"#
+            ),
+        ] {
+            agree(&params);
+        }
+    }
+}
+
 /// A generated `session/update`: the hot kinds with fields drawn from valid, lenient-invalid
 /// and strictly invalid values, in any order, sometimes duplicated.
 #[derive(Clone, Debug)]

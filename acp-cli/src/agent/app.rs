@@ -32,6 +32,7 @@ use acp_core::schema::{
 use acp_core::wire::ErrorCode;
 
 use super::backend::{Backend, ClientFs, Explore, FsVia, Reply, Step, TerminalCall, TurnStart};
+use super::session_map::SessionMap;
 use super::sessions::{
     CwdKind, SessionTable, check_additional_directories, check_cwd, check_system_prompt,
 };
@@ -232,7 +233,7 @@ pub struct AgentApp<B, W> {
     mcp_starting: std::collections::HashSet<String>,
     /// A prompt that came while its session's servers were starting.
     mcp_deferred: HashMap<String, Vec<ContentBlock>>,
-    turns: HashMap<String, TurnWait>,
+    turns: SessionMap<TurnWait>,
     asked: HashMap<RequestId, Asked>,
     /// `terminal/create` requests whose turn ended before the answer, by session: the
     /// terminal they make is killed and released as soon as its id is known.
@@ -266,7 +267,7 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
             mcp_tools: HashMap::new(),
             mcp_starting: Default::default(),
             mcp_deferred: HashMap::new(),
-            turns: HashMap::new(),
+            turns: SessionMap::default(),
             asked: HashMap::new(),
             orphan_terminals: HashMap::new(),
             notices: Vec::new(),

@@ -25,6 +25,7 @@ pub mod logging;
 pub(crate) mod modes;
 pub mod paths;
 pub(crate) mod reports;
+pub(crate) mod session_map;
 pub mod sessions;
 pub(crate) mod shell;
 pub(crate) mod tools;

@@ -1,12 +1,12 @@
 //! The running turns of a backend, one per session, and the state they share: the table both
 //! backends keep, so stepping, resuming, cancelling and forgetting are written once.
 
-use std::collections::HashMap;
 use std::fmt;
 
 use acp_core::Instant;
 
 use super::backend::{Reply, Step};
+use super::session_map::SessionMap;
 
 /// One session's turn, as a [`Turns`] table drives it.
 pub(crate) trait SessionTurn {
@@ -27,7 +27,7 @@ pub(crate) trait SessionTurn {
 
 /// The turns of one backend by session, and their shared state.
 pub(crate) struct Turns<T: SessionTurn> {
-    running: HashMap<String, T>,
+    running: SessionMap<T>,
     /// What the turns share.
     pub shared: T::Shared,
 }
@@ -50,7 +50,7 @@ where
 {
     fn default() -> Self {
         Self {
-            running: HashMap::new(),
+            running: SessionMap::default(),
             shared: T::Shared::default(),
         }
     }

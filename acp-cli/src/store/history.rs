@@ -146,12 +146,8 @@ impl SessionHistory {
         };
         match update {
             SessionUpdate::UserMessageChunk(chunk) => turn.prompt.push(chunk.content.clone()),
-            SessionUpdate::AgentMessageChunk(chunk) => {
-                turn.push_text(TurnItem::Message(chunk.content.clone()))
-            }
-            SessionUpdate::AgentThoughtChunk(chunk) => {
-                turn.push_text(TurnItem::Thought(chunk.content.clone()))
-            }
+            SessionUpdate::AgentMessageChunk(chunk) => turn.push_text(&chunk.content, false),
+            SessionUpdate::AgentThoughtChunk(chunk) => turn.push_text(&chunk.content, true),
             SessionUpdate::ToolCall(call) => match turn.tool_call_mut(&call.tool_call_id) {
                 Some(existing) => *existing = call.clone(),
                 None => turn.push(TurnItem::ToolCall(call.clone())),
@@ -189,19 +185,26 @@ impl Turn {
         }
     }
 
-    /// Appends a chunk, joining text onto the previous item of the same kind.
-    fn push_text(&mut self, item: TurnItem) {
-        match (self.items.last_mut(), &item) {
-            (
-                Some(TurnItem::Message(ContentBlock::Text(last))),
-                TurnItem::Message(ContentBlock::Text(next)),
-            )
-            | (
-                Some(TurnItem::Thought(ContentBlock::Text(last))),
-                TurnItem::Thought(ContentBlock::Text(next)),
-            ) => last.text.push_str(&next.text),
-            _ => self.push(item),
+    /// Appends a message (or, with `thought`, a reasoning) chunk, joining text onto the
+    /// previous item of the same kind: a streamed text is copied once, onto its item, never
+    /// cloned per chunk.
+    fn push_text(&mut self, content: &ContentBlock, thought: bool) {
+        if let ContentBlock::Text(next) = content {
+            match (self.items.last_mut(), thought) {
+                (Some(TurnItem::Message(ContentBlock::Text(last))), false)
+                | (Some(TurnItem::Thought(ContentBlock::Text(last))), true) => {
+                    last.text.push_str(&next.text);
+                    return;
+                }
+                _ => {}
+            }
         }
+        let content = content.clone();
+        self.push(if thought {
+            TurnItem::Thought(content)
+        } else {
+            TurnItem::Message(content)
+        });
     }
 
     fn tool_call_mut(&mut self, id: &str) -> Option<&mut ToolCall> {

@@ -4,6 +4,9 @@
 //! validated, and from their readers (tool calls, read in one walk by [`tool_call`]), instead
 //! of parsing it again with serde_json.
 //!
+//! Before all of these, [`canonical`] reads the text chunk in the exact form SDKs write it by
+//! matching its bytes.
+//!
 //! The result is the same value the serde path gives, or nothing: any shape the fast path is not
 //! sure to read exactly as serde does (a tag that is not the object's first member, a block
 //! of a type this version does not know, a list item that does not decode, a number serde_json
@@ -32,6 +35,7 @@ use super::progress::PlanEntryView;
 use super::read::{first_key_is, lenient_object};
 use super::update::{ContentChunkView, LocationView, SessionNotificationView, SessionUpdateView};
 
+mod canonical;
 mod numbers;
 mod tool_call;
 mod turn;
@@ -47,7 +51,8 @@ impl AgentNotification {
             // moving it out through each layer costs as much as reading a chunk.
             let mut decoded = Ok(Self::SessionUpdate(empty_notification()));
             if let Ok(Self::SessionUpdate(notification)) = &mut decoded
-                && session_notification(params, notification).is_some()
+                && (canonical::text_chunk(params.get(), notification).is_some()
+                    || session_notification(params, notification).is_some())
             {
                 return decoded;
             }

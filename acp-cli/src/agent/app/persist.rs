@@ -13,7 +13,7 @@
 //! the answer) or a [`Replay`] (after it), and [`AgentApp::pump`] sends them while there is
 //! room.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 use std::path::PathBuf;
 
 use acp_core::machine::Ticket;
@@ -27,6 +27,7 @@ use serde::Deserialize;
 
 use super::{AgentApp, Notice, Workspace};
 use crate::agent::backend::Backend;
+use crate::agent::session_map::SessionMap;
 use crate::agent::sessions::{
     CwdKind, check_additional_directories, check_cwd, check_system_prompt,
 };
@@ -40,7 +41,7 @@ pub(super) const MAX_KNOWN_CWDS: usize = 256;
 #[derive(Debug, Default)]
 pub(super) struct Persistence {
     /// Every open session's history, the running turn included.
-    histories: HashMap<String, SessionHistory>,
+    histories: SessionMap<SessionHistory>,
     /// `--resume [ID]`, used up by the first `session/new`.
     pub(super) resume: Option<String>,
     /// The working directories of the sessions served, oldest first.
