@@ -1,12 +1,15 @@
 //! What a project's saved sessions cost the agent: `session/list` over `--count` saved
-//! sessions of about `--kib` KiB each against as many small ones (one short turn), and the
+//! sessions whose one answer is `--kib` KiB long against as many small ones (one short
+//! turn), and the
 //! agent's startup with them present (spawn to the `initialize` answer, and `--resume` to the
 //! first `session/new` answer, which finds the newest session among them). Each figure is
 //! the median of `--rounds` runs of the built `acp-cli --acp --stdio`, as a client would see
 //! it; the ratio large/small says whether a listing's cost follows the files' size.
 //!
-//! `cargo bench -p acp-cli --bench session_list` (`-- --count N --kib K --rounds R`). The
-//! sessions are written into temporary directories, removed at the end.
+//! A file holds an answer twice (Agentao's `messages` and our `_acp` turns), so the default
+//! `--kib 512` makes files of about 1 MiB. `cargo bench -p acp-cli --bench session_list`
+//! (`-- --count N --kib K --rounds R`). The sessions are written into temporary directories,
+//! removed at the end.
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
@@ -184,9 +187,11 @@ impl Drop for Scratch {
 
 fn main() {
     let count = arg("--count", 1000);
-    let kib = arg("--kib", 1024);
+    let kib = arg("--kib", 512);
     let rounds = arg("--rounds", 3);
-    let root = Scratch(std::env::temp_dir().join(format!("acp-session-list-bench-{}", std::process::id())));
+    let root = Scratch(
+        std::env::temp_dir().join(format!("acp-session-list-bench-{}", std::process::id())),
+    );
     let large = root.0.join("large");
     let small = root.0.join("small");
     let written = Instant::now();

@@ -125,17 +125,9 @@ fn a_failed_reload_leaves_an_open_session_usable_closable_and_deletable() {
                 "{case}"
             );
             let lines = agent.call(&by_id_line(6, "session/close", &session), 6);
-            assert_eq!(
-                lines,
-                [r#"{"jsonrpc":"2.0","id":6,"result":{}}"#],
-                "{case}"
-            );
+            assert_eq!(lines, [r#"{"jsonrpc":"2.0","id":6,"result":{}}"#], "{case}");
             let lines = agent.call(&by_id_line(7, "session/delete", &session), 7);
-            assert_eq!(
-                lines,
-                [r#"{"jsonrpc":"2.0","id":7,"result":{}}"#],
-                "{case}"
-            );
+            assert_eq!(lines, [r#"{"jsonrpc":"2.0","id":7,"result":{}}"#], "{case}");
             assert!(session_files(&cwd).is_empty(), "{case}");
         }
     }
@@ -287,7 +279,9 @@ fn no_sequence_of_failing_requests_changes_what_later_requests_see() {
             let lines = agent.call(&by_id_line(92, "session/delete", &closed), 92);
             seen.push(lines.join("|"));
             answers.push(
-                seen.join("\n").replace(&open, "OPEN").replace(&closed, "CLOSED"),
+                seen.join("\n")
+                    .replace(&open, "OPEN")
+                    .replace(&closed, "CLOSED"),
             );
         }
         answers[0] == answers[1]

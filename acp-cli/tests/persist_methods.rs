@@ -276,7 +276,11 @@ fn a_session_without_a_turn_is_saved_listed_loaded_and_deleted() {
     initialize(&mut second);
     let lines = second.call(&list_line(2, &format!(r#"{{"cwd":"{}"}}"#, s(&cwd))), 2);
     let listed = result_of(&lines[0]);
-    assert_eq!(listed["sessions"][0]["sessionId"], session.as_str(), "{listed}");
+    assert_eq!(
+        listed["sessions"][0]["sessionId"],
+        session.as_str(),
+        "{listed}"
+    );
     let lines = second.call(&load_line(3, &session, &cwd), 3);
     assert_eq!(lines.len(), 1, "nothing to replay: {lines:?}");
     result_of(&lines[0]);

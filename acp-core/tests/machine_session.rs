@@ -214,7 +214,13 @@ fn a_failed_reload_of_an_idle_session_leaves_it_active() {
     let mut t = idle("s1");
     let load = ReqRef::Peer(Ticket(5));
     assert_eq!(
-        t.handle(T0, I::LoadStarted { id: "s1", req: load }),
+        t.handle(
+            T0,
+            I::LoadStarted {
+                id: "s1",
+                req: load
+            }
+        ),
         Ok(O::Proceed)
     );
     assert_eq!(t.handle(T0, I::OpenFailed { req: load }), Ok(O::Proceed));
@@ -237,12 +243,26 @@ fn a_failed_reload_of_an_idle_session_leaves_it_active() {
 fn a_failed_reload_of_a_closed_session_leaves_it_closed() {
     let mut t = table_with(&[("s1", S::Closed), ("s2", S::Active { turn: None })]);
     let load = ReqRef::Ours(RequestId(8));
-    t.handle(T0, I::LoadStarted { id: "s1", req: load }).unwrap();
+    t.handle(
+        T0,
+        I::LoadStarted {
+            id: "s1",
+            req: load,
+        },
+    )
+    .unwrap();
     assert_eq!(t.handle(T0, I::OpenFailed { req: load }), Ok(O::Proceed));
     assert_eq!(t.get("s1"), Some(S::Closed));
     assert_eq!(t.get("s2"), Some(S::Active { turn: None }));
     let fresh = ReqRef::Ours(RequestId(9));
-    t.handle(T0, I::LoadStarted { id: "s3", req: fresh }).unwrap();
+    t.handle(
+        T0,
+        I::LoadStarted {
+            id: "s3",
+            req: fresh,
+        },
+    )
+    .unwrap();
     assert_eq!(t.handle(T0, I::OpenFailed { req: fresh }), Ok(O::Proceed));
     assert_eq!(t.get("s3"), None);
     assert_eq!(t.rows().len(), 2);

@@ -402,7 +402,10 @@ impl<S: Table<Session>> Sessions<S> {
             ),
             // Reloading an idle or closed session starts over from its stored history; the
             // state it leaves is kept for a load that fails.
-            (Some((i, state @ (S::Active { turn: None } | S::Closed))), I::LoadStarted { req, .. }) => {
+            (
+                Some((i, state @ (S::Active { turn: None } | S::Closed))),
+                I::LoadStarted { req, .. },
+            ) => {
                 let before = match state {
                     S::Closed => Reloaded::Closed,
                     _ => Reloaded::Idle,

@@ -579,7 +579,10 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
                 }
             }
         }
-        tracing::info!(session, "session/delete: no stored session; nothing to delete");
+        tracing::info!(
+            session,
+            "session/delete: no stored session; nothing to delete"
+        );
         let _ = self.conn.respond(ticket, &DeleteSessionResponse::default());
     }
 }
