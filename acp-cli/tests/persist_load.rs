@@ -247,16 +247,12 @@ fn load_errors_carry_the_store_texts() {
             )
         )
     );
-    // A session that was never saved (no finished turn) is not found either.
-    let unsaved = agent.new_session(8);
-    let lines = agent.call(&resume_line(9, &unsaved, &cwd), 9);
-    assert_eq!(
-        error_of(&lines[0]),
-        (
-            -32600,
-            format!("session/resume: Session '{unsaved}' not found")
-        )
-    );
+    // R-SESSION-11: a session without a turn was saved when it was created: it resumes.
+    let fresh = agent.new_session(8);
+    agent.call(&by_id_line(9, "session/close", &fresh), 9);
+    let lines = agent.call(&resume_line(10, &fresh, &cwd), 10);
+    assert_eq!(lines.len(), 1, "no replay: {lines:?}");
+    result_of(&lines[0]);
 }
 
 #[test]

@@ -118,17 +118,17 @@ fn list_pages_with_a_cursor_newest_first_and_filters_by_cwd() {
     );
 }
 
+/// R-SESSION-11: a session is listed from its creation on, untitled until its first turn.
 #[test]
 fn list_without_a_filter_covers_the_served_cwds() {
     let cwd = scratch("persist-list-served");
     let mut agent = agent_in("persist-list-served-a", &cwd, &[]);
     let session = agent.handshake();
     let lines = agent.call(&list_line(3, "{}"), 3);
-    assert_eq!(
-        result_of(&lines[0]),
-        json!({"sessions": []}),
-        "nothing saved yet"
-    );
+    let listed = result_of(&lines[0]);
+    assert_eq!(listed["sessions"].as_array().unwrap().len(), 1, "{listed}");
+    assert_eq!(listed["sessions"][0]["sessionId"], session.as_str());
+    assert!(listed["sessions"][0].get("title").is_none(), "{listed}");
     agent.prompt(4, &session, "first words");
     let lines = agent.call(&list_line(5, "{}"), 5);
     let listed = result_of(&lines[0]);
@@ -173,9 +173,10 @@ fn close_ends_a_running_turn_saves_it_and_the_session_can_be_loaded_again() {
     );
 }
 
-/// R-SESSION-7: an open session is not deleted.
+/// R-SESSION-7: an open session is not deleted; deleting one stored nowhere (deleted
+/// already, or never existed) succeeds.
 #[test]
-fn delete_removes_a_closed_session_and_refuses_open_or_unknown_ones() {
+fn delete_removes_a_closed_session_refuses_an_open_one_and_is_idempotent() {
     let cwd = scratch("persist-delete");
     let mut agent = agent_in("persist-delete-a", &cwd, &[]);
     let session = agent.handshake();
@@ -196,13 +197,9 @@ fn delete_removes_a_closed_session_and_refuses_open_or_unknown_ones() {
     assert!(session_files(&cwd).is_empty());
 
     let lines = agent.call(&by_id_line(7, "session/delete", &session), 7);
-    assert_eq!(
-        error_of(&lines[0]),
-        (
-            -32600,
-            format!("session/delete: Session '{session}' not found")
-        )
-    );
+    assert_eq!(lines, [r#"{"jsonrpc":"2.0","id":7,"result":{}}"#], "again");
+    let lines = agent.call(&by_id_line(10, "session/delete", "sess_never_was"), 10);
+    assert_eq!(lines, [r#"{"jsonrpc":"2.0","id":10,"result":{}}"#], "never");
     let lines = agent.call(&load_line(8, &session, &cwd), 8);
     assert_eq!(
         error_of(&lines[0]),
@@ -243,15 +240,11 @@ fn delete_finds_a_session_in_a_cwd_the_client_listed() {
     let ids = stored_sessions(&cwd, 2);
     let mut agent = agent_in("persist-delete-listed-a", &cwd, &[]);
     initialize(&mut agent);
-    // Nothing served yet: the agent does not know where to look.
+    // Nothing served yet: the agent does not know where to look, so nothing is deleted (and
+    // the answer is still `{}`: R-SESSION-7).
     let lines = agent.call(&by_id_line(2, "session/delete", &ids[0]), 2);
-    assert_eq!(
-        error_of(&lines[0]),
-        (
-            -32600,
-            format!("session/delete: Session '{}' not found", ids[0])
-        )
-    );
+    assert_eq!(lines, [r#"{"jsonrpc":"2.0","id":2,"result":{}}"#]);
+    assert_eq!(session_files(&cwd).len(), 2, "nothing deleted");
     agent.call(&list_line(3, &format!(r#"{{"cwd":"{}"}}"#, s(&cwd))), 3);
     let lines = agent.call(&by_id_line(4, "session/delete", &ids[0]), 4);
     assert_eq!(lines, [r#"{"jsonrpc":"2.0","id":4,"result":{}}"#]);
@@ -260,4 +253,43 @@ fn delete_finds_a_session_in_a_cwd_the_client_listed() {
         1,
         "only that session's file went"
     );
+}
+
+/// R-SESSION-11: a session is saved when it is created (its header only): before any turn it
+/// is listed, `session/close` keeps it, a later agent loads it (nothing to replay) and
+/// `session/delete` removes its file.
+#[test]
+fn a_session_without_a_turn_is_saved_listed_loaded_and_deleted() {
+    let cwd = scratch("persist-fresh");
+    let mut agent = agent_in("persist-fresh-a", &cwd, &[]);
+    let session = agent.handshake();
+    assert_eq!(session_files(&cwd).len(), 1, "saved on creation");
+    let saved: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&session_files(&cwd)[0]).unwrap()).unwrap();
+    assert_eq!(saved["session_id"], session.as_str());
+    assert_eq!(saved["messages"], json!([]));
+    let lines = agent.call(&by_id_line(3, "session/close", &session), 3);
+    assert_eq!(lines, [r#"{"jsonrpc":"2.0","id":3,"result":{}}"#]);
+    drop(agent);
+
+    let mut second = agent_in("persist-fresh-b", &cwd, &[]);
+    initialize(&mut second);
+    let lines = second.call(&list_line(2, &format!(r#"{{"cwd":"{}"}}"#, s(&cwd))), 2);
+    let listed = result_of(&lines[0]);
+    assert_eq!(
+        listed["sessions"][0]["sessionId"],
+        session.as_str(),
+        "{listed}"
+    );
+    let lines = second.call(&load_line(3, &session, &cwd), 3);
+    assert_eq!(lines.len(), 1, "nothing to replay: {lines:?}");
+    result_of(&lines[0]);
+    assert_eq!(
+        history_answer(&mut second, 4, &session),
+        "this session has 0 completed turns"
+    );
+    second.call(&by_id_line(5, "session/close", &session), 5);
+    let lines = second.call(&by_id_line(6, "session/delete", &session), 6);
+    assert_eq!(lines, [r#"{"jsonrpc":"2.0","id":6,"result":{}}"#]);
+    assert!(session_files(&cwd).is_empty());
 }

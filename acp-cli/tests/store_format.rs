@@ -156,10 +156,17 @@ fn a_turn_still_running_is_not_saved() {
     assert_eq!(loaded.history.turn_count(), 1);
     assert_eq!(loaded.history.turns().len(), 1);
 
+    // R-SESSION-11: a session without a finished turn is saved too, header only.
     let mut empty = SessionHistory::new("s2", "demo");
     let saved = store.save(&mut empty, at(2)).unwrap();
-    assert_eq!(saved.path, None, "nothing finished, nothing written");
-    assert_eq!(scratch.file_names().len(), 1);
+    assert!(
+        saved.path.is_some(),
+        "a session exists from its creation on"
+    );
+    assert_eq!(scratch.file_names().len(), 2);
+    let loaded = store.load("s2").unwrap();
+    assert_eq!(loaded.history.turn_count(), 0);
+    assert!(replay(&loaded.history).is_empty());
 }
 
 fn user(text_: &str) -> SessionUpdate {

@@ -207,6 +207,67 @@ fn session_load_allows_replay_before_its_answer() {
     ));
 }
 
+/// R-SESSION-10: a reload of an idle session that fails (refused, cancelled) leaves it
+/// exactly as it was: usable, and named by later requests as before.
+#[test]
+fn a_failed_reload_of_an_idle_session_leaves_it_active() {
+    let mut t = idle("s1");
+    let load = ReqRef::Peer(Ticket(5));
+    assert_eq!(
+        t.handle(
+            T0,
+            I::LoadStarted {
+                id: "s1",
+                req: load
+            }
+        ),
+        Ok(O::Proceed)
+    );
+    assert_eq!(t.handle(T0, I::OpenFailed { req: load }), Ok(O::Proceed));
+    assert_eq!(t.get("s1"), Some(S::Active { turn: None }));
+    assert!(matches!(
+        t.handle(
+            T0,
+            I::Prompt {
+                id: "s1",
+                req: PEER_PROMPT
+            }
+        ),
+        Ok(O::TurnStarted { .. })
+    ));
+}
+
+/// R-SESSION-10: a failed reload of a closed session leaves it closed (not unknown), and a
+/// failed load of an unknown id leaves nothing.
+#[test]
+fn a_failed_reload_of_a_closed_session_leaves_it_closed() {
+    let mut t = table_with(&[("s1", S::Closed), ("s2", S::Active { turn: None })]);
+    let load = ReqRef::Ours(RequestId(8));
+    t.handle(
+        T0,
+        I::LoadStarted {
+            id: "s1",
+            req: load,
+        },
+    )
+    .unwrap();
+    assert_eq!(t.handle(T0, I::OpenFailed { req: load }), Ok(O::Proceed));
+    assert_eq!(t.get("s1"), Some(S::Closed));
+    assert_eq!(t.get("s2"), Some(S::Active { turn: None }));
+    let fresh = ReqRef::Ours(RequestId(9));
+    t.handle(
+        T0,
+        I::LoadStarted {
+            id: "s3",
+            req: fresh,
+        },
+    )
+    .unwrap();
+    assert_eq!(t.handle(T0, I::OpenFailed { req: fresh }), Ok(O::Proceed));
+    assert_eq!(t.get("s3"), None);
+    assert_eq!(t.rows().len(), 2);
+}
+
 #[test]
 fn session_load_of_a_session_with_a_turn_is_busy() {
     let mut t = running("s1", PEER_PROMPT);

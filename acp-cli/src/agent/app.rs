@@ -1047,6 +1047,8 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
                 history.system_prompt = system_prompt;
                 self.persist.opened(history, cwd);
                 self.first_session(cwd);
+                // R-SESSION-11: listed, loadable and deletable before its first turn.
+                self.save(&id);
                 self.session_opened(&id, &request.mcp_servers);
             }
             Err(error) => {

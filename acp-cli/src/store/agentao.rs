@@ -62,10 +62,14 @@ pub(crate) struct SessionHeader {
 }
 
 impl SessionHeader {
-    /// Reads a file's header fields as the file streams by; `messages` (and `_acp`) are
-    /// checked but not kept, so scanning a directory costs no allocation per message and no
-    /// copy of the file. `Err` says why the file is not a session file (the same reasons
-    /// [`SessionFile::parse`] gives), or that it could not be read.
+    /// Reads a file's header fields, stopping where they end: listing and matching read only
+    /// the start of a file, whatever its size. The writer puts `session_id`, `title`,
+    /// `created_at` and `updated_at` before `messages`, so a file of ours (or Agentao's) is
+    /// read up to the `[` that opens `messages`; a file where some of them come later, or are
+    /// missing, is read on to its end (slower, same answer). What lies after the point where
+    /// reading stopped is not checked: a file damaged there is found when it is loaded.
+    /// `Err` says why the file is not a session file (the same reasons [`SessionFile::parse`]
+    /// gives), or that it could not be read.
     pub(crate) fn read(mut reader: impl io::BufRead) -> Result<Self, String> {
         // The first byte that is not whitespace says whether this can be an object. The
         // whitespace is handed on to the parser, so its error positions are the file's.
@@ -93,7 +97,16 @@ impl SessionHeader {
                 Err(err) => json_error(err),
             });
         }
-        let fields: HeaderFields = serde_json::from_reader(reader).map_err(json_error)?;
+        let mut fields = HeaderFields::default();
+        let mut parser = serde_json::Deserializer::from_reader(reader);
+        let parsed = serde::Deserializer::deserialize_map(&mut parser, HeaderVisitor(&mut fields))
+            .and_then(|()| parser.end());
+        match parsed {
+            Ok(()) => {}
+            // Stopped on purpose at the start of `messages`: everything needed is read.
+            Err(_) if fields.stopped => {}
+            Err(err) => return Err(json_error(err)),
+        }
         let header = Self::from_fields(
             fields.session_id.as_ref(),
             fields.title.as_ref(),
@@ -146,18 +159,165 @@ const NOT_AN_OBJECT: &str = "not a session file (not a JSON object)";
 const NO_SESSION_ID: &str = "not a session file (no session_id)";
 const NO_MESSAGES: &str = "not a session file (no messages list)";
 
-#[derive(Deserialize)]
+/// The top-level fields a header needs, as far as the file was read.
+#[derive(Default)]
 struct HeaderFields {
-    #[serde(default)]
     session_id: Option<Value>,
-    #[serde(default)]
     title: Option<Value>,
-    #[serde(default)]
     created_at: Option<Value>,
-    #[serde(default)]
     updated_at: Option<Value>,
-    #[serde(default)]
     messages: Option<Shape>,
+    /// Reading stopped at the `[` of `messages`, every header field read before it.
+    stopped: bool,
+}
+
+impl HeaderFields {
+    /// Whether every header field has been read (so nothing after `messages` is needed).
+    fn complete(&self) -> bool {
+        self.session_id.is_some()
+            && self.title.is_some()
+            && self.created_at.is_some()
+            && self.updated_at.is_some()
+    }
+}
+
+/// The keys of a session file's top level that a header looks at.
+enum HeaderKey {
+    SessionId,
+    Title,
+    CreatedAt,
+    UpdatedAt,
+    Messages,
+    Other,
+}
+
+impl<'de> Deserialize<'de> for HeaderKey {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct KeyVisitor;
+        impl Visitor<'_> for KeyVisitor {
+            type Value = HeaderKey;
+
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a key")
+            }
+
+            fn visit_str<E: de::Error>(self, key: &str) -> Result<HeaderKey, E> {
+                Ok(match key {
+                    "session_id" => HeaderKey::SessionId,
+                    "title" => HeaderKey::Title,
+                    "created_at" => HeaderKey::CreatedAt,
+                    "updated_at" => HeaderKey::UpdatedAt,
+                    "messages" => HeaderKey::Messages,
+                    _ => HeaderKey::Other,
+                })
+            }
+        }
+        deserializer.deserialize_identifier(KeyVisitor)
+    }
+}
+
+/// Reads the top-level object into [`HeaderFields`], and stops at `messages` once the header
+/// is complete.
+struct HeaderVisitor<'a>(&'a mut HeaderFields);
+
+impl<'de> Visitor<'de> for HeaderVisitor<'_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a session file object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        let fields = self.0;
+        while let Some(key) = map.next_key::<HeaderKey>()? {
+            let (slot, name) = match key {
+                HeaderKey::SessionId => (&mut fields.session_id, "session_id"),
+                HeaderKey::Title => (&mut fields.title, "title"),
+                HeaderKey::CreatedAt => (&mut fields.created_at, "created_at"),
+                HeaderKey::UpdatedAt => (&mut fields.updated_at, "updated_at"),
+                HeaderKey::Messages if fields.messages.is_some() => {
+                    return Err(de::Error::duplicate_field("messages"));
+                }
+                HeaderKey::Messages if fields.complete() => {
+                    let entered = std::cell::Cell::new(false);
+                    let shape = map.next_value_seed(ListStart(&entered));
+                    if entered.get() {
+                        // The seed stopped the parse on purpose, at the list's `[`.
+                        fields.messages = Some(Shape::List);
+                        fields.stopped = true;
+                    }
+                    fields.messages = Some(shape?);
+                    continue;
+                }
+                HeaderKey::Messages => {
+                    fields.messages = Some(map.next_value::<Shape>()?);
+                    continue;
+                }
+                HeaderKey::Other => {
+                    map.next_value::<IgnoredAny>()?;
+                    continue;
+                }
+            };
+            if slot.is_some() {
+                return Err(de::Error::duplicate_field(name));
+            }
+            *slot = Some(map.next_value::<Value>()?);
+        }
+        Ok(())
+    }
+}
+
+/// `messages` after a complete header: a list ends the read as soon as its `[` is seen (with
+/// an error the caller recognises by the flag); any other value is read as a [`Shape`].
+struct ListStart<'a>(&'a std::cell::Cell<bool>);
+
+impl<'de> de::DeserializeSeed<'de> for ListStart<'_> {
+    type Value = Shape;
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, deserializer: D) -> Result<Shape, D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for ListStart<'_> {
+    type Value = Shape;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, _: A) -> Result<Shape, A::Error> {
+        self.0.set(true);
+        Err(de::Error::custom("header read"))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Shape, A::Error> {
+        ShapeVisitor.visit_map(map)
+    }
+
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Shape, E> {
+        Ok(Shape::Other)
+    }
+
+    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Shape, E> {
+        Ok(Shape::Other)
+    }
+
+    fn visit_u64<E: de::Error>(self, _: u64) -> Result<Shape, E> {
+        Ok(Shape::Other)
+    }
+
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Shape, E> {
+        Ok(Shape::Other)
+    }
+
+    fn visit_str<E: de::Error>(self, _: &str) -> Result<Shape, E> {
+        Ok(Shape::Other)
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<Shape, E> {
+        Ok(Shape::Other)
+    }
 }
 
 /// Whether a value is a list, found without keeping any of it.
@@ -340,6 +500,8 @@ struct ExtensionOut<'a> {
     turns: &'a [&'a Turn],
 }
 
+/// The file as written. Field order matters: the header (`session_id` … `updated_at`) comes
+/// before `messages`, so a scan reads only the start of the file ([`SessionHeader::read`]).
 #[derive(Serialize)]
 struct FileOut<'a> {
     session_id: &'a str,
@@ -884,6 +1046,82 @@ mod tests {
             };
             assert_eq!(read(text).unwrap_err(), expected, "{text:?}");
         }
+    }
+
+    /// A reader that yields `text`, then fails: anything read past `text` is an error.
+    struct ThenFails(io::Cursor<Vec<u8>>);
+
+    impl Read for ThenFails {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            match self.0.read(buf)? {
+                0 => Err(io::Error::other("read past the header")),
+                n => Ok(n),
+            }
+        }
+    }
+
+    #[test]
+    fn a_header_is_read_up_to_the_start_of_messages_and_no_further() {
+        let head = "{\"session_id\":\"s1\",\"title\":\"t\",\"created_at\":\"2026-11-21T07:00:00+00:00\",\"updated_at\":\"2026-11-21T07:00:01+00:00\",\"model\":\"m\",\"active_skills\":[],\"messages\":[";
+        let reader = io::BufReader::with_capacity(8, ThenFails(io::Cursor::new(head.into())));
+        let header = SessionHeader::read(reader).unwrap();
+        assert_eq!(
+            (header.session_id.as_str(), header.title.as_str()),
+            ("s1", "t")
+        );
+        assert_eq!(
+            header.updated_at_text.as_deref(),
+            Some("2026-11-21T07:00:01+00:00")
+        );
+        assert!(header.created_at.is_some());
+        // Not a list after a complete header: still not a session file.
+        let text = "{\"session_id\":\"s\",\"title\":\"\",\"created_at\":null,\"updated_at\":null,\"messages\":{\"a\":1}}";
+        assert_eq!(read(text).unwrap_err(), NO_MESSAGES);
+    }
+
+    #[test]
+    fn header_fields_after_messages_or_missing_are_read_from_the_whole_file() {
+        // An older order: the header after `messages` (and `_acp`).
+        let text = "{\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}],\"_acp\":{},\"session_id\":\"s2\",\"title\":\"late\",\"updated_at\":\"2026-11-21T07:00:00+00:00\",\"created_at\":\"2026-11-21T06:00:00+00:00\"}";
+        let header = read(text).unwrap();
+        assert_eq!(
+            (header.session_id.as_str(), header.title.as_str()),
+            ("s2", "late")
+        );
+        assert!(header.updated_at.is_some() && header.created_at.is_some());
+        // No title at all: read to the end, and the file must be whole.
+        let text = "{\"session_id\":\"s3\",\"messages\":[1,2],\"updated_at\":\"2026-11-21T07:00:00+00:00\"}";
+        let header = read(text).unwrap();
+        assert_eq!(
+            (header.session_id.as_str(), header.title.as_str()),
+            ("s3", "")
+        );
+        assert!(header.updated_at.is_some());
+        assert!(
+            read(&text[..text.len() - 1])
+                .unwrap_err()
+                .starts_with("not valid JSON (EOF")
+        );
+        assert_eq!(
+            read("{\"session_id\":\"a\",\"session_id\":\"b\",\"messages\":[]}").unwrap_err(),
+            "not valid JSON (duplicate field `session_id` at line 1 column 31)"
+        );
+    }
+
+    #[test]
+    fn the_writer_puts_the_header_before_messages() {
+        let mut history = SessionHistory::new("s", "demo");
+        history.record_user_prompt(&[ContentBlock::text("hello")]);
+        history.end_turn(StopReason::EndTurn);
+        let mut out = Vec::new();
+        let at = Timestamp::from_unix_seconds(1_700_000_000);
+        write_file(&mut out, &history, at, at).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        let at = |key: &str| text.find(&format!("\"{key}\":")).unwrap();
+        for key in ["session_id", "title", "created_at", "updated_at"] {
+            assert!(at(key) < at("messages"), "{key} after messages: {text}");
+        }
+        assert!(at("messages") < at(EXTENSION_KEY));
     }
 
     #[test]

@@ -90,8 +90,7 @@ pub struct Loaded {
 /// What a save did.
 #[derive(Debug, Default)]
 pub struct Saved {
-    /// The file written; `None` when the history had no finished turn (nothing to save,
-    /// as in Agentao).
+    /// The file written (`None` only from a [`Saved::default`]).
     pub path: Option<PathBuf>,
     /// Files removed: older copies of this session, sessions beyond the cap, temporary files
     /// of dead processes.
@@ -163,11 +162,9 @@ impl SessionStore {
 
     /// Saves the history's finished turns, replacing this session's file atomically; then
     /// removes the session's other copies and the sessions beyond the cap. The first save
-    /// stamps the history's creation time.
+    /// stamps the history's creation time. A history without a finished turn is saved too
+    /// (its header and no messages): a session exists from its creation on (R-SESSION-11).
     pub fn save(&self, history: &mut SessionHistory, now: Timestamp) -> Result<Saved, StoreError> {
-        if history.turn_count() == 0 {
-            return Ok(Saved::default());
-        }
         let created_at = history.created_at().unwrap_or(now);
         // Only `.agentao/sessions` is created: a working directory that is gone stays gone.
         if !self.cwd.is_dir() {

@@ -8,8 +8,8 @@
 //!    [`SessionHistory::record_user_prompt`] when a prompt arrives,
 //!    [`SessionHistory::record_update`] for every `session/update`,
 //!    [`SessionHistory::end_turn`] with the stop reason;
-//! 2. calls [`SessionStore::save`] after every finished turn (atomic; a crash loses at most
-//!    the running turn);
+//! 2. calls [`SessionStore::save`] when a session is created (its header, no turn) and after
+//!    every finished turn (atomic; a crash loses at most the running turn);
 //! 3. answers `session/load` with [`SessionStore::load`] (exact id) and sends [`replay`]'s
 //!    updates before the response; `--resume` uses [`SessionStore::load_latest`] or `load`;
 //!    `session/list` is [`list_sessions`]; `session/delete` is [`SessionStore::delete`].

@@ -513,7 +513,7 @@ impl<B: Buffers> AgentConnection<B> {
         let (id, session) = (owed.id.clone(), owed.session.clone().unwrap_or_default());
         if !matches!(
             core.sessions.get(session.as_str()),
-            Some(SessionState::Creating { load: true, req }) if req == ReqRef::Peer(ticket)
+            Some(SessionState::Creating { load: true, req, .. }) if req == ReqRef::Peer(ticket)
         ) {
             return Err(UsageError::AlreadySettled);
         }
@@ -544,7 +544,8 @@ impl<B: Buffers> AgentConnection<B> {
     }
 
     /// Answers any request handed over (except a prompt: use [`fail_turn`](Self::fail_turn))
-    /// with an error. A refused `session/new` or `session/load` leaves no session behind.
+    /// with an error. A refused `session/new` or `session/load` leaves no session behind; a
+    /// refused reload of a session the connection knows leaves it as it was (R-SESSION-10).
     pub fn respond_error<M: fmt::Display + ?Sized>(
         &mut self,
         ticket: Ticket,

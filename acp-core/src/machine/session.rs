@@ -22,6 +22,9 @@ pub enum SessionState {
         /// `session/load`: the id is known already, and history replay updates may be sent
         /// before the answer (R-SESSION-6).
         load: bool,
+        /// A `session/load` of a session the table knows: its state before, put back if the
+        /// load fails (R-SESSION-10); `None` for a new session or an id the table did not know.
+        before: Option<Reloaded>,
     },
     /// Usable; runs at most one turn.
     Active {
@@ -54,6 +57,25 @@ impl SessionState {
         match *self {
             Self::Active { turn } => turn,
             _ => None,
+        }
+    }
+}
+
+/// The state a session reloaded by `session/load` (or `session/resume`) was in; a load that
+/// fails leaves it there (R-SESSION-10).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reloaded {
+    /// Active without a turn (a session with a turn cannot be reloaded: R-CONFIG-3).
+    Idle,
+    /// Closed.
+    Closed,
+}
+
+impl Reloaded {
+    const fn state(self) -> SessionState {
+        match self {
+            Self::Idle => SessionState::Active { turn: None },
+            Self::Closed => SessionState::Closed,
         }
     }
 }
@@ -331,7 +353,11 @@ impl<S: Table<Session>> Sessions<S> {
             (_, I::NewStarted { req }) => {
                 let row = Session {
                     id: SessionId::default(),
-                    state: S::Creating { req, load: false },
+                    state: S::Creating {
+                        req,
+                        load: false,
+                        before: None,
+                    },
                 };
                 match self.push(row) {
                     Ok(()) => Ok(O::Proceed),
@@ -347,7 +373,11 @@ impl<S: Table<Session>> Sessions<S> {
                 let row = match SessionId::new(id) {
                     Some(sid) => Session {
                         id: sid,
-                        state: S::Creating { req, load: true },
+                        state: S::Creating {
+                            req,
+                            load: true,
+                            before: None,
+                        },
                     },
                     None if peer => return Ok(O::Reject(Rejection::LoadNotFound { session: id })),
                     None => return Err(UsageError::IdTooLong),
@@ -370,9 +400,24 @@ impl<S: Table<Session>> Sessions<S> {
                 },
                 UsageError::TurnInProgress,
             ),
-            // Reloading an idle or closed session starts over from its stored history.
-            (Some((i, S::Active { turn: None } | S::Closed)), I::LoadStarted { req, .. }) => {
-                self.transition(i, S::Creating { req, load: true });
+            // Reloading an idle or closed session starts over from its stored history; the
+            // state it leaves is kept for a load that fails.
+            (
+                Some((i, state @ (S::Active { turn: None } | S::Closed))),
+                I::LoadStarted { req, .. },
+            ) => {
+                let before = match state {
+                    S::Closed => Reloaded::Closed,
+                    _ => Reloaded::Idle,
+                };
+                self.transition(
+                    i,
+                    S::Creating {
+                        req,
+                        load: true,
+                        before: Some(before),
+                    },
+                );
                 Ok(O::Proceed)
             }
             // A second load while one is in flight.
@@ -423,9 +468,15 @@ impl<S: Table<Session>> Sessions<S> {
                 self.transition(i, S::Active { turn: None });
                 Ok(O::Opened)
             }
-            // A failed session/new or session/load leaves no session behind.
-            (Some((i, S::Creating { .. })), I::OpenFailed { .. }) => {
-                self.rows.remove_at(i);
+            // A failed session/new or session/load leaves no session behind; a failed reload
+            // leaves the session as it was (R-SESSION-10).
+            (Some((i, S::Creating { before, .. })), I::OpenFailed { .. }) => {
+                match before {
+                    Some(before) => self.transition(i, before.state()),
+                    None => {
+                        self.rows.remove_at(i);
+                    }
+                }
                 Ok(O::Proceed)
             }
             // The creating row is gone (closed by EOF or close, or answered twice).

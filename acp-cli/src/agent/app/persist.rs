@@ -187,13 +187,21 @@ fn log_warnings(warnings: &[StoreWarning]) {
 impl<B: Backend, W: Workspace> AgentApp<B, W> {
     /// Ends the session's running turn in its history (if one runs) and saves it.
     pub(super) fn finish_and_save(&mut self, session: &str, stop: StopReason) {
+        if let Some(history) = self.persist.histories.get_mut(session) {
+            history.end_turn(stored_stop(stop));
+        }
+        self.save(session);
+    }
+
+    /// Saves the session's history with its current settings: after every turn, on close,
+    /// and when it is created (R-SESSION-11: only its header then).
+    pub(super) fn save(&mut self, session: &str) {
         let Some(state) = self.sessions.get(session) else {
             return;
         };
         let Some(history) = self.persist.histories.get_mut(session) else {
             return;
         };
-        history.end_turn(stored_stop(stop));
         history.model.clone_from(&state.model);
         history.mode = Some(state.mode_id.clone());
         history
@@ -537,8 +545,9 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
     }
 
     /// `session/delete`: removes the stored session from whichever cwd served or listed holds
-    /// it (the newest first). An
-    /// open session is refused: its next save would bring it back.
+    /// it (the newest first). An open session is refused: its next save would bring it back.
+    /// A session stored nowhere (never saved, or deleted already) is deleted already: `{}`
+    /// (R-SESSION-7; ACP's delete is idempotent).
     pub(super) fn delete_session(&mut self, ticket: Ticket, session: &str) {
         if self.sessions.get(session).is_some() {
             let message = format!("session/delete: session '{session}' is open; close it first");
@@ -571,13 +580,10 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
                 }
             }
         }
-        let missing = StoreError::NotFound {
-            session_id: session.to_owned(),
-        };
-        let _ = self.conn.respond_error(
-            ticket,
-            missing.code(),
-            &missing.rpc_message("session/delete"),
+        tracing::info!(
+            session,
+            "session/delete: no stored session; nothing to delete"
         );
+        let _ = self.conn.respond(ticket, &DeleteSessionResponse::default());
     }
 }
