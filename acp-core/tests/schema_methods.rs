@@ -59,26 +59,26 @@ const SAMPLES: &[(&str, &str, Option<&str>)] = &[
     ("logout", "{}", Some("{}")),
     (
         "session/new",
-        r#"{"cwd":"/work","additionalDirectories":["/lib"],"mcpServers":[{"name":"fs","command":"/bin/mcp","args":["-v"],"env":[{"name":"A","value":"1"}]},{"type":"http","name":"web","url":"https://example.invalid/mcp","headers":[{"name":"X","value":"y"}]},{"type":"sse","name":"events","url":"https://example.invalid/sse","headers":[]}],"systemPrompt":{"mode":"append","content":[{"type":"text","text":"Be terse."}]}}"#,
+        r#"{"cwd":"/home/user/p","additionalDirectories":["/lib"],"mcpServers":[{"name":"fs","command":"/bin/mcp","args":["-v"],"env":[{"name":"A","value":"1"}]},{"type":"http","name":"web","url":"https://example.invalid/mcp","headers":[{"name":"X","value":"y"}]},{"type":"sse","name":"events","url":"https://example.invalid/sse","headers":[]}],"systemPrompt":{"mode":"append","content":[{"type":"text","text":"Be terse."}]}}"#,
         Some(
             r#"{"sessionId":"sess_1","modes":{"currentModeId":"workspace-write","availableModes":[{"id":"read-only","name":"Read-only","description":"No writes or shell."},{"id":"workspace-write","name":"Workspace write"}]},"configOptions":[{"id":"model","name":"Model","category":"model","type":"select","currentValue":"openai/gpt","options":[{"value":"openai/gpt","name":"gpt"}]},{"id":"fast","name":"Fast","type":"boolean","currentValue":false}]}"#,
         ),
     ),
     (
         "session/load",
-        r#"{"sessionId":"sess_1","cwd":"/work","mcpServers":[]}"#,
+        r#"{"sessionId":"sess_1","cwd":"/home/user/p","mcpServers":[]}"#,
         Some(r#"{"configOptions":[],"modes":{"currentModeId":"plan","availableModes":[]}}"#),
     ),
     (
         "session/list",
-        r#"{"cwd":"/work","cursor":"c1"}"#,
+        r#"{"cwd":"/home/user/p","cursor":"c1"}"#,
         Some(
-            r#"{"sessions":[{"sessionId":"sess_1","cwd":"/work","additionalDirectories":["/lib"],"title":"Fix bug","updatedAt":"2026-01-01T00:00:00Z"}],"nextCursor":"c2"}"#,
+            r#"{"sessions":[{"sessionId":"sess_1","cwd":"/home/user/p","additionalDirectories":["/lib"],"title":"Fix bug","updatedAt":"2026-01-01T00:00:00Z"}],"nextCursor":"c2"}"#,
         ),
     ),
     (
         "session/resume",
-        r#"{"sessionId":"sess_1","cwd":"/work"}"#,
+        r#"{"sessionId":"sess_1","cwd":"/home/user/p"}"#,
         Some("{}"),
     ),
     ("session/close", r#"{"sessionId":"sess_1"}"#, Some("{}")),
@@ -113,17 +113,17 @@ const SAMPLES: &[(&str, &str, Option<&str>)] = &[
     ),
     (
         "fs/read_text_file",
-        r#"{"sessionId":"sess_1","path":"/work/a.txt","line":3,"limit":10}"#,
+        r#"{"sessionId":"sess_1","path":"/home/user/p/a.txt","line":3,"limit":10}"#,
         Some(r#"{"content":"abc"}"#),
     ),
     (
         "fs/write_text_file",
-        r#"{"sessionId":"sess_1","path":"/work/a.txt","content":"abc"}"#,
+        r#"{"sessionId":"sess_1","path":"/home/user/p/a.txt","content":"abc"}"#,
         Some("{}"),
     ),
     (
         "terminal/create",
-        r#"{"sessionId":"sess_1","command":"ls","args":["-l"],"env":[{"name":"A","value":"1"}],"cwd":"/work","outputByteLimit":1024}"#,
+        r#"{"sessionId":"sess_1","command":"ls","args":["-l"],"env":[{"name":"A","value":"1"}],"cwd":"/home/user/p","outputByteLimit":1024}"#,
         Some(r#"{"terminalId":"term_1"}"#),
     ),
     (
@@ -341,7 +341,7 @@ const UPDATES: &[&str] = &[
     r#"{"sessionUpdate":"compaction_summary_chunk","compactionId":"k1","content":{"type":"text","text":"s"}}"#,
     r#"{"sessionUpdate":"plan_update","plan":{"type":"items","planId":"p1","entries":[{"content":"a","priority":"high","status":"pending"}]}}"#,
     r#"{"sessionUpdate":"plan_removed","planId":"p1"}"#,
-    r#"{"sessionUpdate":"subagent_update","sessionId":"sub_1","title":"Researcher","description":null,"capabilities":{"cancel":{}},"state":{"state":"idle","stopReason":"error","error":{"code":-32603,"message":"boom"}},"cwd":"/work","additionalDirectories":["/lib"]}"#,
+    r#"{"sessionUpdate":"subagent_update","sessionId":"sub_1","title":"Researcher","description":null,"capabilities":{"cancel":{}},"state":{"state":"idle","stopReason":"error","error":{"code":-32603,"message":"boom"}},"cwd":"/home/user/p","additionalDirectories":["/lib"]}"#,
     r#"{"sessionUpdate":"session_message","messageId":"m2","senderSessionId":"sub_1","recipientSessionId":null,"content":[{"type":"text","text":"found it"}]}"#,
     r#"{"sessionUpdate":"session_message_chunk","messageId":"m2","content":{"type":"text","text":"fo"}}"#,
 ];

@@ -17,7 +17,7 @@ fn generated() -> Option<&'static serde_json::Value> {
 
 /// `cargo run` of `tests/schema-gen`, in `schema-gen/` under this test's target directory.
 fn run_generator() -> Option<serde_json::Value> {
-    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let repo = repo();
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let output = Command::new(cargo)
         .args(["run", "-q", "--manifest-path"])
@@ -88,5 +88,11 @@ pub fn message_names() -> Vec<String> {
 }
 
 fn messages_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/messages")
+    repo().join("acp-core/tests/messages")
+}
+
+/// The repository root: the parent of the crate under test (acp-core, or acp-cli, whose tests
+/// use this module too).
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
 }
