@@ -114,10 +114,7 @@ fn check_all() -> Vec<&'static str> {
         }),
         ("request_permission_response_selected.json", |n| {
             let res = round_trip::<RequestPermissionResponse>(n);
-            assert_eq!(
-                res.outcome,
-                RequestPermissionOutcome::selected("yes-once")
-            );
+            assert_eq!(res.outcome, RequestPermissionOutcome::selected("yes-once"));
         }),
         ("session_update_agent_message_chunk.json", |n| {
             assert!(matches!(

@@ -130,7 +130,10 @@ mod tests {
             Ok("/data/shared/b".into()),
             "relative to the cwd, landing in an additional directory"
         );
-        assert_eq!(resolve_inside(roots, "notes"), Ok("/home/user/p/notes".into()));
+        assert_eq!(
+            resolve_inside(roots, "notes"),
+            Ok("/home/user/p/notes".into())
+        );
         assert_eq!(
             resolve_inside(roots, "/data/sharedx/a"),
             Err(

@@ -89,7 +89,11 @@ fn round(read: fn(&str) -> usize) -> f64 {
 }
 
 fn main() {
-    assert_eq!(serde_json_core(LINE), acp_core(LINE), "both read the same fields");
+    assert_eq!(
+        serde_json_core(LINE),
+        acp_core(LINE),
+        "both read the same fields"
+    );
     // Rounds alternate between the two, so a busy machine slows both alike; best of 25 each.
     let (mut theirs, mut ours) = (f64::MAX, f64::MAX);
     for _ in 0..25 {
@@ -98,7 +102,13 @@ fn main() {
     }
     for (name, ns) in [("serde-json-core", theirs), ("acp-core", ours)] {
         let mb_s = LINE.len() as f64 / ns * 1e3;
-        println!("{name:>16}: {ns:6.1} ns/message ({} bytes, {mb_s:.0} MB/s)", LINE.len());
+        println!(
+            "{name:>16}: {ns:6.1} ns/message ({} bytes, {mb_s:.0} MB/s)",
+            LINE.len()
+        );
     }
-    println!("serde-json-core takes {:.1}x acp-core's time", theirs / ours);
+    println!(
+        "serde-json-core takes {:.1}x acp-core's time",
+        theirs / ours
+    );
 }

@@ -9,7 +9,11 @@ use serde_json::{Value, json};
 
 /// Adds `T`'s schema to the definitions under `name`: the message unions are `inline` types,
 /// so the generator does not put them there itself.
-fn root<T: JsonSchema>(generator: &mut SchemaGenerator, roots: &mut Vec<(&'static str, Value)>, name: &'static str) {
+fn root<T: JsonSchema>(
+    generator: &mut SchemaGenerator,
+    roots: &mut Vec<(&'static str, Value)>,
+    name: &'static str,
+) {
     let schema = generator.subschema_for::<T>();
     roots.push((name, schema.to_value()));
 }

@@ -376,7 +376,10 @@ fn write_file_asks_writes_on_allow_once_and_tells_the_model() {
     );
     assert_eq!(
         h.tool_results(),
-        [("c1".into(), "Wrote 3 bytes to /home/user/project/a.txt".into())]
+        [(
+            "c1".into(),
+            "Wrote 3 bytes to /home/user/project/a.txt".into()
+        )]
     );
     assert_eq!(
         h.answer(&["Done."], vec![]),
@@ -932,8 +935,16 @@ fn the_clients_system_prompt_is_appended_and_additional_directories_are_inside()
         Reply::ModelDone(Ok(Finished {
             reason: FinishReason::ToolCalls,
             tool_calls: vec![
-                call("c1", "read_file", r#"{"path":"/home/user/shared/notes.txt"}"#),
-                call("c2", "glob", r#"{"pattern":"*.md","path":"/home/user/shared"}"#),
+                call(
+                    "c1",
+                    "read_file",
+                    r#"{"path":"/home/user/shared/notes.txt"}"#,
+                ),
+                call(
+                    "c2",
+                    "glob",
+                    r#"{"pattern":"*.md","path":"/home/user/shared"}"#,
+                ),
             ],
         })),
     );
@@ -946,7 +957,10 @@ fn the_clients_system_prompt_is_appended_and_additional_directories_are_inside()
             break;
         }
     }
-    assert_eq!(steps.last().unwrap(), "read? Local /home/user/shared/notes.txt");
+    assert_eq!(
+        steps.last().unwrap(),
+        "read? Local /home/user/shared/notes.txt"
+    );
     backend.resume(S, Reply::FileRead(Ok("x".into())));
     let mut last = String::new();
     for _ in 0..10 {
