@@ -9,7 +9,7 @@ mod agent_support;
 mod client_support;
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use acp_cli::demo::script::COMMANDS;
 use acp_core::schema::methods::Method;
