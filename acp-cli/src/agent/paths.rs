@@ -126,7 +126,7 @@ mod tests {
             Ok("/opt/lib/y".into())
         );
         assert_eq!(
-            resolve_inside(roots, "../../data/shared/b"),
+            resolve_inside(roots, "../../../data/shared/b"),
             Ok("/data/shared/b".into()),
             "relative to the cwd, landing in an additional directory"
         );
