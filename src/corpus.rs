@@ -1,7 +1,7 @@
 //! A deterministic generator of realistic ACP traffic, for benchmarks and tests.
 //!
-//! Two corpora, as `shared/docs/perf-anchors.md` ("Corpora") describes them, so our numbers can
-//! be set beside the ones measured there:
+//! Two corpora, as the perf-anchors study that set our performance targets describes them
+//! ("Corpora"), so our numbers can be set beside the ones measured there:
 //!
 //! - [`mixed`]: both directions of several connections, each `initialize` → `session/new` →
 //!   3–20 prompt turns with streamed chunks, tool calls, tool call updates, permission requests

@@ -3,8 +3,8 @@
 //! This package exists so the top-level `tests/` and `benches/` directories have a home. It
 //! provides:
 //!
-//! - [`corpus`]: a deterministic generator of realistic ACP traffic (the corpora of
-//!   `shared/docs/perf-anchors.md`), for benchmarks and tests.
+//! - [`corpus`]: a deterministic generator of realistic ACP traffic (the corpora of the
+//!   perf-anchors study that set our performance targets), for benchmarks and tests.
 //! - [`vectors`]: the parser of the language-neutral transcript files in `vectors/`.
 //! - [`rules`]: the rule ids of `docs/protocol.md`, and finding them where they are cited.
 

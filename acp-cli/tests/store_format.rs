@@ -1,5 +1,5 @@
 //! The session file: Agentao's format field for field, our lossless round trip, and a file
-//! written by Agentao (fixture per agentao-behaviour.md §6.1) loading and replaying per §6.3.
+//! written by Agentao (fixture per R-STORE-1) loading and replaying per R-STORE-4.
 
 mod store_common;
 

@@ -105,7 +105,7 @@ fn main() {
     pair.client.initialize(now).unwrap();
     pair.settle(now);
     pair.client
-        .new_session(now, "/work", NO_MCP_SERVERS)
+        .new_session(now, "/home/user/p", NO_MCP_SERVERS)
         .unwrap();
     pair.settle(now);
     now = Instant(1_000);
@@ -146,7 +146,7 @@ fn main() {
     );
     assert_eq!(
         pair.transcript[2],
-        r#"client -> agent: {"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":"/work","mcpServers":[]}}"#
+        r#"client -> agent: {"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":"/home/user/p","mcpServers":[]}}"#
     );
     assert_eq!(
         pair.transcript[3],

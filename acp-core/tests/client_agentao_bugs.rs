@@ -1,9 +1,10 @@
-//! agentao-behaviour.md §10.2, items 16–23: the defects of Agentao's client, each with the
-//! behaviour of our `ClientConnection`. Items 20 (config typing) and 21 (liveness while
-//! starting) are about the supervisor of agent processes, not the connection, and are
-//! tested in `supervisor_config.rs` and `supervisor_lifecycle.rs`; item 22's "/acp cancel
-//! <unknown> prints success" has its connection-level counterpart here (cancelling an
-//! unknown session is an error). Also the §8.4–8.6 decisions we make differently.
+//! The defects of Agentao's client (R-INIT-6, R-RPC-4, R-FS-2, R-PERM-2, R-CANCEL-6), each
+//! with the behaviour of our `ClientConnection`. Its config typing (R-HOST-1) and liveness
+//! while starting (R-HOST-7) are about the supervisor of agent processes, not the connection,
+//! and are tested in `supervisor_config.rs` and `supervisor_lifecycle.rs`; its "/acp cancel
+//! <unknown> prints success" (R-HOST-8) has its connection-level counterpart here (cancelling
+//! an unknown session is an error). Also the decisions of its JSON-RPC client we make
+//! differently (R-ID-6, R-CANCEL-6, R-TURN-2).
 #![cfg(feature = "alloc")] // the owned schema types and growable buffers
 
 mod client_support;
@@ -213,8 +214,8 @@ fn bug_23_updates_carry_their_own_session() {
     );
 }
 
-/// §8.4: "a string of digits is converted to int" and "an unknown id gets a warning and is
-/// dropped". Ours: ids are exact (`"2"` is not our `2`), and unknown ids are reported.
+/// R-ID-6: Agentao's client converts "a string of digits" to an int, and "an unknown id gets a
+/// warning and is dropped". Ours: ids are exact (`"2"` is not our `2`), unknown ids reported.
 #[test]
 fn response_ids_are_exact_and_unknown_ones_reported() {
     let mut host = Host::with_session(Serves::NOTHING);
@@ -232,8 +233,8 @@ fn response_ids_are_exact_and_unknown_ones_reported() {
     ));
 }
 
-/// §8.4: `cancel_active_turn()` sends `session/cancel` even when no turn runs. Ours: only
-/// when a turn runs; the open questions of the session are settled either way.
+/// R-CANCEL-6: Agentao's `cancel_active_turn()` sends `session/cancel` even when no turn runs.
+/// Ours: only when a turn runs; the open questions of the session are settled either way.
 #[test]
 fn cancel_without_a_turn_sends_nothing_but_settles_questions() {
     let mut host = Host::with_session(Serves::EVERYTHING);
@@ -254,8 +255,8 @@ fn cancel_without_a_turn_sends_nothing_but_settles_questions() {
     );
 }
 
-/// §8.6 single active turn per server: ours is one turn per session, sessions run
-/// concurrently.
+/// R-TURN-2: Agentao has a single active turn per server; ours is one turn per session,
+/// sessions run concurrently.
 #[test]
 fn different_sessions_run_turns_concurrently() {
     let mut host = Host::with_session(Serves::NOTHING);

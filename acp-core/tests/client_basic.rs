@@ -191,12 +191,12 @@ fn new_session_always_sends_mcp_servers_and_opens_the_session() {
     let mut host = Host::ready(Serves::NOTHING, "{}");
     let id = host
         .conn
-        .new_session(Instant(0), "/work", NO_MCP_SERVERS)
+        .new_session(Instant(0), "/home/user/p", NO_MCP_SERVERS)
         .unwrap();
     assert_eq!(
         host.sent(),
         [
-            r#"{"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":"/work","mcpServers":[]}}"#
+            r#"{"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":"/home/user/p","mcpServers":[]}}"#
         ]
     );
     host.agent(r#"{"jsonrpc":"2.0","id":1,"result":{"sessionId":"s-1","modes":null}}"#);
@@ -227,7 +227,7 @@ fn new_session_always_sends_mcp_servers_and_opens_the_session() {
 fn a_failed_session_new_opens_nothing() {
     let mut host = Host::ready(Serves::NOTHING, "{}");
     host.conn
-        .new_session(Instant(0), "/work", NO_MCP_SERVERS)
+        .new_session(Instant(0), "/home/user/p", NO_MCP_SERVERS)
         .unwrap();
     host.agent(
         r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"cwd must be absolute"}}"#,
@@ -251,7 +251,7 @@ fn a_failed_session_new_opens_nothing() {
 
     // A result without sessionId is a bad result.
     host.conn
-        .new_session(Instant(0), "/work", NO_MCP_SERVERS)
+        .new_session(Instant(0), "/home/user/p", NO_MCP_SERVERS)
         .unwrap();
     host.agent(r#"{"jsonrpc":"2.0","id":2,"result":{}}"#);
     let events = host.events();

@@ -1,28 +1,29 @@
-//! Every golden fixture of the official Python SDK decodes into its schema type and re-encodes
-//! to an equal JSON value.
+//! Every sample message of `tests/messages/` (one per shape: content blocks, tool call contents,
+//! update kinds, the main requests and results) decodes into its schema type and re-encodes to an
+//! equal JSON value.
 #![cfg(feature = "alloc")] // the owned schema types and growable buffers
 
 mod schema_common;
 
 use acp_core::schema::*;
 use pretty_assertions::assert_eq;
-use schema_common::{golden, golden_names, json};
+use schema_common::{json, message, message_names};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 /// Decodes `text` as `T` (fast path), re-encodes, and compares as JSON values.
 fn round_trip<T: DeserializeOwned + Serialize>(name: &str) -> T {
-    let text = golden(name);
+    let text = message(name);
     let decoded: T = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{name}: {e}"));
     let encoded = serde_json::to_value(&decoded).unwrap_or_else(|e| panic!("{name}: {e}"));
     assert_eq!(encoded, json(&text), "{name} re-encodes differently");
     decoded
 }
 
-/// Decodes one fixture and checks what it decoded to.
+/// Decodes one message and checks what it decoded to.
 type Check = fn(&'static str);
 
-/// The fixture → type table from the fixtures' NOTICE.md; returns the fixtures it covered.
+/// The message → type table; returns the messages it covered.
 fn check_all() -> Vec<&'static str> {
     let table: &[(&str, Check)] = &[
         ("cancel_notification.json", |n| {
@@ -50,7 +51,7 @@ fn check_all() -> Vec<&'static str> {
             let ContentBlock::ResourceLink(link) = round_trip::<ContentBlock>(n) else {
                 panic!("{n}")
             };
-            assert_eq!(link.size, Some(1_024_000));
+            assert_eq!(link.size, Some(2048));
         }),
         ("content_resource_text.json", |n| {
             let ContentBlock::Resource(r) = round_trip::<ContentBlock>(n) else {
@@ -66,7 +67,7 @@ fn check_all() -> Vec<&'static str> {
         }),
         ("fs_read_text_file_request.json", |n| {
             let req = round_trip::<ReadTextFileRequest>(n);
-            assert_eq!((req.line, req.limit), (Some(10), Some(50)));
+            assert_eq!((req.line, req.limit), (Some(2), Some(20)));
         }),
         ("fs_read_text_file_response.json", |n| {
             drop(round_trip::<ReadTextFileResponse>(n))
@@ -78,16 +79,16 @@ fn check_all() -> Vec<&'static str> {
             let req = round_trip::<InitializeRequest>(n);
             assert_eq!(req.protocol_version, ProtocolVersion::V1);
             assert!(req.client_capabilities.can_read_text_file());
-            assert!(!req.client_capabilities.terminal);
+            assert!(req.client_capabilities.terminal);
         }),
         ("initialize_response.json", |n| {
             let res = round_trip::<InitializeResponse>(n);
-            assert!(res.agent_capabilities.load_session);
+            assert!(!res.agent_capabilities.load_session);
             assert!(res.agent_capabilities.prompt().embedded_context);
         }),
         ("new_session_request.json", |n| {
             let req = round_trip::<NewSessionRequest>(n);
-            assert!(matches!(&req.mcp_servers[..], [McpServer::Stdio(s)] if s.args == ["--stdio"]));
+            assert!(matches!(&req.mcp_servers[..], [McpServer::Stdio(s)] if s.args[0] == "--root"));
         }),
         ("new_session_response.json", |n| {
             drop(round_trip::<NewSessionResponse>(n))
@@ -101,7 +102,7 @@ fn check_all() -> Vec<&'static str> {
         ("permission_outcome_selected.json", |n| {
             assert_eq!(
                 round_trip::<RequestPermissionOutcome>(n),
-                RequestPermissionOutcome::selected("allow-once")
+                RequestPermissionOutcome::selected("yes-once")
             );
         }),
         ("prompt_request.json", |n| {
@@ -109,14 +110,11 @@ fn check_all() -> Vec<&'static str> {
         }),
         ("request_permission_request.json", |n| {
             let req = round_trip::<RequestPermissionRequest>(n);
-            assert_eq!(req.options[1].kind, PermissionOptionKind::RejectOnce);
+            assert_eq!(req.options[2].kind, PermissionOptionKind::RejectOnce);
         }),
         ("request_permission_response_selected.json", |n| {
             let res = round_trip::<RequestPermissionResponse>(n);
-            assert_eq!(
-                res.outcome,
-                RequestPermissionOutcome::selected("allow-once")
-            );
+            assert_eq!(res.outcome, RequestPermissionOutcome::selected("yes-once"));
         }),
         ("session_update_agent_message_chunk.json", |n| {
             assert!(matches!(
@@ -192,7 +190,7 @@ fn check_all() -> Vec<&'static str> {
         }),
         ("set_session_config_option_request.json", |n| {
             let req = round_trip::<SetSessionConfigOptionRequest>(n);
-            assert_eq!(req.value, SessionConfigValue::Id("gpt-4o-mini".into()));
+            assert_eq!(req.value, SessionConfigValue::Id("large".into()));
         }),
         ("set_session_config_option_response.json", |n| {
             drop(round_trip::<SetSessionConfigOptionResponse>(n))
@@ -229,18 +227,18 @@ fn check_all() -> Vec<&'static str> {
 }
 
 #[test]
-fn every_golden_fixture_decodes_and_re_encodes_equal() {
+fn every_sample_message_decodes_and_re_encodes_equal() {
     let covered = check_all();
     assert_eq!(
         covered,
-        golden_names(),
-        "the table must name every fixture, in order"
+        message_names(),
+        "the table must name every message, in order"
     );
 }
 
-/// Request/notification fixtures also decode through the by-method entry points.
+/// Request/notification messages also decode through the by-method entry points.
 #[test]
-fn golden_params_decode_by_method() {
+fn message_params_decode_by_method() {
     let cases: &[(&str, &str)] = &[
         ("initialize", "initialize_request.json"),
         ("session/new", "new_session_request.json"),
@@ -251,7 +249,7 @@ fn golden_params_decode_by_method() {
         ),
     ];
     for (method, file) in cases {
-        let text = golden(file);
+        let text = message(file);
         let request =
             ClientRequest::decode(method, Some(&text)).unwrap_or_else(|e| panic!("{file}: {e}"));
         assert_eq!(request.method().name(), *method);
@@ -266,15 +264,15 @@ fn golden_params_decode_by_method() {
         ),
     ];
     for (method, file) in agent_requests {
-        let text = golden(file);
+        let text = message(file);
         let request =
             AgentRequest::decode(method, Some(&text)).unwrap_or_else(|e| panic!("{file}: {e}"));
         assert_eq!(request.method().name(), *method);
     }
     let cancel =
-        ClientNotification::decode("session/cancel", Some(&golden("cancel_notification.json")))
+        ClientNotification::decode("session/cancel", Some(&message("cancel_notification.json")))
             .unwrap();
-    assert!(matches!(cancel, ClientNotification::Cancel(c) if c.session_id == "sess_abc123def456"));
+    assert!(matches!(cancel, ClientNotification::Cancel(c) if c.session_id == "sess_7f3a"));
 
     let results: &[(&str, &str)] = &[
         ("initialize", "initialize_response.json"),
@@ -285,7 +283,7 @@ fn golden_params_decode_by_method() {
         ),
     ];
     for (method, file) in results {
-        let text = golden(file);
+        let text = message(file);
         let response =
             AgentResponse::decode(method, &text).unwrap_or_else(|e| panic!("{file}: {e}"));
         assert_eq!(serde_json::to_value(&response).unwrap(), json(&text));
@@ -297,7 +295,7 @@ fn golden_params_decode_by_method() {
             "request_permission_response_selected.json",
         ),
     ] {
-        let text = golden(file);
+        let text = message(file);
         let response =
             ClientResponse::decode(method, &text).unwrap_or_else(|e| panic!("{file}: {e}"));
         assert_eq!(serde_json::to_value(&response).unwrap(), json(&text));

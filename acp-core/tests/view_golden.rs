@@ -1,4 +1,5 @@
-//! The golden fixtures the views cover decode into views whose fields equal the owned types'.
+//! The sample messages of `tests/messages/` the views cover decode into views whose fields equal
+//! the owned types'.
 #![cfg(feature = "alloc")] // the owned schema types and growable buffers
 
 #[path = "schema_common/mod.rs"]
@@ -16,7 +17,7 @@ use acp_core::view::{
 use acp_core::wire::JsonStr;
 use acp_core::wire::json::parse_value;
 use pretty_assertions::assert_eq;
-use schema_common::golden;
+use schema_common::message;
 
 /// The decoded text of a wire string.
 fn text(s: JsonStr<'_>) -> String {
@@ -24,12 +25,12 @@ fn text(s: JsonStr<'_>) -> String {
 }
 
 fn update_params(fixture: &str) -> String {
-    format!(r#"{{"sessionId":"sess_1","update":{}}}"#, golden(fixture))
+    format!(r#"{{"sessionId":"sess_1","update":{}}}"#, message(fixture))
 }
 
 #[test]
 fn initialize_request_and_response() {
-    let params = golden("initialize_request.json");
+    let params = message("initialize_request.json");
     let raw = parse_value(&params).unwrap();
     let Ok(ClientRequestView::Initialize(view)) =
         ClientRequestView::decode("initialize", Some(raw))
@@ -52,9 +53,9 @@ fn initialize_request_and_response() {
     );
     assert_eq!(view.client_capabilities.terminal(), caps.terminal);
     assert!(view.client_capabilities.can_read_text_file());
-    assert!(view.client_info.is_none());
+    assert!(view.client_info.is_some() && owned.client_info.is_some());
 
-    let result = golden("initialize_response.json");
+    let result = message("initialize_response.json");
     let raw = parse_value(&result).unwrap();
     let Ok(AgentResponseView::Initialize(view)) = AgentResponseView::decode("initialize", raw)
     else {
@@ -75,12 +76,12 @@ fn initialize_request_and_response() {
     assert_eq!(view_caps.mcp_http(), caps.mcp().http);
     assert_eq!(view_caps.session("list"), caps.session().list.is_some());
     assert_eq!(view.auth_methods.iter().count(), owned.auth_methods.len());
-    assert!(view_caps.load_session() && view_caps.prompt_image());
+    assert!(!view_caps.load_session() && view_caps.prompt_image());
 }
 
 #[test]
 fn new_session_request_and_response() {
-    let params = golden("new_session_request.json");
+    let params = message("new_session_request.json");
     let raw = parse_value(&params).unwrap();
     let Ok(ClientRequestView::NewSession(view)) =
         ClientRequestView::decode("session/new", Some(raw))
@@ -95,10 +96,13 @@ fn new_session_request_and_response() {
     assert_eq!(view.mcp_servers.len(), owned.mcp_servers.len());
     let server = view.mcp_servers.iter().next().unwrap();
     assert_eq!(text(server.name), owned.mcp_servers[0].name());
-    assert_eq!(text(server.target), "/path/to/mcp-server");
-    assert_eq!(server.args().map(text).collect::<Vec<_>>(), ["--stdio"]);
+    assert_eq!(text(server.target), "/usr/local/bin/search-mcp");
+    assert_eq!(
+        server.args().map(text).collect::<Vec<_>>(),
+        ["--root", "/home/user/p"]
+    );
 
-    let result = golden("new_session_response.json");
+    let result = message("new_session_response.json");
     let Ok(AgentResponseView::NewSession(view)) =
         AgentResponseView::decode("session/new", parse_value(&result).unwrap())
     else {
@@ -112,7 +116,7 @@ fn new_session_request_and_response() {
 
 #[test]
 fn prompt_request_blocks() {
-    let params = golden("prompt_request.json");
+    let params = message("prompt_request.json");
     let Ok(ClientRequestView::Prompt(view)) =
         ClientRequestView::decode("session/prompt", Some(parse_value(&params).unwrap()))
     else {
@@ -142,7 +146,7 @@ fn content_fixtures_as_prompt_blocks() {
         "content_resource_text.json",
         "content_resource_blob.json",
     ] {
-        let params = format!(r#"{{"sessionId":"s","prompt":[{}]}}"#, golden(fixture));
+        let params = format!(r#"{{"sessionId":"s","prompt":[{}]}}"#, message(fixture));
         let Ok(ClientRequestView::Prompt(view)) =
             ClientRequestView::decode("session/prompt", Some(parse_value(&params).unwrap()))
         else {
@@ -347,7 +351,7 @@ fn tool_content_fixtures() {
     ] {
         let params = format!(
             r#"{{"sessionId":"s","update":{{"sessionUpdate":"tool_call_update","toolCallId":"c","content":[{}]}}}}"#,
-            golden(fixture)
+            message(fixture)
         );
         let (SessionUpdateView::ToolCallUpdate(v), SessionUpdate::ToolCallUpdate(o)) =
             decode_update(&params)
@@ -376,7 +380,7 @@ fn plan_fixture() {
         .map(|e| (e.content.clone(), e.priority.as_str(), e.status.as_str()))
         .collect();
     assert_eq!(entries, owned);
-    assert_eq!(entries.len(), 2);
+    assert_eq!(entries.len(), 3);
 }
 
 #[test]
@@ -390,13 +394,13 @@ fn config_option_update_passes_through_as_other() {
     assert_eq!(kind, "config_option_update");
     assert_eq!(
         schema_common::json(raw.get()),
-        schema_common::json(&golden("session_update_config_option_update.json"))
+        schema_common::json(&message("session_update_config_option_update.json"))
     );
 }
 
 #[test]
 fn permission_request_and_both_outcome_shapes() {
-    let params = golden("request_permission_request.json");
+    let params = message("request_permission_request.json");
     let Ok(AgentRequestView::RequestPermission(v)) = AgentRequestView::decode(
         "session/request_permission",
         Some(parse_value(&params).unwrap()),
@@ -428,7 +432,7 @@ fn permission_request_and_both_outcome_shapes() {
         "request_permission_response_selected.json",
         "permission_outcome_selected.json",
     ] {
-        let result = golden(fixture);
+        let result = message(fixture);
         let Ok(ClientResponseView::RequestPermission(v)) =
             ClientResponseView::decode("session/request_permission", parse_value(&result).unwrap())
         else {
@@ -447,9 +451,9 @@ fn permission_request_and_both_outcome_shapes() {
             panic!("{fixture}: {v:?} / {o:?}")
         };
         assert_eq!(text(option_id), selected.option_id);
-        assert_eq!(text(option_id), "allow-once");
+        assert_eq!(text(option_id), "yes-once");
     }
-    let cancelled = golden("permission_outcome_cancelled.json");
+    let cancelled = message("permission_outcome_cancelled.json");
     let Ok(ClientResponseView::RequestPermission(v)) = ClientResponseView::decode(
         "session/request_permission",
         parse_value(&cancelled).unwrap(),
@@ -461,7 +465,7 @@ fn permission_request_and_both_outcome_shapes() {
 
 #[test]
 fn cancel_notification_fixture() {
-    let params = golden("cancel_notification.json");
+    let params = message("cancel_notification.json");
     let raw = parse_value(&params).unwrap();
     let Ok(acp_core::view::ClientNotificationView::Cancel(v)) =
         acp_core::view::ClientNotificationView::decode("session/cancel", Some(raw))

@@ -26,11 +26,11 @@ fn agree(params: &str) {
 
 #[test]
 fn fixtures_agree() {
-    for name in schema_common::golden_names() {
+    for name in schema_common::message_names() {
         if name.starts_with("session_update_") {
             agree(&format!(
                 r#"{{"sessionId":"s","update":{}}}"#,
-                schema_common::golden(&name)
+                schema_common::message(&name)
             ));
         }
     }

@@ -53,19 +53,19 @@ fn agree_permission_result(result: &str) {
 
 #[test]
 fn fixtures_agree() {
-    let golden = schema_common::golden;
-    agree_prompt(&golden("prompt_request.json"));
-    agree_permission(&golden("request_permission_request.json"));
-    agree_permission_result(&golden("request_permission_response_selected.json"));
-    agree_permission_result(&golden("permission_outcome_cancelled.json"));
-    agree_permission_result(&golden("permission_outcome_selected.json"));
-    for name in schema_common::golden_names() {
+    let message = schema_common::message;
+    agree_prompt(&message("prompt_request.json"));
+    agree_permission(&message("request_permission_request.json"));
+    agree_permission_result(&message("request_permission_response_selected.json"));
+    agree_permission_result(&message("permission_outcome_cancelled.json"));
+    agree_permission_result(&message("permission_outcome_selected.json"));
+    for name in schema_common::message_names() {
         if name.starts_with("content_") {
-            let block = golden(&name);
+            let block = message(&name);
             agree_prompt(&format!(r#"{{"sessionId":"s","prompt":[{block}]}}"#));
         }
         if name.starts_with("tool_content_") {
-            let item = golden(&name);
+            let item = message(&name);
             agree_permission(&format!(
                 r#"{{"sessionId":"s","toolCall":{{"toolCallId":"c","content":[{item}]}},"options":[]}}"#
             ));
@@ -73,7 +73,7 @@ fn fixtures_agree() {
         // A tool call update as the permission request's tool call (the tag is one more
         // member the tool call does not know).
         if name.starts_with("session_update_tool_call_update") {
-            let update = golden(&name);
+            let update = message(&name);
             agree_permission(&format!(
                 r#"{{"sessionId":"s","toolCall":{update},"options":[{{"optionId":"a","name":"A","kind":"allow_once"}}]}}"#
             ));

@@ -1,4 +1,4 @@
-//! Delegation parsing (§8.9): a table of lines, matching and not.
+//! Delegation parsing (R-HOST-11): a table of lines, matching and not.
 
 use acp_host::supervisor::routing::{
     Route, Shape, Syntax, detect_route, empty_task_message, shape,

@@ -1,4 +1,4 @@
-//! Answers to permission and input requests (§8.5 option selection, non-interactive policy,
+//! Answers to permission and input requests (R-HOST-9 option selection, non-interactive policy,
 //! and the fix for answering `ask_user` with `cancelled`).
 
 use acp_host::supervisor::answer::{

@@ -1,4 +1,4 @@
-//! `.agentao/acp.json` (§8.1): every validation error with its exact message, every default,
+//! `.agentao/acp.json` (R-HOST-1): every validation error with its exact message, every default,
 //! every expansion rule.
 
 use std::collections::BTreeMap;

@@ -1,5 +1,5 @@
-//! One server's lifecycle (§8.2, §8.6, §8.7), transition by transition, with a fake clock and
-//! fake process events.
+//! One server's lifecycle (R-HOST-3, R-HOST-7, R-HOST-8), transition by transition, with a fake
+//! clock and fake process events.
 
 use acp_host::supervisor::Instant;
 use acp_host::supervisor::lifecycle::{

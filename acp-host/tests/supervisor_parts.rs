@@ -1,6 +1,6 @@
-//! The supervisor's small parts: recovery classification (§8.7), the stderr ring (§8.2), the
-//! inbox (§8.5), pending interactions (§8.5), session reuse (§8.6) and the child environment
-//! (§8.3).
+//! The supervisor's small parts: recovery classification (R-HOST-7), the stderr ring
+//! (R-HOST-5), the inbox (R-HOST-12), pending interactions and session reuse (R-HOST-8) and the
+//! child environment (R-HOST-10).
 
 use std::collections::BTreeMap;
 

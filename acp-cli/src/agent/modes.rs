@@ -1,4 +1,4 @@
-//! Session modes: the four presets Agentao offers (agentao-behaviour.md §1.2) and the
+//! Session modes: the four presets Agentao offers (R-MODE-1) and the
 //! permission posture each one means for tools (R-MODE-1, R-MODE-2).
 
 use acp_core::schema::{SessionMode, SessionModeState};

@@ -81,33 +81,33 @@ mod tests {
     #[test]
     fn relative_paths_resolve_against_the_cwd() {
         assert_eq!(
-            resolve_inside(Roots::cwd("/work/p"), "notes.txt"),
-            Ok("/work/p/notes.txt".into())
+            resolve_inside(Roots::cwd("/home/user/p"), "notes.txt"),
+            Ok("/home/user/p/notes.txt".into())
         );
         assert_eq!(
-            resolve_inside(Roots::cwd("/work/p/"), "./a/../b/c.txt"),
-            Ok("/work/p/b/c.txt".into())
+            resolve_inside(Roots::cwd("/home/user/p/"), "./a/../b/c.txt"),
+            Ok("/home/user/p/b/c.txt".into())
         );
         assert_eq!(
-            resolve_inside(Roots::cwd("/work/p"), "/work/p/x"),
-            Ok("/work/p/x".into())
+            resolve_inside(Roots::cwd("/home/user/p"), "/home/user/p/x"),
+            Ok("/home/user/p/x".into())
         );
     }
 
     #[test]
     fn paths_leaving_the_cwd_are_refused_with_a_clear_message() {
         assert_eq!(
-            resolve_inside(Roots::cwd("/work/p"), "../q/secret"),
-            Err("'../q/secret' is outside the session cwd '/work/p'".into())
+            resolve_inside(Roots::cwd("/home/user/p"), "../q/secret"),
+            Err("'../q/secret' is outside the session cwd '/home/user/p'".into())
         );
         assert_eq!(
-            resolve_inside(Roots::cwd("/work/p"), "/etc/passwd"),
-            Err("'/etc/passwd' is outside the session cwd '/work/p'".into())
+            resolve_inside(Roots::cwd("/home/user/p"), "/etc/passwd"),
+            Err("'/etc/passwd' is outside the session cwd '/home/user/p'".into())
         );
         // A sibling whose name starts like the cwd is still outside.
         assert_eq!(
-            resolve_inside(Roots::cwd("/work/p"), "/work/pq/x"),
-            Err("'/work/pq/x' is outside the session cwd '/work/p'".into())
+            resolve_inside(Roots::cwd("/home/user/p"), "/home/user/pq/x"),
+            Err("'/home/user/pq/x' is outside the session cwd '/home/user/p'".into())
         );
     }
 
@@ -115,7 +115,7 @@ mod tests {
     fn additional_directories_count_as_inside_and_relative_paths_stay_on_the_cwd() {
         let extra = vec!["/data/shared".to_owned(), "/opt/lib/".to_owned()];
         let roots = Roots {
-            cwd: "/work/p",
+            cwd: "/home/user/p",
             additional: &extra,
         };
         assert_eq!(
@@ -127,22 +127,25 @@ mod tests {
             Ok("/opt/lib/y".into())
         );
         assert_eq!(
-            resolve_inside(roots, "../../data/shared/b"),
+            resolve_inside(roots, "../../../data/shared/b"),
             Ok("/data/shared/b".into()),
             "relative to the cwd, landing in an additional directory"
         );
-        assert_eq!(resolve_inside(roots, "notes"), Ok("/work/p/notes".into()));
+        assert_eq!(
+            resolve_inside(roots, "notes"),
+            Ok("/home/user/p/notes".into())
+        );
         assert_eq!(
             resolve_inside(roots, "/data/sharedx/a"),
             Err(
-                "'/data/sharedx/a' is outside the session cwd '/work/p' and its additional directories"
+                "'/data/sharedx/a' is outside the session cwd '/home/user/p' and its additional directories"
                     .into()
             )
         );
         assert_eq!(
             resolve_inside(roots, "/data/shared/../secret"),
             Err(
-                "'/data/shared/../secret' is outside the session cwd '/work/p' and its additional directories"
+                "'/data/shared/../secret' is outside the session cwd '/home/user/p' and its additional directories"
                     .into()
             )
         );

@@ -1,7 +1,7 @@
 //! The application's side of sessions: what `session/new` checks beyond the protocol (the
 //! cwd exists and is a directory), the ids it hands out, and each session's mode and model
 //! with the `set_mode` / `set_config_option` / `set_model` rules (R-MODE-1, R-CONFIG-1,
-//! R-CONFIG-2; agentao-behaviour.md §1.2, §1.6–1.8).
+//! R-CONFIG-2; R-MODE-1).
 //!
 //! The connection has already checked what the protocol can (initialized, known session, no
 //! turn running, field whitelists, non-empty values); what is left here is the application's

@@ -1,6 +1,6 @@
 //! What a person is shown of an agent's questions (permission, input) and the text helpers
 //! the update view shares: short plain-text lines, every piece of agent text passed through
-//! [`sanitize`] (agentao-behaviour.md §8.5 and §8.8 name the parts; the layout is ours).
+//! [`sanitize`] (R-HOST-12: Agentao names the parts; the layout is ours).
 //! Updates are shown by [`super::updates`].
 
 use acp_host::sanitize::sanitize;
@@ -42,7 +42,7 @@ pub(crate) fn permission_summary(params: &Value) -> String {
     }
 }
 
-/// The inline permission prompt (§8.8): header, title and kind, up to six arguments, up to
+/// The inline permission prompt (R-HOST-12): header, title and kind, up to six arguments, up to
 /// two content texts, the four choices and the hint.
 pub(crate) fn permission_prompt(server: &str, params: &Value) -> String {
     let mut out = format!("Permission request from '{}':", sanitize(server));
@@ -76,7 +76,7 @@ pub(crate) fn permission_prompt(server: &str, params: &Value) -> String {
     out
 }
 
-/// The inline input prompt (§8.8): header and question.
+/// The inline input prompt (R-HOST-12): header and question.
 pub(crate) fn input_prompt(server: &str, question: &str) -> String {
     format!(
         "Input request from '{}':\n  {}",
@@ -115,7 +115,7 @@ pub(crate) fn permission_key(key: &[u8]) -> Option<Decision> {
     }
 }
 
-/// What is printed once a permission prompt is answered (§8.8).
+/// What is printed once a permission prompt is answered (R-HOST-12).
 pub(crate) fn permission_confirmation(decision: Decision) -> &'static str {
     match decision {
         Decision::AllowOnce => "Approved (once)",
@@ -136,10 +136,10 @@ pub(crate) fn dim(text: &str, styled: bool) -> String {
     }
 }
 
-/// What is printed when an input prompt gets an empty reply (§8.8).
+/// What is printed when an input prompt gets an empty reply (R-HOST-12).
 pub(crate) const EMPTY_REPLY: &str = "Empty reply — cancelled.";
 
-/// The option id to answer a permission request with for `decision`. Esc rejects (§8.8:
+/// The option id to answer a permission request with for `decision`. Esc rejects (R-HOST-12:
 /// "Esc or Ctrl-C → reject once"); an option list without a fitting option gives `None`,
 /// which is answered `cancelled`.
 pub(crate) fn chosen_option(params: &Value, decision: Decision) -> Option<String> {

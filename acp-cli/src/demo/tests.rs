@@ -13,7 +13,7 @@ use super::DemoBackend;
 use crate::agent::backend::{Backend, ClientFs, Reply, Step, TurnStart};
 use crate::agent::modes::Posture;
 
-const CWD: &str = "/work/project";
+const CWD: &str = "/home/user/project";
 const S: &str = "sess-1";
 
 fn start(backend: &mut DemoBackend, session: &str, text: &str, posture: Posture, fs: ClientFs) {
@@ -437,9 +437,9 @@ fn full_access_never_asks() {
             "tool_call tool-1 pending execute 'rm -rf build' at [] []",
             "tool_call_update tool-1 in_progress []",
             "tool_call_update tool-1 completed [text:Done: rm -rf build]",
-            "tool_call tool-2 pending edit 'Write a.txt' at [/work/project/a.txt] [diff:/work/project/a.txt old=None new=\"hi\"]",
+            "tool_call tool-2 pending edit 'Write a.txt' at [/home/user/project/a.txt] [diff:/home/user/project/a.txt old=None new=\"hi\"]",
             "tool_call_update tool-2 in_progress []",
-            "write? Local /work/project/a.txt \"hi\"",
+            "write? Local /home/user/project/a.txt \"hi\"",
         ]
     );
 }
@@ -462,18 +462,18 @@ fn read_only_fails_changing_tools_without_asking_and_asks_for_the_others() {
             "tool_call_update tool-1 failed [text:Error: the session is in read-only mode; a tool of kind 'execute' may not run]",
             "tool_call tool-2 pending delete 'Remove' at [] []",
             "tool_call_update tool-2 failed [text:Error: the session is in read-only mode; a tool of kind 'delete' may not run]",
-            "tool_call tool-3 pending edit 'Write a.txt' at [/work/project/a.txt] [diff:/work/project/a.txt old=None new=\"x\"]",
-            "tool_call_update tool-3 failed [diff:/work/project/a.txt old=None new=\"x\", text:Error: the session is in read-only mode; a tool of kind 'edit' may not run]",
-            "tool_call tool-4 pending read 'Read a.txt' at [/work/project/a.txt] []",
+            "tool_call tool-3 pending edit 'Write a.txt' at [/home/user/project/a.txt] [diff:/home/user/project/a.txt old=None new=\"x\"]",
+            "tool_call_update tool-3 failed [diff:/home/user/project/a.txt old=None new=\"x\", text:Error: the session is in read-only mode; a tool of kind 'edit' may not run]",
+            "tool_call tool-4 pending read 'Read a.txt' at [/home/user/project/a.txt] []",
             "tool_call_update tool-4 in_progress []",
-            "read? Local /work/project/a.txt",
+            "read? Local /home/user/project/a.txt",
         ]
     );
     b.resume(S, Reply::FileRead(Ok("abc".into())));
     assert_eq!(
         run(&mut b, S, 0),
         [
-            "tool_call_update tool-4 completed [text:Read 3 bytes from /work/project/a.txt]",
+            "tool_call_update tool-4 completed [text:Read 3 bytes from /home/user/project/a.txt]",
             "tool_call tool-5 pending search 'Find' at [] []",
             "permission? tool-5 search 'Find' []",
         ]
@@ -509,10 +509,10 @@ fn plan_fails_every_tool_without_asking() {
         "title: /tool read Look".to_owned(),
         "tool_call tool-1 pending read 'Look' at [] []".to_owned(),
         format!("tool_call_update tool-1 failed [text:{why}]"),
-        "tool_call tool-2 pending read 'Read a.txt' at [/work/project/a.txt] []".to_owned(),
+        "tool_call tool-2 pending read 'Read a.txt' at [/home/user/project/a.txt] []".to_owned(),
         format!("tool_call_update tool-2 failed [text:{why}]"),
-        "tool_call tool-3 pending edit 'Write a.txt' at [/work/project/a.txt] [diff:/work/project/a.txt old=None new=\"x\"]".to_owned(),
-        format!("tool_call_update tool-3 failed [diff:/work/project/a.txt old=None new=\"x\", text:{why}]"),
+        "tool_call tool-3 pending edit 'Write a.txt' at [/home/user/project/a.txt] [diff:/home/user/project/a.txt old=None new=\"x\"]".to_owned(),
+        format!("tool_call_update tool-3 failed [diff:/home/user/project/a.txt old=None new=\"x\", text:{why}]"),
         "usage: 42/1000000".to_owned(),
         "end end_turn".to_owned(),
     ]);
@@ -530,9 +530,9 @@ fn read_goes_through_the_client_when_offered_and_reports_the_byte_count() {
         run(&mut b, S, 0),
         [
             "title: /read src/main.rs",
-            "tool_call tool-1 pending read 'Read src/main.rs' at [/work/project/src/main.rs] []",
+            "tool_call tool-1 pending read 'Read src/main.rs' at [/home/user/project/src/main.rs] []",
             "tool_call_update tool-1 in_progress []",
-            "read? Client /work/project/src/main.rs",
+            "read? Client /home/user/project/src/main.rs",
         ]
     );
     assert_eq!(run(&mut b, S, 0), ["waiting"]);
@@ -541,7 +541,7 @@ fn read_goes_through_the_client_when_offered_and_reports_the_byte_count() {
     assert_eq!(
         run(&mut b, S, 0),
         [
-            "tool_call_update tool-1 completed [text:Read 7 bytes from /work/project/src/main.rs]",
+            "tool_call_update tool-1 completed [text:Read 7 bytes from /home/user/project/src/main.rs]",
             "usage: 17/1000000",
             "end end_turn",
         ]
@@ -591,9 +591,9 @@ fn paths_outside_the_cwd_are_failed_tool_calls() {
         [
             "title: /read ../other/secret",
             "tool_call tool-1 pending read 'Read ../other/secret' at [] []",
-            "tool_call_update tool-1 failed [text:Error: '../other/secret' is outside the session cwd '/work/project']",
+            "tool_call_update tool-1 failed [text:Error: '../other/secret' is outside the session cwd '/home/user/project']",
             "tool_call tool-2 pending edit 'Write /etc/passwd' at [] []",
-            "tool_call_update tool-2 failed [text:Error: '/etc/passwd' is outside the session cwd '/work/project']",
+            "tool_call_update tool-2 failed [text:Error: '/etc/passwd' is outside the session cwd '/home/user/project']",
             "usage: 42/1000000",
             "end end_turn",
         ]
@@ -614,13 +614,13 @@ fn write_asks_with_the_diff_then_writes_exactly_the_text() {
         Posture::WorkspaceWrite,
         fs,
     );
-    let diff = "diff:/work/project/notes/todo.txt old=None new=\"buy milk \"";
+    let diff = "diff:/home/user/project/notes/todo.txt old=None new=\"buy milk \"";
     assert_eq!(
         run(&mut b, S, 0),
         [
             "title: /write notes/todo.txt buy milk".to_owned(),
             format!(
-                "tool_call tool-1 pending edit 'Write notes/todo.txt' at [/work/project/notes/todo.txt] [{diff}]"
+                "tool_call tool-1 pending edit 'Write notes/todo.txt' at [/home/user/project/notes/todo.txt] [{diff}]"
             ),
             format!("permission? tool-1 edit 'Write notes/todo.txt' [{diff}]"),
         ]
@@ -630,7 +630,7 @@ fn write_asks_with_the_diff_then_writes_exactly_the_text() {
         run(&mut b, S, 0),
         [
             "tool_call_update tool-1 in_progress []".to_owned(),
-            "write? Client /work/project/notes/todo.txt \"buy milk \"".to_owned(),
+            "write? Client /home/user/project/notes/todo.txt \"buy milk \"".to_owned(),
         ]
     );
     b.resume(S, Reply::FileWritten(Ok(())));
@@ -638,7 +638,7 @@ fn write_asks_with_the_diff_then_writes_exactly_the_text() {
         run(&mut b, S, 0),
         [
             format!(
-                "tool_call_update tool-1 completed [{diff}, text:Wrote 9 bytes to /work/project/notes/todo.txt]"
+                "tool_call_update tool-1 completed [{diff}, text:Wrote 9 bytes to /home/user/project/notes/todo.txt]"
             ),
             "usage: 31/1000000".to_owned(),
             "end end_turn".to_owned(),
@@ -661,7 +661,7 @@ fn a_rejected_or_failed_write_is_a_failed_tool_call() {
     let out = run(&mut b, S, 0);
     assert_eq!(
         out[0],
-        "tool_call_update tool-1 failed [diff:/work/project/a.txt old=None new=\"x\", text:Error: rejected by the user (reject_once)]"
+        "tool_call_update tool-1 failed [diff:/home/user/project/a.txt old=None new=\"x\", text:Error: rejected by the user (reject_once)]"
     );
     b.resume(S, allow(PermissionChoice::AllowOnce));
     run(&mut b, S, 0);
@@ -672,7 +672,7 @@ fn a_rejected_or_failed_write_is_a_failed_tool_call() {
     assert_eq!(
         run(&mut b, S, 0),
         [
-            "tool_call_update tool-2 failed [diff:/work/project/b.txt old=None new=\"y\", text:Error: Permission denied (os error 13)]",
+            "tool_call_update tool-2 failed [diff:/home/user/project/b.txt old=None new=\"y\", text:Error: Permission denied (os error 13)]",
             "usage: 29/1000000",
             "end end_turn",
         ]

@@ -1,5 +1,5 @@
 //! The `/acp` commands of the REPL: parsing, and the texts they print, as pure functions over
-//! the [`Supervisor`] state (agentao-behaviour.md §8.8).
+//! the [`Supervisor`] state (R-HOST-12).
 //!
 //! Texts are Agentao's where it documents them. Where it only names the parts of a line
 //! (the server lines of `/acp list`, the fields of `/acp status <name>`), the layout is ours,
@@ -7,7 +7,7 @@
 //! wrote (descriptions come from the project, but errors, stderr and questions come from the
 //! agent) is passed through [`sanitize`] before it is shown.
 //!
-//! Decisions where Agentao has a bug (§10.2 #22): `/acp cancel` names an unknown server as
+//! Decisions where Agentao has a bug (R-HOST-8): `/acp cancel` names an unknown server as
 //! unknown and reports a cancel with no turn running as a failure, instead of printing
 //! success for both.
 

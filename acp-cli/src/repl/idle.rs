@@ -83,7 +83,7 @@ impl Repl {
         });
     }
 
-    /// `/status`: the main agent, then the ACP summary (§8.8 idle points).
+    /// `/status`: the main agent, then the ACP summary (R-HOST-12 idle points).
     pub(super) fn status(&mut self) -> String {
         let mut out = match &self.main {
             Some(main) => match main.runner.supervisor().server(&main.name) {

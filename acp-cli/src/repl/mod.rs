@@ -3,7 +3,7 @@
 //! - Plain text goes to the main agent (`acp-cli repl -- AGENT …`), whose answer streams to
 //!   the screen.
 //! - `/acp …` manages the servers of `.agentao/acp.json` in the current directory
-//!   ([`crate::host::Host`], texts of agentao-behaviour.md §8.8).
+//!   ([`crate::host::Host`], texts of R-HOST-12).
 //! - `@name task`, `name: task`, `让 name task`, `请 name task` delegate to a configured
 //!   server (`ACP Delegation → <name> (<syntax>)`), run like `/acp send`.
 //! - Questions are asked inline, one at a time. Permission: at a terminal a single key

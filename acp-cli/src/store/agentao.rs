@@ -1,4 +1,4 @@
-//! The session file: Agentao's JSON format (agentao-behaviour.md §6.1) field for field, plus
+//! The session file: Agentao's JSON format (R-STORE-1) field for field, plus
 //! one extra key with our lossless copy of the turns.
 //!
 //! ```text
@@ -21,7 +21,7 @@
 //! non-text prompt blocks, the mode), so `_acp` keeps the turns exactly as recorded. Agentao
 //! ignores the key and does not write it back; a file without it (written by Agentao), or whose
 //! `messages` no longer have the length `_acp` was written with (edited by someone else), is
-//! read from `messages` alone with the mapping of agentao-behaviour.md §6.3.
+//! read from `messages` alone with the mapping of R-STORE-4.
 
 use std::borrow::Cow;
 use std::collections::BTreeSet;
@@ -46,7 +46,7 @@ use super::time::Timestamp;
 pub const EXTENSION_KEY: &str = "_acp";
 /// The version of the `_acp` object this code writes and reads.
 const EXTENSION_VERSION: u32 = 1;
-/// How a failed tool's result starts, in Agentao's updates (§2.1) and in the files we write.
+/// How a failed tool's result starts, in Agentao's updates (R-STORE-4) and in the files we write.
 const ERROR_PREFIX: &str = "Error:";
 /// Agentao's name for the plan tool.
 const TODO_WRITE: &str = "todo_write";
@@ -804,8 +804,8 @@ fn tool_name_for(kind: &ToolKind) -> &'static str {
     }
 }
 
-/// The kind of an Agentao tool: its own table (§2.2) plus the real names it misses
-/// (`replace`, `search_file_content`; §10.2 item 5).
+/// The kind of an Agentao tool: its own table (R-STORE-4) plus the real names it misses
+/// (`replace`, `search_file_content`).
 fn kind_for_tool(name: &str) -> ToolKind {
     match name {
         "read_file" | "read_folder" | "list_directory" => ToolKind::Read,
@@ -819,11 +819,11 @@ fn kind_for_tool(name: &str) -> ToolKind {
     }
 }
 
-/// §6.3 in one walk: each user message opens a turn; assistant reasoning, text and tool calls
+/// R-STORE-4 in one walk: each user message opens a turn; assistant reasoning, text and tool calls
 /// and the tool results fill it. Bad entries are skipped, never fatal.
 ///
 /// Fixes over Agentao's replay, which says `completed` for every call: a call whose result is
-/// missing (it never finished) or starts with `Error:` (how Agentao reports a failed tool, §2.1,
+/// missing (it never finished) or starts with `Error:` (how Agentao reports a failed tool,
 /// and how this store writes one) is `failed`. Reasoning is kept as thoughts.
 pub(crate) fn turns_from_messages(messages: &[Value]) -> Vec<Turn> {
     let mut turns: Vec<Turn> = Vec::new();
@@ -960,7 +960,7 @@ fn replayed_call(
 }
 
 /// Arguments as `rawInput`: the parsed object; `{"_raw": text}` when the text is not JSON;
-/// `{"_value": v}` when it is JSON but not an object (§6.3).
+/// `{"_value": v}` when it is JSON but not an object (R-STORE-4).
 fn raw_input(arguments: Option<&Value>) -> Value {
     let wrap = |key: &str, value: Value| {
         let mut object = Map::new();

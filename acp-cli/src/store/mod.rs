@@ -18,8 +18,8 @@
 //!    saved, and resume is `load` without the replay.
 //!
 //! The file format is Agentao's (see the `agentao` module's docs), so Agentao and this agent
-//! load each other's sessions (R-STORE-1). Fixed Agentao bugs (agentao-behaviour.md §10.2
-//! items 8–9): lookups match the whole id, never a prefix (R-SESSION-6); a session is saved
+//! load each other's sessions (R-STORE-1). Fixed Agentao bugs:
+//! lookups match the whole id, never a prefix (R-SESSION-6); a session is saved
 //! after every turn, in one file per session, atomically (R-STORE-2); tool calls replay with
 //! the status they really ended with.
 

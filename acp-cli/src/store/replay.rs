@@ -4,7 +4,7 @@
 //! `agent_message_chunk`, `agent_thought_chunk`, `plan`, and for each tool call a `tool_call`
 //! (as announced: `pending`, with its input) followed by a `tool_call_update` carrying the
 //! status it really ended with and its final content. Agentao replays every tool call as
-//! `completed`, failed ones included (agentao-behaviour.md §6.3); that is the bug fixed here.
+//! `completed`, failed ones included (R-STORE-4); that is the bug fixed here.
 
 use acp_core::schema::{
     ContentBlock, ContentChunk, SessionUpdate, ToolCall, ToolCallStatus, ToolCallUpdate,

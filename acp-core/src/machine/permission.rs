@@ -121,7 +121,7 @@ pub enum RejectReason {
 pub enum PermissionDecision {
     /// Run it (`allow_once` or `allow_always`).
     Allowed(PermissionChoice),
-    /// Do not run it; the turn goes on (Agentao §3.2).
+    /// Do not run it; the turn goes on (R-PERM-3).
     Rejected(RejectReason),
     /// Do not run it: the user cancelled, the session was cancelled or the connection closed.
     Cancelled,
@@ -264,7 +264,7 @@ impl<S: Table<Remembered>> PermissionMemory<S> {
             .is_ok()
     }
 
-    /// Forgets everything about `session` (closed, or reloaded: Agentao §3.2 says the
+    /// Forgets everything about `session` (closed, or reloaded: R-PERM-4; Agentao says the
     /// memory is not restored by `session/load`).
     pub fn forget_session(&mut self, session: &str) {
         let mut index = 0;

@@ -1,5 +1,5 @@
 //! What the peer did wrong, as the JSON-RPC error the connection sends back. The message
-//! texts are Agentao's (agentao-behaviour.md §1.0, §1.1, §2.5, §4) unless docs/protocol.md
+//! texts are Agentao's (R-SESSION-3, R-INIT-2, R-TURN-2, R-CANCEL-2) unless docs/protocol.md
 //! says otherwise; they are produced by `Display`, so encoding them needs no allocation.
 
 use core::fmt;

@@ -493,7 +493,7 @@ impl<S: Table<Session>> Sessions<S> {
                 Rejection::UnknownSession { session: id },
                 UsageError::UnknownSession,
             ),
-            // Agentao §1.0 "common session gate" step 5: `session <id> is not active`.
+            // R-SESSION-9 (Agentao's common session gate, step 5): `session <id> is not active`.
             (
                 Some((_, S::Creating { .. } | S::Closed)),
                 I::Prompt { id, .. } | I::Configure { id, .. },

@@ -1,9 +1,9 @@
 //! Typed ACP v1 messages, owned (under `alloc`), plus Agentao's extensions.
 //!
 //! Every stable v1 method's params and result, in both directions, with serde impls that match
-//! the official JSON Schema (`shared/vendor/acp-schema/schema.json`) and the stable surface of
-//! the official schema crate 1.20.0, which `tests/oracle` holds them to (official values
-//! through ours and back, unchanged).
+//! the official JSON Schema (generated from the official schema crate 1.20.0 by
+//! `tests/schema-gen` for acp-core's `schema_*` tests) and the stable surface of that crate,
+//! which `tests/oracle` holds them to (official values through ours and back, unchanged).
 //!
 //! - **Decoding by method**: [`ClientRequest::decode`], [`AgentRequest::decode`],
 //!   [`ClientNotification::decode`], [`AgentNotification::decode`], and for results

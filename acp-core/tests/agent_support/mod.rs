@@ -135,7 +135,7 @@ impl<B: Buffers> Harness<B> {
     /// `session/new` accepted as `id`; output and events consumed.
     pub fn open_session(&mut self, id: &str) {
         self.send(&format!(
-            r#"{{"jsonrpc":"2.0","id":"new-{id}","method":"session/new","params":{{"cwd":"/work","mcpServers":[]}}}}"#
+            r#"{{"jsonrpc":"2.0","id":"new-{id}","method":"session/new","params":{{"cwd":"/home/user/p","mcpServers":[]}}}}"#
         ));
         let ticket = self.new_session_ticket();
         self.agent

@@ -3,7 +3,7 @@
 //!
 //! A permission answer names one of the options the server offered. The option is found by
 //! its `kind` first and by its id or label last, because servers spell options differently
-//! (Agentao's three-pass selector, §8.5):
+//! (Agentao's three-pass selector, R-HOST-9):
 //!
 //! 1. the first option whose `kind` is exactly the wanted kind (`allow_always` is tried before
 //!    `allow_once` when the user chose "always"; likewise for reject);
@@ -14,7 +14,7 @@
 //! Where Agentao invents an option id when nothing matches (`allow_once`), the answer here is
 //! `{"outcome":{"outcome":"cancelled"}}`: an id the server never offered means nothing to it.
 //! Declining an `ask_user` question answers `{"outcome":"cancelled"}`, never a permission-shaped
-//! outcome (Agentao's bug, §10.2 #19).
+//! outcome (Agentao's bug, R-HOST-9).
 
 use alloc::string::String;
 

@@ -436,8 +436,8 @@ impl Lifecycle {
             // Stderr is kept whatever the state: it explains failures (R-HOST-5).
             (_, In(I::StderrLine(line))) => self.stderr.push(line),
 
-            // §8.2 row 2 and §8.7: a start from rest spawns; a lazy start is refused while
-            // fatal (sticky), an explicit one clears the mark and the budget (row 18).
+            // R-HOST-3 and R-HOST-7: a start from rest spawns; a lazy start is refused while
+            // fatal (sticky), an explicit one clears the mark and the budget.
             (P::Configured | P::Stopped | P::Failed, In(I::Start) | In(I::Restart)) => {
                 self.clear_recovery();
                 self.spawn(now);
@@ -467,14 +467,14 @@ impl Lifecycle {
             (P::Starting { spawned: false, .. }, In(I::Restart)) => self.clear_recovery(),
             // Duplicate start of a live server is a no-op (Agentao test_duplicate_start_is_noop).
             (_, In(I::Start) | In(I::Connect)) => {}
-            // §8.2 row 15: restart of a live server = the stop sequence, then a start.
+            // R-HOST-3: restart of a live server = the stop sequence, then a start.
             (_, In(I::Restart)) => {
                 self.clear_recovery();
                 self.drop_connection_if_any();
                 self.begin_stop(now, AfterStop::Restart);
             }
 
-            // §8.2 row 14: nothing to stop: straight to stopped. A spawn still unconfirmed is
+            // R-HOST-3: nothing to stop: straight to stopped. A spawn still unconfirmed is
             // stopped when its Spawned arrives (see the stray-process arm below).
             (
                 P::Configured | P::Stopped | P::Failed | P::Starting { spawned: false, .. },
@@ -489,13 +489,13 @@ impl Lifecycle {
                     then: AfterStop::Stopped,
                 };
             }
-            // §8.2 row 14: a live process: the stop sequence (R-HOST-4).
+            // R-HOST-3: a live process: the stop sequence (R-HOST-4).
             (_, In(I::Stop)) => {
                 self.drop_connection_if_any();
                 self.begin_stop(now, AfterStop::Stopped);
             }
 
-            // §8.2 row 9 and §8.6: one turn per server, fail-fast, no queueing.
+            // R-HOST-8: one turn per server, fail-fast, no queueing.
             (P::Ready, In(I::PromptStarted)) => {
                 let deadline = now.plus_ms(self.limits.request_timeout_ms);
                 self.transition(P::Busy { deadline });
@@ -513,11 +513,11 @@ impl Lifecycle {
                 });
             }
 
-            // §8.6 cancel_turn: sends session/cancel; the turn ends when the server answers.
+            // R-HOST-8 cancel_turn: sends session/cancel; the turn ends when the server answers.
             (P::Busy { .. } | P::WaitingForUser { turn: true, .. }, In(I::CancelTurn)) => {
                 self.actions.push_back(Action::CancelTurn);
             }
-            // Nothing to cancel: refused (Agentao reports success here, §10.2 #22).
+            // Nothing to cancel: refused (Agentao reports success here, R-HOST-8).
             (_, In(I::CancelTurn)) => {
                 return Err(Refusal::NoActiveTurn {
                     server: self.name.clone(),
@@ -553,7 +553,7 @@ impl Lifecycle {
             (_, In(I::Spawned { pid })) if self.pid != Some(pid) => {
                 self.actions.push_back(Action::KillProcessGroup { pid });
             }
-            // §8.2 row 3: spawn error → failed with the OS text.
+            // R-HOST-3: spawn error → failed with the OS text.
             (P::Starting { spawned: false, .. }, In(I::SpawnFailed { error })) => {
                 self.last_error = Some(format!(
                     "acp server '{}': failed to start: {error}",
@@ -565,7 +565,7 @@ impl Lifecycle {
             // Events of an old process (before a restart) change nothing.
             (_, In(I::Exited { pid, .. }) | In(I::StdoutEof { pid })) if self.pid != Some(pid) => {}
 
-            // §8.2 row 4, fixed (§10.2 #21): a death while starting or initializing fails
+            // R-HOST-7 (fixes Agentao): a death while starting or initializing fails
             // the start at once, whenever it happens; it counts as a handshake failure.
             (P::Starting { .. } | P::Initializing { .. }, In(I::Exited { status, .. })) => {
                 self.pid = None;
@@ -580,7 +580,7 @@ impl Lifecycle {
                 self.actions.push_back(Action::DropConnection);
                 self.handshake_failed(now, String::from("stdout closed during startup"), None);
             }
-            // §8.7: a running server died: classify (recoverable → configured, fatal → failed).
+            // R-HOST-7: a running server died: recoverable → configured, fatal → failed.
             (phase, In(I::Exited { status, .. })) if live(phase) => {
                 self.pid = None;
                 self.actions.push_back(Action::DropConnection);
@@ -589,7 +589,7 @@ impl Lifecycle {
                     Verdict::Fatal(_) => self.transition(P::Failed),
                 }
             }
-            // §8.7 rule 3: the pipes broke but the process may live: stop it, then rest in
+            // R-HOST-7: the pipes broke but the process may live: stop it, then rest in
             // the state the classifier chose.
             (phase, In(I::StdoutEof { .. })) if live(phase) => {
                 self.actions.push_back(Action::DropConnection);
@@ -611,7 +611,7 @@ impl Lifecycle {
             // The EOF that closing stdin causes, or a death report with no process.
             (_, In(I::Exited { .. }) | In(I::StdoutEof { .. })) => {}
 
-            // §8.2 row 5: initialize sent (also a re-session from ready).
+            // R-HOST-3: initialize sent (also a re-session from ready).
             (
                 P::Starting {
                     spawned: true,
@@ -625,12 +625,12 @@ impl Lifecycle {
                 let deadline = now.plus_ms(self.limits.startup_timeout_ms);
                 self.transition(P::Initializing { deadline });
             }
-            // §8.2 row 8 and §8.7: session open → ready; a success clears the streak.
+            // R-HOST-3 and R-HOST-7: session open → ready; a success clears the streak.
             (P::Starting { spawned: true, .. } | P::Initializing { .. }, In(I::HandshakeOk)) => {
                 self.handshake_streak = 0;
                 self.transition(P::Ready);
             }
-            // §8.2 rows 6, 7 and 17: failed, the process stopped, fatal on the 2nd in a row.
+            // R-HOST-7: failed, the process stopped, fatal on the 2nd in a row.
             (
                 P::Starting { spawned: true, .. } | P::Initializing { .. },
                 In(I::HandshakeFailed { error }),
@@ -639,7 +639,7 @@ impl Lifecycle {
                 self.handshake_failed(now, String::from(error), None);
             }
 
-            // §8.2 row 10 and §8.7: the turn ended; a result resets the restart budget.
+            // R-HOST-3 and R-HOST-7: the turn ended; a result resets the restart budget.
             (P::Busy { .. } | P::WaitingForUser { turn: true, .. }, In(I::PromptEnded { ok })) => {
                 if ok {
                     self.restart_count = 0;
@@ -648,7 +648,7 @@ impl Lifecycle {
                 self.transition(P::Ready);
             }
 
-            // §8.2 row 12: a question for the user suspends the turn deadline.
+            // R-HOST-8: a question for the user suspends the turn deadline.
             (P::Ready, In(I::InteractionOpened)) => self.transition(P::WaitingForUser {
                 open: 1,
                 turn: false,
@@ -663,7 +663,7 @@ impl Lifecycle {
                     turn,
                 };
             }
-            // §8.2 row 13: the last answer resumes the turn (with a fresh deadline, as
+            // R-HOST-8: the last answer resumes the turn (with a fresh deadline, as
             // `/acp send` restarts it after each inline interaction) or returns to ready.
             (P::WaitingForUser { open, turn }, In(I::InteractionResolved)) => match (open, turn) {
                 (0 | 1, true) => {
@@ -680,7 +680,7 @@ impl Lifecycle {
             },
 
             // ---- deadlines ----
-            // R-HOST-2 (Agentao's bug §10.2 #20): startupTimeoutMs enforced; counts as a
+            // R-HOST-2 (Agentao's bug): startupTimeoutMs enforced; counts as a
             // handshake failure.
             (P::Starting { spawned, .. }, Deadline) => {
                 self.actions
@@ -703,7 +703,7 @@ impl Lifecycle {
                 let error = self.startup_timeout_error();
                 self.handshake_failed(now, error, None);
             }
-            // R-HOST-2 (fixes Agentao's §10.2 #18): timeout → ready, the abandoned turn is
+            // R-HOST-2 (fixes Agentao's bug): timeout → ready, the abandoned turn is
             // cancelled.
             (P::Busy { .. }, Deadline) => {
                 self.last_error = Some(format!(
@@ -916,7 +916,7 @@ impl Lifecycle {
         }
     }
 
-    /// §8.7 handshake failures: count, record, decide fatal, stop any process, rest in failed.
+    /// R-HOST-7 handshake failures: count, record, decide fatal, stop any process, rest in failed.
     fn handshake_failed(&mut self, now: Instant, error: String, status: Option<ExitStatus>) {
         self.handshake_streak = self.handshake_streak.saturating_add(1);
         let signalled = status.is_some_and(ExitStatus::is_signal_death);
@@ -937,7 +937,7 @@ impl Lifecycle {
         }
     }
 
-    /// §8.7 classification of a running server's death; updates the counters and the error.
+    /// R-HOST-7 classification of a running server's death; updates the counters and the error.
     fn classify_death(&mut self, status: Option<ExitStatus>) -> Verdict {
         let verdict = recovery::classify(Death {
             status,

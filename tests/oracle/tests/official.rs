@@ -6,8 +6,8 @@
 //!   borrowed view where one exists), re-encoded by ours, and read back by the official crate:
 //!   the value must be unchanged, and our JSON valid by the JSON Schema the crate generates.
 //! - **Ours → official**: every line our encoder writes in `vectors/` is read by the official
-//!   crate as the type its method names, and so is our re-encoding of each golden fixture of
-//!   the official Python SDK.
+//!   crate as the type its method names, and so is our re-encoding of each of acp-core's
+//!   sample messages (`acp-core/tests/messages/`).
 //! - **Coverage**: every stable method, `sessionUpdate` kind, content block, tool call content
 //!   and string enum value the crate knows has a sample.
 
@@ -21,7 +21,7 @@ use acp_core::wire::encode::to_vec;
 use acp_testkit::vectors::{self, Step};
 use agent_client_protocol_schema::v1 as o;
 use common::{
-    Tier, august_errors, august_schema, official_reads, official_schema, schema_errors, strings,
+    Tier, official_reads, official_schema, schema_errors, strings,
     variant_names,
 };
 use pretty_assertions::assert_eq;
@@ -242,186 +242,185 @@ fn every_string_enum_value_has_a_sample() {
 
 // ---- ours → official
 
-/// Decodes a golden fixture with our type `T`, re-encodes it with our encoder, and requires
-/// the official `O` to read that as the same value it reads from the fixture itself.
-fn golden_through_ours<T, O>(name: &str)
+/// Decodes one of acp-core's sample messages (`acp-core/tests/messages/`) with our type `T`,
+/// re-encodes it with our encoder, and requires the official `O` to read that as the same value
+/// it reads from the message itself.
+fn message_through_ours<T, O>(name: &str)
 where
     T: DeserializeOwned + Serialize,
     O: DeserializeOwned + PartialEq + std::fmt::Debug + schemars::JsonSchema,
 {
-    let path = common::shared_dir()
-        .join("vendor/python-sdk-golden")
-        .join(name);
+    let path = common::messages_dir().join(name);
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{name}: {e}"));
     let decoded: T = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{name}: ours: {e}"));
     let encoded = String::from_utf8(to_vec(&decoded).unwrap()).unwrap();
     let from_ours: O = official_reads(name, &encoded);
-    let from_fixture: O = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{name}: {e}"));
-    assert_eq!(from_ours, from_fixture, "{name}: {encoded}");
+    let from_message: O = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{name}: {e}"));
+    assert_eq!(from_ours, from_message, "{name}: {encoded}");
 }
 
-/// A golden fixture and the check of its types.
+/// A sample message and the check of its types.
 type GoldenCheck = (&'static str, fn(&str));
 
 #[test]
-fn our_encoding_of_every_golden_fixture_reads_as_official() {
+fn our_encoding_of_every_sample_message_reads_as_official() {
     let table: &[GoldenCheck] = &[
         (
             "cancel_notification.json",
-            golden_through_ours::<ours::CancelNotification, o::CancelNotification>,
+            message_through_ours::<ours::CancelNotification, o::CancelNotification>,
         ),
         (
             "content_audio.json",
-            golden_through_ours::<ours::ContentBlock, o::ContentBlock>,
+            message_through_ours::<ours::ContentBlock, o::ContentBlock>,
         ),
         (
             "content_image.json",
-            golden_through_ours::<ours::ContentBlock, o::ContentBlock>,
+            message_through_ours::<ours::ContentBlock, o::ContentBlock>,
         ),
         (
             "content_resource_blob.json",
-            golden_through_ours::<ours::ContentBlock, o::ContentBlock>,
+            message_through_ours::<ours::ContentBlock, o::ContentBlock>,
         ),
         (
             "content_resource_link.json",
-            golden_through_ours::<ours::ContentBlock, o::ContentBlock>,
+            message_through_ours::<ours::ContentBlock, o::ContentBlock>,
         ),
         (
             "content_resource_text.json",
-            golden_through_ours::<ours::ContentBlock, o::ContentBlock>,
+            message_through_ours::<ours::ContentBlock, o::ContentBlock>,
         ),
         (
             "content_text.json",
-            golden_through_ours::<ours::ContentBlock, o::ContentBlock>,
+            message_through_ours::<ours::ContentBlock, o::ContentBlock>,
         ),
         (
             "fs_read_text_file_request.json",
-            golden_through_ours::<ours::ReadTextFileRequest, o::ReadTextFileRequest>,
+            message_through_ours::<ours::ReadTextFileRequest, o::ReadTextFileRequest>,
         ),
         (
             "fs_read_text_file_response.json",
-            golden_through_ours::<ours::ReadTextFileResponse, o::ReadTextFileResponse>,
+            message_through_ours::<ours::ReadTextFileResponse, o::ReadTextFileResponse>,
         ),
         (
             "fs_write_text_file_request.json",
-            golden_through_ours::<ours::WriteTextFileRequest, o::WriteTextFileRequest>,
+            message_through_ours::<ours::WriteTextFileRequest, o::WriteTextFileRequest>,
         ),
         (
             "initialize_request.json",
-            golden_through_ours::<ours::InitializeRequest, o::InitializeRequest>,
+            message_through_ours::<ours::InitializeRequest, o::InitializeRequest>,
         ),
         (
             "initialize_response.json",
-            golden_through_ours::<ours::InitializeResponse, o::InitializeResponse>,
+            message_through_ours::<ours::InitializeResponse, o::InitializeResponse>,
         ),
         (
             "new_session_request.json",
-            golden_through_ours::<ours::NewSessionRequest, o::NewSessionRequest>,
+            message_through_ours::<ours::NewSessionRequest, o::NewSessionRequest>,
         ),
         (
             "new_session_response.json",
-            golden_through_ours::<ours::NewSessionResponse, o::NewSessionResponse>,
+            message_through_ours::<ours::NewSessionResponse, o::NewSessionResponse>,
         ),
         (
             "permission_outcome_cancelled.json",
-            golden_through_ours::<ours::RequestPermissionOutcome, o::RequestPermissionOutcome>,
+            message_through_ours::<ours::RequestPermissionOutcome, o::RequestPermissionOutcome>,
         ),
         (
             "permission_outcome_selected.json",
-            golden_through_ours::<ours::RequestPermissionOutcome, o::RequestPermissionOutcome>,
+            message_through_ours::<ours::RequestPermissionOutcome, o::RequestPermissionOutcome>,
         ),
         (
             "prompt_request.json",
-            golden_through_ours::<ours::PromptRequest, o::PromptRequest>,
+            message_through_ours::<ours::PromptRequest, o::PromptRequest>,
         ),
         (
             "request_permission_request.json",
-            golden_through_ours::<ours::RequestPermissionRequest, o::RequestPermissionRequest>,
+            message_through_ours::<ours::RequestPermissionRequest, o::RequestPermissionRequest>,
         ),
         (
             "request_permission_response_selected.json",
-            golden_through_ours::<ours::RequestPermissionResponse, o::RequestPermissionResponse>,
+            message_through_ours::<ours::RequestPermissionResponse, o::RequestPermissionResponse>,
         ),
         (
             "session_update_agent_message_chunk.json",
-            golden_through_ours::<ours::SessionUpdate, o::SessionUpdate>,
+            message_through_ours::<ours::SessionUpdate, o::SessionUpdate>,
         ),
         (
             "session_update_agent_thought_chunk.json",
-            golden_through_ours::<ours::SessionUpdate, o::SessionUpdate>,
+            message_through_ours::<ours::SessionUpdate, o::SessionUpdate>,
         ),
         (
             "session_update_config_option_update.json",
-            golden_through_ours::<ours::SessionUpdate, o::SessionUpdate>,
+            message_through_ours::<ours::SessionUpdate, o::SessionUpdate>,
         ),
         (
             "session_update_plan.json",
-            golden_through_ours::<ours::SessionUpdate, o::SessionUpdate>,
+            message_through_ours::<ours::SessionUpdate, o::SessionUpdate>,
         ),
         (
             "session_update_tool_call.json",
-            golden_through_ours::<ours::SessionUpdate, o::SessionUpdate>,
+            message_through_ours::<ours::SessionUpdate, o::SessionUpdate>,
         ),
         (
             "session_update_tool_call_edit.json",
-            golden_through_ours::<ours::SessionUpdate, o::SessionUpdate>,
+            message_through_ours::<ours::SessionUpdate, o::SessionUpdate>,
         ),
         (
             "session_update_tool_call_locations_rawinput.json",
-            golden_through_ours::<ours::SessionUpdate, o::SessionUpdate>,
+            message_through_ours::<ours::SessionUpdate, o::SessionUpdate>,
         ),
         (
             "session_update_tool_call_read.json",
-            golden_through_ours::<ours::SessionUpdate, o::SessionUpdate>,
+            message_through_ours::<ours::SessionUpdate, o::SessionUpdate>,
         ),
         (
             "session_update_tool_call_update_content.json",
-            golden_through_ours::<ours::SessionUpdate, o::SessionUpdate>,
+            message_through_ours::<ours::SessionUpdate, o::SessionUpdate>,
         ),
         (
             "session_update_tool_call_update_more_fields.json",
-            golden_through_ours::<ours::SessionUpdate, o::SessionUpdate>,
+            message_through_ours::<ours::SessionUpdate, o::SessionUpdate>,
         ),
         (
             "session_update_user_message_chunk.json",
-            golden_through_ours::<ours::SessionUpdate, o::SessionUpdate>,
+            message_through_ours::<ours::SessionUpdate, o::SessionUpdate>,
         ),
         (
             "set_session_config_option_request.json",
-            golden_through_ours::<
+            message_through_ours::<
                 ours::SetSessionConfigOptionRequest,
                 o::SetSessionConfigOptionRequest,
             >,
         ),
         (
             "set_session_config_option_response.json",
-            golden_through_ours::<
+            message_through_ours::<
                 ours::SetSessionConfigOptionResponse,
                 o::SetSessionConfigOptionResponse,
             >,
         ),
         (
             "tool_content_content_text.json",
-            golden_through_ours::<ours::ToolCallContent, o::ToolCallContent>,
+            message_through_ours::<ours::ToolCallContent, o::ToolCallContent>,
         ),
         (
             "tool_content_diff.json",
-            golden_through_ours::<ours::ToolCallContent, o::ToolCallContent>,
+            message_through_ours::<ours::ToolCallContent, o::ToolCallContent>,
         ),
         (
             "tool_content_diff_no_old.json",
-            golden_through_ours::<ours::ToolCallContent, o::ToolCallContent>,
+            message_through_ours::<ours::ToolCallContent, o::ToolCallContent>,
         ),
         (
             "tool_content_terminal.json",
-            golden_through_ours::<ours::ToolCallContent, o::ToolCallContent>,
+            message_through_ours::<ours::ToolCallContent, o::ToolCallContent>,
         ),
     ];
     for (name, check) in table {
         check(name);
     }
-    // Every fixture is in the table.
-    let dir = common::shared_dir().join("vendor/python-sdk-golden");
+    // Every message is in the table.
+    let dir = common::messages_dir();
     let mut on_disk: Vec<String> = std::fs::read_dir(&dir)
         .unwrap()
         .filter_map(|e| e.ok())
@@ -554,105 +553,4 @@ fn every_line_our_encoder_writes_in_the_vectors_reads_as_official() {
             "{method}"
         );
     }
-}
-
-// ---- the August schema beside 1.20.0
-
-/// What the vendored August schema (`schema-v1.21.0`) refuses among the official crate's own
-/// encodings of the samples: the stable additions since, and nothing else.
-#[test]
-fn the_august_schema_refuses_only_the_newer_stable_surface() {
-    let august = august_schema();
-    let mut refused = BTreeSet::new();
-    for sample in samples::all() {
-        let value: Value = serde_json::from_str(sample.json).unwrap();
-        // The official crate's encoding, which is what a 1.20.0 peer sends.
-        let official = official_encoding(sample.type_name, &value);
-        if !august_errors(&august, sample.type_name, &official).is_empty() {
-            let what = match official.pointer("/update/sessionUpdate") {
-                Some(kind) => format!("{} {}", sample.type_name, kind.as_str().unwrap()),
-                None => sample.type_name.to_owned(),
-            };
-            refused.insert(what);
-        }
-    }
-    let expected: BTreeSet<String> = [
-        // New session update kinds.
-        "SessionNotification compaction_summary_chunk",
-        "SessionNotification compaction_update",
-        "SessionNotification notice",
-        "SessionNotification plan_removed",
-        "SessionNotification plan_update",
-        "SessionNotification session_message",
-        "SessionNotification session_message_chunk",
-        "SessionNotification subagent_update",
-        // `type: "session"` tool call content.
-        "SessionNotification tool_call",
-    ]
-    .into_iter()
-    .map(String::from)
-    .collect();
-    assert_eq!(refused, expected);
-}
-
-/// The official crate's encoding of a sample, read as the type named `type_name`.
-fn official_encoding(type_name: &str, value: &Value) -> Value {
-    macro_rules! encode_as {
-        ($($ty:ident),*) => {
-            match type_name {
-                $(stringify!($ty) => serde_json::to_value(
-                    serde_json::from_value::<o::$ty>(value.clone()).unwrap()
-                ).unwrap(),)*
-                other => panic!("no official type {other}"),
-            }
-        };
-    }
-    encode_as!(
-        InitializeRequest,
-        InitializeResponse,
-        AuthenticateRequest,
-        AuthenticateResponse,
-        LogoutRequest,
-        LogoutResponse,
-        NewSessionRequest,
-        NewSessionResponse,
-        LoadSessionRequest,
-        LoadSessionResponse,
-        ListSessionsRequest,
-        ListSessionsResponse,
-        DeleteSessionRequest,
-        DeleteSessionResponse,
-        ResumeSessionRequest,
-        ResumeSessionResponse,
-        CloseSessionRequest,
-        CloseSessionResponse,
-        SetSessionModeRequest,
-        SetSessionModeResponse,
-        SetSessionConfigOptionRequest,
-        SetSessionConfigOptionResponse,
-        PromptRequest,
-        PromptResponse,
-        CancelNotification,
-        CancelRequestNotification,
-        SessionNotification,
-        RequestPermissionRequest,
-        RequestPermissionResponse,
-        ReadTextFileRequest,
-        ReadTextFileResponse,
-        WriteTextFileRequest,
-        WriteTextFileResponse,
-        CreateTerminalRequest,
-        CreateTerminalResponse,
-        TerminalOutputRequest,
-        TerminalOutputResponse,
-        WaitForTerminalExitRequest,
-        WaitForTerminalExitResponse,
-        KillTerminalRequest,
-        KillTerminalResponse,
-        ReleaseTerminalRequest,
-        ReleaseTerminalResponse,
-        CreateElicitationRequest,
-        CreateElicitationResponse,
-        CompleteElicitationNotification
-    )
 }

@@ -18,7 +18,7 @@ use crate::model::chat::{
 };
 use crate::store::SessionHistory;
 
-const CWD: &str = "/work/project";
+const CWD: &str = "/home/user/project";
 const S: &str = "sess-1";
 
 fn text_of(block: &ContentBlock) -> String {
@@ -337,15 +337,15 @@ fn write_file_asks_writes_on_allow_once_and_tells_the_model() {
         h.answer(&["Writing."], vec![write]),
         [
             "message: Writing.",
-            "tool_call tool-1 pending edit 'Write a.txt' at [/work/project/a.txt] [diff:/work/project/a.txt old=None new=\"new\"]",
-            "read? Local /work/project/a.txt",
+            "tool_call tool-1 pending edit 'Write a.txt' at [/home/user/project/a.txt] [diff:/home/user/project/a.txt old=None new=\"new\"]",
+            "read? Local /home/user/project/a.txt",
         ]
     );
     // The file exists: its old text is in the diff the user is asked about.
     assert_eq!(
         h.reply(Reply::FileRead(Ok("old".into()))),
         [
-            "tool_call_update tool-1  [diff:/work/project/a.txt old=Some(\"old\") new=\"new\"]",
+            "tool_call_update tool-1  [diff:/home/user/project/a.txt old=Some(\"old\") new=\"new\"]",
             "permission? tool-1 'Write a.txt'",
         ]
     );
@@ -353,13 +353,13 @@ fn write_file_asks_writes_on_allow_once_and_tells_the_model() {
         h.reply(allow(PermissionChoice::AllowOnce)),
         [
             "tool_call_update tool-1 in_progress []",
-            "write? Local /work/project/a.txt \"new\"",
+            "write? Local /home/user/project/a.txt \"new\"",
         ]
     );
     assert_eq!(
         h.reply(Reply::FileWritten(Ok(()))),
         [
-            "tool_call_update tool-1 completed [diff:/work/project/a.txt old=Some(\"old\") new=\"new\", text:Wrote 3 bytes to /work/project/a.txt]",
+            "tool_call_update tool-1 completed [diff:/home/user/project/a.txt old=Some(\"old\") new=\"new\", text:Wrote 3 bytes to /home/user/project/a.txt]",
             "model? 4 messages",
         ]
     );
@@ -376,7 +376,10 @@ fn write_file_asks_writes_on_allow_once_and_tells_the_model() {
     );
     assert_eq!(
         h.tool_results(),
-        [("c1".into(), "Wrote 3 bytes to /work/project/a.txt".into())]
+        [(
+            "c1".into(),
+            "Wrote 3 bytes to /home/user/project/a.txt".into()
+        )]
     );
     assert_eq!(
         h.answer(&["Done."], vec![]),
@@ -400,13 +403,13 @@ fn write_file_rejected_once_fails_without_writing_and_the_model_hears_why() {
     let write = call("c1", "write_file", r#"{"path":"a.txt","content":"new"}"#);
     assert_eq!(
         h.answer(&[], vec![write]).last().unwrap(),
-        "read? Client /work/project/a.txt"
+        "read? Client /home/user/project/a.txt"
     );
     // A file that cannot be read is a new file.
     assert_eq!(
         h.reply(Reply::FileRead(Err("not found".into()))),
         [
-            "tool_call_update tool-1  [diff:/work/project/a.txt old=None new=\"new\"]",
+            "tool_call_update tool-1  [diff:/home/user/project/a.txt old=None new=\"new\"]",
             "permission? tool-1 'Write a.txt'",
         ]
     );
@@ -414,7 +417,7 @@ fn write_file_rejected_once_fails_without_writing_and_the_model_hears_why() {
     assert_eq!(
         after,
         [
-            "tool_call_update tool-1 failed [diff:/work/project/a.txt old=None new=\"new\", text:Error: rejected by the user (reject_once)]",
+            "tool_call_update tool-1 failed [diff:/home/user/project/a.txt old=None new=\"new\", text:Error: rejected by the user (reject_once)]",
             "model? 4 messages",
         ]
     );
@@ -453,9 +456,9 @@ fn allow_always_is_remembered_per_tool_and_reject_always_refuses_without_asking(
     assert_eq!(
         h.reply(Reply::FileRead(Err("missing".into()))),
         [
-            "tool_call_update tool-2  [diff:/work/project/b old=None new=\"2\"]",
+            "tool_call_update tool-2  [diff:/home/user/project/b old=None new=\"2\"]",
             "tool_call_update tool-2 in_progress []",
-            "write? Local /work/project/b \"2\"",
+            "write? Local /home/user/project/b \"2\"",
         ]
     );
     h.reply(Reply::FileWritten(Ok(())));
@@ -491,16 +494,16 @@ fn replace_shows_the_diff_of_one_occurrence_and_refuses_missing_or_repeated_text
     assert_eq!(
         h.answer(&[], vec![call("c1", "replace", edit)]),
         [
-            "tool_call tool-1 pending edit 'Edit src/lib.rs' at [/work/project/src/lib.rs] []",
-            "read? Local /work/project/src/lib.rs",
+            "tool_call tool-1 pending edit 'Edit src/lib.rs' at [/home/user/project/src/lib.rs] []",
+            "read? Local /home/user/project/src/lib.rs",
         ]
     );
     assert_eq!(
         h.reply(Reply::FileRead(Ok("fn f() { a + b }".into()))),
         [
-            "tool_call_update tool-1  [diff:/work/project/src/lib.rs old=Some(\"fn f() { a + b }\") new=\"fn f() { a - b }\"]",
+            "tool_call_update tool-1  [diff:/home/user/project/src/lib.rs old=Some(\"fn f() { a + b }\") new=\"fn f() { a - b }\"]",
             "tool_call_update tool-1 in_progress []",
-            "write? Local /work/project/src/lib.rs \"fn f() { a - b }\"",
+            "write? Local /home/user/project/src/lib.rs \"fn f() { a - b }\"",
         ]
     );
     h.reply(Reply::FileWritten(Ok(())));
@@ -508,20 +511,20 @@ fn replace_shows_the_diff_of_one_occurrence_and_refuses_missing_or_repeated_text
         h.tool_results(),
         [(
             "c1".into(),
-            "Replaced 1 occurrence in /work/project/src/lib.rs".into()
+            "Replaced 1 occurrence in /home/user/project/src/lib.rs".into()
         )]
     );
     h.answer(&[], vec![call("c2", "replace", edit)]);
     let after = h.reply(Reply::FileRead(Ok("a + b; a + b".into())));
     assert_eq!(
         after[0],
-        "tool_call_update tool-2 failed [text:Error: old_string occurs 2 times in /work/project/src/lib.rs; include more context so it occurs once]"
+        "tool_call_update tool-2 failed [text:Error: old_string occurs 2 times in /home/user/project/src/lib.rs; include more context so it occurs once]"
     );
     h.answer(&[], vec![call("c3", "replace", edit)]);
     let after = h.reply(Reply::FileRead(Ok("nothing".into())));
     assert_eq!(
         after[0],
-        "tool_call_update tool-3 failed [text:Error: old_string was not found in /work/project/src/lib.rs]"
+        "tool_call_update tool-3 failed [text:Error: old_string was not found in /home/user/project/src/lib.rs]"
     );
 }
 
@@ -548,18 +551,18 @@ fn read_file_and_search_results_reach_the_next_request_as_tool_messages() {
     assert_eq!(
         h.answer(&[], vec![read, search]),
         [
-            "tool_call tool-1 pending read 'Read src/main.rs' at [/work/project/src/main.rs] []",
+            "tool_call tool-1 pending read 'Read src/main.rs' at [/home/user/project/src/main.rs] []",
             "tool_call_update tool-1 in_progress []",
-            "read? Local /work/project/src/main.rs",
+            "read? Local /home/user/project/src/main.rs",
         ]
     );
     assert_eq!(
         h.reply(Reply::FileRead(Ok("one\ntwo\nthree\n".into()))),
         [
             "tool_call_update tool-1 completed [text:[lines 2-2 of 3; use offset and limit for more]\ntwo]",
-            "tool_call tool-2 pending search 'Search fn \\w+' at [/work/project] []",
+            "tool_call tool-2 pending search 'Search fn \\w+' at [/home/user/project] []",
             "tool_call_update tool-2 in_progress []",
-            "explore? Search { pattern: \"fn \\\\w+\", base: \"/work/project\", include: Some(\"*.rs\") } within [\"/work/project\"]",
+            "explore? Search { pattern: \"fn \\\\w+\", base: \"/home/user/project\", include: Some(\"*.rs\") } within [\"/home/user/project\"]",
         ]
     );
     assert_eq!(
@@ -597,9 +600,9 @@ fn paths_outside_the_cwd_are_refused_without_touching_them() {
         h.answer(&[], vec![outside, listing]),
         [
             "tool_call tool-1 pending read 'Read ../secret.txt' at [] []",
-            "tool_call_update tool-1 failed [text:Error: '../secret.txt' is outside the session cwd '/work/project']",
+            "tool_call_update tool-1 failed [text:Error: '../secret.txt' is outside the session cwd '/home/user/project']",
             "tool_call tool-2 pending read 'List /etc' at [] []",
-            "tool_call_update tool-2 failed [text:Error: '/etc' is outside the session cwd '/work/project']",
+            "tool_call_update tool-2 failed [text:Error: '/etc' is outside the session cwd '/home/user/project']",
             "model? 5 messages",
         ]
     );
@@ -607,7 +610,7 @@ fn paths_outside_the_cwd_are_refused_without_touching_them() {
         h.tool_results()[0],
         (
             "c1".into(),
-            "Error: '../secret.txt' is outside the session cwd '/work/project'".into()
+            "Error: '../secret.txt' is outside the session cwd '/home/user/project'".into()
         )
     );
 }
@@ -651,7 +654,7 @@ fn run_shell_command_is_refused_in_read_only_and_runs_after_permission_otherwise
         h.reply(allow(PermissionChoice::AllowOnce)),
         [
             "tool_call_update tool-1 in_progress []",
-            "shell? \"cargo test\" in /work/project for 120000 ms",
+            "shell? \"cargo test\" in /home/user/project for 120000 ms",
         ]
     );
     let outcome = ShellOutcome {
@@ -680,7 +683,7 @@ fn plan_mode_runs_no_tool_but_ask_user_still_asks() {
     assert_eq!(
         h.answer(&[], vec![read, ask]),
         [
-            "tool_call tool-1 pending read 'Read a' at [/work/project/a] []",
+            "tool_call tool-1 pending read 'Read a' at [/home/user/project/a] []",
             "tool_call_update tool-1 failed [text:Error: the session is in plan mode; tools do not run]",
             "tool_call tool-2 pending other 'Ask: Which file?' at [] []",
             "tool_call_update tool-2 in_progress []",
@@ -897,7 +900,7 @@ fn the_clients_system_prompt_is_appended_and_additional_directories_are_inside()
     let prompt = [ContentBlock::text("go")];
     let mut history = history();
     history.record_user_prompt(&prompt);
-    let extra = ["/work/shared".to_owned()];
+    let extra = ["/home/user/shared".to_owned()];
     backend.start_turn(
         TurnStart {
             session: S,
@@ -932,8 +935,16 @@ fn the_clients_system_prompt_is_appended_and_additional_directories_are_inside()
         Reply::ModelDone(Ok(Finished {
             reason: FinishReason::ToolCalls,
             tool_calls: vec![
-                call("c1", "read_file", r#"{"path":"/work/shared/notes.txt"}"#),
-                call("c2", "glob", r#"{"pattern":"*.md","path":"/work/shared"}"#),
+                call(
+                    "c1",
+                    "read_file",
+                    r#"{"path":"/home/user/shared/notes.txt"}"#,
+                ),
+                call(
+                    "c2",
+                    "glob",
+                    r#"{"pattern":"*.md","path":"/home/user/shared"}"#,
+                ),
             ],
         })),
     );
@@ -946,7 +957,10 @@ fn the_clients_system_prompt_is_appended_and_additional_directories_are_inside()
             break;
         }
     }
-    assert_eq!(steps.last().unwrap(), "read? Local /work/shared/notes.txt");
+    assert_eq!(
+        steps.last().unwrap(),
+        "read? Local /home/user/shared/notes.txt"
+    );
     backend.resume(S, Reply::FileRead(Ok("x".into())));
     let mut last = String::new();
     for _ in 0..10 {
@@ -958,7 +972,7 @@ fn the_clients_system_prompt_is_appended_and_additional_directories_are_inside()
     }
     assert_eq!(
         last,
-        "explore? Glob { pattern: \"*.md\", base: \"/work/shared\" } within [\"/work/project\", \"/work/shared\"]"
+        "explore? Glob { pattern: \"*.md\", base: \"/home/user/shared\" } within [\"/home/user/project\", \"/home/user/shared\"]"
     );
 }
 
@@ -979,7 +993,7 @@ fn shell_in_the_clients_terminal(arguments: &str) -> Harness {
         after[1..],
         [
             "tool_call_update tool-1 in_progress []",
-            "terminal/create /bin/sh [\"-c\", \"cargo test\"] in /work/project keeping 65536 bytes",
+            "terminal/create /bin/sh [\"-c\", \"cargo test\"] in /home/user/project keeping 65536 bytes",
             "waiting",
         ]
     );

@@ -33,7 +33,7 @@ impl<D: fmt::Display> fmt::Display for InvalidParams<D> {
 /// JSON-RPC's `Method not found` (Agentao's text, no data).
 const METHOD_NOT_FOUND: &str = "Method not found";
 
-/// A prompt content block the agent did not advertise (R-TURN-1; Agentao §1.4's texts, with
+/// A prompt content block the agent did not advertise (R-TURN-1; Agentao's texts, with
 /// the list of supported types taken from `promptCapabilities`).
 pub(super) struct BlockRefused<'a> {
     index: usize,
@@ -168,7 +168,7 @@ pub(super) fn check_mcp<'a>(
     Ok(())
 }
 
-/// `set_config_option` with a `configId` other than `model` (R-CONFIG-1; Agentao §1.7's text).
+/// `set_config_option` with a `configId` other than `model` (R-CONFIG-1; Agentao's text).
 pub(super) struct UnknownConfigId<'a>(pub(super) &'a str);
 
 impl fmt::Display for UnknownConfigId<'_> {
@@ -223,7 +223,7 @@ fn reply_result_now<O: crate::wire::frame::ByteStorage, R: Serialize + ?Sized>(
     let _ = out.push_line(|sink| encode::write_result(sink, id, result));
 }
 
-/// The decoded `initialize` params, checked in Agentao's order (§1.1).
+/// The decoded `initialize` params, checked in Agentao's order (R-INIT-2, R-INIT-3).
 enum Hello {
     Ok {
         version: RequestedVersion,
@@ -926,7 +926,7 @@ impl<B: Buffers> Core<B> {
                 self.on_cancel(now, session, CancelVia::PeerRequest, Some(ticket), out)
             }
             "session/set_mode" | "session/set_config_option" | "_agentao.cn/set_model" => {
-                // Agentao §1.0 "common session gate" before the method's own checks.
+                // R-SESSION-3: Agentao's common session gate before the method's own checks.
                 match self.sessions.get(session) {
                     None => {
                         let rejection = Rejection::UnknownSession { session };
@@ -947,7 +947,7 @@ impl<B: Buffers> Core<B> {
                         .and_then(|v| v.as_str())
                         .map(|s| text_of(s, &mut config_buf).unwrap_or(s.raw()))
                         .unwrap_or("");
-                    // R-CONFIG-1 (Agentao §1.7 steps 3 and 4).
+                    // R-CONFIG-1 (Agentao's steps 3 and 4).
                     if config != "model" {
                         let e = UnknownConfigId(config);
                         return self.refuse(out, ticket, ErrorCode::INVALID_REQUEST, &e);
@@ -977,7 +977,7 @@ impl<B: Buffers> Core<B> {
                         self.refuse(out, ticket, rejection.code(), &rejection)
                     }
                     _ => {
-                        // R-CONFIG-1 (Agentao §1.7 step 6): `provider/model` needs both parts.
+                        // R-CONFIG-1 (Agentao's step 6): `provider/model` needs both parts.
                         if let Some((provider, model)) = value.and_then(|v| v.split_once('/'))
                             && (provider.trim().is_empty() || model.trim().is_empty())
                         {

@@ -95,7 +95,7 @@ pub struct ClientConfig {
     /// The update kinds the application shows that need a capability. Default: none.
     pub shows: Shows,
     /// Deadline of every request but `session/prompt` (`initialize`, `session/new`, …);
-    /// `None` waits until the answer, a cancel or EOF. Default 30 s (Agentao §8.4).
+    /// `None` waits until the answer, a cancel or EOF. Default 30 s, as Agentao's client (R-RPC-2).
     pub request_timeout: Option<Duration>,
     /// Deadline of a prompt turn: when it passes, `session/cancel` is sent and the turn ends
     /// [`TurnOutcome::TimedOut`](super::TurnOutcome::TimedOut). Default 60 s (Agentao's

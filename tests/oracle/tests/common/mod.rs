@@ -1,5 +1,5 @@
 //! What the differential tests share: our decoders by tier, the official crate's JSON Schema
-//! (generated with its `schemars` feature) and the vendored August schema.
+//! (generated with its `schemars` feature) and where acp-core's sample messages live.
 #![allow(dead_code)]
 
 use std::collections::BTreeSet;
@@ -158,32 +158,9 @@ where
     viewed
 }
 
-/// `<repo root>/../shared`, falling back to `/work/shared`.
-pub fn shared_dir() -> PathBuf {
-    let beside_repo = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared"));
-    if beside_repo.join("vendor").is_dir() {
-        beside_repo
-    } else {
-        PathBuf::from("/work/shared")
-    }
-}
-
-/// The vendored August schema (`schema-v1.21.0`).
-pub fn august_schema() -> Value {
-    let path = shared_dir().join("vendor/acp-schema/schema.json");
-    let text = std::fs::read_to_string(&path)
-        .unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
-    serde_json::from_str(&text).expect("schema.json is JSON")
-}
-
-/// What the August schema says is wrong with `instance` as its `$defs/<name>`.
-pub fn august_errors(august: &Value, name: &str, instance: &Value) -> Vec<String> {
-    let wrapper = serde_json::json!({
-        "$schema": august["$schema"],
-        "$defs": august["$defs"],
-        "$ref": format!("#/$defs/{name}"),
-    });
-    schema_errors(&wrapper, instance)
+/// acp-core's sample messages (one value of each shape its decode tests cover).
+pub fn messages_dir() -> PathBuf {
+    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../acp-core/tests/messages"))
 }
 
 /// The discriminator values or enum names of a union or string enum's schema: `const`s and

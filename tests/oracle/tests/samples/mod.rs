@@ -57,25 +57,25 @@ samples! {
 
     // ---- sessions
     NewSessionRequest, ClientRequest, "session/new",
-        r#"{"cwd":"/work","additionalDirectories":["/lib","/docs"],"mcpServers":[{"name":"fs","command":"/bin/mcp","args":["-v"],"env":[{"name":"A","value":"1"}]},{"type":"http","name":"web","url":"https://example.invalid/mcp","headers":[{"name":"X","value":"y"}]},{"type":"sse","name":"events","url":"https://example.invalid/sse","headers":[]}],"systemPrompt":{"mode":"append","content":[{"type":"text","text":"Be terse."}]}}"#;
+        r#"{"cwd":"/home/user/p","additionalDirectories":["/lib","/docs"],"mcpServers":[{"name":"fs","command":"/bin/mcp","args":["-v"],"env":[{"name":"A","value":"1"}]},{"type":"http","name":"web","url":"https://example.invalid/mcp","headers":[{"name":"X","value":"y"}]},{"type":"sse","name":"events","url":"https://example.invalid/sse","headers":[]}],"systemPrompt":{"mode":"append","content":[{"type":"text","text":"Be terse."}]}}"#;
     NewSessionRequest, ClientRequest, "session/new",
-        r#"{"cwd":"/work","mcpServers":[],"systemPrompt":{"mode":"override","content":[{"type":"text","text":"You are a pirate."}],"_meta":{"p":1}}}"#;
+        r#"{"cwd":"/home/user/p","mcpServers":[],"systemPrompt":{"mode":"override","content":[{"type":"text","text":"You are a pirate."}],"_meta":{"p":1}}}"#;
     NewSessionResponse, AgentResponse, "session/new",
         r#"{"sessionId":"sess_1","modes":{"currentModeId":"write","availableModes":[{"id":"read","name":"Read-only","description":"No writes."},{"id":"write","name":"Write"}]},"configOptions":[{"id":"model","name":"Model","description":"Which model","category":"model","type":"select","currentValue":"gpt","options":[{"value":"gpt","name":"GPT","description":"fast"}]},{"id":"effort","name":"Effort","category":"model_config","type":"select","currentValue":"hi","options":[{"group":"g","name":"Group","options":[{"value":"hi","name":"High"}]}]},{"id":"fast","name":"Fast","category":"thought_level","type":"boolean","currentValue":false},{"id":"m","name":"Mode","category":"mode","type":"boolean","currentValue":true},{"id":"v","name":"Vendor","category":"_vendor","type":"boolean","currentValue":true}]}"#;
     LoadSessionRequest, ClientRequest, "session/load",
-        r#"{"mcpServers":[],"cwd":"/work","additionalDirectories":["/lib"],"sessionId":"sess_1","systemPrompt":{"mode":"append","content":[{"type":"text","text":"x"}]}}"#;
+        r#"{"mcpServers":[],"cwd":"/home/user/p","additionalDirectories":["/lib"],"sessionId":"sess_1","systemPrompt":{"mode":"append","content":[{"type":"text","text":"x"}]}}"#;
     LoadSessionResponse, AgentResponse, "session/load",
         r#"{"modes":{"currentModeId":"plan","availableModes":[]},"configOptions":[]}"#;
     LoadSessionResponse, AgentResponse, "session/load", r#"{}"#;
-    ListSessionsRequest, ClientRequest, "session/list", r#"{"cwd":"/work","cursor":"c1"}"#;
+    ListSessionsRequest, ClientRequest, "session/list", r#"{"cwd":"/home/user/p","cursor":"c1"}"#;
     ListSessionsRequest, ClientRequest, "session/list", r#"{}"#;
     ListSessionsResponse, AgentResponse, "session/list",
-        r#"{"sessions":[{"sessionId":"sess_1","cwd":"/work","additionalDirectories":["/lib"],"title":"Fix bug","updatedAt":"2026-01-01T00:00:00Z","_meta":{"m":1}},{"sessionId":"sess_2","cwd":"/w2"}],"nextCursor":"c2"}"#;
+        r#"{"sessions":[{"sessionId":"sess_1","cwd":"/home/user/p","additionalDirectories":["/lib"],"title":"Fix bug","updatedAt":"2026-01-01T00:00:00Z","_meta":{"m":1}},{"sessionId":"sess_2","cwd":"/w2"}],"nextCursor":"c2"}"#;
     DeleteSessionRequest, ClientRequest, "session/delete", r#"{"sessionId":"sess_1"}"#;
     DeleteSessionResponse, AgentResponse, "session/delete", r#"{}"#;
     ResumeSessionRequest, ClientRequest, "session/resume",
-        r#"{"sessionId":"sess_1","cwd":"/work","additionalDirectories":["/lib"],"mcpServers":[{"type":"http","name":"web","url":"https://example.invalid","headers":[]}],"systemPrompt":{"mode":"append","content":[{"type":"text","text":"x"}]}}"#;
-    ResumeSessionRequest, ClientRequest, "session/resume", r#"{"sessionId":"sess_1","cwd":"/work"}"#;
+        r#"{"sessionId":"sess_1","cwd":"/home/user/p","additionalDirectories":["/lib"],"mcpServers":[{"type":"http","name":"web","url":"https://example.invalid","headers":[]}],"systemPrompt":{"mode":"append","content":[{"type":"text","text":"x"}]}}"#;
+    ResumeSessionRequest, ClientRequest, "session/resume", r#"{"sessionId":"sess_1","cwd":"/home/user/p"}"#;
     ResumeSessionResponse, AgentResponse, "session/resume",
         r#"{"configOptions":[{"id":"b","name":"B","type":"boolean","currentValue":true}]}"#;
     CloseSessionRequest, ClientRequest, "session/close", r#"{"sessionId":"sess_1","_meta":{"why":"done"}}"#;
@@ -139,7 +139,7 @@ samples! {
     SessionNotification, AgentNotification, "session/update",
         r#"{"sessionId":"sess_1","update":{"sessionUpdate":"plan_update","plan":{"type":"items","planId":"p1","entries":[{"content":"a","priority":"high","status":"pending","_meta":{"e":1}}]}}}"#;
     SessionNotification, AgentNotification, "session/update",
-        r##"{"sessionId":"sess_1","update":{"sessionUpdate":"plan_update","plan":{"type":"markdown","planId":"p2","content":"# Plan\n- [ ] a","path":"/work/PLAN.md"},"_meta":{"u":1}}}"##;
+        r##"{"sessionId":"sess_1","update":{"sessionUpdate":"plan_update","plan":{"type":"markdown","planId":"p2","content":"# Plan\n- [ ] a","path":"/home/user/p/PLAN.md"},"_meta":{"u":1}}}"##;
     SessionNotification, AgentNotification, "session/update",
         r#"{"sessionId":"sess_1","update":{"sessionUpdate":"plan_removed","planId":"p1"}}"#;
     SessionNotification, AgentNotification, "session/update",
@@ -175,7 +175,7 @@ samples! {
     SessionNotification, AgentNotification, "session/update",
         r#"{"sessionId":"sess_1","update":{"sessionUpdate":"compaction_summary_chunk","compactionId":"k1","content":{"type":"text","text":"s"}}}"#;
     SessionNotification, AgentNotification, "session/update",
-        r#"{"sessionId":"sess_1","update":{"sessionUpdate":"subagent_update","sessionId":"sub_1","title":"Researcher","description":"Reads the docs","capabilities":{"cancel":{}},"state":{"state":"running"},"cwd":"/work","additionalDirectories":["/lib"]}}"#;
+        r#"{"sessionId":"sess_1","update":{"sessionUpdate":"subagent_update","sessionId":"sub_1","title":"Researcher","description":"Reads the docs","capabilities":{"cancel":{}},"state":{"state":"running"},"cwd":"/home/user/p","additionalDirectories":["/lib"]}}"#;
     SessionNotification, AgentNotification, "session/update",
         r#"{"sessionId":"sess_1","update":{"sessionUpdate":"subagent_update","sessionId":"sub_1","description":null,"state":{"state":"idle","stopReason":"end_turn"}}}"#;
     SessionNotification, AgentNotification, "session/update",
@@ -213,7 +213,7 @@ samples! {
         r#"{"sessionId":"sess_1","path":"/a.txt","content":"new\n"}"#;
     WriteTextFileResponse, ClientResponse, "fs/write_text_file", r#"{}"#;
     CreateTerminalRequest, AgentRequest, "terminal/create",
-        r#"{"sessionId":"sess_1","command":"ls","args":["-la"],"env":[{"name":"A","value":"1"}],"cwd":"/work","outputByteLimit":4096}"#;
+        r#"{"sessionId":"sess_1","command":"ls","args":["-la"],"env":[{"name":"A","value":"1"}],"cwd":"/home/user/p","outputByteLimit":4096}"#;
     CreateTerminalRequest, AgentRequest, "terminal/create", r#"{"sessionId":"sess_1","command":"true"}"#;
     CreateTerminalResponse, ClientResponse, "terminal/create", r#"{"terminalId":"t1"}"#;
     TerminalOutputRequest, AgentRequest, "terminal/output", r#"{"sessionId":"sess_1","terminalId":"t1"}"#;
