@@ -41,7 +41,7 @@ use super::history::SessionHistory;
 use super::time::Timestamp;
 
 /// Where sessions live, relative to the session's working directory (Agentao's place).
-pub(crate) const SESSIONS_DIR: &str = ".agentao/sessions";
+pub const SESSIONS_DIR: &str = ".agentao/sessions";
 /// Sessions kept per directory unless configured otherwise.
 pub(crate) const DEFAULT_MAX_SESSIONS: usize = 20;
 /// Most directory entries one scan looks at; the rest are reported and left alone.

@@ -33,7 +33,7 @@ mod text;
 mod time;
 
 pub use agentao::EXTENSION_KEY;
-pub use directory::{Deleted, Loaded, Saved, SessionStore, StoreConfig};
+pub use directory::{Deleted, Loaded, SESSIONS_DIR, Saved, SessionStore, StoreConfig};
 pub use error::{StoreError, StoreWarning};
 pub use history::{SessionHistory, Turn, TurnItem};
 pub use list::{DEFAULT_PAGE_SIZE, SessionPage, list_sessions};
