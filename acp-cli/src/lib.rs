@@ -15,6 +15,9 @@
 //! its own: `acp-core` (the protocol), `acp-host` (host policy) and `acp-conform` (the
 //! conformance suite, the lint rules and the trace format).
 #![warn(missing_docs, unreachable_pub)]
+// Its module docs are a map for maintainers, read with `cargo doc --document-private-items`:
+// they link to the crate-private modules they describe.
+#![allow(rustdoc::private_intra_doc_links)]
 
 pub mod agent;
 pub mod bench;

@@ -23,7 +23,7 @@
 //!
 //! - [`runner`]: one fresh process per case, a few at a time, results in order ([`Report`]).
 //! - [`report`]: a report as text, JSON and JUnit.
-//! - [`cases`]: the cases, one module per capability; [`case`] and [`verdict`] say what a case
+//! - [`cases`]: the cases, one module per capability; [`case`] and `verdict` say what a case
 //!   is and what it concludes.
 //! - [`rules`], [`lint`]: the exchange monitor and a whole trace checked by it.
 //! - [`trace`]: the trace file formats, written and read.

@@ -1,4 +1,4 @@
-//! Runs the cases: a first handshake to learn what the agent advertises (the [`Profile`]),
+//! Runs the cases: a first handshake to learn what the agent advertises (its profile),
 //! then every selected case against its own fresh agent process in its own fresh temporary
 //! directory, a few at a time, results handed out in the suite's order.
 
