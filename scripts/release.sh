@@ -48,7 +48,7 @@ if tar --version 2>/dev/null | grep -q GNU; then
 else
     tar_flags=()
 fi
-tar "${tar_flags[@]}" -C "$stage" -cf - acp-cli LICENSE-MIT LICENSE-APACHE README.md | gzip -n -9 > "$out/$archive"
+tar ${tar_flags[@]+"${tar_flags[@]}"} -C "$stage" -cf - acp-cli LICENSE-MIT LICENSE-APACHE README.md | gzip -n -9 > "$out/$archive"
 
 if command -v sha256sum >/dev/null 2>&1; then
     sha=$(sha256sum "$out/$archive" | awk '{ print $1 }')

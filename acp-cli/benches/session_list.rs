@@ -7,7 +7,7 @@
 //! it; the ratio large/small says whether a listing's cost follows the files' size.
 //!
 //! A file holds an answer twice (Agentao's `messages` and our `_acp` turns), so the default
-//! `--kib 512` makes files of about 1 MiB. `cargo bench -p acp-cli --bench session_list`
+//! `--kib 512` makes files of about 1 MiB. `cargo bench -p acp-rs-cli --bench session_list`
 //! (`-- --count N --kib K --rounds R`). The sessions are written into temporary directories,
 //! removed at the end.
 

@@ -184,9 +184,9 @@ fn null_id_answers_to_unreadable_ids_are_not_findings() {
         "< {\"jsonrpc\":\"2.0\",\"id\":0,\"result\":{\"protocolVersion\":1,\"agentCapabilities\":{},\"authMethods\":[]}}\n",
         "> {\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"session/new\"\n",
         "< {\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32700,\"message\":\"Parse error: EOF while parsing an object\"}}\n",
-        "> {\"jsonrpc\":\"2.0\",\"id\":1.5,\"method\":\"session/new\",\"params\":{\"cwd\":\"/work\",\"mcpServers\":[]}}\n",
+        "> {\"jsonrpc\":\"2.0\",\"id\":1.5,\"method\":\"session/new\",\"params\":{\"cwd\":\"/home/user/p\",\"mcpServers\":[]}}\n",
         "< {\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32600,\"message\":\"Invalid Request: id must be an integer, a string or null\"}}\n",
-        "> {\"jsonrpc\":\"2.0\",\"id\":2.5,\"method\":\"session/new\",\"params\":{\"cwd\":\"/work\",\"mcpServers\":[]}}\n",
+        "> {\"jsonrpc\":\"2.0\",\"id\":2.5,\"method\":\"session/new\",\"params\":{\"cwd\":\"/home/user/p\",\"mcpServers\":[]}}\n",
         "< {\"jsonrpc\":\"2.0\",\"id\":2.5,\"error\":{\"code\":-32600,\"message\":\"Invalid Request: id must be an integer, a string or null\"}}\n",
         "< {\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32600,\"message\":\"one answer too many\"}}\n",
     );
