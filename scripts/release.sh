@@ -5,7 +5,7 @@
 #
 # Usage: bash scripts/release.sh OUTDIR
 # Writes OUTDIR/acp-cli-VERSION-PLATFORM.tar.gz, its .sha256 and OUTDIR/agent.json, and prints
-# the archive's sha256. Honours CARGO_TARGET_DIR. Only this machine's platform is built;
+# the archive's sha256. Honours CARGO_TARGET_DIR (and a cargo config's target-dir). Only this machine's platform is built;
 # run it on each platform to be listed (the entries merge by platform key).
 set -euo pipefail
 
@@ -31,7 +31,10 @@ esac
 platform="$os-$arch"
 
 cargo build --release --quiet -p acp-rs-cli --bin acp-cli
-bin="${CARGO_TARGET_DIR:-target}/release/acp-cli"
+# Where cargo put it: CARGO_TARGET_DIR, a cargo config's target-dir or the default.
+target_dir=$(cargo metadata --format-version 1 --no-deps \
+    | python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')
+bin="$target_dir/release/acp-cli"
 # The version is the built binary's own (`acp-cli 0.1.0`), so entry and archive cannot disagree.
 version=$("$bin" --version | awk '{ print $2 }')
 [[ "$version" =~ ^[0-9]+\.[0-9]+\.[0-9]+ ]] || { echo "release.sh: '$bin --version' gave no version" >&2; exit 1; }
