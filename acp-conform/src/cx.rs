@@ -133,6 +133,9 @@ impl Cx {
 
     /// Shows the monitor every agent line read so far and not shown yet.
     pub fn observe_agent(&mut self) {
+        if self.written.has_partial() {
+            self.monitor.line_started(Side::Client);
+        }
         while self.monitored < self.subject.lines.len() {
             let bytes = std::mem::take(&mut self.subject.lines[self.monitored].bytes);
             self.monitored += 1;

@@ -128,6 +128,13 @@ pub struct Monitor {
     /// answer with `id: null` may answer (R-ID-4, R-ID-8). A number id that is not an integer
     /// is also awaited in `pending` (its echo answers it too): its key is kept here.
     unreadable: HashMap<Side, Vec<Option<String>>>,
+    /// Sides with a line begun and not complete yet ([`Monitor::line_started`]).
+    in_progress: HashSet<Side>,
+    /// Answers with `id: null` (their lines) that came while the other side's line was still
+    /// in progress, by that side: an agent answers an oversized line as soon as it sees it
+    /// (R-FRAME-5), before the line ends. That line, once complete, must be one whose id could
+    /// not be read (R-ID-8).
+    early_null: HashMap<Side, Vec<usize>>,
     sessions: HashSet<String>,
     loading: HashSet<String>,
     turns: HashMap<String, Turn>,
@@ -144,6 +151,13 @@ impl Monitor {
             options,
             ..Monitor::default()
         }
+    }
+
+    /// `from` has sent part of a line that is not complete yet. A live monitor (conform's)
+    /// says so before it shows the other side's lines, since an answer to that line may come
+    /// before its end (an oversized line is refused as soon as it is seen, R-FRAME-5).
+    pub fn line_started(&mut self, from: Side) {
+        self.in_progress.insert(from);
     }
 
     /// Looks at the next message, `from` one side, at `line` (and `ts` seconds, if known).
@@ -163,6 +177,7 @@ impl Monitor {
         if ts.is_some() {
             self.last_ts = ts;
         }
+        self.in_progress.remove(&from);
         match envelope::scan_bytes(text) {
             Err(rejection) if self.echoed_number_id(from, rejection.reason, text) => {
                 // JSON-RPC 2.0 allows fractional ids (it only discourages them): echoing the
@@ -192,7 +207,33 @@ impl Monitor {
                 self.call(&mut check, ts, &value, is_request);
             }
         }
+        // Null answers given before this line ended that it did not take: its id was readable.
+        for answer in self.early_null.remove(&from).unwrap_or_default() {
+            check.findings.push(Finding {
+                line: answer,
+                rule: "R-ID-8",
+                blame: from.other(),
+                severity: Severity::Error,
+                detail: format!(
+                    "answer with id null, but the {} line it answered (line {line}) had a \
+                     readable id: the answer must echo it",
+                    from.name()
+                ),
+            });
+        }
         check.findings
+    }
+
+    /// Takes one answer with `id: null` given before `from`'s line ended, if any: that
+    /// line is answered already.
+    fn answered_early(&mut self, from: Side) -> bool {
+        match self.early_null.get_mut(&from) {
+            Some(early) if !early.is_empty() => {
+                early.remove(0);
+                true
+            }
+            _ => false,
+        }
     }
 
     /// The exchange ended: every request still waiting is a finding (R-RPC-1).
@@ -236,7 +277,9 @@ impl Monitor {
     fn rejected(&mut self, from: Side, line: usize, ts: Option<f64>, text: &[u8]) {
         let Ok(value) = serde_json::from_slice::<Value>(text) else {
             // Not JSON: no id to read.
-            self.unreadable.entry(from).or_default().push(None);
+            if !self.answered_early(from) {
+                self.unreadable.entry(from).or_default().push(None);
+            }
             return;
         };
         let id = &value["id"];
@@ -247,6 +290,9 @@ impl Monitor {
         let integer = id.is_i64() || id.is_u64();
         if !(id.is_string() || integer) {
             let key = id.is_number().then(|| id_key(id));
+            if self.answered_early(from) {
+                return;
+            }
             self.unreadable.entry(from).or_default().push(key);
         }
         if id.is_string() || id.is_number() {
@@ -528,6 +574,13 @@ impl Monitor {
                         self.pending.remove(&(check.from.other(), key));
                     }
                 }
+                // The line it answers may not have ended yet (R-FRAME-5): judged when it does.
+                None if self.in_progress.contains(&check.from.other()) => {
+                    self.early_null
+                        .entry(check.from.other())
+                        .or_default()
+                        .push(check.line);
+                }
                 None => check.error(
                     "R-ID-8",
                     format!(
@@ -699,5 +752,71 @@ fn envelope_rule(reason: Reason) -> &'static str {
         Reason::Version => "R-ENV-3",
         Reason::MissingMethod => "R-ENV-6",
         _ => "R-ENV-1",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const INIT: &[u8] = br#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{}}}"#;
+    const NULL_ANSWER: &[u8] =
+        br#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"line too long"}}"#;
+
+    fn rules(findings: &[Finding]) -> Vec<(usize, &'static str)> {
+        findings.iter().map(|f| (f.line, f.rule)).collect()
+    }
+
+    /// R-ID-8, R-FRAME-5: an agent refuses an oversized line as soon as it sees it, so its
+    /// null answer comes before the line ends; once the line ends unreadable, that is no
+    /// finding.
+    #[test]
+    fn a_null_answer_before_an_unreadable_line_ends_answers_it() {
+        let mut monitor = Monitor::default();
+        assert!(monitor.observe(Side::Client, 1, None, INIT).is_empty());
+        monitor.line_started(Side::Client);
+        assert!(
+            monitor
+                .observe(Side::Agent, 2, None, NULL_ANSWER)
+                .is_empty()
+        );
+        let line = vec![b'x'; 4096];
+        assert_eq!(
+            rules(&monitor.observe(Side::Client, 3, None, &line)),
+            [(3, "R-ENV-1")]
+        );
+        assert!(monitor.finish().into_iter().all(|f| f.rule != "R-ID-8"));
+    }
+
+    /// R-ID-8: a null answer given before a line ended that turns out readable is reported,
+    /// at the answer's line and on the answering side.
+    #[test]
+    fn a_null_answer_before_a_readable_line_ends_is_reported_at_the_answer() {
+        let mut monitor = Monitor::default();
+        monitor.line_started(Side::Client);
+        assert!(
+            monitor
+                .observe(Side::Agent, 1, None, NULL_ANSWER)
+                .is_empty()
+        );
+        let findings = monitor.observe(Side::Client, 2, None, INIT);
+        assert_eq!(rules(&findings), [(1, "R-ID-8")]);
+        assert_eq!(findings[0].blame, Side::Agent);
+        assert_eq!(
+            findings[0].detail,
+            "answer with id null, but the client line it answered (line 2) had a readable id: \
+             the answer must echo it"
+        );
+    }
+
+    /// R-ID-8: without a line in progress, a null answer to readable lines is reported at once.
+    #[test]
+    fn a_null_answer_with_no_line_in_progress_is_reported_at_once() {
+        let mut monitor = Monitor::default();
+        assert!(monitor.observe(Side::Client, 1, None, INIT).is_empty());
+        assert_eq!(
+            rules(&monitor.observe(Side::Agent, 2, None, NULL_ANSWER)),
+            [(2, "R-ID-8")]
+        );
     }
 }

@@ -262,6 +262,11 @@ impl LineSplitter {
         lines
     }
 
+    /// Whether a line has begun and not ended.
+    pub(crate) fn has_partial(&self) -> bool {
+        !self.partial.is_empty()
+    }
+
     /// The unterminated last line at the end of the stream, if any bytes are left.
     pub(crate) fn finish(&mut self) -> Option<Vec<u8>> {
         let mut rest = std::mem::take(&mut self.partial);
