@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # A fresh clone with nothing beside it passes `cargo test -p acp-core`: clones this repository's
-# HEAD into an empty temporary directory (so no ../shared or any other sibling is there) and
+# HEAD into an empty temporary directory (so no sibling directory of the repository is there) and
 # runs the core's tests in it. Builds go to `fresh-clone/` under CARGO_TARGET_DIR (or under
 # this repository's target/), so other builds are left alone and a second run is quick.
 #
