@@ -72,7 +72,7 @@ impl Places {
             Trigger::MissingCwd => (
                 -32602,
                 format!(
-                    "Invalid params: session/new.cwd does not exist: '{}'",
+                    "Invalid params: {method}.cwd does not exist: '{}'",
                     s(&self.missing)
                 ),
             ),

@@ -242,7 +242,7 @@ fn load_errors_carry_the_store_texts() {
         (
             -32602,
             format!(
-                "Invalid params: session/new.cwd does not exist: '{}'",
+                "Invalid params: session/load.cwd does not exist: '{}'",
                 s(&missing)
             )
         )

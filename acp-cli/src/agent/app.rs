@@ -1000,7 +1000,7 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
     fn new_session(&mut self, ticket: Ticket, request: &NewSessionRequest) {
         let cwd = request.cwd.as_str();
         let directories = &request.additional_directories;
-        let checked = check_cwd(cwd, self.workspace.cwd_kind(cwd))
+        let checked = check_cwd("session/new", cwd, self.workspace.cwd_kind(cwd))
             .and_then(|()| {
                 check_additional_directories("session/new", directories, |path| {
                     self.workspace.cwd_kind(path)

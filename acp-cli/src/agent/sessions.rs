@@ -72,16 +72,17 @@ impl fmt::Display for Refusal {
 
 impl std::error::Error for Refusal {}
 
-/// Agentao's rule for `session/new.cwd` after the absolute-path check: it must exist and be
-/// a directory. `raw` is the cwd exactly as sent.
-pub(crate) fn check_cwd(raw: &str, found: CwdKind) -> Result<(), Refusal> {
+/// Agentao's rule for the `cwd` of `session/new`, `session/load` or `session/resume` (named
+/// by `method`, so a refused load says `session/load.cwd`) after the absolute-path check: it
+/// must exist and be a directory. `raw` is the cwd exactly as sent.
+pub(crate) fn check_cwd(method: &str, raw: &str, found: CwdKind) -> Result<(), Refusal> {
     match found {
         CwdKind::Directory => Ok(()),
         CwdKind::Missing => Err(Refusal::invalid_params(format_args!(
-            "session/new.cwd does not exist: '{raw}'"
+            "{method}.cwd does not exist: '{raw}'"
         ))),
         CwdKind::NotADirectory => Err(Refusal::invalid_params(format_args!(
-            "session/new.cwd is not a directory: '{raw}'"
+            "{method}.cwd is not a directory: '{raw}'"
         ))),
     }
 }
@@ -392,18 +393,23 @@ mod tests {
 
     #[test]
     fn a_cwd_must_exist_and_be_a_directory() {
-        assert_eq!(check_cwd("/p", CwdKind::Directory), Ok(()));
-        let missing = check_cwd("/no/such", CwdKind::Missing).unwrap_err();
+        assert_eq!(check_cwd("session/new", "/p", CwdKind::Directory), Ok(()));
+        let missing = check_cwd("session/new", "/no/such", CwdKind::Missing).unwrap_err();
         assert_eq!(missing.code, ErrorCode::INVALID_PARAMS);
         assert_eq!(
             missing.message,
             "Invalid params: session/new.cwd does not exist: '/no/such'"
         );
-        let file = check_cwd("/etc/hosts", CwdKind::NotADirectory).unwrap_err();
+        let file = check_cwd("session/new", "/etc/hosts", CwdKind::NotADirectory).unwrap_err();
         assert_eq!(file.code, ErrorCode::INVALID_PARAMS);
         assert_eq!(
             file.message,
             "Invalid params: session/new.cwd is not a directory: '/etc/hosts'"
+        );
+        let load = check_cwd("session/load", "/gone", CwdKind::Missing).unwrap_err();
+        assert_eq!(
+            load.message,
+            "Invalid params: session/load.cwd does not exist: '/gone'"
         );
     }
 

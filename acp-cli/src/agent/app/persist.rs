@@ -341,7 +341,7 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
                 return;
             }
         };
-        let checked = check_cwd(&cwd, self.workspace.cwd_kind(&cwd))
+        let checked = check_cwd(method, &cwd, self.workspace.cwd_kind(&cwd))
             .and_then(|()| {
                 check_additional_directories(method, &requested, |path| {
                     self.workspace.cwd_kind(path)
