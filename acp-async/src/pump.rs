@@ -37,6 +37,9 @@ use crate::runtime::{Instant, Runtime};
 /// Size of the pump's read buffer.
 pub const READ_BUFFER: usize = 64 * 1024;
 
+/// Steps one poll of the pump may take before it yields to the executor.
+const STEP_BUDGET: usize = 256;
+
 /// The loop vocabulary both of acp-core's connections speak.
 pub trait Connection {
     /// What [`poll_event`](Self::poll_event) hands out.
@@ -478,7 +481,9 @@ where
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         let this = &mut *self;
         *this.shared.pump.borrow_mut() = Some(cx.waker().clone());
-        loop {
+        // A peer that always has bytes ready must not keep the executor to this future:
+        // after a budget of steps, yield and ask to be polled again.
+        for _ in 0..STEP_BUDGET {
             if this.closing {
                 let closed = Pin::new(&mut this.writer).poll_close(cx);
                 let Poll::Ready(closed) = closed else {
@@ -499,6 +504,8 @@ where
                 }
             }
         }
+        cx.waker().wake_by_ref();
+        Poll::Pending
     }
 }
 
