@@ -96,24 +96,22 @@ fn a_client_on_the_pump_drives_an_agent_on_serve() {
     );
     let mut client = pin!(pump);
 
-    let mut agent_done = None;
-    let mut client_done = None;
+    let mut agent_done = false;
+    let mut client_done = false;
     for _ in 0..100 {
-        if agent_done.is_none()
-            && let Poll::Ready(done) = run(agent.as_mut())
-        {
-            agent_done = Some(done.unwrap());
+        if !agent_done && let Poll::Ready(done) = run(agent.as_mut()) {
+            done.expect("the agent ends cleanly");
+            agent_done = true;
         }
-        if client_done.is_none()
-            && let Poll::Ready(done) = run(client.as_mut())
-        {
-            client_done = Some(done.unwrap());
+        if !client_done && let Poll::Ready(done) = run(client.as_mut()) {
+            done.expect("the client ends cleanly");
+            client_done = true;
         }
-        if agent_done.is_some() && client_done.is_some() {
+        if agent_done && client_done {
             break;
         }
     }
-    assert!(agent_done.is_some() && client_done.is_some(), "{heard:?}");
+    assert!(agent_done && client_done, "{heard:?}");
     assert_eq!(
         *heard.borrow(),
         [
