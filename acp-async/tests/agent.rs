@@ -228,6 +228,7 @@ fn a_stalled_reader_holds_the_producer_with_bounded_memory() {
     peer.open();
     peer.prompt(2, "session-1", "flood");
     // The reader reads nothing: the pipe fills, then the outbox, then the producer waits.
+    let mut stalled = 0;
     for _ in 0..3 {
         assert!(run(conn.as_mut()).is_pending());
         let stalled_at = sent.get();
@@ -241,7 +242,13 @@ fn a_stalled_reader_holds_the_producer_with_bounded_memory() {
             max_outbox.get()
         );
         assert!(peer.reader.buffered() <= 8 * 1024);
+        assert!(
+            stalled == 0 || stalled == stalled_at,
+            "the producer moved while stalled"
+        );
+        stalled = stalled_at;
     }
+    assert!(stalled > 0, "the producer sent before the stall");
 
     // The reader reads again: everything arrives, in order, the outbox still bounded.
     let mut chunks = 0;
@@ -252,6 +259,10 @@ fn a_stalled_reader_holds_the_producer_with_bounded_memory() {
         chunks += updates(&lines, "agent_message_chunk").len();
         done = answer(&lines, 2).cloned();
     }
+    eprintln!(
+        "stalled after {stalled} of {CHUNKS} chunks; outbox peaked at {} bytes (limit {LIMIT})",
+        max_outbox.get()
+    );
     assert_eq!(chunks, CHUNKS);
     assert_eq!(done.unwrap()["result"]["stopReason"], "end_turn");
     assert!(
