@@ -253,12 +253,20 @@ fn a_stalled_reader_holds_the_producer_with_bounded_memory() {
     // The reader reads again: everything arrives, in order, the outbox still bounded.
     let mut chunks = 0;
     let mut done = None;
-    while done.is_none() {
+    // Bounded: each round moves at least a pipe's worth (8 KiB of some 800 KiB).
+    for _ in 0..10_000 {
         let _ = run(conn.as_mut());
         let lines = peer.lines();
         chunks += updates(&lines, "agent_message_chunk").len();
         done = answer(&lines, 2).cloned();
+        if done.is_some() {
+            break;
+        }
     }
+    assert!(
+        done.is_some(),
+        "the turn never ended: {chunks} chunks arrived"
+    );
     eprintln!(
         "stalled after {stalled} of {CHUNKS} chunks; outbox peaked at {} bytes (limit {LIMIT})",
         max_outbox.get()
