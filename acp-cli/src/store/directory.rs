@@ -68,6 +68,10 @@ impl Default for StoreConfig {
     }
 }
 
+/// What decides whether a session is kept under the cap (R-STORE-6), greatest first: whether
+/// it has history, then its newest file's recency.
+type Keep<'a> = (bool, (Timestamp, &'a Path));
+
 /// The sessions of one working directory.
 #[derive(Clone, Debug)]
 pub struct SessionStore {
@@ -241,7 +245,7 @@ impl SessionStore {
             .map(|entry| entry.path.clone())
             .collect();
         // Per session: whether it has history (in any of its files), and its newest file.
-        let mut newest: BTreeMap<&str, (bool, (Timestamp, &Path))> = BTreeMap::new();
+        let mut newest: BTreeMap<&str, Keep<'_>> = BTreeMap::new();
         for entry in entries
             .iter()
             .filter(|entry| entry.header.session_id != session_id)
@@ -252,7 +256,7 @@ impl SessionStore {
             slot.0 |= !entry.header.empty;
             slot.1 = slot.1.max(entry.recency());
         }
-        let mut others: Vec<(&str, (bool, (Timestamp, &Path)))> = newest.into_iter().collect();
+        let mut others: Vec<(&str, Keep<'_>)> = newest.into_iter().collect();
         // Kept first: sessions with history, then the most recently updated.
         others.sort_by(|a, b| b.1.cmp(&a.1));
         // The session just saved always counts as one of the kept ones. One without messages

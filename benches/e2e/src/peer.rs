@@ -208,6 +208,14 @@ impl Peer {
         })
     }
 
+    /// Sends `initialize` again (ACP allows it) and reads its answer: our agent saves a
+    /// finished turn before it handles the next request (R-STORE-5), so the turn is saved
+    /// once this returns.
+    pub fn ping(&mut self) -> Result<(), PeerError> {
+        let id = self.send("initialize", r#"{"protocolVersion":1}"#)?;
+        self.read_until_answer(id, None).map(drop)
+    }
+
     fn send(&mut self, method: &str, params: &str) -> Result<i64, PeerError> {
         self.next_id += 1;
         let id = self.next_id;
