@@ -121,6 +121,14 @@ impl Agent {
         drop(self.stdin);
         let _ = self.child.wait();
     }
+
+    /// Ends the agent without its saves at EOF. A stop after `--resume` would save the
+    /// resumed session, and a save keeps at most 20 sessions in the directory (R-STORE-6):
+    /// the next round would list 20, not `--count`.
+    fn kill(mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
 }
 
 /// `session/list` of `cwd` by a started agent: the time from the request to its answer.
@@ -163,7 +171,7 @@ fn resume(cwd: &Path) -> Duration {
     let answer = agent.call(&request, 1);
     let took = start.elapsed();
     assert!(answer.contains("sess_bench_"), "resumed: {answer:.300}");
-    agent.stop();
+    agent.kill();
     took
 }
 

@@ -530,3 +530,17 @@ fn a_symlink_out_of_the_cwd_is_refused_for_reading_and_writing() {
         "secret"
     );
 }
+
+/// Scratch directories stay out of the system's temp dir: test runs leave nothing in /tmp.
+#[test]
+fn scratch_directories_live_under_cargos_test_tmpdir() {
+    let dir = scratch_dir("where");
+    let tmpdir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .canonicalize()
+        .unwrap();
+    assert!(dir.starts_with(tmpdir), "{dir:?}");
+    assert!(
+        !dir.starts_with(std::env::temp_dir().canonicalize().unwrap()),
+        "{dir:?}"
+    );
+}

@@ -163,3 +163,11 @@ fn spawn_errors_are_the_os_errors() {
     let error = AgentProcess::spawn(&command, ProcessKey(6), tx).unwrap_err();
     assert_eq!(error.kind(), std::io::ErrorKind::NotFound);
 }
+
+/// Scratch directories stay out of the system's temp dir: test runs leave nothing in /tmp.
+#[test]
+fn scratch_directories_live_under_cargos_test_tmpdir() {
+    let dir = scratch_dir("where");
+    assert!(dir.starts_with(env!("CARGO_TARGET_TMPDIR")), "{dir:?}");
+    assert!(!dir.starts_with(std::env::temp_dir()), "{dir:?}");
+}

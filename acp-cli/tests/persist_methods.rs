@@ -217,7 +217,9 @@ fn resume_answers_without_a_replay_and_the_session_goes_on() {
     );
     first.call(&set_mode, 3);
     first.prompt(4, &session, "/echo one");
-    drop(first);
+    // Ended at EOF, which saves: a kill right after an answer may come before the turn's
+    // save, which waits for the answer to be written out (R-STORE-5).
+    first.finish();
 
     let mut second = agent_in("persist-resume-method-b", &cwd, &[]);
     initialize(&mut second);

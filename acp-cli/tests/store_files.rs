@@ -515,3 +515,46 @@ fn saving_never_creates_a_missing_working_directory() {
     );
     assert!(!gone.exists());
 }
+
+fn ids_in(store: &SessionStore) -> Vec<String> {
+    let mut ids: Vec<String> = store
+        .list()
+        .unwrap()
+        .0
+        .into_iter()
+        .map(|summary| summary.session_id)
+        .collect();
+    ids.sort();
+    ids
+}
+
+/// R-STORE-6: sessions without messages go first, and never push out one with history.
+#[test]
+fn sessions_without_messages_never_push_out_a_session_with_history() {
+    let scratch = Scratch::new("files-cap-empty");
+    let store = capped(&scratch, 3);
+    let mut a = simple_history("a", &["hi"]);
+    let mut b = simple_history("b", &["hi"]);
+    store.save(&mut a, at(1)).unwrap();
+    store.save(&mut b, at(2)).unwrap();
+    // Sessions created and never prompted (saved when created, R-SESSION-11), the newest
+    // last: each pushes out the empty one before it, never `a` or `b`.
+    for n in 0..4 {
+        let mut empty = SessionHistory::new(format!("e{n}"), "demo");
+        store.save(&mut empty, at(10 + n)).unwrap();
+    }
+    assert_eq!(ids_in(&store), ["a", "b", "e3"]);
+    // A session saved with history makes room by removing the empty one first.
+    let mut c = simple_history("c", &["hi"]);
+    let saved = store.save(&mut c, at(20)).unwrap();
+    assert_eq!(saved.removed.len(), 1, "{:?}", saved.removed);
+    assert_eq!(ids_in(&store), ["a", "b", "c"]);
+    // A new empty session beside a full cap of histories is kept, over the cap.
+    let mut e4 = SessionHistory::new("e4", "demo");
+    assert!(store.save(&mut e4, at(21)).unwrap().removed.is_empty());
+    assert_eq!(ids_in(&store), ["a", "b", "c", "e4"]);
+    // The next session with history: the empty one goes, then the oldest history.
+    let mut d = simple_history("d", &["hi"]);
+    store.save(&mut d, at(22)).unwrap();
+    assert_eq!(ids_in(&store), ["b", "c", "d"]);
+}

@@ -59,6 +59,9 @@ pub(crate) struct SessionHeader {
     pub(crate) created_at: Option<Timestamp>,
     pub(crate) updated_at: Option<Timestamp>,
     pub(crate) updated_at_text: Option<String>,
+    /// Its `messages` list is empty: a session created and never given a turn
+    /// (R-SESSION-11), which gives way to sessions with history under the cap (R-STORE-6).
+    pub(crate) empty: bool,
 }
 
 impl SessionHeader {
@@ -107,14 +110,17 @@ impl SessionHeader {
             Err(_) if fields.stopped => {}
             Err(err) => return Err(json_error(err)),
         }
-        let header = Self::from_fields(
+        let mut header = Self::from_fields(
             fields.session_id.as_ref(),
             fields.title.as_ref(),
             fields.created_at.as_ref(),
             fields.updated_at.as_ref(),
         )?;
         match fields.messages {
-            Some(Shape::List) => Ok(header),
+            Some(Shape::List { empty }) => {
+                header.empty = empty;
+                Ok(header)
+            }
             _ => Err(NO_MESSAGES.to_owned()),
         }
     }
@@ -138,6 +144,7 @@ impl SessionHeader {
                 .and_then(Timestamp::parse_iso),
             updated_at: updated_at_text.as_deref().and_then(Timestamp::parse_iso),
             updated_at_text,
+            empty: false,
         })
     }
 }
@@ -239,11 +246,11 @@ impl<'de> Visitor<'de> for HeaderVisitor<'_> {
                     return Err(de::Error::duplicate_field("messages"));
                 }
                 HeaderKey::Messages if fields.complete() => {
-                    let entered = std::cell::Cell::new(false);
+                    let entered = std::cell::Cell::new(None);
                     let shape = map.next_value_seed(ListStart(&entered));
-                    if entered.get() {
-                        // The seed stopped the parse on purpose, at the list's `[`.
-                        fields.messages = Some(Shape::List);
+                    if let Some(empty) = entered.get() {
+                        // The seed stopped the parse on purpose, past the list's `[`.
+                        fields.messages = Some(Shape::List { empty });
                         fields.stopped = true;
                     }
                     fields.messages = Some(shape?);
@@ -267,9 +274,10 @@ impl<'de> Visitor<'de> for HeaderVisitor<'_> {
     }
 }
 
-/// `messages` after a complete header: a list ends the read as soon as its `[` is seen (with
-/// an error the caller recognises by the flag); any other value is read as a [`Shape`].
-struct ListStart<'a>(&'a std::cell::Cell<bool>);
+/// `messages` after a complete header: a list ends the read as soon as its `[` and the start
+/// of its first element (or its `]`) are seen, with an error the caller recognises by the
+/// flag, which says whether the list is empty; any other value is read as a [`Shape`].
+struct ListStart<'a>(&'a std::cell::Cell<Option<bool>>);
 
 impl<'de> de::DeserializeSeed<'de> for ListStart<'_> {
     type Value = Shape;
@@ -286,8 +294,11 @@ impl<'de> Visitor<'de> for ListStart<'_> {
         f.write_str("any JSON value")
     }
 
-    fn visit_seq<A: SeqAccess<'de>>(self, _: A) -> Result<Shape, A::Error> {
-        self.0.set(true);
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Shape, A::Error> {
+        // The first element stops the read as soon as it starts (an error of its own); only
+        // `]` comes back as `None`.
+        let empty = matches!(seq.next_element::<FirstElement>(), Ok(None));
+        self.0.set(Some(empty));
         Err(de::Error::custom("header read"))
     }
 
@@ -320,10 +331,28 @@ impl<'de> Visitor<'de> for ListStart<'_> {
     }
 }
 
-/// Whether a value is a list, found without keeping any of it.
+/// The first element of a list, refused as soon as it starts: reading it tells only that
+/// there is one.
+struct FirstElement;
+
+impl<'de> Deserialize<'de> for FirstElement {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Refuse;
+        impl Visitor<'_> for Refuse {
+            type Value = FirstElement;
+
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("nothing (the list's first element is not read)")
+            }
+        }
+        deserializer.deserialize_any(Refuse)
+    }
+}
+
+/// Whether a value is a list (and an empty one), found without keeping any of it.
 #[derive(Debug)]
 enum Shape {
-    List,
+    List { empty: bool },
     Other,
 }
 
@@ -343,8 +372,9 @@ impl<'de> Visitor<'de> for ShapeVisitor {
     }
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Shape, A::Error> {
+        let empty = seq.next_element::<IgnoredAny>()?.is_none();
         while seq.next_element::<IgnoredAny>()?.is_some() {}
-        Ok(Shape::List)
+        Ok(Shape::List { empty })
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Shape, A::Error> {
@@ -395,7 +425,7 @@ impl SessionFile {
         let Value::Object(mut object) = value else {
             return Err(NOT_AN_OBJECT.to_owned());
         };
-        let header = SessionHeader::from_fields(
+        let mut header = SessionHeader::from_fields(
             object.get("session_id"),
             object.get("title"),
             object.get("created_at"),
@@ -405,6 +435,7 @@ impl SessionFile {
             Some(Value::Array(messages)) => messages,
             _ => return Err(NO_MESSAGES.to_owned()),
         };
+        header.empty = messages.is_empty();
         Ok(Self {
             header,
             model: object

@@ -68,6 +68,10 @@ impl Default for StoreConfig {
     }
 }
 
+/// What decides whether a session is kept under the cap (R-STORE-6), greatest first: whether
+/// it has history, then its newest file's recency.
+type Keep<'a> = (bool, (Timestamp, &'a Path));
+
 /// The sessions of one working directory.
 #[derive(Clone, Debug)]
 pub struct SessionStore {
@@ -186,6 +190,7 @@ impl SessionStore {
             created_at: Some(created_at),
             updated_at: Some(now),
             updated_at_text: Some(now.to_iso()),
+            empty: history.turn_count() == 0,
         };
 
         // The session is safe on disk now; housekeeping that fails is only worth a warning.
@@ -207,7 +212,8 @@ impl SessionStore {
             removed: scan.removed,
             warnings: scan.warnings,
         };
-        let doomed = self.doomed_by_save(&scan.entries, history.session_id(), &path);
+        let empty = history.turn_count() == 0;
+        let doomed = self.doomed_by_save(&scan.entries, history.session_id(), &path, empty);
         for victim in doomed {
             match fs::remove_file(&victim) {
                 Ok(()) => saved.removed.push(victim),
@@ -222,28 +228,44 @@ impl SessionStore {
         Ok(saved)
     }
 
-    /// Files to remove after saving `session_id` to `kept`: its other copies, and every file
-    /// of the sessions beyond the cap (least recently updated first out).
-    fn doomed_by_save(&self, entries: &[Entry], session_id: &str, kept: &Path) -> Vec<PathBuf> {
+    /// Files to remove after saving `session_id` (`empty`: without messages) to `kept`: its
+    /// other copies, and every file of the sessions beyond the cap (R-STORE-6): sessions
+    /// without messages go first, then the least recently updated; a session saved without
+    /// messages removes only other sessions without messages.
+    fn doomed_by_save(
+        &self,
+        entries: &[Entry],
+        session_id: &str,
+        kept: &Path,
+        empty: bool,
+    ) -> Vec<PathBuf> {
         let mut doomed: Vec<PathBuf> = entries
             .iter()
             .filter(|entry| entry.header.session_id == session_id && entry.path != kept)
             .map(|entry| entry.path.clone())
             .collect();
-        let mut newest: BTreeMap<&str, (Timestamp, &Path)> = BTreeMap::new();
+        // Per session: whether it has history (in any of its files), and its newest file.
+        let mut newest: BTreeMap<&str, Keep<'_>> = BTreeMap::new();
         for entry in entries
             .iter()
             .filter(|entry| entry.header.session_id != session_id)
         {
             let slot = newest
                 .entry(&entry.header.session_id)
-                .or_insert(entry.recency());
-            *slot = (*slot).max(entry.recency());
+                .or_insert((false, entry.recency()));
+            slot.0 |= !entry.header.empty;
+            slot.1 = slot.1.max(entry.recency());
         }
-        let mut others: Vec<(&str, (Timestamp, &Path))> = newest.into_iter().collect();
+        let mut others: Vec<(&str, Keep<'_>)> = newest.into_iter().collect();
+        // Kept first: sessions with history, then the most recently updated.
         others.sort_by(|a, b| b.1.cmp(&a.1));
-        // The session just saved always counts as one of the kept ones.
-        let keep_others = self.config.max_sessions.saturating_sub(1);
+        // The session just saved always counts as one of the kept ones. One without messages
+        // makes room only among the others without messages.
+        let mut keep_others = self.config.max_sessions.saturating_sub(1);
+        if empty {
+            let with_history = others.iter().filter(|(_, (history, _))| *history).count();
+            keep_others = keep_others.max(with_history);
+        }
         for (id, _) in others.iter().skip(keep_others) {
             doomed.extend(
                 entries

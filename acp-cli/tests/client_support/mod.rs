@@ -37,11 +37,13 @@ pub fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
 }
 
-/// A fresh empty directory under the system temp dir (symlinks resolved).
+/// A fresh empty directory under cargo's `CARGO_TARGET_TMPDIR` (symlinks resolved).
 pub fn scratch_dir(tag: &str) -> PathBuf {
     static COUNTER: AtomicU32 = AtomicU32::new(0);
     let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-    let dir = std::env::temp_dir().join(format!("acp-client-{tag}-{}-{n}", std::process::id()));
+    // Under cargo's scratch directory for integration tests, not the system's: a run leaves
+    // nothing in /tmp, and the next run reuses (empties) the same names.
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("acp-client-{tag}-{n}"));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir.canonicalize().unwrap()

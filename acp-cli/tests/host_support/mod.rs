@@ -4,7 +4,7 @@
 #![allow(dead_code)]
 
 use std::future::Future;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
@@ -21,11 +21,13 @@ pub fn run<F: Future>(future: F) -> F::Output {
     }))
 }
 
-/// A fresh empty directory under the system temp dir.
+/// A fresh empty directory under cargo's `CARGO_TARGET_TMPDIR`.
 pub fn scratch_dir(tag: &str) -> PathBuf {
     static COUNTER: AtomicU32 = AtomicU32::new(0);
     let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-    let dir = std::env::temp_dir().join(format!("acp-host-{tag}-{}-{n}", std::process::id()));
+    // Under cargo's scratch directory for integration tests, not the system's: a run leaves
+    // nothing in /tmp, and the next run reuses (empties) the same names.
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("acp-host-{tag}-{n}"));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir

@@ -328,8 +328,9 @@ fn memory(options: &Options, cwd: &Path) -> Result<(), PeerError> {
 }
 
 /// Our agent over one long turn: `/flood N B` unread for `stall_secs` (the agent pauses),
-/// then read at full speed to the end; the turn is saved when it ends, before its answer
-/// goes out, and once more when stdin closes. The peak is the kernel's `VmHWM`.
+/// then read at full speed to the end; the turn is saved once its answer is out, before the
+/// next request (R-STORE-5: one more `initialize` here), and once more when stdin closes. The
+/// peak is the kernel's `VmHWM`.
 fn long_turn(options: &Options, cwd: &Path) -> Result<(), PeerError> {
     let [ours, _] = options.agents();
     println!(
@@ -340,7 +341,7 @@ saved as it ends (ours only: the official agent saves nothing)",
     println!();
     println!(
         "| agent | RSS before prompt MiB | VmHWM after the stall MiB | VmHWM after the answer \
-(turn saved) MiB | VmHWM at exit (saved again) MiB | session file MiB | read after the stall s |"
+and the next request (turn saved) MiB | VmHWM at exit (saved again) MiB | session file MiB | read after the stall s |"
     );
     println!("|---|---:|---:|---:|---:|---:|---:|");
     let load_before = load_average();
@@ -359,6 +360,8 @@ saved as it ends (ours only: the official agent saves nothing)",
             ours.name, turn.chunks, options.memory_count
         )));
     }
+    // The next request: the agent has saved the turn before it answers.
+    peer.ping()?;
     let answered = Memory::of(pid).unwrap_or_default();
     let (status, at_exit) = peer.close_and_wait(Duration::from_secs(30));
     if !status.is_some_and(|s| s.success()) {

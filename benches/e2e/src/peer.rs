@@ -208,6 +208,14 @@ impl Peer {
         })
     }
 
+    /// Sends `initialize` again (ACP allows it) and reads its answer: our agent saves a
+    /// finished turn before it handles the next request (R-STORE-5), so the turn is saved
+    /// once this returns.
+    pub fn ping(&mut self) -> Result<(), PeerError> {
+        let id = self.send("initialize", r#"{"protocolVersion":1}"#)?;
+        self.read_until_answer(id, None).map(drop)
+    }
+
     fn send(&mut self, method: &str, params: &str) -> Result<i64, PeerError> {
         self.next_id += 1;
         let id = self.next_id;
@@ -227,7 +235,8 @@ impl Peer {
 
     /// Reads lines until the response to `id` and returns its `result` text. Notifications
     /// are allowed only when `chunks` counts them, and each must be an `agent_message_chunk`
-    /// `session/update`; anything else (a request, an error answer, another id) is an error.
+    /// `session/update` (other `session/update`s are passed over, not counted); anything
+    /// else (a request, an error answer, another id) is an error.
     fn read_until_answer(
         &mut self,
         id: i64,
@@ -246,8 +255,15 @@ impl Peer {
                             && notification.params.is_some_and(|p| {
                                 p.get().contains(r#""sessionUpdate":"agent_message_chunk""#)
                             });
+                        // Our agent also announces its commands right behind the
+                        // `session/new` answer, titles the session at its first prompt and
+                        // reports context usage at the turn's end: other `session/update`s
+                        // may come anywhere and are not counted.
+                        let is_other_update =
+                            notification.method.as_plain() == Some("session/update") && !is_chunk;
                         match chunks.as_deref_mut() {
                             Some(count) if is_chunk => *count += 1,
+                            _ if is_other_update => {}
                             _ => {
                                 return Err(PeerError::Unexpected(format!(
                                     "unexpected notification: {line}"
