@@ -290,11 +290,6 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
     /// Peer bytes. Returns how many were taken (fewer under backpressure: write out, then
     /// offer the rest again).
     pub fn handle_bytes(&mut self, now: Instant, bytes: &[u8]) -> usize {
-        // A finished turn is saved before the next request is handled (R-STORE-5): the
-        // request may load, list or close the session.
-        if self.has_saves_waiting() && (!bytes.is_empty() || self.conn.is_input_held()) {
-            self.save_waiting();
-        }
         let taken = self.conn.handle_bytes(now, bytes);
         self.drain_events(now);
         self.pump(now);
@@ -313,7 +308,6 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
         if self.conn.is_closed() {
             return;
         }
-        self.save_waiting();
         for session in self.turns.keys() {
             self.backend.cancel(session);
         }
@@ -331,7 +325,6 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
 
     /// The clock reached `now`: deadlines of requests and sleeps.
     pub fn handle_timeout(&mut self, now: Instant) {
-        self.save_overdue(now);
         if !self.conn.is_closed() {
             self.conn.handle_timeout(now);
             self.drain_events(now);
@@ -345,19 +338,7 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
             TurnWait::Until(at) => Some(*at),
             _ => None,
         });
-        sleeps
-            .chain(self.conn.poll_timeout())
-            .chain(self.next_save_due())
-            .min()
-    }
-
-    /// Everything [`AgentApp::poll_transmit`] handed out has been written and flushed, and
-    /// nothing more waits: the sessions whose finished turn waits to be saved are saved now,
-    /// their answers out (R-STORE-5).
-    pub fn written_out(&mut self) {
-        if self.has_saves_waiting() && self.conn.poll_transmit().is_empty() {
-            self.save_waiting();
-        }
+        sleeps.chain(self.conn.poll_timeout()).min()
     }
 
     /// Bytes to write, whole lines.
@@ -529,7 +510,7 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
                         StopReason::Cancelled
                     }
                 };
-                self.finish_and_save_later(session, ended, now);
+                self.finish_and_save(session, ended);
                 false
             }
             Step::CallModel(request) => {
@@ -578,7 +559,7 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
                 let code = ErrorCode(code);
                 let sent = self.conn.fail_turn_with(session, code, &message);
                 log_failed_turn(session, Some(code), sent);
-                self.finish_and_save_later(session, StopReason::EndTurn, now);
+                self.finish_and_save(session, StopReason::EndTurn);
                 false
             }
             Step::Fail(text) => {
@@ -586,7 +567,7 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
                 let sent = self.conn.fail_turn(session, &text);
                 log_failed_turn(session, None, sent);
                 // What the client saw of a failed turn is kept like any other turn's.
-                self.finish_and_save_later(session, StopReason::EndTurn, now);
+                self.finish_and_save(session, StopReason::EndTurn);
                 false
             }
         }

@@ -389,11 +389,6 @@ async fn serve<B: Backend, W: Workspace>(
                 app.pump(now);
             }
         }
-        // All written and flushed: a finished turn's answer is out, so its save may run now
-        // without holding the answer back (R-STORE-5).
-        if written == out.len() && !unflushed {
-            app.written_out();
-        }
         if app.is_closed() {
             if written == out.len() && app.poll_transmit().is_empty() && !unflushed {
                 break;

@@ -328,8 +328,8 @@ fn memory(options: &Options, cwd: &Path) -> Result<(), PeerError> {
 }
 
 /// Our agent over one long turn: `/flood N B` unread for `stall_secs` (the agent pauses),
-/// then read at full speed to the end; the turn is saved once its answer is out, before the
-/// next request (R-STORE-5: one more `initialize` here), and once more when stdin closes. The
+/// then read at full speed to the end; the turn is saved before its answer (R-STORE-5; one more
+/// `initialize` here before the reading), and once more when stdin closes. The
 /// peak is the kernel's `VmHWM`.
 fn long_turn(options: &Options, cwd: &Path) -> Result<(), PeerError> {
     let [ours, _] = options.agents();

@@ -208,9 +208,9 @@ impl Peer {
         })
     }
 
-    /// Sends `initialize` again (ACP allows it) and reads its answer: our agent saves a
-    /// finished turn before it handles the next request (R-STORE-5), so the turn is saved
-    /// once this returns.
+    /// Sends `initialize` again (ACP allows it) and reads its answer: a reading taken once
+    /// this returns follows the turn's save (R-STORE-5 saves it before its answer) and the
+    /// agent's next request.
     pub fn ping(&mut self) -> Result<(), PeerError> {
         let id = self.send("initialize", r#"{"protocolVersion":1}"#)?;
         self.read_until_answer(id, None).map(drop)

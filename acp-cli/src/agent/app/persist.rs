@@ -2,8 +2,7 @@
 //!
 //! Each session's [`SessionHistory`] is fed exactly what goes on the wire (the prompt, every
 //! update sent, the stop reason) and saved after every finished turn, after `session/close`
-//! and at EOF, so a `kill -9` loses at most the running turn (and a finished one during the
-//! moment its save waits for its answer to go out, R-STORE-5). `session/load` replays a stored
+//! and at EOF, so a `kill -9` loses at most the running turn. `session/load` replays a stored
 //! history before its answer; `--resume` answers the first `session/new` with a stored
 //! session and replays its history right behind that answer (never before it: the client
 //! learns the session id from the answer); a prompt sent meanwhile runs after the replay.
@@ -17,7 +16,6 @@
 use std::collections::VecDeque;
 use std::path::PathBuf;
 
-use acp_core::Instant;
 use acp_core::machine::Ticket;
 use acp_core::machine::turn::StopReason;
 use acp_core::schema::{
@@ -39,10 +37,6 @@ use crate::store::{SessionHistory, StoreError, StoreWarning, replay};
 /// cwd; past it the oldest is forgotten.
 pub(super) const MAX_KNOWN_CWDS: usize = 256;
 
-/// How long a finished turn's save may wait for its answer to be written out (R-STORE-5):
-/// past it the session is saved anyway (a client that stopped reading).
-pub(super) const SAVE_WAIT_MS: u64 = 1000;
-
 /// The application's persistence state.
 #[derive(Debug, Default)]
 pub(super) struct Persistence {
@@ -56,9 +50,6 @@ pub(super) struct Persistence {
     pub(super) loads: Vec<Load>,
     /// Sessions resumed by `--resume` whose replay is being sent behind their answer.
     pub(super) replays: Vec<Replay>,
-    /// Sessions whose finished turn is saved once its answer is written out (R-STORE-5),
-    /// with the time by which it is saved anyway.
-    unsaved: Vec<(String, Instant)>,
 }
 
 /// The history of a session resumed by `--resume`, still to send after its `session/new`
@@ -202,55 +193,9 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
         self.save(session);
     }
 
-    /// Ends the session's running turn in its history, whose answer has just been queued,
-    /// and saves it once that answer is written out ([`AgentApp::written_out`]), before the
-    /// next request is handled, or by `now` + [`SAVE_WAIT_MS`] (R-STORE-5): saving a long
-    /// turn never holds its answer back.
-    pub(super) fn finish_and_save_later(&mut self, session: &str, stop: StopReason, now: Instant) {
-        if let Some(history) = self.persist.histories.get_mut(session) {
-            history.end_turn(stored_stop(stop));
-        }
-        if !self.persist.unsaved.iter().any(|(s, _)| s == session) {
-            let by = now.plus_ms(SAVE_WAIT_MS);
-            self.persist.unsaved.push((session.to_owned(), by));
-        }
-    }
-
-    /// Saves every session whose save waits (R-STORE-5).
-    pub(super) fn save_waiting(&mut self) {
-        while let Some((session, _)) = self.persist.unsaved.pop() {
-            self.save(&session);
-        }
-    }
-
-    /// Saves the sessions whose save has waited until `now` or longer (R-STORE-5).
-    pub(super) fn save_overdue(&mut self, now: Instant) {
-        let overdue: Vec<String> = self
-            .persist
-            .unsaved
-            .iter()
-            .filter(|(_, by)| *by <= now)
-            .map(|(session, _)| session.clone())
-            .collect();
-        for session in overdue {
-            self.save(&session);
-        }
-    }
-
-    /// Whether some session's save waits (R-STORE-5).
-    pub(super) fn has_saves_waiting(&self) -> bool {
-        !self.persist.unsaved.is_empty()
-    }
-
-    /// When the first waiting save is due (R-STORE-5).
-    pub(super) fn next_save_due(&self) -> Option<Instant> {
-        self.persist.unsaved.iter().map(|(_, by)| *by).min()
-    }
-
     /// Saves the session's history with its current settings: after every turn, on close,
     /// and when it is created (R-SESSION-11: only its header then).
     pub(super) fn save(&mut self, session: &str) {
-        self.persist.unsaved.retain(|(s, _)| s != session);
         let Some(state) = self.sessions.get(session) else {
             return;
         };

@@ -140,11 +140,9 @@ fn exchange(app: &mut App, now: u64, input: &str) -> String {
     out
 }
 
-/// Takes everything written, as the driver does: then it is written out (R-STORE-5).
 fn take_output(app: &mut App) -> String {
     let out = String::from_utf8(app.poll_transmit().to_vec()).expect("utf-8");
     app.transmitted(out.len());
-    app.written_out();
     out
 }
 
@@ -922,66 +920,3 @@ fn closing_a_resumed_session_stops_its_replay() {
 }
 
 mod llm;
-
-/// The finished turns of the session saved under `/p` (`None`: never saved).
-fn saved_turns(app: &App) -> Option<usize> {
-    app.workspace
-        .saved
-        .borrow()
-        .get(&("/p".to_owned(), SID.to_owned()))
-        .map(SessionHistory::turn_count)
-}
-
-/// R-STORE-5: a finished turn is saved once its answer has been written out, not before.
-#[test]
-fn a_finished_turn_is_saved_once_its_answer_is_written_out() {
-    let mut app = app_with(Limits::default(), workspace());
-    open_session(&mut app);
-    assert_eq!(saved_turns(&app), Some(0), "saved when created");
-    app.handle_bytes(Instant(0), prompt("hello").as_bytes());
-    let out = String::from_utf8(app.poll_transmit().to_vec()).expect("utf-8");
-    assert!(out.contains(r#""stopReason":"end_turn""#), "{out}");
-    assert_eq!(saved_turns(&app), Some(0), "the answer is not out yet");
-    app.transmitted(out.len());
-    assert_eq!(saved_turns(&app), Some(0), "taken, not yet written");
-    app.written_out();
-    assert_eq!(saved_turns(&app), Some(1));
-}
-
-/// R-STORE-5: a finished turn whose answer is still being written is saved before the next
-/// request is handled.
-#[test]
-fn a_waiting_save_runs_before_the_next_request_is_handled() {
-    let mut app = app_with(Limits::default(), workspace());
-    open_session(&mut app);
-    app.handle_bytes(Instant(0), prompt("hello").as_bytes());
-    assert_eq!(saved_turns(&app), Some(0));
-    // The client has not read the answer, yet sends a request that reads the store.
-    let list = "{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"session/list\",\"params\":{}}\n";
-    app.handle_bytes(Instant(0), list.as_bytes());
-    assert_eq!(saved_turns(&app), Some(1));
-}
-
-/// R-STORE-5: a client that does not read the answer delays the save by one second at most.
-#[test]
-fn a_save_waits_one_second_at_most_for_its_answer_to_go_out() {
-    let mut app = app_with(Limits::default(), workspace());
-    open_session(&mut app);
-    app.handle_bytes(Instant(5), prompt("hello").as_bytes());
-    assert_eq!(app.poll_timeout(), Some(Instant(1005)));
-    app.handle_timeout(Instant(1004));
-    assert_eq!(saved_turns(&app), Some(0));
-    app.handle_timeout(Instant(1005));
-    assert_eq!(saved_turns(&app), Some(1));
-    assert_eq!(app.poll_timeout(), None);
-}
-
-/// R-STORE-5: a save that waits is done at EOF, with the answer never written out.
-#[test]
-fn a_waiting_save_is_done_at_eof() {
-    let mut app = app_with(Limits::default(), workspace());
-    open_session(&mut app);
-    app.handle_bytes(Instant(0), prompt("hello").as_bytes());
-    app.handle_eof(Instant(0));
-    assert_eq!(saved_turns(&app), Some(1));
-}
