@@ -621,6 +621,11 @@ impl<S: ByteStorage> Framer<S> {
             let end = found.map_or(input.len(), |at| at + 1);
             let taken = self.feed(&input[..end]);
             *input = &input[taken..];
+            if found.is_none() {
+                // What was fed holds no newline and nothing stored before it did (no span
+                // was found): the next search starts after it.
+                self.scan = self.end;
+            }
         }
     }
 
