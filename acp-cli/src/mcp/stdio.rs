@@ -9,8 +9,8 @@ use std::collections::VecDeque;
 use std::os::unix::process::CommandExt;
 use std::sync::{Arc, Mutex};
 
-use smol::channel::Receiver;
 use acp_conform::process::LineSplitter;
+use smol::channel::Receiver;
 use smol::io::{AsyncReadExt, AsyncWriteExt};
 use smol::process::{Child, Command, Stdio};
 
@@ -170,7 +170,11 @@ mod tests {
     /// that never ends is cut as it streams in rather than held whole.
     #[test]
     fn a_long_stderr_line_is_cut_on_a_character_boundary() {
-        let long = format!("{}é{}\nnext\n", "a".repeat(STDERR_LINE_BYTES - 1), "b".repeat(10));
+        let long = format!(
+            "{}é{}\nnext\n",
+            "a".repeat(STDERR_LINE_BYTES - 1),
+            "b".repeat(10)
+        );
         let ring = ring_after(&[long.as_bytes()]);
         assert_eq!(ring, ["a".repeat(STDERR_LINE_BYTES - 1), "next".to_owned()]);
         let endless = vec![b'x'; 1024 * 1024];

@@ -1599,8 +1599,15 @@ mod tests {
         assert_eq!(run(&mut Framer::with_limit(16).raw(), &[b"a\n"]), [ok("a")]);
         // The `\r` counts towards the limit, as in NDJSON framing.
         assert_eq!(
-            run(&mut Framer::new([0u8; 4], 4).raw(), &[b"abc\r\nabcd\r\nok\n"]),
-            [ok("abc\r"), Err(FrameError::LineTooLong { limit: 4 }), ok("ok")]
+            run(
+                &mut Framer::new([0u8; 4], 4).raw(),
+                &[b"abc\r\nabcd\r\nok\n"]
+            ),
+            [
+                ok("abc\r"),
+                Err(FrameError::LineTooLong { limit: 4 }),
+                ok("ok")
+            ]
         );
     }
 
@@ -1610,9 +1617,18 @@ mod tests {
         let reads: [&[u8]; 3] = [b"abcdefgh", b"ij\nkl\nmnopqrstuvwxyz", b"\n"];
         let want = [ok("abcd"), ok("kl"), ok("mnop")];
         // Cut as soon as the storage is full of it, or once its newline arrives.
-        assert_eq!(run(&mut Framer::new([0u8; 4], 4).truncating(), &reads), want);
-        assert_eq!(run(&mut Framer::new([0u8; 64], 4).truncating(), &reads), want);
-        assert_eq!(run_from(&mut Framer::with_limit(4).truncating(), &reads), want);
+        assert_eq!(
+            run(&mut Framer::new([0u8; 4], 4).truncating(), &reads),
+            want
+        );
+        assert_eq!(
+            run(&mut Framer::new([0u8; 64], 4).truncating(), &reads),
+            want
+        );
+        assert_eq!(
+            run_from(&mut Framer::with_limit(4).truncating(), &reads),
+            want
+        );
         // At the end of the stream, too.
         assert_eq!(
             run_from(&mut Framer::with_limit(4).truncating(), &[b"x\nabcdef"]),
@@ -1623,7 +1639,11 @@ mod tests {
     #[test]
     fn a_truncated_line_is_handed_out_once_the_storage_is_full_of_it() {
         let mut framer = Framer::new([0u8; 4], 4).truncating();
-        assert_eq!(framer.feed(b"abcdefgh"), 8, "the rest is dropped as it arrives");
+        assert_eq!(
+            framer.feed(b"abcdefgh"),
+            8,
+            "the rest is dropped as it arrives"
+        );
         assert_eq!(framer.next_line(), Some(Ok("abcd")));
         assert_eq!(framer.next_line(), None);
         assert_eq!(framer.feed(b"ij\r\nkl\n"), 7);
@@ -1640,7 +1660,11 @@ mod tests {
         framer.reset();
         assert_eq!((framer.held(), framer.buffered()), (&b""[..], 0));
         assert_eq!(framer.feed(b"cd\n"), 3);
-        assert_eq!(framer.next_line(), Some(Ok("cd")), "nothing of `ab` is left");
+        assert_eq!(
+            framer.next_line(),
+            Some(Ok("cd")),
+            "nothing of `ab` is left"
+        );
         // A report due and a line being dropped are forgotten as well.
         let mut framer = Framer::new([0u8; 4], 4);
         framer.feed(b"abcdefg");
