@@ -14,6 +14,7 @@ use std::io;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
 
+use acp_core::wire::frame::{FrameError, Framer};
 use acp_host::supervisor::config::ServerConfig;
 use acp_host::supervisor::env::child_env;
 use acp_host::supervisor::recovery::ExitStatus;
@@ -315,51 +316,41 @@ fn exit_status(status: std::process::ExitStatus) -> ExitStatus {
 
 /// Splits a byte stream into lines of at most `max` bytes: `\n` ends a line, one trailing
 /// `\r` goes, the part of a line past `max` is dropped, invalid UTF-8 is replaced.
+///
+/// acp-core's framer, raw (blank lines are lines) and truncating; memory stays within
+/// `max(max, 8 KiB)` bytes however long a line is.
 #[derive(Debug)]
 pub struct LineSplitter {
-    line: Vec<u8>,
-    max: usize,
+    framer: Framer<Vec<u8>>,
 }
 
 impl LineSplitter {
     /// A splitter keeping at most `max` bytes of each line.
     pub fn new(max: usize) -> Self {
         LineSplitter {
-            line: Vec::new(),
-            max,
+            framer: Framer::with_limit(max).raw().truncating(),
         }
     }
 
     /// Feeds bytes; every completed line goes to `out`.
     pub fn feed(&mut self, mut bytes: &[u8], out: &mut Vec<String>) {
-        while let Some(at) = bytes.iter().position(|&b| b == b'\n') {
-            self.keep(&bytes[..at]);
-            out.push(self.take());
-            bytes = &bytes[at + 1..];
+        while let Some(line) = self.framer.next_line_bytes_from(&mut bytes) {
+            out.push(text_of(line));
         }
-        self.keep(bytes);
     }
 
     /// The stream ended: a last unterminated line goes to `out`.
     pub fn finish(&mut self, out: &mut Vec<String>) {
-        if !self.line.is_empty() {
-            out.push(self.take());
-        }
+        self.framer.finish();
+        self.feed(&[], out);
     }
+}
 
-    fn keep(&mut self, bytes: &[u8]) {
-        let room = self.max.saturating_sub(self.line.len());
-        self.line.extend_from_slice(&bytes[..bytes.len().min(room)]);
-    }
-
-    fn take(&mut self) -> String {
-        if self.line.last() == Some(&b'\r') {
-            self.line.pop();
-        }
-        let line = String::from_utf8_lossy(&self.line).into_owned();
-        self.line.clear();
-        line
-    }
+/// A raw line as text: one `\r` before its `\n` goes, invalid UTF-8 is replaced. A
+/// truncating framer reports no line as too long.
+fn text_of(line: Result<&[u8], FrameError>) -> String {
+    let line = line.unwrap_or_default();
+    String::from_utf8_lossy(line.strip_suffix(b"\r").unwrap_or(line)).into_owned()
 }
 
 #[cfg(test)]

@@ -8,6 +8,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use acp_core::wire::frame::{FrameError, Framer};
 use acp_host::supervisor::recovery::ExitStatus;
 use serde_json::Value;
 use smol::channel::Receiver;
@@ -240,44 +241,51 @@ impl Drop for Subject {
 /// Cuts a byte stream into lines wherever it was split: each `\n` ends a line, a `\r` before
 /// it is dropped (R-FRAME-1), and bytes after the last `\n` wait for the next piece. Used for
 /// the agent's stdout and for the harness's own writes (which the exchange monitor reads).
-#[derive(Clone, Debug, Default)]
+///
+/// acp-core's framer, raw (blank lines are lines here) and without a length limit: the
+/// harness writes oversized lines on purpose, and the monitor must see them whole.
+#[derive(Debug)]
 pub(crate) struct LineSplitter {
-    partial: Vec<u8>,
+    framer: Framer<Vec<u8>>,
+}
+
+impl Default for LineSplitter {
+    fn default() -> Self {
+        LineSplitter {
+            framer: Framer::with_limit(usize::MAX).raw(),
+        }
+    }
 }
 
 impl LineSplitter {
     /// The lines `bytes` completes, without their `\n` (or `\r\n`).
     pub(crate) fn push(&mut self, mut bytes: &[u8]) -> Vec<Vec<u8>> {
         let mut lines = Vec::new();
-        while let Some(at) = memchr::memchr(b'\n', bytes) {
-            let mut line = std::mem::take(&mut self.partial);
-            line.extend_from_slice(&bytes[..at]);
-            if line.last() == Some(&b'\r') {
-                line.pop();
-            }
-            lines.push(line);
-            bytes = &bytes[at + 1..];
+        while let Some(line) = self.framer.next_line_bytes_from(&mut bytes) {
+            lines.push(without_cr(line));
         }
-        self.partial.extend_from_slice(bytes);
         lines
     }
 
     /// Whether a line has begun and not ended.
     pub(crate) fn has_partial(&self) -> bool {
-        !self.partial.is_empty()
+        self.framer.buffered() > 0
     }
 
     /// The unterminated last line at the end of the stream, if any bytes are left.
     pub(crate) fn finish(&mut self) -> Option<Vec<u8>> {
-        let mut rest = std::mem::take(&mut self.partial);
-        if rest.is_empty() {
-            return None;
-        }
-        if rest.last() == Some(&b'\r') {
-            rest.pop();
-        }
-        Some(rest)
+        self.framer.finish();
+        self.framer
+            .next_line_bytes_from(&mut &[][..])
+            .map(without_cr)
     }
+}
+
+/// A raw line without the `\r` before its `\n`; the framer has no limit, so no line is ever
+/// reported too long.
+fn without_cr(line: Result<&[u8], FrameError>) -> Vec<u8> {
+    let line = line.unwrap_or_default();
+    line.strip_suffix(b"\r").unwrap_or(line).to_vec()
 }
 
 /// `base` scaled by `--timeout-scale`.

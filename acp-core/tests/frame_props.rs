@@ -583,3 +583,134 @@ fn both_apis_mixed_in_any_order_match_the_rules() {
     }
     quickcheck(property as fn(Vec<(u8, Stream)>, u8) -> bool);
 }
+
+// ----- raw and truncating framers: the same splitting under other line rules -----
+
+/// How a framer is set up: [`Framer::raw`], [`Framer::truncating`], both or neither.
+#[derive(Clone, Copy, Debug)]
+struct Mode {
+    raw: bool,
+    truncate: bool,
+}
+
+impl Arbitrary for Mode {
+    fn arbitrary(g: &mut Gen) -> Self {
+        Mode {
+            raw: bool::arbitrary(g),
+            truncate: bool::arbitrary(g),
+        }
+    }
+}
+
+impl Mode {
+    fn apply<S: ByteStorage>(self, framer: Framer<S>) -> Framer<S> {
+        let framer = if self.raw { framer.raw() } else { framer };
+        if self.truncate {
+            framer.truncating()
+        } else {
+            framer
+        }
+    }
+}
+
+/// The rules under `mode`, as plainly as possible: an oversized line is cut to the limit when
+/// truncating (reported otherwise), and a raw framer hands out every line as written. The
+/// empty piece after a final newline is no line.
+fn expected_in(stream: &[u8], limit: usize, mode: Mode) -> Vec<ByteItem> {
+    let mut pieces: Vec<&[u8]> = stream.split(|&byte| byte == b'\n').collect();
+    if pieces.last().is_some_and(|piece| piece.is_empty()) {
+        pieces.pop();
+    }
+    let mut items = Vec::new();
+    for mut raw in pieces {
+        if raw.len() > limit {
+            if !mode.truncate {
+                items.push(Err(FrameError::LineTooLong { limit }));
+                continue;
+            }
+            raw = &raw[..limit];
+        }
+        if mode.raw {
+            items.push(Ok(raw.to_vec()));
+            continue;
+        }
+        let line = raw.strip_suffix(b"\r").unwrap_or(raw);
+        if !line.iter().all(|byte| matches!(byte, b' ' | b'\t' | b'\r')) {
+            items.push(Ok(line.to_vec()));
+        }
+    }
+    items
+}
+
+/// Both call loops, chunked as `caller` reads and in one read, give what the rules under
+/// `mode` give.
+fn check_in<S: ByteStorage>(
+    make: impl Fn() -> Framer<S>,
+    mode: Mode,
+    stream: &Stream,
+    caller: &Caller,
+    bound: usize,
+) -> bool {
+    let make = || mode.apply(make());
+    let limit = make().max_line();
+    let want = expected_in(&stream.0, limit, mode);
+    let whole = Caller {
+        reads: vec![usize::MAX],
+        takes: vec![0],
+    };
+    let at_once = run_from(&mut make(), &stream.0, &whole, bound);
+    let chunked = run_from(&mut make(), &stream.0, caller, bound);
+    let fed = run_fed_bytes(&mut make(), &stream.0, caller);
+    let ok = at_once == want && chunked == want && fed == want;
+    if !ok {
+        eprintln!(
+            "{mode:?} limit {limit}\nwant    {want:?}\nat once {at_once:?}\nchunked {chunked:?}\nfed     {fed:?}"
+        );
+    }
+    ok
+}
+
+/// Raw and truncating framers split any chunking of a stream into the same lines, over every
+/// kind of storage.
+#[test]
+fn raw_and_truncating_framers_match_their_rules_however_chunked() {
+    fn property(stream: Stream, caller: Caller, mode: Mode, limit: u8) -> bool {
+        let fixed = usize::from(limit % 80);
+        let inline = usize::from(limit % 64);
+        check_in(|| Framer::new([0u8; 64], fixed), mode, &stream, &caller, 64)
+            && check_in(
+                || Framer::new(heapless::Vec::<u8, 48>::new(), inline),
+                mode,
+                &stream,
+                &caller,
+                48,
+            )
+            && growable_check_in(mode, &stream, &caller, usize::from(limit % 120))
+    }
+    quickcheck(property as fn(Stream, Caller, Mode, u8) -> bool);
+}
+
+#[cfg(feature = "alloc")]
+fn growable_check_in(mode: Mode, stream: &Stream, caller: &Caller, limit: usize) -> bool {
+    let bound = limit.max(GROWABLE_MIN_CAPACITY);
+    check_in(|| Framer::with_limit(limit), mode, stream, caller, bound)
+}
+
+#[cfg(not(feature = "alloc"))]
+fn growable_check_in(_: Mode, _: &Stream, _: &Caller, _: usize) -> bool {
+    true
+}
+
+/// Lines around and over a limit above the growable floor: a truncating `Vec` framer cuts the
+/// ones that fill it while they stream in.
+#[cfg(feature = "alloc")]
+#[test]
+fn raw_and_truncating_framers_with_long_lines_match_their_rules() {
+    fn property(lines: Vec<(u16, bool)>, caller: Caller, mode: Mode, limit: u16) -> bool {
+        let (stream, caller, limit) = long_lines(lines, caller, limit);
+        check_in(|| Framer::with_limit(limit), mode, &stream, &caller, limit)
+    }
+    QuickCheck::new()
+        .tests(60)
+        .quickcheck(property as fn(Vec<(u16, bool)>, Caller, Mode, u16) -> bool);
+}

@@ -2,6 +2,7 @@
 
 use std::io::Read;
 
+use acp_core::wire::frame::Framer;
 use rustix::termios::{LocalModes, OptionalActions, SpecialCodeIndex, Termios};
 use smol::channel::Receiver;
 use smol::stream::StreamExt as _;
@@ -15,7 +16,7 @@ const READ_CHUNK: usize = 4096;
 pub(crate) struct StdinLines {
     chunks: Option<Receiver<Vec<u8>>>,
     /// Read and not yet handed out.
-    pending: Vec<u8>,
+    pending: TypedBytes,
     ended: bool,
 }
 
@@ -31,17 +32,11 @@ impl StdinLines {
         // Each pass either hands out a line or waits for one more chunk; stdin is finite
         // or the wait goes on as long as the person types nothing.
         loop {
-            if let Some(at) = self.pending.iter().position(|&b| b == b'\n') {
-                let line: Vec<u8> = self.pending.drain(..=at).collect();
-                let text = String::from_utf8_lossy(&line);
-                return Some(text.trim_end_matches(['\n', '\r']).to_owned());
+            if let Some(line) = self.pending.take_line() {
+                return Some(line);
             }
             if self.ended {
-                if self.pending.is_empty() {
-                    return None;
-                }
-                let rest = std::mem::take(&mut self.pending);
-                return Some(String::from_utf8_lossy(&rest).into_owned());
+                return self.pending.take_last();
             }
             self.read_more().await;
         }
@@ -56,7 +51,7 @@ impl StdinLines {
         if self.pending.is_empty() {
             return None;
         }
-        Some(std::mem::take(&mut self.pending))
+        Some(self.pending.take_all())
     }
 
     async fn read_more(&mut self) {
@@ -74,9 +69,96 @@ impl StdinLines {
             rx
         });
         match chunks.recv().await {
-            Ok(chunk) => self.pending.extend_from_slice(&chunk),
+            Ok(chunk) => self.pending.push(chunk),
             Err(_) => self.ended = true,
         }
+    }
+}
+
+/// Bytes typed and not handed out yet: whole lines through acp-core's framer (raw, so a
+/// blank line is a line, and without a length limit: a pasted prompt may be long), or all of
+/// them at once as keys. Each byte is searched for a newline once, however the reads cut
+/// the lines.
+pub(crate) struct TypedBytes {
+    /// Holds the start of a line the reads so far have not ended.
+    framer: Framer<Vec<u8>>,
+    /// The last read, taken from `at` on.
+    read: Vec<u8>,
+    at: usize,
+}
+
+/// How many bytes wait, not what was typed.
+impl std::fmt::Debug for TypedBytes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let waiting = self.framer.buffered() + self.read.len() - self.at;
+        f.debug_struct("TypedBytes")
+            .field("waiting", &waiting)
+            .finish()
+    }
+}
+
+impl Default for TypedBytes {
+    fn default() -> Self {
+        TypedBytes {
+            framer: Framer::with_limit(usize::MAX).raw(),
+            read: Vec::new(),
+            at: 0,
+        }
+    }
+}
+
+impl TypedBytes {
+    /// Adds what one read gave.
+    pub(crate) fn push(&mut self, bytes: Vec<u8>) {
+        if self.at == self.read.len() {
+            self.read = bytes;
+        } else {
+            self.read.drain(..self.at);
+            self.read.extend_from_slice(&bytes);
+        }
+        self.at = 0;
+    }
+
+    /// The next whole line, without its `\n` and the `\r`s before it (invalid UTF-8
+    /// replaced); `None` when no line is complete yet.
+    pub(crate) fn take_line(&mut self) -> Option<String> {
+        let mut input = &self.read[self.at..];
+        let line = self.framer.next_line_bytes_from(&mut input);
+        self.at = self.read.len() - input.len();
+        let line = line?.unwrap_or_default();
+        Some(
+            String::from_utf8_lossy(line)
+                .trim_end_matches('\r')
+                .to_owned(),
+        )
+    }
+
+    /// At the end of the input, after [`TypedBytes::take_line`] gave `None`: the last line,
+    /// which has no newline, as typed (invalid UTF-8 replaced); `None` if nothing is left.
+    pub(crate) fn take_last(&mut self) -> Option<String> {
+        self.framer.finish();
+        let line = self.framer.next_line_bytes_from(&mut &[][..])?;
+        Some(String::from_utf8_lossy(line.unwrap_or_default()).into_owned())
+    }
+
+    /// Whether nothing is left to hand out.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.framer.buffered() == 0 && self.at == self.read.len()
+    }
+
+    /// Every byte not handed out yet (what single keys gave).
+    pub(crate) fn take_all(&mut self) -> Vec<u8> {
+        let mut bytes = self.framer.held().to_vec();
+        bytes.extend_from_slice(&self.read[self.at..]);
+        self.clear();
+        bytes
+    }
+
+    /// Forgets every byte not handed out yet.
+    pub(crate) fn clear(&mut self) {
+        self.framer.reset();
+        self.read.clear();
+        self.at = 0;
     }
 }
 
@@ -154,5 +236,71 @@ impl Interrupts {
             }
             None => std::future::pending().await,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::TypedBytes;
+
+    fn typed(reads: &[&[u8]]) -> TypedBytes {
+        let mut typed = TypedBytes::default();
+        for read in reads {
+            typed.push(read.to_vec());
+        }
+        typed
+    }
+
+    /// Lines typed across reads come out whole, without `\n` and the `\r`s before it; a blank
+    /// line is a line.
+    #[test]
+    fn lines_across_reads() {
+        let mut bytes = TypedBytes::default();
+        let mut lines = Vec::new();
+        for read in [&b"fir"[..], b"st\r\n\nsec", b"ond\r\r\nthi", b"rd\xff\n"] {
+            bytes.push(read.to_vec());
+            while let Some(line) = bytes.take_line() {
+                lines.push(line);
+            }
+        }
+        assert_eq!(lines, ["first", "", "second", "third\u{fffd}"]);
+        assert!(bytes.is_empty());
+        assert_eq!(bytes.take_last(), None);
+    }
+
+    /// R-FRAME-3: at the end of stdin the last line needs no newline; it comes as typed.
+    #[test]
+    fn the_last_line_without_a_newline() {
+        let mut bytes = typed(&[b"a\nb", b"c\r"]);
+        assert_eq!(bytes.take_line().as_deref(), Some("a"));
+        assert_eq!(bytes.take_line(), None);
+        assert_eq!(bytes.take_last().as_deref(), Some("bc\r"));
+        assert_eq!(bytes.take_last(), None);
+    }
+
+    /// Keys take every byte not handed out: the start of a line held back, the rest of the
+    /// read, newlines included.
+    #[test]
+    fn keys_take_everything_left() {
+        let mut bytes = typed(&[b"line\nhalf"]);
+        assert_eq!(bytes.take_line().as_deref(), Some("line"));
+        assert_eq!(bytes.take_line(), None);
+        bytes.push(b" y\nz".to_vec());
+        assert!(!bytes.is_empty());
+        assert_eq!(bytes.take_all(), b"half y\nz");
+        assert!(bytes.is_empty());
+        bytes.push(b"q".to_vec());
+        bytes.clear();
+        assert!(bytes.is_empty());
+        bytes.push(b"new\n".to_vec());
+        assert_eq!(bytes.take_line().as_deref(), Some("new"));
+    }
+
+    /// A read pushed while part of the last one waits is appended to it.
+    #[test]
+    fn a_read_pushed_before_the_last_is_used_up() {
+        let mut bytes = typed(&[b"a\nb\n", b"c\n"]);
+        let lines: Vec<String> = std::iter::from_fn(|| bytes.take_line()).collect();
+        assert_eq!(lines, ["a", "b", "c"]);
     }
 }

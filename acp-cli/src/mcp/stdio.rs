@@ -9,8 +9,9 @@ use std::collections::VecDeque;
 use std::os::unix::process::CommandExt;
 use std::sync::{Arc, Mutex};
 
+use acp_conform::process::LineSplitter;
 use smol::channel::Receiver;
-use smol::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use smol::io::{AsyncReadExt, AsyncWriteExt};
 use smol::process::{Child, Command, Stdio};
 
 use super::inbound::Inbound;
@@ -74,30 +75,21 @@ impl StdioServer {
                 inbound.closed("the server exited (its output closed)".into());
             }));
         }
-        if let Some(err) = child.stderr.take() {
+        if let Some(mut err) = child.stderr.take() {
             let ring = Arc::clone(&stderr);
             tasks.push(smol::spawn(async move {
-                let mut reader = BufReader::new(err);
-                let mut line = Vec::new();
-                while let Ok(n) = reader.read_until(b'\n', &mut line).await {
-                    if n == 0 {
-                        break;
+                let mut lines = LineSplitter::new(STDERR_LINE_BYTES);
+                let mut buf = vec![0u8; 8 * 1024];
+                let mut out = Vec::new();
+                loop {
+                    match err.read(&mut buf).await {
+                        Ok(0) | Err(_) => break,
+                        Ok(n) => lines.feed(&buf[..n], &mut out),
                     }
-                    let mut text = String::from_utf8_lossy(&line).trim_end().to_owned();
-                    if text.len() > STDERR_LINE_BYTES {
-                        let mut end = STDERR_LINE_BYTES;
-                        while !text.is_char_boundary(end) {
-                            end -= 1;
-                        }
-                        text.truncate(end);
-                    }
-                    let mut ring = ring.lock().unwrap_or_else(|p| p.into_inner());
-                    if ring.len() == STDERR_LINES {
-                        ring.pop_front();
-                    }
-                    ring.push_back(text);
-                    line.clear();
+                    keep_stderr(&ring, &mut out);
                 }
+                lines.finish(&mut out);
+                keep_stderr(&ring, &mut out);
             }));
         }
         Ok(Self {
@@ -115,11 +107,82 @@ impl StdioServer {
     }
 }
 
+/// Moves the stderr lines in `lines` (each already cut to [`STDERR_LINE_BYTES`] bytes by the
+/// splitter, invalid UTF-8 replaced) into the ring, without their trailing whitespace and cut
+/// on a character boundary.
+fn keep_stderr(ring: &Mutex<VecDeque<String>>, lines: &mut Vec<String>) {
+    if lines.is_empty() {
+        return;
+    }
+    let mut ring = ring.lock().unwrap_or_else(|p| p.into_inner());
+    for line in lines.drain(..) {
+        let mut text = line.trim_end().to_owned();
+        if text.len() > STDERR_LINE_BYTES {
+            let mut end = STDERR_LINE_BYTES;
+            while !text.is_char_boundary(end) {
+                end -= 1;
+            }
+            text.truncate(end);
+        }
+        if ring.len() == STDERR_LINES {
+            ring.pop_front();
+        }
+        ring.push_back(text);
+    }
+}
+
 impl Drop for StdioServer {
     fn drop(&mut self) {
         if let Some(group) = self.group {
             // Gone already is what we wanted.
             let _ = rustix::process::kill_process_group(group, rustix::process::Signal::KILL);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ring_after(reads: &[&[u8]]) -> Vec<String> {
+        let ring = Mutex::new(VecDeque::new());
+        let mut lines = LineSplitter::new(STDERR_LINE_BYTES);
+        let mut out = Vec::new();
+        for read in reads {
+            lines.feed(read, &mut out);
+            keep_stderr(&ring, &mut out);
+        }
+        lines.finish(&mut out);
+        keep_stderr(&ring, &mut out);
+        ring.into_inner().unwrap().into()
+    }
+
+    /// R-MCP-3: stderr lines are kept trimmed, a last line without a newline too.
+    #[test]
+    fn stderr_lines_are_kept_trimmed() {
+        assert_eq!(
+            ring_after(&[b"start", b"ing \r\n\nready\t\n", b"bye"]),
+            ["starting", "", "ready", "bye"]
+        );
+    }
+
+    /// R-MCP-3: a long line is cut to `STDERR_LINE_BYTES` on a character boundary, and one
+    /// that never ends is cut as it streams in rather than held whole.
+    #[test]
+    fn a_long_stderr_line_is_cut_on_a_character_boundary() {
+        let long = format!(
+            "{}é{}\nnext\n",
+            "a".repeat(STDERR_LINE_BYTES - 1),
+            "b".repeat(10)
+        );
+        let ring = ring_after(&[long.as_bytes()]);
+        assert_eq!(ring, ["a".repeat(STDERR_LINE_BYTES - 1), "next".to_owned()]);
+        let endless = vec![b'x'; 1024 * 1024];
+        let mut lines = LineSplitter::new(STDERR_LINE_BYTES);
+        let mut out = Vec::new();
+        for _ in 0..4 {
+            lines.feed(&endless, &mut out);
+        }
+        assert_eq!(out, ["x".repeat(STDERR_LINE_BYTES)]);
     }
 }

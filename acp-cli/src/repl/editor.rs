@@ -25,6 +25,7 @@ use rustyline::validate::Validator;
 use rustyline::{Config, Context, Editor, ExternalPrinter, Helper};
 
 use super::slash;
+use crate::client::terminal::TypedBytes;
 
 /// Bytes read from stdin at most per plain read.
 const READ_CHUNK: usize = 4096;
@@ -76,7 +77,7 @@ pub(crate) struct Keyboard {
     cancel_end: Arc<OwnedFd>,
     outstanding: Option<Outstanding>,
     /// Read and not yet handed out.
-    pending: Vec<u8>,
+    pending: TypedBytes,
     ended: bool,
     /// The main agent's command names, for Tab.
     agent_commands: Arc<Mutex<Vec<String>>>,
@@ -87,7 +88,7 @@ impl std::fmt::Debug for Keyboard {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Keyboard")
             .field("outstanding", &self.outstanding)
-            .field("pending", &self.pending.len())
+            .field("pending", &self.pending)
             .field("ended", &self.ended)
             .finish()
     }
@@ -137,7 +138,7 @@ impl Keyboard {
             cancel,
             cancel_end,
             outstanding: None,
-            pending: Vec::new(),
+            pending: TypedBytes::default(),
             ended: false,
             agent_commands,
             printer,
@@ -197,11 +198,7 @@ impl Keyboard {
                 return Typed::Line(line);
             }
             if self.ended {
-                if self.pending.is_empty() {
-                    return Typed::End;
-                }
-                let rest = std::mem::take(&mut self.pending);
-                return Typed::Line(String::from_utf8_lossy(&rest).into_owned());
+                return self.pending.take_last().map_or(Typed::End, Typed::Line);
             }
             if let Some(typed) = self.read().await {
                 return typed;
@@ -223,7 +220,7 @@ impl Keyboard {
         if self.pending.is_empty() {
             return Typed::End;
         }
-        Typed::Key(std::mem::take(&mut self.pending))
+        Typed::Key(self.pending.take_all())
     }
 
     /// One plain read into `pending`; `Some` when the reply was not bytes.
@@ -258,7 +255,7 @@ impl Keyboard {
             Ok(Reply::Line(line)) => Typed::Line(line),
             Ok(Reply::Interrupted) => Typed::Interrupt,
             Ok(Reply::Bytes(bytes)) => {
-                self.pending.extend_from_slice(&bytes);
+                self.pending.push(bytes);
                 Typed::End
             }
             Ok(Reply::Cancelled) => Typed::End,
@@ -285,10 +282,7 @@ impl Keyboard {
     }
 
     fn take_line(&mut self) -> Option<String> {
-        let at = self.pending.iter().position(|&b| b == b'\n')?;
-        let line: Vec<u8> = self.pending.drain(..=at).collect();
-        let text = String::from_utf8_lossy(&line);
-        Some(text.trim_end_matches(['\n', '\r']).to_owned())
+        self.pending.take_line()
     }
 }
 

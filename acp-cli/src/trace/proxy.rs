@@ -29,6 +29,7 @@ use std::time::{Duration, Instant};
 use async_signal::{Signal, Signals};
 
 use acp_conform::trace::{self as format, Side};
+use acp_core::wire::frame::Framer;
 
 /// How much one read takes at most.
 const CHUNK_BYTES: usize = 64 * 1024;
@@ -130,17 +131,19 @@ impl Recorder {
 }
 
 /// Cuts one direction's bytes into lines (R-FRAME-1: `\n` ends a line; the line is kept
-/// exactly, `\r` included). Lines longer than [`MAX_LINE_BYTES`], and lines a skipped chunk
-/// cut into, are counted as dropped.
+/// exactly, `\r` included): acp-core's framer, raw. Lines longer than [`MAX_LINE_BYTES`], and
+/// lines a skipped chunk cut into, are counted as dropped; so is a line still broken when the
+/// stream ends (R-FRAME-3: a last line without a newline is a line).
 struct LineCutter {
-    line: Vec<u8>,
+    framer: Framer<Vec<u8>>,
+    /// A skipped chunk cut into the line under way: the rest of it is dropped.
     broken: bool,
 }
 
 impl LineCutter {
     fn new() -> Self {
         LineCutter {
-            line: Vec::new(),
+            framer: Framer::with_limit(MAX_LINE_BYTES).raw(),
             broken: false,
         }
     }
@@ -148,48 +151,35 @@ impl LineCutter {
     /// Feeds a chunk; complete lines go to `emit`, broken ones are counted in `dropped`. A line
     /// that lies whole inside the chunk is handed on where it is, not copied.
     fn feed(&mut self, mut bytes: &[u8], dropped: &mut u64, emit: &mut impl FnMut(&[u8])) {
-        while let Some(at) = memchr::memchr(b'\n', bytes) {
-            if self.line.is_empty() && !self.broken {
-                let line = &bytes[..at];
-                if !line.trim_ascii().is_empty() {
-                    emit(line);
-                }
-            } else {
-                self.keep(&bytes[..at]);
-                self.end_line(dropped, emit);
-            }
+        if self.broken {
+            let Some(at) = memchr::memchr(b'\n', bytes) else {
+                return;
+            };
+            self.broken = false;
+            *dropped += 1;
             bytes = &bytes[at + 1..];
         }
-        self.keep(bytes);
+        while let Some(line) = self.framer.next_line_bytes_from(&mut bytes) {
+            match line {
+                Ok(line) if line.trim_ascii().is_empty() => {}
+                Ok(line) => emit(line),
+                Err(_) => *dropped += 1,
+            }
+        }
     }
 
     /// A chunk of this direction was skipped: the line under way is broken.
     fn skip(&mut self) {
-        self.line.clear();
+        self.framer.reset();
         self.broken = true;
     }
 
     fn finish(&mut self, dropped: &mut u64, emit: &mut impl FnMut(&[u8])) {
-        if !self.line.is_empty() {
-            self.end_line(dropped, emit);
-        }
-    }
-
-    fn keep(&mut self, bytes: &[u8]) {
-        if self.broken || self.line.len() + bytes.len() > MAX_LINE_BYTES {
-            self.skip();
-        } else {
-            self.line.extend_from_slice(bytes);
-        }
-    }
-
-    fn end_line(&mut self, dropped: &mut u64, emit: &mut impl FnMut(&[u8])) {
+        self.framer.finish();
+        self.feed(&[], dropped, emit);
         if std::mem::take(&mut self.broken) {
             *dropped += 1;
-        } else if !self.line.trim_ascii().is_empty() {
-            emit(&self.line);
         }
-        self.line.clear();
     }
 }
 
@@ -516,6 +506,21 @@ mod tests {
         let (lines, dropped) = cut(&[&big, &big, b"\nok\n"]);
         assert_eq!(lines, [b"ok".to_vec()]);
         assert_eq!(dropped, 1);
+    }
+
+    /// R-TRACE-2: a line still broken when the stream ends is counted as dropped, like one
+    /// that ends with a newline (R-FRAME-3): one over the limit, one a skipped chunk cut into.
+    #[test]
+    fn a_broken_last_line_without_a_newline_is_counted_as_dropped() {
+        let big = vec![b'x'; MAX_LINE_BYTES / 2 + 1];
+        assert_eq!(cut(&[b"ok\n", &big, &big]), (vec![b"ok".to_vec()], 1));
+
+        let mut cutter = LineCutter::new();
+        let (mut lines, mut dropped) = (Vec::new(), 0);
+        cutter.feed(b"a\nb", &mut dropped, &mut |l| lines.push(l.to_vec()));
+        cutter.skip();
+        cutter.finish(&mut dropped, &mut |l| lines.push(l.to_vec()));
+        assert_eq!((lines, dropped), (vec![b"a".to_vec()], 1));
     }
 
     fn chunk(seq: u64, from: Side, bytes: &[u8]) -> Chunk {

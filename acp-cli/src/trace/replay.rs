@@ -15,14 +15,17 @@
 //! as compact JSON (`absent` where a member is missing).
 
 use std::collections::{HashMap, HashSet};
-use std::io::{BufRead, BufReader, Write};
+use std::io::{self, Read, Write};
 use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, channel};
 use std::time::Duration;
 
 use serde_json::Value;
 
 use acp_conform::trace::{self as format, Entry, Side};
+use acp_core::wire::frame::Framer;
+
+use super::proxy::MAX_LINE_BYTES;
 
 /// How long replay waits for each agent message by default.
 pub(crate) const DEFAULT_WAIT_SECS: f64 = 10.0;
@@ -72,6 +75,34 @@ struct Agent {
     wait: Duration,
 }
 
+/// Sends every non-blank line the agent writes, as written (`\r` included, as `trace`
+/// records it), until its stdout ends or nobody listens. A line longer than `trace` records
+/// (R-FRAME-5's 16 MiB) is skipped: no recorded message can match it.
+fn read_lines(mut stdout: impl Read, send: &Sender<Vec<u8>>) {
+    let mut framer = Framer::with_limit(MAX_LINE_BYTES).raw();
+    let mut buf = vec![0u8; 64 * 1024];
+    let mut ended = false;
+    while !ended {
+        let mut input = match stdout.read(&mut buf) {
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Ok(0) | Err(_) => {
+                framer.finish();
+                ended = true;
+                &[][..]
+            }
+            Ok(n) => &buf[..n],
+        };
+        while let Some(line) = framer.next_line_bytes_from(&mut input) {
+            if let Ok(line) = line
+                && !line.trim_ascii().is_empty()
+                && send.send(line.to_vec()).is_err()
+            {
+                return;
+            }
+        }
+    }
+}
+
 impl Agent {
     fn start(argv: &[String], wait: Duration) -> Result<Agent, String> {
         let (program, args) = argv
@@ -86,23 +117,7 @@ impl Agent {
             .map_err(|e| format!("cannot start {program}: {e}"))?;
         let stdout = child.stdout.take().expect("stdout is piped");
         let (send, lines) = channel();
-        std::thread::spawn(move || {
-            let mut reader = BufReader::new(stdout);
-            loop {
-                let mut line = Vec::new();
-                match reader.read_until(b'\n', &mut line) {
-                    Ok(0) | Err(_) => break,
-                    Ok(_) => {
-                        if line.ends_with(b"\n") {
-                            line.pop();
-                        }
-                        if !line.trim_ascii().is_empty() && send.send(line).is_err() {
-                            break;
-                        }
-                    }
-                }
-            }
-        });
+        std::thread::spawn(move || read_lines(stdout, &send));
         Ok(Agent {
             stdin: child.stdin.take(),
             child,

@@ -15,6 +15,11 @@
 //!   served normally. [`Framer::next_line_bytes`] leaves that check to the caller
 //!   (`envelope::scan_bytes` does it while it scans the line, for less work per byte).
 //!
+//! Two settings serve the workspace's other line readers (agent stderr, typed input, the
+//! trace proxy, the conformance harness) with the same splitting: [`Framer::raw`] hands out
+//! every line as written (`\r` kept, blank lines too) and [`Framer::truncating`] cuts an
+//! oversized line to the limit instead of reporting it.
+//!
 //! Two ways in. [`Framer::feed`] copies the input into the storage, and the lines are taken
 //! out with [`next_line`](Framer::next_line) or [`next_line_bytes`](Framer::next_line_bytes):
 //! the caller may reuse its read buffer at once. [`Framer::next_line_bytes_from`] takes the
@@ -249,6 +254,11 @@ pub struct Framer<S> {
     /// The bytes after the last stored newline form a complete line: the stream ended, or its
     /// newline arrived when the storage was full.
     terminated: bool,
+    /// Lines are handed out as written: no `\r` stripped, blank lines kept ([`Framer::raw`]).
+    raw: bool,
+    /// An oversized line is cut to the limit instead of reported
+    /// ([`Framer::truncating`]).
+    truncate: bool,
     #[cfg(test)]
     work: Work,
 }
@@ -265,6 +275,8 @@ impl<S: ByteStorage> fmt::Debug for Framer<S> {
             .field("discarding", &self.discarding)
             .field("too_long_due", &self.too_long_due)
             .field("terminated", &self.terminated)
+            .field("raw", &self.raw)
+            .field("truncate", &self.truncate)
             .finish()
     }
 }
@@ -306,9 +318,48 @@ impl<S: ByteStorage> Framer<S> {
             discarding: false,
             too_long_due: false,
             terminated: false,
+            raw: false,
+            truncate: false,
             #[cfg(test)]
             work: Work::default(),
         }
+    }
+
+    /// Hands out every line exactly as written, without its `\n` but with a `\r` before it,
+    /// blank lines included: for readers of lines that are not NDJSON (stderr, typed input)
+    /// or that must keep the bytes as the peer sent them (`acp-cli trace`). Everything else
+    /// (the limit, the last line at [`finish`](Framer::finish), chunking) is unchanged.
+    #[must_use]
+    pub fn raw(mut self) -> Self {
+        self.raw = true;
+        self
+    }
+
+    /// Cuts a line longer than the limit to its first `max_line` bytes and drops the rest up
+    /// to its newline, instead of reporting [`FrameError::LineTooLong`]: for logs, where the
+    /// start of a long line is worth keeping. The cut line may be handed out before its
+    /// newline arrives (as soon as the storage is full of it).
+    #[must_use]
+    pub fn truncating(mut self) -> Self {
+        self.truncate = true;
+        self
+    }
+
+    /// Forgets every byte held and every report due, as if the stream started anew; the
+    /// storage is kept.
+    pub fn reset(&mut self) {
+        self.start = 0;
+        self.scan = 0;
+        self.end = 0;
+        self.discarding = false;
+        self.too_long_due = false;
+        self.terminated = false;
+    }
+
+    /// The bytes held and not handed out yet: complete lines not taken (with their newlines)
+    /// and the partial line. [`buffered`](Framer::buffered) is their length.
+    pub fn held(&self) -> &[u8] {
+        &self.storage.bytes()[self.start..self.end]
     }
 
     /// The longest line accepted, in bytes, newline excluded (after clamping to the storage).
@@ -422,6 +473,14 @@ impl<S: ByteStorage> Framer<S> {
             self.terminated = true;
             return Room::TookNewline;
         }
+        if self.truncate {
+            // The partial line, cut to the limit, is complete; the rest of it is dropped.
+            self.end = self.end.min(self.start.saturating_add(self.max_line));
+            self.scan = self.end;
+            self.terminated = true;
+            self.discarding = true;
+            return Room::Made;
+        }
         self.end = self.start;
         self.scan = self.start;
         self.too_long_due = true;
@@ -442,8 +501,8 @@ impl<S: ByteStorage> Framer<S> {
     /// The next complete line without its newline (and without one `\r` before it), or the
     /// error that replaces it; `None` when no complete line is held.
     ///
-    /// Blank and whitespace-only lines are skipped. The `&str` borrows the storage until the
-    /// next call.
+    /// Blank and whitespace-only lines are skipped (unless [`raw`](Framer::raw)). The `&str`
+    /// borrows the storage until the next call.
     pub fn next_line(&mut self) -> Option<Result<&str, FrameError>> {
         Some(match self.next_span()? {
             Ok((from, to)) => str::from_utf8(&self.storage.bytes()[from..to]).map_err(|error| {
@@ -534,10 +593,14 @@ impl<S: ByteStorage> Framer<S> {
                     continue;
                 };
                 *input = &rest[at + 1..];
+                let mut line = &rest[..at];
                 if at > self.max_line {
-                    return Some(Err(self.too_long()));
+                    if !self.truncate {
+                        return Some(Err(self.too_long()));
+                    }
+                    line = &line[..self.max_line];
                 }
-                match content_len(&rest[..at]) {
+                match self.content_len(line) {
                     Some(len) => return Some(Ok(&rest[..len])),
                     None => continue,
                 }
@@ -558,6 +621,11 @@ impl<S: ByteStorage> Framer<S> {
             let end = found.map_or(input.len(), |at| at + 1);
             let taken = self.feed(&input[..end]);
             *input = &input[taken..];
+            if found.is_none() {
+                // What was fed holds no newline and nothing stored before it did (no span
+                // was found): the next search starts after it.
+                self.scan = self.end;
+            }
         }
     }
 
@@ -625,14 +693,29 @@ impl<S: ByteStorage> Framer<S> {
                 }
                 None => return None,
             };
+            let mut to = to;
             if to - from > self.max_line {
-                return Some(Err(self.too_long()));
+                if !self.truncate {
+                    return Some(Err(self.too_long()));
+                }
+                to = from + self.max_line;
             }
-            if let Some(len) = content_len(&self.storage.bytes()[from..to]) {
+            if let Some(len) = self.content_len(&self.storage.bytes()[from..to]) {
                 break (from, from + len);
             }
         };
         Some(Ok((from, to)))
+    }
+
+    /// The length of `raw`, a line without its `\n`, as handed out; `None` when the line is
+    /// skipped. Raw framers hand out every line whole.
+    #[inline]
+    fn content_len(&self, raw: &[u8]) -> Option<usize> {
+        if self.raw {
+            Some(raw.len())
+        } else {
+            content_len(raw)
+        }
     }
 
     fn too_long(&self) -> FrameError {
@@ -1132,7 +1215,8 @@ mod tests {
         assert_eq!(
             alloc::format!("{framer:?}"),
             "Framer { start: 0, scan: 0, end: 5, capacity: 64, max_line: 64, \
-             discarding: false, too_long_due: false, terminated: false }"
+             discarding: false, too_long_due: false, terminated: false, raw: false, \
+             truncate: false }"
         );
     }
 
@@ -1493,5 +1577,100 @@ mod tests {
             let inline = Framer::new(heapless::Vec::<u8, 64>::new(), 64);
             assert_eq!(run_from(&mut { inline }, &reads), want);
         }
+    }
+
+    // ----- raw and truncating framers -----
+
+    #[test]
+    #[cfg(feature = "alloc")]
+    fn raw_lines_keep_their_carriage_returns_and_blank_lines() {
+        let reads: [&[u8]; 3] = [b"{}\r\n\n  \r", b"\na\rb\n\r\r", b"\nlast\r"];
+        let want = [
+            ok("{}\r"),
+            ok(""),
+            ok("  \r"),
+            ok("a\rb"),
+            ok("\r\r"),
+            ok("last\r"),
+        ];
+        assert_eq!(run(&mut Framer::new([0u8; 16], 16).raw(), &reads), want);
+        assert_eq!(run_from(&mut Framer::with_limit(16).raw(), &reads), want);
+        // A final newline ends the last line; no empty line follows it.
+        assert_eq!(run(&mut Framer::with_limit(16).raw(), &[b"a\n"]), [ok("a")]);
+        // The `\r` counts towards the limit, as in NDJSON framing.
+        assert_eq!(
+            run(
+                &mut Framer::new([0u8; 4], 4).raw(),
+                &[b"abc\r\nabcd\r\nok\n"]
+            ),
+            [
+                ok("abc\r"),
+                Err(FrameError::LineTooLong { limit: 4 }),
+                ok("ok")
+            ]
+        );
+    }
+
+    #[test]
+    #[cfg(feature = "alloc")]
+    fn truncating_cuts_an_oversized_line_and_drops_the_rest_of_it() {
+        let reads: [&[u8]; 3] = [b"abcdefgh", b"ij\nkl\nmnopqrstuvwxyz", b"\n"];
+        let want = [ok("abcd"), ok("kl"), ok("mnop")];
+        // Cut as soon as the storage is full of it, or once its newline arrives.
+        assert_eq!(
+            run(&mut Framer::new([0u8; 4], 4).truncating(), &reads),
+            want
+        );
+        assert_eq!(
+            run(&mut Framer::new([0u8; 64], 4).truncating(), &reads),
+            want
+        );
+        assert_eq!(
+            run_from(&mut Framer::with_limit(4).truncating(), &reads),
+            want
+        );
+        // At the end of the stream, too.
+        assert_eq!(
+            run_from(&mut Framer::with_limit(4).truncating(), &[b"x\nabcdef"]),
+            [ok("x"), ok("abcd")]
+        );
+    }
+
+    #[test]
+    fn a_truncated_line_is_handed_out_once_the_storage_is_full_of_it() {
+        let mut framer = Framer::new([0u8; 4], 4).truncating();
+        assert_eq!(
+            framer.feed(b"abcdefgh"),
+            8,
+            "the rest is dropped as it arrives"
+        );
+        assert_eq!(framer.next_line(), Some(Ok("abcd")));
+        assert_eq!(framer.next_line(), None);
+        assert_eq!(framer.feed(b"ij\r\nkl\n"), 7);
+        assert_eq!(framer.next_line(), Some(Ok("kl")));
+    }
+
+    #[test]
+    fn held_bytes_and_reset() {
+        let mut framer = Framer::new([0u8; 16], 16);
+        assert_eq!(framer.feed(b"{}\nab"), 5);
+        assert_eq!(framer.held(), b"{}\nab");
+        assert_eq!(framer.next_line(), Some(Ok("{}")));
+        assert_eq!(framer.held(), b"ab");
+        framer.reset();
+        assert_eq!((framer.held(), framer.buffered()), (&b""[..], 0));
+        assert_eq!(framer.feed(b"cd\n"), 3);
+        assert_eq!(
+            framer.next_line(),
+            Some(Ok("cd")),
+            "nothing of `ab` is left"
+        );
+        // A report due and a line being dropped are forgotten as well.
+        let mut framer = Framer::new([0u8; 4], 4);
+        framer.feed(b"abcdefg");
+        framer.reset();
+        assert_eq!(framer.feed(b"h\n"), 2);
+        assert_eq!(framer.next_line(), Some(Ok("h")));
+        assert_eq!(framer.next_line(), None);
     }
 }
