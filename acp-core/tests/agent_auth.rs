@@ -40,7 +40,7 @@ fn config() -> AgentConfig {
 }
 
 fn harness(capabilities: &str) -> Harness<Growable> {
-    let mut h = Harness::with_config(config());
+    let mut h: Harness = Harness::with_config(config());
     h.initialize(capabilities);
     h
 }
@@ -86,7 +86,7 @@ fn logout(h: &mut Harness<Growable>, id: u32) -> Ticket {
 /// a plain ACP agent sends no `_meta`.
 #[test]
 fn initialize_lists_both_forms_to_a_terminal_capable_client() {
-    let mut h = Harness::with_config(config());
+    let mut h: Harness = Harness::with_config(config());
     assert_eq!(
         initialize_result(&mut h, r#"{"auth":{"terminal":true}}"#),
         r#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1,"agentCapabilities":{"loadSession":true,"promptCapabilities":{"image":false,"audio":false,"embeddedContext":false},"mcpCapabilities":{"http":false,"sse":false},"sessionCapabilities":{"list":{},"resume":{}},"auth":{"logout":{}}},"authMethods":[{"id":"key","name":"API key","description":"From the environment"},{"type":"terminal","id":"tui","name":"Log in","args":["--login"],"env":{"MODE":"tui"}}],"agentInfo":{"name":"a","title":"A","version":"1"}}}"#
@@ -97,7 +97,7 @@ fn initialize_lists_both_forms_to_a_terminal_capable_client() {
 /// repeated `initialize` follows its own capabilities.
 #[test]
 fn terminal_method_hidden_without_the_capability() {
-    let mut h = Harness::with_config(config());
+    let mut h: Harness = Harness::with_config(config());
     let methods = |line: &str| {
         let start = line.find("\"authMethods\":").unwrap();
         let end = line.find(",\"agentInfo\"").unwrap();
@@ -285,6 +285,7 @@ fn logout_flips_back_and_open_sessions_go_on() {
     assert!(!h.agent.is_authenticated());
     h.send(NEW);
     assert_eq!(h.take_lines(), [REFUSED]);
+    h.take_events();
     h.prompt(3, "s1");
 }
 
@@ -314,7 +315,7 @@ fn logout_without_the_capability_is_32601() {
     config
         .offer_auth(&AuthMethodSpec::agent("key", "API key"))
         .unwrap();
-    let mut h = Harness::with_config(config);
+    let mut h: Harness = Harness::with_config(config);
     let init = initialize_result(&mut h, "{}");
     assert!(!init.contains("\"auth\""), "{init}");
     h.send(r#"{"jsonrpc":"2.0","id":1,"method":"logout","params":{}}"#);
@@ -327,9 +328,10 @@ fn logout_without_the_capability_is_32601() {
         ]
     );
     // Not required: sessions are served before any authenticate.
+    h.take_events();
     h.open_session("s1");
 
-    let mut h = Harness::with_config(AgentConfig::new(AgentInfo::new("a", "A", "1")));
+    let mut h: Harness = Harness::with_config(AgentConfig::new(AgentInfo::new("a", "A", "1")));
     h.initialize("{}");
     h.send(r#"{"jsonrpc":"2.0","id":1,"method":"authenticate","params":{"methodId":"key"}}"#);
     assert_eq!(
@@ -413,7 +415,7 @@ fn new_is_plain_acp_and_agentao_opts_in() {
     let plain = AgentConfig::new(AgentInfo::new("a", "A", "1"));
     assert_eq!(plain.dialect, Dialect::Acp);
     assert!(!plain.features.ask_user && !plain.features.set_model);
-    let mut h = Harness::with_config(plain);
+    let mut h: Harness = Harness::with_config(plain);
     let init = initialize_result(&mut h, "{}");
     assert!(!init.contains("_meta"), "{init}");
     h.send(r#"{"jsonrpc":"2.0","id":1,"method":"_agentao.cn/set_model","params":{"sessionId":"s","model":"m"}}"#);
@@ -425,7 +427,7 @@ fn new_is_plain_acp_and_agentao_opts_in() {
     let agentao = AgentConfig::agentao(AgentInfo::new("a", "A", "1"));
     assert_eq!(agentao.dialect, Dialect::Agentao);
     assert!(agentao.features.ask_user && agentao.features.set_model);
-    let mut h = Harness::with_config(agentao);
+    let mut h: Harness = Harness::with_config(agentao);
     let init = initialize_result(&mut h, "{}");
     assert!(
         init.contains(r#""_meta":{"_agentao.cn/extensions":[{"method":"_agentao.cn/ask_user""#),

@@ -30,8 +30,8 @@ use core::time::Duration;
 
 pub use asks::RawToolCall;
 pub use auth::{
-    AUTH_ID_MAX, AUTH_METHODS_MAX, AUTH_REQUIRED_MESSAGE, AUTH_TEXT_MAX, AuthKind, AuthMethodRef,
-    AuthMethodSpec, AuthMethods, AuthRefused,
+    AUTH_ID_MAX, AUTH_METHODS_MAX, AUTH_REQUIRED_MESSAGE, AUTH_TEXT_MAX, AuthKind, AuthMethodList,
+    AuthMethodRef, AuthMethodSpec, AuthRefused,
 };
 pub use config::{
     AgentConfig, AgentFeatures, AgentInfo, Dialect, EXTENSION_DESCRIPTION_MAX, EXTENSION_NAME_MAX,

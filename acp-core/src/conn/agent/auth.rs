@@ -117,12 +117,12 @@ struct Entry {
 /// A list of auth methods in fixed storage: [`AUTH_METHODS_MAX`] methods sharing
 /// [`AUTH_TEXT_MAX`] bytes of text.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct AuthMethods {
+pub struct AuthMethodList {
     text: heapless::String<AUTH_TEXT_MAX>,
     entries: heapless::Vec<Entry, AUTH_METHODS_MAX>,
 }
 
-/// Why [`AuthMethods::push`] refused a method.
+/// Why [`AuthMethodList::push`] refused a method.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum AuthRefused {
     /// An empty id, an id longer than [`AUTH_ID_MAX`], or a NUL in an arg or env entry.
@@ -133,7 +133,7 @@ pub enum AuthRefused {
     Full,
 }
 
-impl AuthMethods {
+impl AuthMethodList {
     /// No method.
     pub const fn new() -> Self {
         Self {
@@ -373,7 +373,7 @@ impl<'a> AuthMethodRef<'a> {
 /// The `authMethods` of an `initialize` answer: every method, `terminal` ones only when the
 /// client set `clientCapabilities.auth.terminal` (R-AUTH-2).
 pub(crate) struct AuthMethodsJson<'a> {
-    pub(crate) methods: &'a AuthMethods,
+    pub(crate) methods: &'a AuthMethodList,
     pub(crate) terminal: bool,
 }
 
@@ -448,7 +448,7 @@ mod tests {
     /// R-AUTH-1: a method is stored whole or not at all; the pool is shared.
     #[test]
     fn push_is_all_or_nothing() {
-        let mut list = AuthMethods::new();
+        let mut list = AuthMethodList::new();
         let long = "x".repeat(AUTH_TEXT_MAX);
         assert_eq!(
             list.push(&AuthMethodSpec::agent("a", &long)),

@@ -6,7 +6,7 @@
 
 use core::time::Duration;
 
-use super::auth::{AuthMethodSpec, AuthMethods, AuthRefused};
+use super::auth::{AuthMethodList, AuthMethodSpec, AuthRefused};
 use crate::machine::handshake::Capabilities;
 
 /// Longest extension method name kept in the configuration.
@@ -188,7 +188,7 @@ pub struct AgentConfig {
     pub dialect: Dialect,
     /// `authMethods` of the `initialize` answer (add with [`offer_auth`](Self::offer_auth)).
     /// A non-empty list serves `authenticate` (R-AUTH-1).
-    pub auth_methods: AuthMethods,
+    pub auth_methods: AuthMethodList,
     /// `session/new`, `load`, `resume` and `list` are refused `-32000 Authentication
     /// required` until the client authenticates (R-AUTH-3); see
     /// [`set_authenticated`](super::AgentConnection::set_authenticated) for an agent that
@@ -207,7 +207,7 @@ impl AgentConfig {
             extensions: heapless::Vec::new(),
             limits: Limits::default(),
             dialect: Dialect::Acp,
-            auth_methods: AuthMethods::new(),
+            auth_methods: AuthMethodList::new(),
             auth_required: false,
         }
     }

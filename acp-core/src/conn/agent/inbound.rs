@@ -1049,7 +1049,7 @@ impl<B: Buffers> Core<B> {
                         heapless::String::try_from(m.id).unwrap_or_default()
                     }
                     found => {
-                        let e = AuthRefused {
+                        let e = AuthIdRefused {
                             id: raw.map_or("", |r| r.raw()),
                             terminal: found.is_some() && terminal,
                         };
@@ -1100,13 +1100,13 @@ impl<B: Buffers> Core<B> {
 
 /// `authenticate` naming no `agent` method of ours (R-AUTH-4). The id is echoed as sent
 /// (raw JSON string text).
-struct AuthRefused<'a> {
+struct AuthIdRefused<'a> {
     id: &'a str,
     /// It names a `terminal` method the client was offered.
     terminal: bool,
 }
 
-impl fmt::Display for AuthRefused<'_> {
+impl fmt::Display for AuthIdRefused<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if self.terminal {
             write!(
