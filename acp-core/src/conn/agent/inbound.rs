@@ -769,7 +769,9 @@ fn validate<'a>(method: &'a str, params: Option<RawValue<'a>>) -> Result<(), Inv
             return match method_id {
                 Some(id) if id.kind() == ValueKind::String => Ok(()),
                 Some(_) => Err(Invalid::Field(method, "methodId", "must be a string")),
-                None if params.is_some_and(|p| p.kind() != ValueKind::Object && !p.is_null()) => {
+                // Missing or `null` params read as `{}`, which lacks `methodId`: the owned
+                // decoder words that as "must be a JSON object".
+                None if params.is_none_or(|p| p.kind() != ValueKind::Object) => {
                     Err(Invalid::NotObject(method))
                 }
                 None => Err(Invalid::Field(method, "methodId", "is required")),
@@ -1050,7 +1052,7 @@ impl<B: Buffers> Core<B> {
                     }
                     found => {
                         let e = AuthIdRefused {
-                            id: raw.map_or("", |r| r.raw()),
+                            id: id.unwrap_or(raw.map_or("", |r| r.raw())),
                             terminal: found.is_some() && terminal,
                         };
                         return self.refuse(out, ticket, ErrorCode::INVALID_PARAMS, &e);
@@ -1098,8 +1100,8 @@ impl<B: Buffers> Core<B> {
     }
 }
 
-/// `authenticate` naming no `agent` method of ours (R-AUTH-4). The id is echoed as sent
-/// (raw JSON string text).
+/// `authenticate` naming no `agent` method of ours (R-AUTH-4). The id is echoed decoded (as
+/// the raw JSON string text when it is too long to decode here).
 struct AuthIdRefused<'a> {
     id: &'a str,
     /// It names a `terminal` method the client was offered.
