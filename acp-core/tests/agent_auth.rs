@@ -4,6 +4,7 @@
 #![cfg(feature = "std")]
 
 mod agent_support;
+mod schema_common;
 
 use acp_core::conn::Growable;
 use acp_core::conn::agent::{
@@ -433,4 +434,30 @@ fn new_is_plain_acp_and_agentao_opts_in() {
         init.contains(r#""_meta":{"_agentao.cn/extensions":[{"method":"_agentao.cn/ask_user""#),
         "{init}"
     );
+}
+
+/// R-AUTH-1, R-AUTH-5: the `initialize` answer with both forms and `auth.logout` is a valid
+/// `InitializeResponse` of the official schema, and reads back through our own types.
+#[test]
+fn the_initialize_answer_validates_against_the_official_schema() {
+    let mut h = Harness::with_config(config());
+    let line = initialize_result(&mut h, r#"{"auth":{"terminal":true}}"#);
+    let message: serde_json::Value = serde_json::from_str(&line).unwrap();
+    let result = &message["result"];
+    let decoded: acp_core::schema::InitializeResponse =
+        serde_json::from_value(result.clone()).unwrap();
+    assert_eq!(decoded.auth_methods.len(), 2);
+    assert!(decoded.agent_capabilities.can_logout());
+    let Some(root) = schema_common::schema() else {
+        return;
+    };
+    let validator = jsonschema::validator_for(&serde_json::json!({
+        "$schema": root["$schema"], "$defs": root["$defs"], "$ref": "#/$defs/InitializeResponse",
+    }))
+    .expect("the official schema compiles");
+    let errors: Vec<String> = validator
+        .iter_errors(result)
+        .map(|e| e.to_string())
+        .collect();
+    assert!(errors.is_empty(), "{errors:?}");
 }
