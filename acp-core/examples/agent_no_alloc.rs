@@ -115,7 +115,7 @@ const SCRIPT: &[Step] = &[
         r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{}}}"#,
     ),
     Step::Expect(
-        r#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1,"agentCapabilities":{"loadSession":false,"promptCapabilities":{"image":false,"audio":false,"embeddedContext":false},"mcpCapabilities":{"http":false,"sse":false}},"authMethods":[],"agentInfo":{"name":"mcu","title":"MCU agent","version":"0.1.0"},"_meta":{"_agentao.cn/extensions":[{"method":"_agentao.cn/ask_user","description":"Request free-form text input from the user."},{"method":"_agentao.cn/set_model","description":"Switch the session's model (model-only, secret-free)."}]}}}"#,
+        r#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1,"agentCapabilities":{"loadSession":false,"promptCapabilities":{"image":false,"audio":false,"embeddedContext":false},"mcpCapabilities":{"http":false,"sse":false}},"authMethods":[],"agentInfo":{"name":"mcu","title":"MCU agent","version":"0.1.0"}}}"#,
     ),
     Step::Send(
         r#"{"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":"/flash","mcpServers":[]}}"#,

@@ -174,12 +174,17 @@ fn garbage_lines_are_answered_by_the_transport_and_reported() {
 }
 
 /// R-INIT-8: in plain ACP the gate answers `-32600` (same text), and the peer violation
-/// carries that code; `AgentConfig::new` keeps Agentao's dialect until it is switched.
+/// carries that code; `AgentConfig::new` speaks plain ACP, `AgentConfig::agentao` Agentao's
+/// dialect.
 #[test]
 fn before_initialize_plain_acp_answers_32600() {
     use acp_core::conn::agent::{AgentConfig, AgentInfo, Dialect};
     assert_eq!(
         AgentConfig::new(AgentInfo::new("a", "A", "1")).dialect,
+        Dialect::Acp
+    );
+    assert_eq!(
+        AgentConfig::agentao(AgentInfo::new("a", "A", "1")).dialect,
         Dialect::Agentao
     );
     let mut h: Harness = Harness::with_config(agent_support::config().with_dialect(Dialect::Acp));

@@ -14,7 +14,7 @@ use acp_core::machine::turn::StopReason;
 type Small = Fixed<1024, 4096, 2, 4, 8>;
 
 fn agent() -> AgentConnection<Small> {
-    AgentConnection::new(AgentConfig::new(AgentInfo::new("tiny", "Tiny", "1")))
+    AgentConnection::new(AgentConfig::agentao(AgentInfo::new("tiny", "Tiny", "1")))
 }
 
 /// Feeds `input`, drains events into `events`, returns the output lines.
@@ -182,7 +182,7 @@ fn the_fixed_line_limit_is_enforced() {
 #[test]
 fn params_are_kept_whole_until_the_next_input() {
     let mut agent: AgentConnection<Fixed<8192, 8192, 2, 4, 8>> =
-        AgentConnection::new(AgentConfig::new(AgentInfo::new("tiny", "Tiny", "1")));
+        AgentConnection::new(AgentConfig::agentao(AgentInfo::new("tiny", "Tiny", "1")));
     agent.restore_handshake(Capabilities::empty());
     let cwd = format!("/{}", "a".repeat(6000));
     let line = format!(
@@ -331,7 +331,7 @@ fn a_permission_and_an_ask_user_turn_over_fixed_storage() {
 #[test]
 fn input_backpressure_holds_lines_until_the_outbox_is_written() {
     let mut agent: AgentConnection<Fixed<256, 2048, 2, 4, 8>> =
-        AgentConnection::new(AgentConfig::new(AgentInfo::new("tiny", "Tiny", "1")));
+        AgentConnection::new(AgentConfig::agentao(AgentInfo::new("tiny", "Tiny", "1")));
     let line = "{\"jsonrpc\":\"2.0\",\"id\":12345,\"method\":\"session/new\"}\n";
     let input = line.repeat(40);
     let mut rest = input.as_bytes();
@@ -382,7 +382,7 @@ fn an_unadvertised_system_prompt_is_refused_and_an_advertised_one_passes() {
     );
     events.clear();
 
-    let mut config = AgentConfig::new(AgentInfo::new("tiny", "Tiny", "1"));
+    let mut config = AgentConfig::agentao(AgentInfo::new("tiny", "Tiny", "1"));
     config.features.system_prompt = true;
     config.features.additional_directories = true;
     let mut advertised: AgentConnection<Small> = AgentConnection::new(config);

@@ -23,7 +23,7 @@ struct Pair {
 
 impl Pair {
     fn new(serves: Serves) -> Self {
-        let mut info = AgentConfig::new(AgentInfo::new("demo", "Demo", "0.1.0"));
+        let mut info = AgentConfig::agentao(AgentInfo::new("demo", "Demo", "0.1.0"));
         info.features.load_session = true;
         let mut config = ClientConfig::new("host", "1.0", serves);
         config.prompt_timeout = Some(core::time::Duration::from_millis(5_000));

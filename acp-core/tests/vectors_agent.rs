@@ -12,7 +12,8 @@ use std::time::Duration;
 
 use acp_core::Instant;
 use acp_core::conn::agent::{
-    AgentConfig, AgentConnection, AgentEvent, AgentFeatures, AgentInfo, Dialect, RawUpdate,
+    AgentConfig, AgentConnection, AgentEvent, AgentFeatures, AgentInfo, AuthMethodSpec, Dialect,
+    RawUpdate,
 };
 use acp_core::machine::Ticket;
 use acp_core::machine::permission::PermissionDecision;
@@ -59,6 +60,9 @@ fn features(vector: &Vector) -> AgentFeatures {
             "system_prompt" => &mut f.system_prompt,
             "set_model" => &mut f.set_model,
             "ask_user" => &mut f.ask_user,
+            "logout" => &mut f.logout,
+            // Auth switches, applied to the configuration by `Agent::new`.
+            "auth_agent" | "auth_terminal" | "auth_required" => continue,
             other => panic!("{}: unknown feature {other}", vector.name),
         };
         *flag = *on;
@@ -68,7 +72,7 @@ fn features(vector: &Vector) -> AgentFeatures {
 
 impl Agent {
     fn new(vector: &Vector) -> Self {
-        let mut config = AgentConfig::new(AgentInfo::new("agentao", "Agentao", "0.4.20"));
+        let mut config = AgentConfig::agentao(AgentInfo::new("agentao", "Agentao", "0.4.20"));
         config.features = features(vector);
         config.limits.permission_timeout = Some(Duration::from_millis(30_000));
         match vector.config.dialect.as_deref() {
@@ -79,6 +83,20 @@ impl Agent {
         if let Some(max_line) = vector.config.max_line {
             config.limits.max_line = max_line;
         }
+        let on = |name: &str| vector.config.features.get(name).copied().unwrap_or(false);
+        if on("auth_agent") {
+            let method = AuthMethodSpec::agent("api-key", "API key")
+                .description("Use the API key of the environment");
+            config.offer_auth(&method).unwrap();
+        }
+        if on("auth_terminal") {
+            let method = AuthMethodSpec::terminal("login", "Log in")
+                .description("Log in in a terminal")
+                .args(&["--login"])
+                .env(&[("LOGIN_MODE", "terminal")]);
+            config.offer_auth(&method).unwrap();
+        }
+        config.auth_required = on("auth_required");
         Self {
             conn: AgentConnection::new(config),
             now: Instant(0),
@@ -192,6 +210,19 @@ impl Agent {
                     json!(method.as_str())
                 )
             }
+            AgentEvent::Authenticate {
+                ticket, method_id, ..
+            } => {
+                let id = self.ticket_id(*ticket);
+                format!(
+                    r#"{{"kind":"app","name":"authenticate","id":{id},"method_id":{}}}"#,
+                    json!(method_id.as_str())
+                )
+            }
+            AgentEvent::Logout { ticket, .. } => {
+                let id = self.ticket_id(*ticket);
+                format!(r#"{{"kind":"app","name":"logout","id":{id}}}"#)
+            }
             AgentEvent::RequestCancelled { ticket } => {
                 let id = self
                     .tickets
@@ -280,6 +311,14 @@ impl Agent {
             "respond" => {
                 let ticket = self.ticket(command)?;
                 self.conn.respond(ticket, verbatim("result")?)
+            }
+            "accept_authenticate" => {
+                let ticket = self.ticket(command)?;
+                self.conn.accept_authenticate(ticket)
+            }
+            "accept_logout" => {
+                let ticket = self.ticket(command)?;
+                self.conn.accept_logout(ticket)
             }
             "accept_mode" => {
                 let ticket = self.ticket(command)?;

@@ -17,7 +17,7 @@ use std::path::PathBuf;
 
 use acp_core::Instant;
 use acp_core::conn::agent::{
-    AgentConfig, AgentConnection, AgentEvent, AgentInfo, Dialect, Growable, TurnEnd,
+    AgentConfig, AgentConnection, AgentEvent, AgentInfo, Growable, TurnEnd,
 };
 use acp_core::machine::handshake::Capabilities;
 use acp_core::machine::permission::PermissionDecision;
@@ -82,7 +82,7 @@ pub(crate) fn agent_info(title: &str) -> AgentInfo {
 /// SSE transport is not spoken. It speaks Agentao's dialect (`-32002` before `initialize`,
 /// `{modeId}` from `session/set_mode`: R-INIT-1, R-MODE-1), the answers Agentao's hosts read.
 pub fn agent_config(title: &str) -> AgentConfig {
-    let mut config = AgentConfig::new(agent_info(title)).with_dialect(Dialect::Agentao);
+    let mut config = AgentConfig::agentao(agent_info(title));
     config.features.mcp_http = true;
     config.features.load_session = true;
     config.features.session_list = true;

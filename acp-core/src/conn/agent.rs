@@ -8,7 +8,7 @@
 //! either queues exactly the lines the protocol allows or returns a [`UsageError`] and
 //! changes nothing.
 //!
-//! The rules enforced are the agent's rules of docs/protocol.md (R-INIT-*, R-SESSION-*,
+//! The rules enforced are the agent's rules of docs/protocol.md (R-INIT-*, R-AUTH-*, R-SESSION-*,
 //! R-TURN-*, R-CANCEL-*, R-PERM-*, R-ASK-*, R-CONFIG-*, R-MODE-*, R-FS-1); the state lives in
 //! the [`machine`] tables (handshake, sessions and turns, requests owed and pending, permission
 //! memory).
@@ -16,6 +16,7 @@
 //! [`machine`]: crate::machine
 
 mod asks;
+mod auth;
 mod config;
 mod event;
 mod inbound;
@@ -28,6 +29,10 @@ use core::fmt;
 use core::time::Duration;
 
 pub use asks::RawToolCall;
+pub use auth::{
+    AUTH_ID_MAX, AUTH_METHODS_MAX, AUTH_REQUIRED_MESSAGE, AUTH_TEXT_MAX, AuthKind, AuthMethodList,
+    AuthMethodRef, AuthMethodSpec, AuthRefused,
+};
 pub use config::{
     AgentConfig, AgentFeatures, AgentInfo, Dialect, EXTENSION_DESCRIPTION_MAX, EXTENSION_NAME_MAX,
     EXTENSIONS_MAX, Extension, Limits,
@@ -162,7 +167,15 @@ pub(crate) struct Core<B: Buffers> {
     to_keep: Option<(usize, usize)>,
     /// Where the kept params are in the framer's storage (start, length).
     kept: Option<(usize, usize)>,
+    /// A successful `authenticate` answer was sent, and no `logout` answer since (R-AUTH-3).
+    authenticated: bool,
+    /// `authenticate` (`true`) and `logout` (`false`) requests handed over and not answered
+    /// yet: their successful answer flips [`Self::authenticated`].
+    auth_owed: heapless::Vec<(Ticket, bool), AUTH_OWED_MAX>,
 }
+
+/// Most `authenticate` and `logout` requests handed over at once (more: `-32603`, R-RPC-6).
+pub(super) const AUTH_OWED_MAX: usize = 4;
 
 impl<B: Buffers> fmt::Debug for AgentConnection<B> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -206,6 +219,8 @@ impl<B: Buffers> AgentConnection<B> {
             input: 0,
             to_keep: None,
             kept: None,
+            authenticated: false,
+            auth_owed: heapless::Vec::new(),
             config,
         };
         Self { transport, core }
@@ -560,6 +575,8 @@ impl<B: Buffers> AgentConnection<B> {
         }
         let id = owed.id.clone();
         wire_out::error(self.transport.outbox(), id.as_raw(), code, message)?;
+        // A refused authenticate or logout changes nothing (R-AUTH-4).
+        core.auth_owed.retain(|(t, _)| *t != ticket);
         let _ = core.sessions.handle(
             core.clock.latest(),
             SessionInput::OpenFailed {
@@ -608,7 +625,48 @@ impl<B: Buffers> AgentConnection<B> {
         })?;
         wire_out::result(self.transport.outbox(), id.as_raw(), result)?;
         let _ = core.owing.answer(ticket);
+        // R-AUTH-4, R-AUTH-5: a successful authenticate logs in, a successful logout out.
+        if let Some(at) = core.auth_owed.iter().position(|(t, _)| *t == ticket) {
+            core.authenticated = core.auth_owed.swap_remove(at).1;
+        }
         Ok(())
+    }
+
+    /// Answers an [`AgentEvent::Authenticate`] with `{}`: the connection is authenticated
+    /// from now on (R-AUTH-4). [`UsageError::WrongKind`] for another request.
+    pub fn accept_authenticate(&mut self, ticket: Ticket) -> Result<(), UsageError> {
+        self.accept_auth(ticket, true)
+    }
+
+    /// Answers an [`AgentEvent::Logout`] with `{}`: the connection is not authenticated from
+    /// now on (R-AUTH-5). [`UsageError::WrongKind`] for another request.
+    pub fn accept_logout(&mut self, ticket: Ticket) -> Result<(), UsageError> {
+        self.accept_auth(ticket, false)
+    }
+
+    fn accept_auth(&mut self, ticket: Ticket, login: bool) -> Result<(), UsageError> {
+        self.core.live()?;
+        if self.core.owing.get(ticket).is_none() {
+            return Err(UsageError::AlreadySettled);
+        }
+        if !self.core.auth_owed.contains(&(ticket, login)) {
+            return Err(UsageError::WrongKind);
+        }
+        self.respond(ticket, &wire_out::Empty {})
+    }
+
+    /// Whether the client is authenticated: a successful `authenticate` answer was sent and
+    /// no successful `logout` answer since, or the application said so with
+    /// [`set_authenticated`](Self::set_authenticated) (R-AUTH-3).
+    pub fn is_authenticated(&self) -> bool {
+        self.core.authenticated
+    }
+
+    /// Sets the authenticated state without a request: an agent that finds stored
+    /// credentials at start serves sessions at once; one whose credentials expire stops
+    /// serving new ones. Only [`AgentConfig::auth_required`] makes the state matter.
+    pub fn set_authenticated(&mut self, authenticated: bool) {
+        self.core.authenticated = authenticated;
     }
 
     /// Answers `session/set_mode`: sends `current_mode_update` for the session, then

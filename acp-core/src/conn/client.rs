@@ -101,6 +101,7 @@ pub use params::{AskUserAnswer, NO_MCP_SERVERS, PermissionAnswer};
 pub use storage::OurRequest;
 pub use text::{PAYLOAD_MAX, Payload, TEXT_MAX, Text};
 
+use crate::conn::agent::AuthMethodList;
 use crate::conn::transport::{Outbox, REPLY_RESERVE, Transport};
 use crate::machine::handshake::{Capabilities, Handshake};
 use crate::machine::pending::{Owing, Pending};
@@ -150,6 +151,9 @@ struct Core<S: Buffers> {
     handshake: Handshake,
     init: Init,
     features: AdvertisedMethods,
+    /// The agent's `authMethods` (as many as fit) and whether all fit.
+    auth_methods: AuthMethodList,
+    auth_methods_complete: bool,
     sessions: Sessions<S::Sessions>,
     pending: Pending<S::Pending>,
     owing: Owing<S::Owing>,
@@ -192,6 +196,8 @@ impl<S: Buffers> ClientConnection<S> {
             handshake: Handshake::new(local),
             init: Init::NotSent,
             features: AdvertisedMethods::default(),
+            auth_methods: AuthMethodList::new(),
+            auth_methods_complete: true,
             clock: Monotonic::default(),
             events: heapless::Deque::new(),
             eof: Eof::Open,
@@ -311,6 +317,13 @@ impl<S: Buffers> ClientConnection<S> {
     /// The agent's optional session methods from `initialize`.
     pub fn agent_features(&self) -> AdvertisedMethods {
         self.core.features
+    }
+
+    /// The agent's `authMethods` from `initialize` (R-AUTH-6): those with a string `id` and
+    /// `name` and a known `type`, in order, as many as fit the fixed storage of [`AuthMethodList`]
+    /// (the whole list is in [`ClientEvent::Initialized`]'s `result`). Empty before.
+    pub fn auth_methods(&self) -> &AuthMethodList {
+        &self.core.auth_methods
     }
 
     /// The state of session `id`, if the connection knows it.

@@ -40,8 +40,10 @@ impl Capabilities {
     pub const ASK_USER: Self = Self(1 << 10);
     /// Agent: the `_agentao.cn/set_model` extension is listed in `_meta`.
     pub const SET_MODEL: Self = Self(1 << 11);
+    /// Client: `auth.terminal` (it can run `terminal` auth methods).
+    pub const AUTH_TERMINAL: Self = Self(1 << 12);
 
-    const NAMES: [(Self, &'static str); 12] = [
+    const NAMES: [(Self, &'static str); 13] = [
         (Self::FS_READ, "fs.readTextFile"),
         (Self::FS_WRITE, "fs.writeTextFile"),
         (Self::TERMINAL, "terminal"),
@@ -57,6 +59,7 @@ impl Capabilities {
         (Self::ELICITATION, "elicitation"),
         (Self::ASK_USER, "_agentao.cn/ask_user"),
         (Self::SET_MODEL, "_agentao.cn/set_model"),
+        (Self::AUTH_TERMINAL, "auth.terminal"),
     ];
 
     /// No capability (what a missing `clientCapabilities` means).

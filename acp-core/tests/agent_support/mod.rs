@@ -31,7 +31,7 @@ pub fn features() -> AgentFeatures {
 }
 
 pub fn config() -> AgentConfig {
-    let mut config = AgentConfig::new(AgentInfo::new("agentao", "Agentao", "0.4.20"));
+    let mut config = AgentConfig::agentao(AgentInfo::new("agentao", "Agentao", "0.4.20"));
     config.features = features();
     config
 }

@@ -6,6 +6,7 @@
 
 use core::time::Duration;
 
+use super::auth::{AuthMethodList, AuthMethodSpec, AuthRefused};
 use crate::machine::handshake::Capabilities;
 
 /// Longest extension method name kept in the configuration.
@@ -78,6 +79,10 @@ pub struct AgentFeatures {
     /// `session/new`, `load` and `resume`; without it the connection refuses the field
     /// with `-32602`.
     pub system_prompt: bool,
+    /// `auth.logout`: `logout` is served (handed over as
+    /// [`AgentEvent::Logout`](crate::conn::agent::AgentEvent::Logout)); without it `logout`
+    /// is `-32601` (R-AUTH-5).
+    pub logout: bool,
     /// `_agentao.cn/set_model` is served and listed under `_meta`.
     pub set_model: bool,
     /// `_agentao.cn/ask_user` is listed under `_meta` (the agent may ask the user).
@@ -181,33 +186,61 @@ pub struct AgentConfig {
     pub limits: Limits,
     /// Agentao's answers or plain ACP's, where they differ.
     pub dialect: Dialect,
+    /// `authMethods` of the `initialize` answer (add with [`offer_auth`](Self::offer_auth)).
+    /// A non-empty list serves `authenticate` (R-AUTH-1).
+    pub auth_methods: AuthMethodList,
+    /// `session/new`, `load`, `resume` and `list` are refused `-32000 Authentication
+    /// required` until the client authenticates (R-AUTH-3); see
+    /// [`set_authenticated`](super::AgentConnection::set_authenticated) for an agent that
+    /// starts logged in.
+    pub auth_required: bool,
 }
 
-/// The dialect of [`AgentConfig::new`]. Agentao's for now, so existing embedders answer as
-/// before; plain ACP is one word away.
-const DEFAULT_DIALECT: Dialect = Dialect::Agentao;
-
 impl AgentConfig {
-    /// A configuration with Agentao's defaults: `ask_user` and `set_model` on, every other
-    /// feature off, default limits, Agentao's dialect.
+    /// Plain ACP: every feature off, no auth method, default limits, the [`Dialect::Acp`]
+    /// answers and nothing of Agentao's in the `initialize` answer. Turn on what the
+    /// application serves in [`features`](Self::features).
     pub fn new(info: AgentInfo) -> Self {
         Self {
             info,
-            features: AgentFeatures {
-                set_model: true,
-                ask_user: true,
-                ..AgentFeatures::default()
-            },
+            features: AgentFeatures::default(),
             extensions: heapless::Vec::new(),
             limits: Limits::default(),
-            dialect: DEFAULT_DIALECT,
+            dialect: Dialect::Acp,
+            auth_methods: AuthMethodList::new(),
+            auth_required: false,
         }
+    }
+
+    /// Agentao's extensions in one call: `_agentao.cn/ask_user` and `_agentao.cn/set_model`
+    /// listed under `_meta["_agentao.cn/extensions"]` (and `set_model` served), and Agentao's
+    /// dialect (`-32002` before `initialize`, `{modeId}` from `session/set_mode`: R-INIT-1,
+    /// R-MODE-1). What `acp-cli --acp` speaks.
+    pub fn agentao(info: AgentInfo) -> Self {
+        let mut config = Self::new(info).with_dialect(Dialect::Agentao);
+        config.features.set_model = true;
+        config.features.ask_user = true;
+        config
     }
 
     /// The same configuration speaking `dialect`.
     #[must_use]
     pub fn with_dialect(mut self, dialect: Dialect) -> Self {
         self.dialect = dialect;
+        self
+    }
+
+    /// Adds an auth method to `authMethods` (R-AUTH-1). Refused (and nothing changes) for an
+    /// empty or duplicate id, an id over [`AUTH_ID_MAX`](super::AUTH_ID_MAX) bytes, a NUL in
+    /// a terminal arg or env entry, or when the fixed list is full.
+    pub fn offer_auth(&mut self, method: &AuthMethodSpec<'_>) -> Result<(), AuthRefused> {
+        self.auth_methods.push(method)
+    }
+
+    /// The same configuration requiring authentication before sessions (R-AUTH-3).
+    #[must_use]
+    pub fn with_auth_required(mut self, required: bool) -> Self {
+        self.auth_required = required;
         self
     }
 

@@ -12,6 +12,7 @@
 //! [`prompt`](super::AgentConnection::prompt), …). One line's params are kept at a time, so
 //! input after a request waits (backpressure) until the events are drained.
 
+use super::auth::AUTH_ID_MAX;
 use crate::machine::handshake::Capabilities;
 use crate::machine::permission::PermissionDecision;
 use crate::machine::{RequestId, SessionId, Ticket};
@@ -135,11 +136,36 @@ pub enum AgentEvent {
         /// The typed result, or the error.
         result: Result<crate::schema::ClientResponse, ResponseError>,
     },
+    /// `authenticate` naming one of the configured `agent` auth methods (R-AUTH-4). Log the
+    /// user in, then answer with
+    /// [`accept_authenticate`](super::AgentConnection::accept_authenticate) (or
+    /// [`respond`](super::AgentConnection::respond)): from that answer on the connection is
+    /// authenticated and serves sessions. Or refuse with
+    /// [`respond_error`](super::AgentConnection::respond_error): nothing changes.
+    Authenticate {
+        /// The request to answer.
+        ticket: Ticket,
+        /// `methodId`: the id of a configured `agent` method.
+        method_id: heapless::String<AUTH_ID_MAX>,
+        /// The whole request (`methodId`, `_meta`).
+        params: Params,
+    },
+    /// `logout`, served when [`AgentFeatures::logout`](super::AgentFeatures::logout) is on
+    /// (R-AUTH-5). Forget the credentials, then answer with
+    /// [`accept_logout`](super::AgentConnection::accept_logout) (or
+    /// [`respond`](super::AgentConnection::respond)): from that answer on the connection is
+    /// not authenticated. Open sessions go on.
+    Logout {
+        /// The request to answer.
+        ticket: Ticket,
+        /// The whole request (`_meta` at most).
+        params: Params,
+    },
     /// A request the application answers with [`respond`](super::AgentConnection::respond) or
     /// [`respond_error`](super::AgentConnection::respond_error): `session/set_mode`
     /// (answer with `accept_mode`), `session/set_config_option`, `_agentao.cn/set_model`,
-    /// `session/list`, `session/close`, `session/delete`, `authenticate`, `logout`, and
-    /// registered extension methods. Validated (session known and idle where it matters).
+    /// `session/list`, `session/close`, `session/delete`, and registered extension methods.
+    /// Validated (session known and idle where it matters).
     Request {
         /// The request to answer.
         ticket: Ticket,
@@ -176,6 +202,8 @@ impl AgentEvent {
             | AgentEvent::NewSession { params, .. }
             | AgentEvent::LoadSession { params, .. }
             | AgentEvent::Prompt { params, .. }
+            | AgentEvent::Authenticate { params, .. }
+            | AgentEvent::Logout { params, .. }
             | AgentEvent::Request { params, .. } => Some(params),
             _ => None,
         }

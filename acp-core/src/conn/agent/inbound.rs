@@ -7,7 +7,7 @@ use serde::Serialize;
 
 use super::event::{AgentEvent, ClientViolation, METHOD_MAX, Text};
 use super::wire_out::{self, Empty, InitializeResult};
-use super::{AgentFeatures, Buffers, Core};
+use super::{AUTH_OWED_MAX, AgentFeatures, Buffers, Core};
 use crate::conn::transport::{Incoming, Outbox};
 use crate::machine::handshake::{Capabilities, HandshakeInput, HandshakeOutput, RequestedVersion};
 use crate::machine::pending::{
@@ -279,6 +279,10 @@ fn read_initialize(params: Option<RawValue<'_>>) -> Hello {
                 )
                 .with(Capabilities::TERMINAL, flag(caps.get_field("terminal")))
                 .with(
+                    Capabilities::AUTH_TERMINAL,
+                    flag(caps.get_field("auth").and_then(|a| a.get_field("terminal"))),
+                )
+                .with(
                     Capabilities::ELICITATION,
                     caps.get_field("elicitation")
                         .is_some_and(|e| e.kind() == ValueKind::Object),
@@ -401,7 +405,8 @@ impl<B: Buffers> Core<B> {
             capabilities: client,
         }) {
             HandshakeOutput::AnswerInitialize { .. } => {
-                reply_result_now(out, id, &InitializeResult(&self.config));
+                let terminal = client.contains(Capabilities::AUTH_TERMINAL);
+                reply_result_now(out, id, &InitializeResult(&self.config, terminal));
                 let params = self.keep_later(params);
                 self.push_event(AgentEvent::Initialized { client, params });
             }
@@ -754,6 +759,24 @@ fn validate<'a>(method: &'a str, params: Option<RawValue<'a>>) -> Result<(), Inv
         | "session/set_config_option"
         | "_agentao.cn/set_model" => true,
         "session/list" => false,
+        // All-optional params: missing or `null` reads as `{}`, as the owned decoder does.
+        "logout" if params.is_none_or(|p| p.is_null()) => return Ok(()),
+        "logout" => false,
+        "authenticate" => {
+            let method_id = params
+                .filter(|p| p.kind() == ValueKind::Object)
+                .and_then(|p| p.get_field("methodId"));
+            return match method_id {
+                Some(id) if id.kind() == ValueKind::String => Ok(()),
+                Some(_) => Err(Invalid::Field(method, "methodId", "must be a string")),
+                // Missing or `null` params read as `{}`, which lacks `methodId`: the owned
+                // decoder words that as "must be a JSON object".
+                None if params.is_none_or(|p| p.kind() != ValueKind::Object) => {
+                    Err(Invalid::NotObject(method))
+                }
+                None => Err(Invalid::Field(method, "methodId", "is required")),
+            };
+        }
         _ => return Err(Invalid::MethodNotFound),
     };
     let Some(params) = params.filter(|p| p.kind() == ValueKind::Object) else {
@@ -812,11 +835,28 @@ impl<B: Buffers> Core<B> {
             "session/close" => f.session_close,
             "session/delete" => f.session_delete,
             "_agentao.cn/set_model" => f.set_model,
-            "authenticate" | "logout" => false,
+            // R-AUTH-1, R-AUTH-5: served when offered.
+            "authenticate" => !self.config.auth_methods.is_empty(),
+            "logout" => f.logout,
             _ => true,
         };
         if !served {
             return self.refuse(out, ticket, ErrorCode::METHOD_NOT_FOUND, METHOD_NOT_FOUND);
+        }
+        // R-AUTH-3: no session before authentication, when the agent requires it.
+        if self.config.auth_required
+            && !self.authenticated
+            && matches!(
+                method,
+                "session/new" | "session/load" | "session/resume" | "session/list"
+            )
+        {
+            return self.refuse(
+                out,
+                ticket,
+                ErrorCode::AUTH_REQUIRED,
+                super::AUTH_REQUIRED_MESSAGE,
+            );
         }
         if matches!(method, "session/new" | "session/load" | "session/resume")
             && unadvertised_system_prompt(f, params)
@@ -851,7 +891,8 @@ impl<B: Buffers> Core<B> {
             // Routed to `on_initialize` before registration; kept so every method is answered.
             "initialize" => {
                 let config = self.config.clone();
-                self.grant(out, ticket, &InitializeResult(&config))
+                let terminal = self.handshake.peer().contains(Capabilities::AUTH_TERMINAL);
+                self.grant(out, ticket, &InitializeResult(&config, terminal))
             }
             "session/new" => {
                 if let Err(refused) = check_mcp(method, f, mcp_kinds(params)) {
@@ -996,6 +1037,42 @@ impl<B: Buffers> Core<B> {
                     }
                 }
             }
+            "authenticate" => {
+                let mut id_buf = [0u8; super::AUTH_ID_MAX];
+                let raw = params
+                    .and_then(|p| p.get_field("methodId"))
+                    .and_then(|v| v.as_str());
+                let id = raw.and_then(|s| text_of(s, &mut id_buf));
+                let terminal = self.handshake.peer().contains(Capabilities::AUTH_TERMINAL);
+                // R-AUTH-4: an `agent` method of ours; a `terminal` one is never passed here.
+                let offered = id.and_then(|id| self.config.auth_methods.find(id));
+                let method_id = match offered {
+                    Some(m) if m.kind == super::AuthKind::Agent => {
+                        heapless::String::try_from(m.id).unwrap_or_default()
+                    }
+                    found => {
+                        let e = AuthIdRefused {
+                            id: id.unwrap_or(raw.map_or("", |r| r.raw())),
+                            terminal: found.is_some() && terminal,
+                        };
+                        return self.refuse(out, ticket, ErrorCode::INVALID_PARAMS, &e);
+                    }
+                };
+                if self.owe_auth(out, ticket, true) {
+                    let params = self.keep_later(params);
+                    self.push_event(AgentEvent::Authenticate {
+                        ticket,
+                        method_id,
+                        params,
+                    });
+                }
+            }
+            "logout" => {
+                if self.owe_auth(out, ticket, false) {
+                    let params = self.keep_later(params);
+                    self.push_event(AgentEvent::Logout { ticket, params });
+                }
+            }
             "session/close" => {
                 if self.sessions.get(session).is_none() {
                     let rejection = Rejection::UnknownSession { session };
@@ -1023,7 +1100,49 @@ impl<B: Buffers> Core<B> {
     }
 }
 
+/// `authenticate` naming no `agent` method of ours (R-AUTH-4). The id is echoed decoded (as
+/// the raw JSON string text when it is too long to decode here).
+struct AuthIdRefused<'a> {
+    id: &'a str,
+    /// It names a `terminal` method the client was offered.
+    terminal: bool,
+}
+
+impl fmt::Display for AuthIdRefused<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.terminal {
+            write!(
+                f,
+                "Invalid params: authenticate.methodId '{}' is a terminal auth method: the client runs it, it is not passed to authenticate",
+                self.id
+            )
+        } else {
+            write!(
+                f,
+                "Invalid params: authenticate.methodId '{}' is not one of the advertised authMethods",
+                self.id
+            )
+        }
+    }
+}
+
 impl<B: Buffers> Core<B> {
+    /// Remembers an `authenticate` (`login`) or `logout` request handed over, so its
+    /// successful answer flips the authenticated state; refuses it `-32603` when too many
+    /// are open (R-RPC-6). Rows of requests settled otherwise (cancel, EOF) are dropped here.
+    fn owe_auth(&mut self, out: &mut Outbox<B::Output>, ticket: Ticket, login: bool) -> bool {
+        let owing = &self.owing;
+        self.auth_owed.retain(|(t, _)| owing.get(*t).is_some());
+        if self.auth_owed.push((ticket, login)).is_err() {
+            let rejection = crate::machine::Rejection::TooManyRequests {
+                limit: AUTH_OWED_MAX,
+            };
+            self.refuse(out, ticket, rejection.code(), &rejection);
+            return false;
+        }
+        true
+    }
+
     /// One turn per session (R-TURN-2): start it, or refuse the prompt.
     fn start_turn(
         &mut self,

@@ -6,7 +6,8 @@ use core::fmt;
 use serde::ser::{SerializeMap, SerializeSeq};
 use serde::{Serialize, Serializer};
 
-use super::config::AgentConfig;
+use super::auth::AuthMethodsJson;
+use super::config::{AgentConfig, Dialect};
 use crate::conn::transport::Outbox;
 use crate::machine::UsageError;
 use crate::machine::handshake::PROTOCOL_VERSION;
@@ -113,8 +114,9 @@ pub(crate) struct CancelRequestParams {
     pub(crate) request_id: u64,
 }
 
-/// The `initialize` answer built from the configuration.
-pub(crate) struct InitializeResult<'a>(pub(crate) &'a AgentConfig);
+/// The `initialize` answer built from the configuration, for a client that can (`true`) or
+/// cannot run terminal auth methods (R-AUTH-2).
+pub(crate) struct InitializeResult<'a>(pub(crate) &'a AgentConfig, pub(crate) bool);
 
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -157,6 +159,14 @@ struct AgentCaps {
     mcp_capabilities: Mcp,
     #[serde(skip_serializing_if = "Option::is_none")]
     session_capabilities: Option<SessionCaps>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    auth: Option<AuthCaps>,
+}
+
+/// `agentCapabilities.auth` (R-AUTH-5).
+#[derive(Serialize)]
+struct AuthCaps {
+    logout: Empty,
 }
 
 #[derive(Serialize)]
@@ -215,10 +225,10 @@ impl Serialize for Meta<'_> {
 struct InitializeBody<'a> {
     protocol_version: u16,
     agent_capabilities: AgentCaps,
-    auth_methods: &'a [Empty],
+    auth_methods: AuthMethodsJson<'a>,
     agent_info: Info<'a>,
-    #[serde(rename = "_meta")]
-    meta: Meta<'a>,
+    #[serde(rename = "_meta", skip_serializing_if = "Option::is_none")]
+    meta: Option<Meta<'a>>,
 }
 
 impl Serialize for InitializeResult<'_> {
@@ -253,14 +263,24 @@ impl Serialize for InitializeResult<'_> {
                     additional_directories: marker(f.additional_directories),
                     system_prompt: marker(f.system_prompt),
                 }),
+                auth: f.logout.then_some(AuthCaps { logout: Empty {} }),
             },
-            auth_methods: &[],
+            auth_methods: AuthMethodsJson {
+                methods: &config.auth_methods,
+                terminal: self.1,
+            },
             agent_info: Info {
                 name: &config.info.name,
                 title: &config.info.title,
                 version: &config.info.version,
             },
-            meta: Meta(config),
+            // Agentao's list of extensions: always in its dialect; in plain ACP only when
+            // there is something to list (R-INIT-5).
+            meta: (config.dialect == Dialect::Agentao
+                || f.ask_user
+                || f.set_model
+                || !config.extensions.is_empty())
+            .then_some(Meta(config)),
         }
         .serialize(s)
     }

@@ -8,8 +8,9 @@ use core::time::Duration;
 use serde::Serialize;
 
 use super::params::{
-    AskUserResult, InitializeParams, NewSessionParams, OpenSessionParams, PermissionResult,
-    PromptParams, SessionParams, SetConfigParams, SetModeParams, TextBlock,
+    AskUserResult, AuthenticateParams, EmptyParams, InitializeParams, NewSessionParams,
+    OpenSessionParams, PermissionResult, PromptParams, SessionParams, SetConfigParams,
+    SetModeParams, TextBlock,
 };
 use super::{
     AskUserAnswer, Buffers, ClientConnection, ClientMethod, Core, Init, OurRequest,
@@ -204,6 +205,53 @@ impl<S: Buffers> ClientConnection<S> {
         self.core.configure(session, name)?;
         let out = Outgoing::new(method, Some(session), self.core.config.request_timeout);
         send(&mut self.core, &mut self.transport, out, params)
+    }
+
+    /// Sends `authenticate` with `method_id` (R-AUTH-6); only when the agent offered
+    /// `authMethods` and `method_id` is one of its `agent` methods: a `terminal` method is
+    /// run by the client, never passed here, and an id the agent did not offer is refused
+    /// ([`UsageError::NotAdvertised`], nothing sent). Answered by
+    /// [`ClientEvent::Answered`](crate::conn::client::ClientEvent::Answered) (`{}`: sessions
+    /// may be opened) or [`ClientEvent::Failed`](crate::conn::client::ClientEvent::Failed),
+    /// with [`ClientMethod::Other`].
+    pub fn authenticate(&mut self, now: Instant, method_id: &str) -> Result<RequestId, UsageError> {
+        self.core.begin_ready(now)?;
+        self.core.require("authenticate")?;
+        let offered = self.core.auth_methods.find(method_id);
+        let agent = offered.is_some_and(|m| m.kind == crate::conn::agent::AuthKind::Agent);
+        if !agent && (offered.is_some() || self.core.auth_methods_complete) {
+            return Err(UsageError::NotAdvertised {
+                method: "authenticate",
+                needs: "an authMethods entry of type agent with this id",
+            });
+        }
+        let out = Outgoing::new(ClientMethod::Other, None, self.core.config.request_timeout);
+        let params = AuthenticateParams { method_id };
+        send_named(
+            &mut self.core,
+            &mut self.transport,
+            out,
+            "authenticate",
+            &params,
+        )
+    }
+
+    /// Sends `logout` (R-AUTH-6); only when the agent advertised
+    /// `agentCapabilities.auth.logout` ([`UsageError::NotAdvertised`], nothing sent).
+    /// Answered by [`ClientEvent::Answered`](crate::conn::client::ClientEvent::Answered) or
+    /// [`ClientEvent::Failed`](crate::conn::client::ClientEvent::Failed), with
+    /// [`ClientMethod::Other`].
+    pub fn logout(&mut self, now: Instant) -> Result<RequestId, UsageError> {
+        self.core.begin_ready(now)?;
+        self.core.require("logout")?;
+        let out = Outgoing::new(ClientMethod::Other, None, self.core.config.request_timeout);
+        send_named(
+            &mut self.core,
+            &mut self.transport,
+            out,
+            "logout",
+            &EmptyParams {},
+        )
     }
 
     /// Sends any other request (`authenticate`, `session/list`, `_agentao.cn/set_model`, an

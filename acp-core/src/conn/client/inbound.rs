@@ -256,6 +256,7 @@ impl<S: Buffers> Core<S> {
                     capabilities: agent,
                 });
                 self.features = features;
+                self.auth_methods_complete = self.auth_methods.read_result(r);
                 self.init = Init::Ready;
                 self.push(ClientEvent::Initialized {
                     request,

@@ -149,6 +149,17 @@ pub(crate) struct TextBlock<'a> {
     pub(crate) text: &'a str,
 }
 
+/// `authenticate` params.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct AuthenticateParams<'a> {
+    pub(crate) method_id: &'a str,
+}
+
+/// `{}` (`logout` params).
+#[derive(Serialize)]
+pub(crate) struct EmptyParams {}
+
 /// `session/cancel` params.
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
