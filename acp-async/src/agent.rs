@@ -136,9 +136,24 @@ pub trait Agent: 'static {
         Err(Error::method_not_found())
     }
 
+    /// `authenticate` with one of the `agent` methods the configuration offers
+    /// (`AgentConfig::offer_auth`; acp-core refused unknown and terminal ids). `Ok` answers
+    /// `{}` and acp-core lets sessions open from then on (R-AUTH-4). The default refuses with
+    /// `-32601`: an agent that offers methods implements this.
+    async fn authenticate(&self, method_id: String) -> Result<(), Error> {
+        let _ = method_id;
+        Err(Error::method_not_found())
+    }
+
+    /// `logout`, when `AgentFeatures::logout` is advertised: forget the credentials. `Ok`
+    /// answers `{}` and acp-core requires authentication again (R-AUTH-5). The default
+    /// refuses with `-32601`.
+    async fn logout(&self) -> Result<(), Error> {
+        Err(Error::method_not_found())
+    }
+
     /// Any other request acp-core hands over: registered extension methods
-    /// (`AgentConfig::serve_extension`), `_agentao.cn/set_model`, `authenticate`, `logout`,
-    /// `session/delete`. The result is sent as it is. The default refuses with `-32601`.
+    /// (`AgentConfig::serve_extension`), `_agentao.cn/set_model`, `session/delete`. The result is sent as it is. The default refuses with `-32601`.
     async fn ext_method(
         &self,
         method: String,

@@ -272,3 +272,70 @@ fn an_unimplemented_extension_is_method_not_found() {
         assert_eq!(error["message"], "Method not found");
     }
 }
+
+/// Offers one `agent` auth method and counts logins and logouts.
+struct Gated {
+    logins: Rc<RefCell<Vec<String>>>,
+}
+
+impl Agent for Gated {
+    async fn prompt(&self, _request: PromptRequest, _turn: Turn) -> Result<StopReason, Error> {
+        Ok(StopReason::EndTurn)
+    }
+
+    async fn authenticate(&self, method_id: String) -> Result<(), Error> {
+        self.logins.borrow_mut().push(method_id);
+        Ok(())
+    }
+
+    async fn logout(&self) -> Result<(), Error> {
+        self.logins.borrow_mut().push("logout".into());
+        Ok(())
+    }
+}
+
+/// R-AUTH-4: `authenticate` reaches `Agent::authenticate`; its `Ok` answers `{}` and opens
+/// the gate, so the `session/new` refused before it succeeds after; `logout` (R-AUTH-5)
+/// closes it again.
+#[test]
+fn authenticate_and_logout_reach_the_agent_and_move_the_gate() {
+    use acp_async::acp_core::conn::agent::AuthMethodSpec;
+    let mut config = config().with_auth_required(true);
+    config
+        .offer_auth(&AuthMethodSpec::agent("key", "API key"))
+        .unwrap();
+    config.features.logout = true;
+    let logins = Rc::new(RefCell::new(Vec::new()));
+    let agent = Gated {
+        logins: logins.clone(),
+    };
+    let (end, mut peer) = pair(1 << 16);
+    let mut conn = pin!(serve(config, agent, NoTimers, end.reader, end.writer));
+    let new = |id: u64| json!({"jsonrpc":"2.0","id":id,"method":"session/new","params":{"cwd":"/home/user/p","mcpServers":[]}});
+    peer.open();
+    assert!(run(conn.as_mut()).is_pending());
+    let lines = peer.lines();
+    assert_eq!(
+        answer(&lines, 0).unwrap()["result"]["authMethods"],
+        json!([{"id":"key","name":"API key"}])
+    );
+    assert_eq!(
+        answer(&lines, 1).unwrap()["error"],
+        json!({"code":-32000,"message":"Authentication required"})
+    );
+
+    peer.send(json!({"jsonrpc":"2.0","id":2,"method":"authenticate","params":{"methodId":"key"}}));
+    peer.send(new(3));
+    assert!(run(conn.as_mut()).is_pending());
+    let lines = peer.lines();
+    assert_eq!(answer(&lines, 2).unwrap()["result"], json!({}));
+    assert!(answer(&lines, 3).unwrap()["result"]["sessionId"].is_string());
+
+    peer.send(json!({"jsonrpc":"2.0","id":4,"method":"logout","params":{}}));
+    peer.send(new(5));
+    assert!(run(conn.as_mut()).is_pending());
+    let lines = peer.lines();
+    assert_eq!(answer(&lines, 4).unwrap()["result"], json!({}));
+    assert_eq!(answer(&lines, 5).unwrap()["error"]["code"], -32000);
+    assert_eq!(*logins.borrow(), ["key", "logout"]);
+}

@@ -24,8 +24,9 @@ fn echo_agent_smol_is_at_most_40_lines() {
     assert!(lines <= 40, "echo_agent_smol.rs has {lines} lines of code");
 }
 
-/// The README's "An agent in 40 lines" shows `echo_agent_tokio.rs` as it is (its code, the
-/// `//!` header left out), so the two cannot drift apart.
+/// The crate's and the repository's READMEs ("An agent in 40 lines") show
+/// `echo_agent_tokio.rs` as it is (its code, the `//!` header left out), so they cannot drift
+/// apart.
 #[test]
 fn the_readme_shows_echo_agent_tokio_verbatim() {
     let dir = env!("CARGO_MANIFEST_DIR");
@@ -34,9 +35,11 @@ fn the_readme_shows_echo_agent_tokio_verbatim() {
         .lines()
         .skip_while(|line| line.starts_with("//!") || line.is_empty())
         .collect();
-    let readme = std::fs::read_to_string(format!("{dir}/README.md")).unwrap();
-    assert!(
-        readme.contains(&code.join("\n")),
-        "README.md's echo agent differs from examples/echo_agent_tokio.rs"
-    );
+    for readme in ["README.md", "../README.md"] {
+        let text = std::fs::read_to_string(format!("{dir}/{readme}")).unwrap();
+        assert!(
+            text.contains(&code.join("\n")),
+            "{readme}'s echo agent differs from examples/echo_agent_tokio.rs"
+        );
+    }
 }

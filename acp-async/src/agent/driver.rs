@@ -415,6 +415,24 @@ impl<A: Agent> Driver<AgentConn> for AgentDriver<A> {
                 drop(conn);
                 self.on_request(ticket, &method, params.as_deref(), session);
             }
+            AgentEvent::Authenticate {
+                ticket, method_id, ..
+            } => {
+                drop(conn);
+                let method_id = method_id.as_str().to_owned();
+                // Any result counts as success: acp-core marks the connection authenticated.
+                self.spawn_request(ticket, async move {
+                    agent.authenticate(method_id).await?;
+                    Ok(Answer::Value(serde_json::Value::Object(Default::default())))
+                });
+            }
+            AgentEvent::Logout { ticket, .. } => {
+                drop(conn);
+                self.spawn_request(ticket, async move {
+                    agent.logout().await?;
+                    Ok(Answer::Value(serde_json::Value::Object(Default::default())))
+                });
+            }
             AgentEvent::RequestCancelled { ticket } => {
                 if let Some(abort) = self.state.aborts.borrow_mut().remove(&ticket) {
                     abort.abort();
