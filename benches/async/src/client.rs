@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 
 use acp_core::wire::envelope::{self, Message, Outcome};
 use acp_core::wire::frame::Framer;
+use memchr::memmem::Finder;
 use tokio::io::{AsyncReadExt, AsyncWriteExt, DuplexStream};
 
 use crate::alloc;
@@ -40,6 +41,8 @@ pub struct Client {
     line: String,
     next_id: i64,
     session_id: String,
+    /// Finds the chunk's tag in a notification's params (built once: it is on every line).
+    chunk_tag: Finder<'static>,
 }
 
 impl Client {
@@ -53,6 +56,7 @@ impl Client {
             line: String::with_capacity(256),
             next_id: 0,
             session_id: String::new(),
+            chunk_tag: Finder::new(r#""sessionUpdate":"agent_message_chunk""#),
         });
         let id = client
             .send(
@@ -179,9 +183,9 @@ impl Client {
                 match message {
                     Message::Notification(notification) => {
                         let is_chunk = notification.method.as_plain() == Some("session/update")
-                            && notification.params.is_some_and(|p| {
-                                p.get().contains(r#""sessionUpdate":"agent_message_chunk""#)
-                            });
+                            && notification
+                                .params
+                                .is_some_and(|p| self.chunk_tag.find(p.get().as_bytes()).is_some());
                         match chunks.as_deref_mut() {
                             Some(count) if is_chunk => *count += 1,
                             _ => return Err(format!("unexpected notification: {line}")),

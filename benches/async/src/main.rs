@@ -152,6 +152,7 @@ async fn measure(side: Side, options: &Options) -> Result<Measured, String> {
     let turn = client.prompt(&flood).await?;
     let after = alloc::Snapshot::now();
     expect("the flood", turn, options.count)?;
+    let notifications_per_s = options.count as f64 / turn.elapsed.as_secs_f64();
     let per_chunk = |n: u64| n as f64 / options.count as f64;
 
     // A flood the client stops reading for `stall`, then reads to the end.
@@ -174,16 +175,12 @@ async fn measure(side: Side, options: &Options) -> Result<Measured, String> {
     }
     Ok(Measured {
         prompts_per_s,
-        notifications_per_s: options.count as f64 / turn_secs(turn),
+        notifications_per_s,
         agent_allocs_per_notification: per_chunk(after.agent_allocs - before.agent_allocs),
         client_allocs_per_notification: per_chunk(after.client_allocs - before.client_allocs),
         stall_peak_bytes,
         stall_turn_peak_bytes,
     })
-}
-
-fn turn_secs(turn: client::Turn) -> f64 {
-    turn.elapsed.as_secs_f64()
 }
 
 fn main() -> ExitCode {
