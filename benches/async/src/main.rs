@@ -24,6 +24,11 @@ static ALLOCATOR: alloc::Counting = alloc::Counting;
 const PIPE_BYTES: usize = 64 * 1024;
 /// How long an agent gets to end after the client closed its end.
 const EXIT_WAIT: Duration = Duration::from_secs(5);
+/// The most our agent may add to the live bytes while the client reads nothing, whatever
+/// the flood's length: acp-core's outbox pauses updates at 1 MiB (`Limits::outbox_high_water`
+/// by default), its `Vec` may have doubled past that, and the pipe holds 64 KiB. A run that
+/// goes beyond fails: the flood was queued, not held.
+const OURS_STALL_BOUND: i64 = 4 << 20;
 
 /// The command line, with its defaults.
 #[derive(Clone, Debug)]
@@ -166,6 +171,13 @@ async fn measure(side: Side, options: &Options) -> Result<Measured, String> {
     let turn = client.finish_prompt(id, start).await?;
     let stall_turn_peak_bytes = alloc::peak() - baseline;
     expect("the stalled flood", turn, options.stall_count)?;
+    if side == Side::Ours && stall_turn_peak_bytes > OURS_STALL_BOUND {
+        return Err(format!(
+            "{}: {stall_turn_peak_bytes} bytes more were live during the stalled flood, \
+             beyond the bound of {OURS_STALL_BOUND}",
+            side.name()
+        ));
+    }
 
     client.close().await;
     match tokio::time::timeout(EXIT_WAIT, agent).await {
