@@ -1,6 +1,6 @@
 //! The agent side: implement [`Agent`] (only [`prompt`](Agent::prompt) is required), then
-//! [`serve`] it on a byte stream — or `serve_stdio` of the [`smol`](crate::smol) or
-//! [`tokio`](crate::tokio) module.
+//! [`serve`] it on a byte stream — or `serve_stdio` of the `smol` or `tokio` module (features
+//! of the same names).
 //!
 //! acp-core's [`AgentConnection`] answers everything it can by itself (the handshake, invalid
 //! requests, cancellations, EOF); each request it hands over becomes one call of an
@@ -37,7 +37,7 @@ use crate::pump::{Pump, Shared};
 use crate::runtime::Runtime;
 
 /// The agent connection this layer drives: acp-core's, with growable storage.
-pub type Connection = AgentConnection<Growable>;
+pub type AgentConn = AgentConnection<Growable>;
 
 /// An ACP agent. Every method but [`prompt`](Self::prompt) has a default.
 ///
@@ -180,7 +180,7 @@ where
     Rd: AsyncRead + Unpin,
     Wr: AsyncWrite + Unpin,
 {
-    let shared = Shared::new(Connection::new(config), &runtime);
+    let shared = Shared::new(AgentConn::new(config), &runtime);
     Pump::new(
         shared.clone(),
         driver::AgentDriver::new(Rc::new(agent), shared.clone()),

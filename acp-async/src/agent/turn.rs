@@ -16,7 +16,7 @@ use acp_core::schema::{
     TerminalRequest, ToolCall, ToolCallUpdate, WriteTextFileRequest, WriteTextFileResponse,
 };
 
-use super::Connection;
+use super::AgentConn;
 use super::driver::{AgentState, Reply};
 use crate::Error;
 
@@ -41,7 +41,7 @@ impl TurnFlag {
 ///
 /// Every method that sends waits for room in the connection's outbox instead of growing it:
 /// a client that reads slowly slows the handler down (backpressure), and memory stays
-/// bounded by the outbox limit of the [`Limits`](acp_core::Limits).
+/// bounded by the outbox limit of the [`Limits`](acp_core::prelude::Limits).
 #[derive(Clone)]
 pub struct Turn {
     pub(crate) state: Rc<AgentState>,
@@ -76,12 +76,12 @@ impl Turn {
 
     /// Runs `f` on acp-core's connection, for what this type does not wrap. Never call it
     /// from inside another `with_connection`.
-    pub fn with_connection<T>(&self, f: impl FnOnce(&mut Connection) -> T) -> T {
+    pub fn with_connection<T>(&self, f: impl FnOnce(&mut AgentConn) -> T) -> T {
         self.state.shared.with(f)
     }
 
     /// Sends one `session/update` of this session (any kind acp-core accepts: a
-    /// [`SessionUpdate`], a [`RawUpdate`](acp_core::RawUpdate), …), waiting for room.
+    /// [`SessionUpdate`], a [`RawUpdate`](acp_core::prelude::RawUpdate), …), waiting for room.
     pub async fn send<U: Update + ?Sized>(&self, update: &U) -> Result<(), Error> {
         let session = &self.session;
         self.state
@@ -215,7 +215,7 @@ impl Turn {
     /// Sends a request of ours through `send` and waits for its settlement.
     async fn client_request(
         &self,
-        send: impl FnMut(&mut Connection, Instant) -> Result<RequestId, UsageError>,
+        send: impl FnMut(&mut AgentConn, Instant) -> Result<RequestId, UsageError>,
     ) -> Result<ClientResponse, Error> {
         match self.ask(send).await? {
             Reply::Response(Ok(response)) => Ok(response),
@@ -226,7 +226,7 @@ impl Turn {
 
     async fn ask(
         &self,
-        mut send: impl FnMut(&mut Connection, Instant) -> Result<RequestId, UsageError>,
+        mut send: impl FnMut(&mut AgentConn, Instant) -> Result<RequestId, UsageError>,
     ) -> Result<Reply, Error> {
         let shared = &self.state.shared;
         // The wait is registered as soon as the request exists (before any event is
