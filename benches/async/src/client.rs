@@ -71,7 +71,9 @@ impl Client {
         let answer = client.read_until_answer(id, None).await?;
         let answer: serde_json::Value = serde_json::from_str(&answer).map_err(|e| e.to_string())?;
         let Some(session_id) = answer.get("sessionId").and_then(|s| s.as_str()) else {
-            return Err(format!("session/new answered without a sessionId: {answer}"));
+            return Err(format!(
+                "session/new answered without a sessionId: {answer}"
+            ));
         };
         client.session_id = session_id.to_owned();
         Ok(client)

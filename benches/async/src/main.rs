@@ -289,7 +289,11 @@ fn print_table(options: &Options, rounds: &[[Measured; 2]]) {
         Side::Official.name()
     );
     println!("|---|---:|---:|---:|");
-    type Row<'a> = (&'a str, &'a dyn Fn(&Measured) -> f64, &'a dyn Fn(f64) -> String);
+    type Row<'a> = (
+        &'a str,
+        &'a dyn Fn(&Measured) -> f64,
+        &'a dyn Fn(f64) -> String,
+    );
     let kib = |b: f64| format!("{:.1} KiB", b / 1024.0);
     let rows: [Row; 5] = [
         ("prompts/s (one chunk each)", &|m| m.prompts_per_s, &si),
