@@ -43,10 +43,12 @@ struct Options {
     stall_count: u64,
     /// How long the client reads nothing during that flood.
     stall: Duration,
+    /// How our agent sends the flood's chunks.
+    ours_send: ours::ChunkSend,
 }
 
 const USAGE: &str = "usage: acp-bench-async [--quick] [--rounds R] [--prompts P] [--count N] \
-[--stall-count N] [--stall-ms MS]";
+[--stall-count N] [--stall-ms MS] [--ours-send message|raw]";
 
 impl Options {
     fn parse(mut args: impl Iterator<Item = String>) -> Result<Options, String> {
@@ -56,6 +58,7 @@ impl Options {
             count: 100_000,
             stall_count: 100_000,
             stall: Duration::from_millis(500),
+            ours_send: ours::ChunkSend::Message,
         };
         while let Some(flag) = args.next() {
             let mut value = || args.next().ok_or_else(|| format!("{flag} needs a value"));
@@ -72,6 +75,16 @@ impl Options {
                         count: 20_000,
                         stall_count: 20_000,
                         stall: Duration::from_millis(100),
+                        ..options
+                    }
+                }
+                "--ours-send" => {
+                    options.ours_send = match value()?.as_str() {
+                        "message" => ours::ChunkSend::Message,
+                        "raw" => ours::ChunkSend::Raw,
+                        other => {
+                            return Err(format!("--ours-send takes message or raw, not '{other}'"));
+                        }
                     }
                 }
                 "--rounds" => options.rounds = number(value()?)?.max(1) as usize,
@@ -102,9 +115,9 @@ impl Side {
         }
     }
 
-    fn serve(self, stream: DuplexStream) -> Pin<Box<dyn Future<Output = ()>>> {
+    fn serve(self, stream: DuplexStream, options: &Options) -> Pin<Box<dyn Future<Output = ()>>> {
         match self {
-            Side::Ours => Box::pin(ours::serve(stream)),
+            Side::Ours => Box::pin(ours::serve(stream, options.ours_send)),
             Side::Official => Box::pin(official::serve(stream)),
         }
     }
@@ -129,7 +142,7 @@ struct Measured {
 /// Runs every measurement of one agent on a fresh connection.
 async fn measure(side: Side, options: &Options) -> Result<Measured, String> {
     let (client_end, agent_end) = tokio::io::duplex(PIPE_BYTES);
-    let agent = tokio::task::spawn_local(side.serve(agent_end));
+    let agent = tokio::task::spawn_local(side.serve(agent_end, options));
     let mut client = Client::connect(client_end).await?;
     let expect = |what: &str, turn: client::Turn, chunks: u64| {
         if turn.chunks == chunks {
@@ -220,14 +233,19 @@ fn main() -> ExitCode {
 async fn run(options: &Options) -> Result<(), String> {
     println!(
         "echo agent over tokio::io::duplex ({} KiB), tokio current_thread, one process; \
-         {} prompts, flood {} x {} B, stalled flood {} for {} ms; 1 warm-up + {} rounds",
+         {} prompts, flood {} x {} B, stalled flood {} for {} ms; 1 warm-up + {} rounds; \
+         our chunks sent with {}",
         PIPE_BYTES / 1024,
         options.prompts,
         options.count,
         echo::FLOOD_CHUNK.len(),
         options.stall_count,
         options.stall.as_millis(),
-        options.rounds
+        options.rounds,
+        match options.ours_send {
+            ours::ChunkSend::Message => "Turn::message",
+            ours::ChunkSend::Raw => "Turn::send(&RawUpdate)",
+        }
     );
     let load_before = load_average();
     let mut rounds: Vec<[Measured; 2]> = Vec::new();

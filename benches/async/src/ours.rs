@@ -4,10 +4,12 @@
 //!
 //! The logic is [`crate::echo`]'s, as on the official side: one chunk echoing the prompt, or
 //! `flood N` chunks of [`crate::echo::FLOOD_CHUNK`] sent with `Turn::message` (the typed
-//! `agent_message_chunk`, the call an application makes), yielding to the runtime every
-//! [`crate::echo::YIELD_EVERY`] sends. `Turn::message` waits for room in acp-core's outbox,
-//! so a client that stops reading holds the flood instead of queueing it.
+//! `agent_message_chunk`, the call an application makes; or, with `--ours-send raw`, one
+//! pre-encoded `RawUpdate` sent with `Turn::send`), yielding to the runtime every
+//! [`crate::echo::YIELD_EVERY`] sends. Both wait for room in acp-core's outbox, so a client
+//! that stops reading holds the flood instead of queueing it.
 
+use acp_async::acp_core::conn::agent::RawUpdate;
 use acp_async::acp_core::prelude::{AgentConfig, AgentInfo, StopReason};
 use acp_async::acp_core::schema::{ContentBlock, PromptRequest};
 use acp_async::tokio::Tokio;
@@ -17,7 +19,25 @@ use tokio_util::compat::{TokioAsyncReadCompatExt, TokioAsyncWriteCompatExt};
 
 use crate::echo::{self, Reply};
 
-struct Echo;
+/// How the flood's chunks are sent.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ChunkSend {
+    /// `Turn::message(text)`: a typed chunk made from the text each time.
+    Message,
+    /// `Turn::send(&RawUpdate)`: the same chunk, encoded once before the flood.
+    Raw,
+}
+
+/// The flood's chunk as a `session/update`'s `update`, for [`ChunkSend::Raw`].
+const RAW_CHUNK: &str = concat!(
+    r#"{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":""#,
+    "abcdefghijklmnopqrstuvwxyzabcdef",
+    r#""}}"#
+);
+
+struct Echo {
+    send: ChunkSend,
+}
 
 impl Agent for Echo {
     async fn prompt(&self, request: PromptRequest, turn: Turn) -> Result<StopReason, Error> {
@@ -32,8 +52,12 @@ impl Agent for Echo {
         match echo::reply(text) {
             Reply::Echo(text) => turn.message(text).await?,
             Reply::Flood(count) => {
+                let raw = RawUpdate::new(RAW_CHUNK).expect("a valid update");
                 for sent in 1..=count {
-                    turn.message(echo::FLOOD_CHUNK).await?;
+                    match self.send {
+                        ChunkSend::Message => turn.message(echo::FLOOD_CHUNK).await?,
+                        ChunkSend::Raw => turn.send(&raw).await?,
+                    }
                     if sent % echo::YIELD_EVERY == 0 {
                         tokio::task::yield_now().await;
                     }
@@ -45,12 +69,12 @@ impl Agent for Echo {
 }
 
 /// Serves the echo agent on `stream` until the client closes its end.
-pub async fn serve(stream: DuplexStream) {
+pub async fn serve(stream: DuplexStream, send: ChunkSend) {
     let (read, write) = tokio::io::split(stream);
     let config = AgentConfig::new(AgentInfo::new("bench-ours", "Bench (acp-async)", "0.0.0"));
     let served = acp_async::serve(
         config,
-        Echo,
+        Echo { send },
         Tokio::new(),
         read.compat(),
         write.compat_write(),
