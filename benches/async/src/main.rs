@@ -339,12 +339,12 @@ fn print_table(options: &Options, rounds: &[[Measured; 2]]) {
     for (label, f, show) in rows {
         let r = ratios(f);
         println!(
-            "| {label} | {} | {} | **{:.2}×** ({:.2}–{:.2}) |",
+            "| {label} | {} | {} | **{}×** ({}–{}) |",
             show(median(of(Side::Ours, f))),
             show(median(of(Side::Official, f))),
-            median(r.clone()),
-            min(&r),
-            max(&r),
+            times(median(r.clone())),
+            times(min(&r)),
+            times(max(&r)),
         );
     }
     let client = median(of(Side::Ours, &|m| m.client_allocs_per_notification));
@@ -378,6 +378,15 @@ fn min(values: &[f64]) -> f64 {
 
 fn max(values: &[f64]) -> f64 {
     values.iter().copied().fold(f64::NEG_INFINITY, f64::max)
+}
+
+/// A ratio with two significant digits at least (memory ratios are small).
+fn times(ratio: f64) -> String {
+    if ratio >= 0.1 {
+        format!("{ratio:.2}")
+    } else {
+        format!("{ratio:.4}")
+    }
 }
 
 /// A rate with a k/M suffix.
