@@ -63,12 +63,12 @@ use futures_io::{AsyncRead, AsyncWrite};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-pub use self::error::ClientError;
-pub use self::handler::{AskUser, Permissions, ReadTextFile, RejectAll, Terminals, WriteTextFile};
-pub use self::turn::{Turn, Update};
 use self::driver::{ClientDriver, OnUpdate};
+pub use self::error::ClientError;
 use self::handler::Handlers;
+pub use self::handler::{AskUser, Permissions, ReadTextFile, RejectAll, Terminals, WriteTextFile};
 use self::state::{Answer, Core, Inner, State, TurnSlot};
+pub use self::turn::{Turn, Update};
 use crate::pump::{Pump, Shared};
 use crate::runtime::Runtime;
 
@@ -139,7 +139,7 @@ impl Client {
             } => Ok(AgentInfo {
                 capabilities,
                 methods,
-                response: decoded,
+                response: decoded.map(|d| *d),
                 json: result.as_json().unwrap_or_default().to_owned(),
             }),
             other => Err(unexpected(other)),
@@ -261,7 +261,10 @@ impl Client {
         P: Serialize + ?Sized,
         R: DeserializeOwned,
     {
-        match self.call(|conn, now| conn.request(now, method, params)).await? {
+        match self
+            .call(|conn, now| conn.request(now, method, params))
+            .await?
+        {
             Answer::Result(result) => {
                 Ok(decode_result(method, result.as_json().unwrap_or("null"))?)
             }
@@ -365,7 +368,9 @@ impl Future for Waiting<'_> {
         let mut state = self.inner.state.borrow_mut();
         match state.poll_answer(self.request, cx.waker()) {
             Some(answer) => Poll::Ready(answer),
-            None if !state.expects(self.request) => Poll::Ready(Answer::Failed(ClientError::Closed)),
+            None if !state.expects(self.request) => {
+                Poll::Ready(Answer::Failed(ClientError::Closed))
+            }
             None => Poll::Pending,
         }
     }
@@ -521,7 +526,8 @@ impl ClientBuilder {
         ::smol::process::Child,
     )> {
         let child = crate::smol::spawn(command)?;
-        let (client, connection) = self.connect(crate::smol::Smol::new(), child.stdout, child.stdin);
+        let (client, connection) =
+            self.connect(crate::smol::Smol::new(), child.stdout, child.stdin);
         Ok((client, connection, child.process))
     }
 }

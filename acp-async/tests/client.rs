@@ -109,7 +109,10 @@ fn a_whole_turn_streams_its_updates_in_order_then_the_stop_reason() {
         },
     );
     let agent = info.response.unwrap().agent_info.unwrap();
-    assert_eq!((agent.name.as_str(), agent.version.as_str()), ("test-agent", "0.1.0"));
+    assert_eq!(
+        (agent.name.as_str(), agent.version.as_str()),
+        ("test-agent", "0.1.0")
+    );
     let seen: Vec<(&str, Option<&str>)> = updates
         .iter()
         .map(|u| (u.kind.as_str(), u.agent_text()))
@@ -377,7 +380,10 @@ fn cancel_mid_turn_ends_the_turn_cancelled() {
         |client| async move {
             let session = open(&client).await.unwrap();
             let mut turn = client.prompt(&session, "work").await.unwrap();
-            let first = turn.next().await.and_then(|u| u.agent_text().map(str::to_owned));
+            let first = turn
+                .next()
+                .await
+                .and_then(|u| u.agent_text().map(str::to_owned));
             let cancelled = turn.cancel().await;
             (first, cancelled, turn.finish().await)
         },
@@ -445,7 +451,8 @@ struct Flood {
 impl Agent for Flood {
     async fn prompt(&self, _request: PromptRequest, turn: Turn2) -> Result<StopReason, Error> {
         for i in 0..self.count {
-            turn.message(format!("chunk {i} {}", "x".repeat(100))).await?;
+            turn.message(format!("chunk {i} {}", "x".repeat(100)))
+                .await?;
             self.sent.set(i + 1);
         }
         Ok(StopReason::EndTurn)
@@ -490,7 +497,10 @@ fn a_stalled_consumer_keeps_memory_bounded() {
     };
     let mut both = pin!(futures_util::future::join(connection.run_until(app), agent));
 
-    assert!(run(both.as_mut()).is_pending(), "everything waits on the consumer");
+    assert!(
+        run(both.as_mut()).is_pending(),
+        "everything waits on the consumer"
+    );
     let buffered = turn.borrow().as_ref().map(Turn::buffered);
     assert_eq!(buffered, Some(BUFFER), "the turn holds exactly its buffer");
     assert!(

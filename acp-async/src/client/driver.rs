@@ -61,7 +61,7 @@ impl ClientDriver {
                     capabilities: agent,
                     methods: features,
                     result,
-                    decoded,
+                    decoded: decoded.map(Box::new),
                 },
             ),
             ClientEvent::HandshakeFailed { request, error } => {
@@ -197,9 +197,7 @@ impl ClientDriver {
             Some(AgentRequest::AskUser(r)) => h.ask_user.clone().map(|h| h.call(r)),
             Some(AgentRequest::CreateTerminal(r)) => terminal(h, TerminalCall::Create(r)),
             Some(AgentRequest::TerminalOutput(r)) => terminal(h, TerminalCall::Output(r)),
-            Some(AgentRequest::WaitForTerminalExit(r)) => {
-                terminal(h, TerminalCall::WaitForExit(r))
-            }
+            Some(AgentRequest::WaitForTerminalExit(r)) => terminal(h, TerminalCall::WaitForExit(r)),
             Some(AgentRequest::KillTerminal(r)) => terminal(h, TerminalCall::Kill(r)),
             Some(AgentRequest::ReleaseTerminal(r)) => terminal(h, TerminalCall::Release(r)),
             _ => None,
@@ -222,7 +220,9 @@ impl ClientDriver {
         let sent = shared.with(|conn| match &reply {
             Reply::Permission(outcome) => {
                 let answer = match outcome {
-                    RequestPermissionOutcome::Selected(s) => PermissionAnswer::Selected(&s.option_id),
+                    RequestPermissionOutcome::Selected(s) => {
+                        PermissionAnswer::Selected(&s.option_id)
+                    }
                     _ => PermissionAnswer::Cancelled,
                 };
                 conn.respond_permission(now, ticket, answer)

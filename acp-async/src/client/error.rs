@@ -52,9 +52,9 @@ impl fmt::Display for ClientError {
             Self::Handshake(e) => e.fmt(f),
             Self::Failed { method, failure } => write!(f, "{method} failed: {failure}"),
             Self::Decode(e) => e.fmt(f),
-            Self::TurnTimedOut => {
-                f.write_str("session/prompt failed: no response before the deadline (the turn was cancelled)")
-            }
+            Self::TurnTimedOut => f.write_str(
+                "session/prompt failed: no response before the deadline (the turn was cancelled)",
+            ),
             Self::TurnDisconnected => {
                 f.write_str("session/prompt failed: the agent's output ended during the turn")
             }

@@ -31,8 +31,10 @@ pub trait Permissions: 'static {
     /// The outcome: [`RequestPermissionOutcome::selected`] with one of
     /// `request.options[].option_id`, or [`RequestPermissionOutcome::Cancelled`] when the
     /// person dismissed the question.
-    async fn request_permission(&self, request: RequestPermissionRequest)
-    -> RequestPermissionOutcome;
+    async fn request_permission(
+        &self,
+        request: RequestPermissionRequest,
+    ) -> RequestPermissionOutcome;
 }
 
 impl<F, Fut> Permissions for F
@@ -60,12 +62,15 @@ impl Permissions for RejectAll {
         &self,
         request: RequestPermissionRequest,
     ) -> RequestPermissionOutcome {
-        [PermissionOptionKind::RejectOnce, PermissionOptionKind::RejectAlways]
-            .into_iter()
-            .find_map(|kind| request.options.iter().find(|o| o.kind == kind))
-            .map_or(RequestPermissionOutcome::Cancelled, |option| {
-                RequestPermissionOutcome::selected(option.option_id.clone())
-            })
+        [
+            PermissionOptionKind::RejectOnce,
+            PermissionOptionKind::RejectAlways,
+        ]
+        .into_iter()
+        .find_map(|kind| request.options.iter().find(|o| o.kind == kind))
+        .map_or(RequestPermissionOutcome::Cancelled, |option| {
+            RequestPermissionOutcome::selected(option.option_id.clone())
+        })
     }
 }
 

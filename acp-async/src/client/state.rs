@@ -34,7 +34,7 @@ pub(crate) enum Answer {
         capabilities: Capabilities,
         methods: AdvertisedMethods,
         result: Payload,
-        decoded: Option<InitializeResponse>,
+        decoded: Option<Box<InitializeResponse>>,
     },
     /// `session/new`, `session/load`, `session/resume`, or any other request's result.
     Result(Payload),
