@@ -488,7 +488,11 @@ impl ClientBuilder {
         });
         let driver = ClientDriver::new(inner.clone(), self.handlers, self.on_update);
         let pump = Pump::new(shared, driver, runtime, reader, writer);
-        (Client { inner }, Connection { pump })
+        let connection = Connection {
+            pump,
+            inner: inner.clone(),
+        };
+        (Client { inner }, connection)
     }
 
     /// Starts `command` as an agent process (stdin and stdout piped, stderr inherited,
@@ -539,6 +543,7 @@ impl ClientBuilder {
 #[must_use = "nothing moves until the connection is awaited"]
 pub struct Connection<R: Runtime, Rd, Wr> {
     pump: Pump<Core, ClientDriver, R, Rd, Wr>,
+    inner: Rc<Inner>,
 }
 
 impl<R: Runtime, Rd, Wr> std::fmt::Debug for Connection<R, Rd, Wr> {
@@ -556,7 +561,12 @@ where
     type Output = io::Result<()>;
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.pump).poll(cx)
+        let out = Pin::new(&mut self.pump).poll(cx);
+        if out.is_ready() {
+            // Nothing more arrives: what still waits fails now rather than when dropped.
+            self.inner.state.borrow_mut().close();
+        }
+        out
     }
 }
 
@@ -567,25 +577,36 @@ where
     Wr: AsyncWrite + Unpin,
 {
     /// Runs `app` with the connection beside it, and returns `app`'s output as soon as it
-    /// has one; the connection is then dropped (closing the agent's input). If the
-    /// connection ends first, `app` goes on alone and its calls fail with
-    /// [`ClientError::Closed`].
-    pub async fn run_until<F: Future>(self, app: F) -> F::Output {
-        let mut connection = Some(self);
+    /// has one, once what its last calls queued (a cancel, say) is written; the connection
+    /// is then dropped, which closes the agent's input. If the connection ends first, `app`
+    /// goes on alone and its calls fail with [`ClientError::Closed`].
+    pub async fn run_until<F: Future>(mut self, app: F) -> F::Output {
+        let mut ended = false;
         let mut app = pin!(app);
-        std::future::poll_fn(|cx| {
+        let out = std::future::poll_fn(|cx| {
             if let Poll::Ready(out) = app.as_mut().poll(cx) {
                 return Poll::Ready(out);
             }
-            if let Some(c) = connection.as_mut()
-                && Pin::new(c).poll(cx).is_ready()
-            {
-                // Dropping it fails what still waits: poll `app` again to let it see that.
-                connection = None;
+            if !ended && Pin::new(&mut self).poll(cx).is_ready() {
+                // What still waits has failed: poll `app` again to let it see that.
+                ended = true;
                 cx.waker().wake_by_ref();
             }
             Poll::Pending
         })
-        .await
+        .await;
+        if !ended {
+            std::future::poll_fn(|cx| {
+                let done = Pin::new(&mut self).poll(cx).is_ready();
+                let written = self.pump.shared().borrow().poll_transmit().is_empty();
+                if done || written {
+                    Poll::Ready(())
+                } else {
+                    Poll::Pending
+                }
+            })
+            .await;
+        }
+        out
     }
 }
