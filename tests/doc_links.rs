@@ -170,7 +170,13 @@ fn every_relative_link_and_anchor_resolves() {
 fn a_published_crates_readme_links_only_absolute_addresses() {
     let root = repository_root();
     let mut relative = Vec::new();
-    for krate in ["acp-core", "acp-host", "acp-conform", "acp-cli"] {
+    for krate in [
+        "acp-core",
+        "acp-host",
+        "acp-conform",
+        "acp-cli",
+        "acp-async",
+    ] {
         let page = root.join(krate).join("README.md");
         for (number, line) in prose(&read(&page)) {
             for target in targets(line) {

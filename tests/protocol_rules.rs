@@ -52,6 +52,7 @@ fn test_texts() -> Vec<(PathBuf, String)> {
         "acp-host/tests",
         "acp-conform/tests",
         "acp-cli/tests",
+        "acp-async/tests",
         "tests",
     ] {
         for path in files(&root.join(dir), ".rs") {
@@ -76,6 +77,7 @@ fn test_texts() -> Vec<(PathBuf, String)> {
         "acp-host/src",
         "acp-conform/src",
         "acp-cli/src",
+        "acp-async/src",
         "src",
     ] {
         for path in files(&root.join(dir), ".rs") {
@@ -142,6 +144,7 @@ fn every_cited_rule_is_defined_in_protocol_md() {
         ("acp-host", ".rs"),
         ("acp-conform", ".rs"),
         ("acp-cli", ".rs"),
+        ("acp-async", ".rs"),
         ("src", ".rs"),
         ("tests", ".rs"),
         ("vectors", ".jsonl"),

@@ -1,0 +1,25 @@
+//! The echo examples are "an ACP agent in 40 lines": this keeps them so.
+
+/// Lines of code in an example: blank lines and `//` comment lines do not count.
+fn code_lines(name: &str) -> usize {
+    let path = format!("{}/examples/{name}", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    text.lines()
+        .map(str::trim)
+        .filter(|line| !line.is_empty() && !line.starts_with("//"))
+        .count()
+}
+
+/// The tokio echo agent (a whole stdio agent answering prompts) stays within 40 lines.
+#[test]
+fn echo_agent_tokio_is_at_most_40_lines() {
+    let lines = code_lines("echo_agent_tokio.rs");
+    assert!(lines <= 40, "echo_agent_tokio.rs has {lines} lines of code");
+}
+
+/// The smol echo agent stays within 40 lines.
+#[test]
+fn echo_agent_smol_is_at_most_40_lines() {
+    let lines = code_lines("echo_agent_smol.rs");
+    assert!(lines <= 40, "echo_agent_smol.rs has {lines} lines of code");
+}
