@@ -25,6 +25,7 @@
 #![warn(missing_docs)]
 
 pub mod agent;
+pub mod client;
 pub mod duplex;
 mod error;
 pub mod pump;

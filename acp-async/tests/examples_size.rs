@@ -23,3 +23,11 @@ fn echo_agent_smol_is_at_most_40_lines() {
     let lines = code_lines("echo_agent_smol.rs");
     assert!(lines <= 40, "echo_agent_smol.rs has {lines} lines of code");
 }
+
+/// The tokio client example (spawn an agent, prompt it once, print the answer) stays within
+/// 60 lines.
+#[test]
+fn client_tokio_is_at_most_60_lines() {
+    let lines = code_lines("client_tokio.rs");
+    assert!(lines <= 60, "client_tokio.rs has {lines} lines of code");
+}
