@@ -10,6 +10,8 @@
 //!
 //! prints `Hello`, then `stop reason: end_turn`.
 
+use std::io::Write;
+
 use acp_async::client::Client;
 
 #[tokio::main(flavor = "current_thread")]
@@ -42,6 +44,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             while let Some(update) = turn.next().await {
                 if let Some(text) = update.agent_text() {
                     print!("{text}");
+                    let _ = std::io::stdout().flush(); // show each chunk as it arrives
                 }
             }
             println!();
