@@ -459,8 +459,8 @@ impl Agent for Flood {
     }
 }
 
-/// A consumer that stops taking a turn's updates stops the client reading: the turn holds
-/// at most its buffer, the pipe from the agent fills, the agent's sends wait. Once the
+/// R-TURN-8: a consumer that stops taking a turn's updates stops the client reading: the
+/// turn holds at most its buffer, the pipe from the agent fills, the agent's sends wait. Once the
 /// consumer takes them, every update arrives, in order.
 #[test]
 fn a_stalled_consumer_keeps_memory_bounded() {

@@ -142,7 +142,7 @@ impl ClientDriver {
         }
     }
 
-    /// Whether `event` must wait: an update for a turn whose queue is full.
+    /// Whether `event` must wait: an update for a turn whose queue is full (R-TURN-8).
     fn must_wait(&self, event: &ClientEvent) -> bool {
         let ClientEvent::Update {
             session,
