@@ -1,6 +1,6 @@
 //! The agent side: implement [`Agent`] (only [`prompt`](Agent::prompt) is required), then
-//! [`serve`] it on a byte stream — or `serve_stdio` of the [`smol`](crate::smol) or
-//! [`tokio`](crate::tokio) module.
+//! [`serve`] it on a byte stream — or `serve_stdio` of the `smol` or `tokio` module (features
+//! of the same names).
 //!
 //! acp-core's [`AgentConnection`] answers everything it can by itself (the handshake, invalid
 //! requests, cancellations, EOF); each request it hands over becomes one call of an

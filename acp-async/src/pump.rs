@@ -178,14 +178,20 @@ impl<C: Connection> Shared<C> {
 
     /// Runs `f` until it does not answer [`UsageError::WouldBlock`], waiting for room in the
     /// outbox between tries: a full outbox holds the caller instead of growing
-    /// (backpressure). Once the pump has ended, `f`'s refusal is returned as it is.
+    /// (backpressure). Once the pump has ended, or when the outbox is empty (what `f` sends
+    /// can never fit), `f`'s refusal is returned as it is.
     pub async fn with_room<T>(
         &self,
         mut f: impl FnMut(&mut C) -> Result<T, UsageError>,
     ) -> Result<T, UsageError> {
         loop {
             match self.with(&mut f) {
-                Err(UsageError::WouldBlock) if !self.ended.get() => self.room().await,
+                // Room comes only from writing out: with nothing to write, it never will.
+                Err(UsageError::WouldBlock)
+                    if !self.ended.get() && !self.conn.borrow().poll_transmit().is_empty() =>
+                {
+                    self.room().await;
+                }
                 other => return other,
             }
         }

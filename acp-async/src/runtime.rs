@@ -3,10 +3,15 @@
 //!
 //! acp-core is fed the time as [`Instant`] milliseconds and asks for its next deadline with
 //! `poll_timeout`; a [`Runtime`] turns that into the runtime's own clock and timer.
-//! [`Smol`](crate::smol::Smol) and [`Tokio`](crate::tokio::Tokio) come with their features;
-//! [`NoTimers`] needs no runtime at all (tests, connections configured without deadlines).
+//! `smol::Smol` and `tokio::Tokio` come with the features of the same names;
+//! [`NoTimers`] needs no runtime at all (connections configured without deadlines), and
+//! [`ManualClock`] is a virtual clock for deterministic tests of deadlines.
 
-use core::future::Future;
+use std::cell::{Cell, RefCell};
+use std::future::Future;
+use std::pin::Pin;
+use std::rc::Rc;
+use std::task::{Context, Poll, Waker};
 
 pub use acp_core::Instant;
 
@@ -34,14 +39,77 @@ pub trait Runtime: Clone + 'static {
 pub struct NoTimers;
 
 impl Runtime for NoTimers {
-    type Sleep = core::future::Pending<()>;
+    type Sleep = std::future::Pending<()>;
 
     fn now(&self) -> Instant {
         Instant(0)
     }
 
     fn sleep_until(&self, _deadline: Instant) -> Self::Sleep {
-        core::future::pending()
+        std::future::pending()
+    }
+}
+
+/// A virtual clock: time moves only when the test says so ([`advance`](Self::advance)), and
+/// the timers due then fire. Clones share the clock. For deterministic tests of deadlines
+/// (a permission's timeout, a client's prompt deadline) without sleeping.
+#[derive(Clone, Debug, Default)]
+pub struct ManualClock {
+    inner: Rc<ClockState>,
+}
+
+#[derive(Debug, Default)]
+struct ClockState {
+    now: Cell<u64>,
+    timers: RefCell<Vec<Waker>>,
+}
+
+impl ManualClock {
+    /// A clock at 0 ms.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Moves the clock `ms` milliseconds on and wakes every timer (those now due fire).
+    pub fn advance(&self, ms: u64) {
+        self.inner.now.set(self.inner.now.get().saturating_add(ms));
+        for waker in self.inner.timers.take() {
+            waker.wake();
+        }
+    }
+}
+
+/// The timer of [`ManualClock`].
+#[derive(Debug)]
+pub struct ManualSleep {
+    clock: Rc<ClockState>,
+    deadline: u64,
+}
+
+impl Future for ManualSleep {
+    type Output = ();
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        if self.clock.now.get() >= self.deadline {
+            return Poll::Ready(());
+        }
+        self.clock.timers.borrow_mut().push(cx.waker().clone());
+        Poll::Pending
+    }
+}
+
+impl Runtime for ManualClock {
+    type Sleep = ManualSleep;
+
+    fn now(&self) -> Instant {
+        Instant(self.inner.now.get())
+    }
+
+    fn sleep_until(&self, deadline: Instant) -> ManualSleep {
+        ManualSleep {
+            clock: self.inner.clone(),
+            deadline: deadline.0,
+        }
     }
 }
 

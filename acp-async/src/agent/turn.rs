@@ -41,7 +41,7 @@ impl TurnFlag {
 ///
 /// Every method that sends waits for room in the connection's outbox instead of growing it:
 /// a client that reads slowly slows the handler down (backpressure), and memory stays
-/// bounded by the outbox limit of the [`Limits`](acp_core::Limits).
+/// bounded by the outbox limit of the [`Limits`](acp_core::prelude::Limits).
 #[derive(Clone)]
 pub struct Turn {
     pub(crate) state: Rc<AgentState>,
@@ -81,7 +81,7 @@ impl Turn {
     }
 
     /// Sends one `session/update` of this session (any kind acp-core accepts: a
-    /// [`SessionUpdate`], a [`RawUpdate`](acp_core::RawUpdate), …), waiting for room.
+    /// [`SessionUpdate`], a [`RawUpdate`](acp_core::prelude::RawUpdate), …), waiting for room.
     pub async fn send<U: Update + ?Sized>(&self, update: &U) -> Result<(), Error> {
         let session = &self.session;
         self.state
