@@ -1,10 +1,10 @@
 //! Every error a caller of acp-async's client can meet, with its exact message, against a
 //! raw agent played line by line on an in-memory pipe; and the updates that belong to no
-//! turn. No executor, no sleeps: deadlines run on a clock the test moves.
+//! turn. No executor, no sleeps: deadlines run on a clock the test moves (`ManualClock`).
 
 mod client_support;
 
-use std::cell::{Cell, RefCell};
+use std::cell::RefCell;
 use std::future::Future;
 use std::pin::Pin;
 use std::rc::Rc;
@@ -13,7 +13,8 @@ use std::time::Duration;
 use acp_async::acp_core::conn::client::UpdateContext;
 use acp_async::acp_core::prelude::{StopReason, UsageError};
 use acp_async::client::{Client, ClientError, Update};
-use acp_async::{Instant, NoTimers, Runtime};
+use acp_async::runtime::ManualClock;
+use acp_async::{NoTimers, Runtime};
 use client_support::{RawAgent, raw_pair, run};
 use serde_json::{Value, json};
 
@@ -173,26 +174,11 @@ fn a_second_prompt_during_a_turn_is_refused_before_sending() {
     );
 }
 
-/// A clock the test moves; its timers never fire by themselves (the connection sees the
-/// time has passed when it is polled).
-#[derive(Clone, Default)]
-struct Clock(Rc<Cell<u64>>);
-
-impl Runtime for Clock {
-    type Sleep = std::future::Pending<()>;
-    fn now(&self) -> Instant {
-        Instant(self.0.get())
-    }
-    fn sleep_until(&self, _deadline: Instant) -> Self::Sleep {
-        std::future::pending()
-    }
-}
-
 /// R-HOST-2: a turn past its deadline is cancelled (`session/cancel` goes out) and ends
 /// with an error that says so.
 #[test]
 fn a_turn_past_its_deadline_ends_with_an_error_that_says_so() {
-    let clock = Clock::default();
+    let clock = ManualClock::new();
     let (mut agent, mut app, result) = client_with(
         builder().config(|c| c.prompt_timeout = Some(Duration::from_secs(5))),
         clock.clone(),
@@ -216,7 +202,7 @@ fn a_turn_past_its_deadline_ends_with_an_error_that_says_so() {
     );
     assert!(run(app.as_mut()).is_pending());
     let _ = agent.lines();
-    clock.0.set(5_000);
+    clock.advance(5_000);
     assert!(run(app.as_mut()).is_ready());
     assert_eq!(
         agent.lines(),
