@@ -130,7 +130,10 @@ impl Client {
     /// `initialize`: must come first. Returns what the agent advertised; fails when the
     /// agent's protocol version is not 1 (R-INIT-6) or it answers with an error.
     pub async fn initialize(&self) -> Result<AgentInfo, ClientError> {
-        match self.call(|conn, now| conn.initialize(now)).await? {
+        match self
+            .call("initialize", |conn, now| conn.initialize(now))
+            .await?
+        {
             Answer::Initialized {
                 capabilities,
                 methods,
@@ -234,9 +237,11 @@ impl Client {
 
     /// `session/set_mode` (refused while a turn runs, R-CONFIG-3).
     pub async fn set_mode(&self, session_id: &str, mode_id: &str) -> Result<(), ClientError> {
-        self.call(|conn, now| conn.set_mode(now, session_id, mode_id))
-            .await
-            .map(drop)
+        self.call("session/set_mode", |conn, now| {
+            conn.set_mode(now, session_id, mode_id)
+        })
+        .await
+        .map(drop)
     }
 
     /// `session/set_config_option` with exactly `sessionId`, `configId` and `value`
@@ -261,21 +266,15 @@ impl Client {
         P: Serialize + ?Sized,
         R: DeserializeOwned,
     {
-        match self
-            .call(|conn, now| conn.request(now, method, params))
-            .await?
-        {
-            Answer::Result(result) => {
-                Ok(decode_result(method, result.as_json().unwrap_or("null"))?)
-            }
-            other => Err(unexpected(other)),
-        }
+        self.typed(method, |conn, now| conn.request(now, method, params))
+            .await
     }
 
-    /// Sends a command (waiting for room in the outbox when it is full) and waits for its
-    /// answer.
+    /// Sends a request to `method` (waiting for room in the outbox when it is full) and
+    /// waits for its answer.
     async fn call(
         &self,
+        method: &str,
         mut send: impl FnMut(&mut Core, Instant) -> Result<RequestId, UsageError>,
     ) -> Result<Answer, ClientError> {
         let request = self.send(&mut send).await?;
@@ -285,6 +284,7 @@ impl Client {
         }
         .await;
         match answer {
+            Answer::Refused(failure) => Err(ClientError::failed(method, failure)),
             Answer::Failed(error) => Err(error),
             answer => Ok(answer),
         }
@@ -304,12 +304,13 @@ impl Client {
         Ok(request)
     }
 
+    /// [`call`](Self::call), with the result decoded as `method`'s.
     async fn typed<T: DeserializeOwned>(
         &self,
-        method: &'static str,
+        method: &str,
         send: impl FnMut(&mut Core, Instant) -> Result<RequestId, UsageError>,
     ) -> Result<T, ClientError> {
-        match self.call(send).await? {
+        match self.call(method, send).await? {
             Answer::Result(result) => {
                 Ok(decode_result(method, result.as_json().unwrap_or("null"))?)
             }

@@ -140,6 +140,31 @@ fn an_error_answer_fails_the_call_with_the_agents_words() {
     );
 }
 
+/// R-RPC-9: an extension request the agent does not know fails naming the method sent.
+#[test]
+fn an_extension_request_refused_by_the_agent_fails_naming_it() {
+    let (mut agent, mut app, result) = client_with(builder(), NoTimers, |c| async move {
+        c.initialize().await?;
+        c.request::<_, Value>("_vendor.example/ping", &json!({}))
+            .await
+    });
+    answer(
+        &mut agent,
+        app.as_mut(),
+        "initialize",
+        json!({"protocolVersion":1}),
+    );
+    assert!(run(app.as_mut()).is_pending());
+    let lines = agent.lines();
+    let ping = RawAgent::request(&lines, "_vendor.example/ping");
+    agent.send(json!({"jsonrpc":"2.0","id":ping["id"],"error":{"code":-32601,"message":"Method not found: _vendor.example/ping"}}));
+    assert!(run(app.as_mut()).is_ready());
+    assert_eq!(
+        message(&result),
+        "_vendor.example/ping failed: JSON-RPC error -32601: Method not found: _vendor.example/ping"
+    );
+}
+
 /// R-TURN-2: a second prompt while the session's turn runs is refused before sending; the
 /// `Turn` of the first, dropped unfinished, cancels it (R-CANCEL-6: a turn runs).
 #[test]

@@ -7,7 +7,7 @@ use std::collections::VecDeque;
 use std::rc::Rc;
 use std::task::Context;
 
-use acp_core::conn::client::{ClientMethod, IncomingRequest, TurnOutcome, UpdateContext};
+use acp_core::conn::client::{IncomingRequest, TurnOutcome, UpdateContext};
 use acp_core::prelude::{
     AskUserAnswer, ClientEvent, PermissionAnswer, RequestId, Ticket, UsageError,
 };
@@ -74,13 +74,8 @@ impl ClientDriver {
                 request, result, ..
             } => self.answer(request, Answer::Result(result)),
             ClientEvent::Failed {
-                request,
-                method,
-                failure,
-            } => {
-                let name = method_name(method);
-                self.answer(request, Answer::Failed(ClientError::failed(name, failure)));
-            }
+                request, failure, ..
+            } => self.answer(request, Answer::Refused(failure)),
             ClientEvent::Update {
                 session,
                 context,
@@ -246,11 +241,6 @@ impl ClientDriver {
 
 fn terminal(h: &Handlers, call: TerminalCall) -> Option<ReplyFuture> {
     h.terminals.clone().map(|t| t.call(call))
-}
-
-/// The wire name of one of our requests, for error messages.
-fn method_name(method: ClientMethod) -> &'static str {
-    method.name().unwrap_or("request")
 }
 
 impl Driver<Core> for ClientDriver {

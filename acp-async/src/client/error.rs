@@ -22,7 +22,7 @@ pub enum ClientError {
     /// before its deadline or its EOF.
     Failed {
         /// The method of our request.
-        method: &'static str,
+        method: String,
         /// acp-core's reason.
         failure: Failure,
     },
@@ -40,8 +40,11 @@ pub enum ClientError {
 
 impl ClientError {
     /// The error from a failed request of ours.
-    pub(crate) fn failed(method: &'static str, failure: Failure) -> Self {
-        Self::Failed { method, failure }
+    pub(crate) fn failed(method: &str, failure: Failure) -> Self {
+        Self::Failed {
+            method: method.to_owned(),
+            failure,
+        }
     }
 }
 

@@ -38,6 +38,8 @@ pub(crate) enum Answer {
     },
     /// `session/new`, `session/load`, `session/resume`, or any other request's result.
     Result(Payload),
+    /// The agent's error answer, or none in time: the caller names its method.
+    Refused(acp_core::conn::client::Failure),
     Failed(ClientError),
 }
 
