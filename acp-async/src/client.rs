@@ -5,23 +5,43 @@
 //! moves the bytes. Await the connection beside your own code — [`Connection::run_until`],
 //! `futures::join!`, `tokio::join!` — on any executor: nothing is spawned.
 //!
-//! ```ignore
-//! let (client, connection) = Client::builder("my-editor", "1.0")
-//!     .connect(Tokio::new(), agent_stdout, agent_stdin);
-//! connection
-//!     .run_until(async {
-//!         let agent = client.initialize().await?;
-//!         let session = client.new_session("/home/user/p").await?.session_id;
-//!         let mut turn = client.prompt(&session, "Hello").await?;
-//!         while let Some(update) = turn.next().await {
-//!             if let Some(text) = update.agent_text() {
-//!                 print!("{text}");
-//!             }
-//!         }
-//!         println!("\n{}", turn.finish().await?);
-//!         Ok::<_, ClientError>(())
-//!     })
-//!     .await?;
+//! Here the agent is acp-async's own agent side on an in-memory [`duplex`](crate::duplex)
+//! pipe; with a process, `ClientBuilder::spawn_tokio` or `spawn_smol` (features `tokio`,
+//! `smol`) start it and connect in one call.
+//!
+//! ```
+//! use acp_async::NoTimers;
+//! use acp_async::acp_core::prelude::StopReason;
+//! use acp_async::client::{Client, ClientError};
+//! # use acp_async::acp_core::prelude::{AgentConfig, AgentInfo};
+//! # use acp_async::acp_core::schema::PromptRequest;
+//! # use acp_async::{Agent, Error, Turn};
+//! # struct Hello;
+//! # impl Agent for Hello {
+//! #     async fn prompt(&self, _: PromptRequest, turn: Turn) -> Result<StopReason, Error> {
+//! #         turn.message("Hello!").await?;
+//! #         Ok(StopReason::EndTurn)
+//! #     }
+//! # }
+//!
+//! let (ours, theirs) = acp_async::duplex::duplex(1 << 16);
+//! # let config = AgentConfig::new(AgentInfo::new("hello", "Hello", "1.0"));
+//! # let agent = acp_async::serve(config, Hello, NoTimers, theirs.reader, theirs.writer);
+//! let (client, connection) =
+//!     Client::builder("my-editor", "1.0").connect(NoTimers, ours.reader, ours.writer);
+//! let app = connection.run_until(async {
+//!     client.initialize().await?;
+//!     let session = client.new_session("/home/user/p").await?.session_id;
+//!     let mut turn = client.prompt(&session, "Hi").await?;
+//!     let mut answer = String::new();
+//!     while let Some(update) = turn.next().await {
+//!         answer.push_str(update.agent_text().unwrap_or_default());
+//!     }
+//!     Ok::<_, ClientError>((answer, turn.finish().await?))
+//! });
+//! let (result, served) = smol::block_on(futures_util::future::join(app, agent));
+//! assert_eq!(result, Ok(("Hello!".to_owned(), StopReason::EndTurn)));
+//! # served.unwrap();
 //! ```
 //!
 //! acp-core's [`ClientConnection`](acp_core::ClientConnection) takes every protocol
