@@ -31,8 +31,9 @@ pub(crate) struct ClientDriver {
     work: Vec<(Ticket, ReplyFuture)>,
     /// Answers a full outbox refused (`WouldBlock`): sent once bytes are written.
     unsent: VecDeque<(Ticket, Reply)>,
-    /// An update held back because its turn's queue is full (then no more events are taken).
-    held: Option<ClientEvent>,
+    /// Events held back, in order, behind an update whose turn's queue is full. The pump
+    /// takes no more events meanwhile ([`Driver::is_ready`]), so this holds one.
+    held: VecDeque<ClientEvent>,
 }
 
 impl ClientDriver {
@@ -43,7 +44,7 @@ impl ClientDriver {
             on_update,
             work: Vec::new(),
             unsent: VecDeque::new(),
-            held: None,
+            held: VecDeque::new(),
         }
     }
 
@@ -245,10 +246,8 @@ fn terminal(h: &Handlers, call: TerminalCall) -> Option<ReplyFuture> {
 
 impl Driver<Core> for ClientDriver {
     fn on_event(&mut self, _shared: &Rc<Shared<Core>>, event: ClientEvent) {
-        if self.held.is_some() || self.must_wait(&event) {
-            // The pump stops draining while an event is held, so there is at most one.
-            debug_assert!(self.held.is_none());
-            self.held = Some(event);
+        if !self.held.is_empty() || self.must_wait(&event) {
+            self.held.push_back(event);
             self.inner.state.borrow_mut().stalled = true;
             return;
         }
@@ -256,13 +255,16 @@ impl Driver<Core> for ClientDriver {
     }
 
     fn poll_work(&mut self, cx: &mut Context<'_>) {
-        if let Some(event) = self.held.take() {
-            if self.must_wait(&event) {
-                self.held = Some(event);
-            } else {
-                self.inner.state.borrow_mut().stalled = false;
+        while let Some(event) = self.held.front() {
+            if self.must_wait(event) {
+                break;
+            }
+            if let Some(event) = self.held.pop_front() {
                 self.dispatch(event);
             }
+        }
+        if self.held.is_empty() {
+            self.inner.state.borrow_mut().stalled = false;
         }
         for _ in 0..self.unsent.len() {
             if let Some((ticket, reply)) = self.unsent.pop_front() {
@@ -282,7 +284,7 @@ impl Driver<Core> for ClientDriver {
     }
 
     fn is_ready(&self) -> bool {
-        self.held.is_none()
+        self.held.is_empty()
     }
 }
 
