@@ -37,7 +37,7 @@ use crate::pump::{Pump, Shared};
 use crate::runtime::Runtime;
 
 /// The agent connection this layer drives: acp-core's, with growable storage.
-pub type Connection = AgentConnection<Growable>;
+pub type AgentConn = AgentConnection<Growable>;
 
 /// An ACP agent. Every method but [`prompt`](Self::prompt) has a default.
 ///
@@ -180,7 +180,7 @@ where
     Rd: AsyncRead + Unpin,
     Wr: AsyncWrite + Unpin,
 {
-    let shared = Shared::new(Connection::new(config), &runtime);
+    let shared = Shared::new(AgentConn::new(config), &runtime);
     Pump::new(
         shared.clone(),
         driver::AgentDriver::new(Rc::new(agent), shared.clone()),

@@ -17,7 +17,8 @@
 //!    a read of 0 bytes, or a read error, is EOF: `handle_eof` once the bytes before it went in;
 //! 5. at [`poll_timeout`](Connection::poll_timeout), `handle_timeout`;
 //! 6. once the connection is closed, its events drained and its last bytes written and
-//!    flushed, close the writer and end.
+//!    flushed, close the writer and end. ([`Shared::close_output`] closes the writer earlier,
+//!    once written out, while reading goes on: how a client ends its agent.)
 //!
 //! Every protocol decision stays in acp-core: the pump only moves bytes, time and events.
 
@@ -36,6 +37,9 @@ use crate::runtime::{Instant, Runtime};
 
 /// Size of the pump's read buffer.
 pub const READ_BUFFER: usize = 64 * 1024;
+
+/// Steps one poll of the pump may take before it yields to the executor.
+const STEP_BUDGET: usize = 256;
 
 /// The loop vocabulary both of acp-core's connections speak.
 pub trait Connection {
@@ -138,6 +142,9 @@ pub struct Shared<C> {
     pump: RefCell<Option<Waker>>,
     /// The pump has ended (closed, or an I/O error): nothing more will be written.
     ended: Cell<bool>,
+    /// The application asked to close the output once written out (a client ending its
+    /// agent: EOF on the agent's stdin).
+    close_output: Cell<bool>,
 }
 
 impl<C: Connection> Shared<C> {
@@ -150,6 +157,7 @@ impl<C: Connection> Shared<C> {
             room: RefCell::new(Vec::new()),
             pump: RefCell::new(None),
             ended: Cell::new(false),
+            close_output: Cell::new(false),
         })
     }
 
@@ -210,6 +218,14 @@ impl<C: Connection> Shared<C> {
         if let Some(waker) = self.pump.borrow().as_ref() {
             waker.wake_by_ref();
         }
+    }
+
+    /// Asks the pump to close its writer once everything queued is written and flushed,
+    /// while it keeps reading until the peer's EOF: a client ends its agent this way (EOF on
+    /// the agent's stdin). Bytes queued after the writer closed are not written.
+    pub fn close_output(&self) {
+        self.close_output.set(true);
+        self.wake_pump();
     }
 
     /// Whether the pump has ended.
@@ -285,6 +301,8 @@ pub struct Pump<C: Connection, D, R: Runtime, Rd, Wr> {
     eof_fed: bool,
     read_error: Option<io::Error>,
     flush: bool,
+    /// The writer is closed ([`Shared::close_output`]).
+    output_closed: bool,
     closing: bool,
     timer: Option<(Instant, Pin<Box<R::Sleep>>)>,
 }
@@ -312,6 +330,7 @@ where
             eof_fed: false,
             read_error: None,
             flush: false,
+            output_closed: false,
             closing: false,
             timer: None,
         }
@@ -374,7 +393,7 @@ where
         let mut progress = self.settle(cx) > 0;
 
         // Write out.
-        {
+        if !self.output_closed {
             let conn = self.shared.conn.borrow();
             let pending = conn.poll_transmit();
             if !pending.is_empty() {
@@ -398,6 +417,16 @@ where
                 match Pin::new(&mut self.writer).poll_flush(cx) {
                     Poll::Ready(Ok(())) => {
                         self.flush = false;
+                        progress = true;
+                    }
+                    Poll::Ready(Err(e)) => return Err(e),
+                    Poll::Pending => {}
+                }
+            } else if self.shared.close_output.get() {
+                drop(conn);
+                match Pin::new(&mut self.writer).poll_close(cx) {
+                    Poll::Ready(Ok(())) => {
+                        self.output_closed = true;
                         progress = true;
                     }
                     Poll::Ready(Err(e)) => return Err(e),
@@ -474,7 +503,9 @@ where
         // The end: closed, everything written and flushed, then the writer closed.
         let done = {
             let conn = self.shared.conn.borrow();
-            self.eof_fed && conn.is_closed() && conn.poll_transmit().is_empty() && !self.flush
+            self.eof_fed
+                && conn.is_closed()
+                && (self.output_closed || (conn.poll_transmit().is_empty() && !self.flush))
         };
         if done {
             self.closing = true;
@@ -496,9 +527,15 @@ where
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         let this = &mut *self;
         *this.shared.pump.borrow_mut() = Some(cx.waker().clone());
-        loop {
+        // A peer that always has bytes ready must not keep the executor to this future:
+        // after a budget of steps, yield and ask to be polled again.
+        for _ in 0..STEP_BUDGET {
             if this.closing {
-                let closed = Pin::new(&mut this.writer).poll_close(cx);
+                let closed = if this.output_closed {
+                    Poll::Ready(Ok(()))
+                } else {
+                    Pin::new(&mut this.writer).poll_close(cx)
+                };
                 let Poll::Ready(closed) = closed else {
                     return Poll::Pending;
                 };
@@ -517,6 +554,8 @@ where
                 }
             }
         }
+        cx.waker().wake_by_ref();
+        Poll::Pending
     }
 }
 

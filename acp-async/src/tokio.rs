@@ -46,6 +46,10 @@ impl Runtime for Tokio {
 }
 
 /// This process's stdin and stdout as futures-io streams.
+///
+/// tokio reads stdin with a blocking read on its blocking pool, which cannot be cancelled:
+/// a connection that ends before its stdin does (a write error) leaves the runtime's shutdown
+/// waiting for that read. An agent normally ends at stdin's EOF, where this does not arise.
 pub fn stdio() -> (Compat<tokio::io::Stdin>, Compat<tokio::io::Stdout>) {
     (
         tokio::io::stdin().compat(),

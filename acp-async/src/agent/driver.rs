@@ -23,7 +23,7 @@ use futures_util::stream::{FuturesUnordered, StreamExt};
 use serde::de::DeserializeOwned;
 
 use super::turn::{History, Turn, TurnFlag};
-use super::{Agent, Connection};
+use super::{Agent, AgentConn};
 use crate::Error;
 use crate::pump::{Driver, Shared};
 
@@ -42,7 +42,7 @@ struct Slot {
 
 /// What the driver and the handlers' contexts share.
 pub(crate) struct AgentState {
-    pub(crate) shared: Rc<Shared<Connection>>,
+    pub(crate) shared: Rc<Shared<AgentConn>>,
     /// Requests of ours being waited for.
     slots: RefCell<HashMap<RequestId, Slot>>,
     /// Running turns, by session.
@@ -110,7 +110,7 @@ pub(crate) struct AgentDriver<A> {
 }
 
 impl<A: Agent> AgentDriver<A> {
-    pub(crate) fn new(agent: Rc<A>, shared: Rc<Shared<Connection>>) -> Self {
+    pub(crate) fn new(agent: Rc<A>, shared: Rc<Shared<AgentConn>>) -> Self {
         Self {
             agent,
             state: Rc::new(AgentState {
@@ -125,7 +125,7 @@ impl<A: Agent> AgentDriver<A> {
     }
 
     /// A session id the connection does not know.
-    fn fresh_id(&mut self, conn: &Connection) -> String {
+    fn fresh_id(&mut self, conn: &AgentConn) -> String {
         loop {
             self.sessions += 1;
             let id = format!("session-{}", self.sessions);
@@ -263,8 +263,8 @@ fn panic_message(panic: &(dyn Any + Send)) -> &str {
     }
 }
 
-impl<A: Agent> Driver<Connection> for AgentDriver<A> {
-    fn on_event(&mut self, shared: &Rc<Shared<Connection>>, event: AgentEvent) {
+impl<A: Agent> Driver<AgentConn> for AgentDriver<A> {
+    fn on_event(&mut self, shared: &Rc<Shared<AgentConn>>, event: AgentEvent) {
         let conn = shared.borrow();
         let agent = self.agent.clone();
         match event {

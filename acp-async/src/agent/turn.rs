@@ -16,7 +16,7 @@ use acp_core::schema::{
     TerminalRequest, ToolCall, ToolCallUpdate, WriteTextFileRequest, WriteTextFileResponse,
 };
 
-use super::Connection;
+use super::AgentConn;
 use super::driver::{AgentState, Reply};
 use crate::Error;
 
@@ -76,7 +76,7 @@ impl Turn {
 
     /// Runs `f` on acp-core's connection, for what this type does not wrap. Never call it
     /// from inside another `with_connection`.
-    pub fn with_connection<T>(&self, f: impl FnOnce(&mut Connection) -> T) -> T {
+    pub fn with_connection<T>(&self, f: impl FnOnce(&mut AgentConn) -> T) -> T {
         self.state.shared.with(f)
     }
 
@@ -215,7 +215,7 @@ impl Turn {
     /// Sends a request of ours through `send` and waits for its settlement.
     async fn client_request(
         &self,
-        send: impl FnMut(&mut Connection, Instant) -> Result<RequestId, UsageError>,
+        send: impl FnMut(&mut AgentConn, Instant) -> Result<RequestId, UsageError>,
     ) -> Result<ClientResponse, Error> {
         match self.ask(send).await? {
             Reply::Response(Ok(response)) => Ok(response),
@@ -226,7 +226,7 @@ impl Turn {
 
     async fn ask(
         &self,
-        mut send: impl FnMut(&mut Connection, Instant) -> Result<RequestId, UsageError>,
+        mut send: impl FnMut(&mut AgentConn, Instant) -> Result<RequestId, UsageError>,
     ) -> Result<Reply, Error> {
         let shared = &self.state.shared;
         // The wait is registered as soon as the request exists (before any event is
