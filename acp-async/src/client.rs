@@ -147,6 +147,15 @@ impl Client {
         self.inner.state.borrow().gone
     }
 
+    /// Ends the agent's input (EOF on its stdin) once everything queued is written, while
+    /// the agent's output is still read: the agent finishes and exits, and the
+    /// [`Connection`] future then ends. The graceful way to hang up when the connection is
+    /// awaited with `join!` (dropping it, as [`Connection::run_until`] does, hangs up at
+    /// once). Calls made afterwards are not written.
+    pub fn close(&self) {
+        self.inner.shared.close_output();
+    }
+
     /// `initialize`: must come first. Returns what the agent advertised; fails when the
     /// agent's protocol version is not 1 (R-INIT-6) or it answers with an error.
     pub async fn initialize(&self) -> Result<AgentInfo, ClientError> {

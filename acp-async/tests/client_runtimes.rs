@@ -69,3 +69,33 @@ fn a_turn_runs_under_a_current_thread_tokio_runtime() {
         .unwrap();
     check(runtime.block_on(exchange()));
 }
+
+/// R-RPC-11: a client that closes its output once done ends both sides cleanly: the agent
+/// sees EOF and ends, then the client's connection future ends, both without error.
+#[test]
+fn closing_the_client_ends_both_sides_cleanly() {
+    let (client_end, agent_end) = duplex(1 << 12);
+    let (client, connection) = Client::builder("test-client", "0.1.0").connect(
+        NoTimers,
+        client_end.reader,
+        client_end.writer,
+    );
+    let config = AgentConfig::new(AgentInfo::new("echo", "Echo", "0.1.0"));
+    let agent = serve(config, Echo, NoTimers, agent_end.reader, agent_end.writer);
+    let app = async {
+        client.initialize().await?;
+        let session = client.new_session("/home/user/p").await?.session_id;
+        let stop = client.prompt(&session, "bye").await?.finish().await;
+        client.close();
+        stop
+    };
+    let (stop, connected, served) = smol::block_on(async {
+        let ((stop, connected), served) =
+            futures_util::future::join(futures_util::future::join(app, connection), agent).await;
+        (stop, connected, served)
+    });
+    assert_eq!(stop, Ok(StopReason::EndTurn));
+    connected.expect("the client's connection ends cleanly");
+    served.expect("the agent ends cleanly");
+    assert!(client.is_closed());
+}
