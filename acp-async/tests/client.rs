@@ -12,10 +12,11 @@ use std::task::Poll;
 use acp_async::acp_core::machine::handshake::Capabilities;
 use acp_async::acp_core::prelude::{AgentConfig, AgentInfo, StopReason};
 use acp_async::acp_core::schema::{
-    PromptRequest, ReadTextFileRequest, RequestPermissionOutcome, RequestPermissionRequest,
-    ToolCall, ToolCallUpdate, WriteTextFileRequest,
+    AskUserRequest, ClientResponse, CreateTerminalRequest, PromptRequest, ReadTextFileRequest,
+    RequestPermissionOutcome, RequestPermissionRequest, TerminalExitStatus, TerminalOutputResponse,
+    TerminalRequest, ToolCall, ToolCallUpdate, WriteTextFileRequest,
 };
-use acp_async::client::{Client, ClientError, Turn, Update};
+use acp_async::client::{Client, ClientError, Terminals, Turn, Update};
 use acp_async::duplex::duplex;
 use acp_async::{Agent, Error, NoTimers, serve};
 use client_support::{RawAgent, finish, raw_pair, run};
@@ -272,6 +273,96 @@ fn without_fs_handlers_no_fs_capability_is_advertised() {
     let texts: Vec<&str> = updates.iter().filter_map(Update::agent_text).collect();
     assert_eq!(texts[0], "read=false write=false terminal=false");
     assert!(texts[1].starts_with("read failed: "), "{texts:?}");
+}
+
+/// Asks the user, runs a command in a client terminal, reports both.
+struct Operator;
+
+impl Agent for Operator {
+    async fn prompt(&self, _request: PromptRequest, turn: Turn2) -> Result<StopReason, Error> {
+        let answer = turn.ask_user("Which branch?").await?;
+        turn.message(format!("asked: {} ({})", answer.text, answer.answered))
+            .await?;
+        let mut create = CreateTerminalRequest::default();
+        create.session_id = turn.session_id().to_owned();
+        create.command = "ls".to_owned();
+        let terminal = turn.terminal_create(create).await?.terminal_id;
+        let request = TerminalRequest::new(turn.session_id(), terminal.clone());
+        let output = match turn.terminal("terminal/output", request.clone()).await? {
+            ClientResponse::TerminalOutput(output) => output.output,
+            other => format!("unexpected {other:?}"),
+        };
+        turn.terminal("terminal/release", request).await?;
+        turn.message(format!("{terminal}: {output}")).await?;
+        Ok(StopReason::EndTurn)
+    }
+}
+
+/// Terminals that only echo the command line, and log the calls.
+#[derive(Clone, Default)]
+struct EchoTerminals(Rc<RefCell<Vec<String>>>);
+
+impl Terminals for EchoTerminals {
+    async fn create(&self, request: CreateTerminalRequest) -> Result<String, Error> {
+        self.0
+            .borrow_mut()
+            .push(format!("create {}", request.command));
+        Ok("term-1".to_owned())
+    }
+    async fn output(&self, request: TerminalRequest) -> Result<TerminalOutputResponse, Error> {
+        self.0
+            .borrow_mut()
+            .push(format!("output {}", request.terminal_id));
+        let mut output = TerminalOutputResponse::default();
+        output.output = "a.txt b.txt".to_owned();
+        Ok(output)
+    }
+    async fn wait_for_exit(&self, _request: TerminalRequest) -> Result<TerminalExitStatus, Error> {
+        Ok(TerminalExitStatus::default())
+    }
+    async fn kill(&self, _request: TerminalRequest) -> Result<(), Error> {
+        Ok(())
+    }
+    async fn release(&self, request: TerminalRequest) -> Result<(), Error> {
+        self.0
+            .borrow_mut()
+            .push(format!("release {}", request.terminal_id));
+        Ok(())
+    }
+}
+
+/// R-ASK-1, R-FS-1: `_agentao.cn/ask_user` and `terminal/*` are served by their handlers,
+/// advertised because they were given.
+#[test]
+fn ask_user_and_terminals_are_served_by_their_handlers() {
+    let terminals = EchoTerminals::default();
+    let log = terminals.0.clone();
+    let (updates, stop) = with_agent(
+        Operator,
+        |b| {
+            b.ask_user(|request: AskUserRequest| async move {
+                Some(format!("main, for '{}'", request.question))
+            })
+            .terminals(terminals)
+        },
+        |client| async move {
+            let session = open(&client).await.unwrap();
+            drain(client.prompt(&session, "go").await.unwrap()).await
+        },
+    );
+    let texts: Vec<&str> = updates.iter().filter_map(Update::agent_text).collect();
+    assert_eq!(
+        texts,
+        [
+            "asked: main, for 'Which branch?' (true)",
+            "term-1: a.txt b.txt"
+        ]
+    );
+    assert_eq!(
+        *log.borrow(),
+        ["create ls", "output term-1", "release term-1"]
+    );
+    assert_eq!(stop, Ok(StopReason::EndTurn));
 }
 
 /// Plays the handshake and a session for a client polled in `app`: answers `initialize`
