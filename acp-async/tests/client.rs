@@ -84,7 +84,7 @@ async fn drain(mut turn: Turn) -> (Vec<Update>, Result<StopReason, ClientError>)
 struct Talker;
 
 impl Agent for Talker {
-    async fn prompt(&self, request: PromptRequest, turn: Turn2) -> Result<StopReason, Error> {
+    async fn prompt(&self, request: PromptRequest, turn: AgentTurn) -> Result<StopReason, Error> {
         turn.message(format!("you said: {}", text_of(&request)))
             .await?;
         turn.thought("thinking").await?;
@@ -93,7 +93,7 @@ impl Agent for Talker {
     }
 }
 
-type Turn2 = acp_async::Turn;
+type AgentTurn = acp_async::Turn;
 
 /// R-TURN-3: a turn's updates arrive in the order sent, before the answer, and the turn
 /// ends with the agent's stop reason; `initialize` returns what the agent advertised.
@@ -133,7 +133,7 @@ fn a_whole_turn_streams_its_updates_in_order_then_the_stop_reason() {
 struct Asker;
 
 impl Agent for Asker {
-    async fn prompt(&self, _request: PromptRequest, turn: Turn2) -> Result<StopReason, Error> {
+    async fn prompt(&self, _request: PromptRequest, turn: AgentTurn) -> Result<StopReason, Error> {
         turn.tool_call(ToolCall::new("t1", "Edit a file")).await?;
         let decision = turn.request_permission(ToolCallUpdate::new("t1")).await?;
         turn.message(format!("{decision:?}")).await?;
@@ -197,7 +197,7 @@ fn without_a_permission_handler_the_client_rejects() {
 struct Editor;
 
 impl Agent for Editor {
-    async fn prompt(&self, _request: PromptRequest, turn: Turn2) -> Result<StopReason, Error> {
+    async fn prompt(&self, _request: PromptRequest, turn: AgentTurn) -> Result<StopReason, Error> {
         let caps = turn.client_capabilities();
         turn.message(format!(
             "read={} write={} terminal={}",
@@ -279,7 +279,7 @@ fn without_fs_handlers_no_fs_capability_is_advertised() {
 struct Operator;
 
 impl Agent for Operator {
-    async fn prompt(&self, _request: PromptRequest, turn: Turn2) -> Result<StopReason, Error> {
+    async fn prompt(&self, _request: PromptRequest, turn: AgentTurn) -> Result<StopReason, Error> {
         let answer = turn.ask_user("Which branch?").await?;
         turn.message(format!("asked: {} ({})", answer.text, answer.answered))
             .await?;
@@ -454,7 +454,7 @@ fn agent_eof_mid_turn_fails_the_turn_with_a_clear_error() {
 struct Worker;
 
 impl Agent for Worker {
-    async fn prompt(&self, _request: PromptRequest, turn: Turn2) -> Result<StopReason, Error> {
+    async fn prompt(&self, _request: PromptRequest, turn: AgentTurn) -> Result<StopReason, Error> {
         turn.message("working").await?;
         turn.cancelled().await;
         Ok(StopReason::EndTurn)
@@ -540,7 +540,7 @@ struct Flood {
 }
 
 impl Agent for Flood {
-    async fn prompt(&self, _request: PromptRequest, turn: Turn2) -> Result<StopReason, Error> {
+    async fn prompt(&self, _request: PromptRequest, turn: AgentTurn) -> Result<StopReason, Error> {
         for i in 0..self.count {
             turn.message(format!("chunk {i} {}", "x".repeat(100)))
                 .await?;

@@ -306,6 +306,48 @@ fn updates_outside_a_turn_go_to_on_update() {
     );
 }
 
+/// R-CONFIG-1, R-MODE-1: `set_mode` and `set_config_option` send exactly what acp-core
+/// writes and resolve with the agent's answer.
+#[test]
+fn session_settings_are_sent_and_answered() {
+    let (mut agent, mut app, result) = client_with(builder(), NoTimers, |c| async move {
+        c.initialize().await?;
+        let session = c.new_session(CWD).await?.session_id;
+        c.set_mode(&session, "plan").await?;
+        let options = c
+            .set_config_option(&session, "model", "openai/gpt-4.1")
+            .await?;
+        Ok::<_, ClientError>(options.config_options.len())
+    });
+    answer(
+        &mut agent,
+        app.as_mut(),
+        "initialize",
+        json!({"protocolVersion":1}),
+    );
+    answer(
+        &mut agent,
+        app.as_mut(),
+        "session/new",
+        json!({"sessionId":"s1"}),
+    );
+    assert!(run(app.as_mut()).is_pending());
+    let lines = agent.lines();
+    let mode = RawAgent::request(&lines, "session/set_mode");
+    assert_eq!(mode["params"], json!({"sessionId":"s1","modeId":"plan"}));
+    agent.send(json!({"jsonrpc":"2.0","id":mode["id"],"result":{}}));
+    assert!(run(app.as_mut()).is_pending());
+    let lines = agent.lines();
+    let config = RawAgent::request(&lines, "session/set_config_option");
+    assert_eq!(
+        config["params"],
+        json!({"sessionId":"s1","configId":"model","value":"openai/gpt-4.1"})
+    );
+    agent.send(json!({"jsonrpc":"2.0","id":config["id"],"result":{"configOptions":[]}}));
+    assert!(run(app.as_mut()).is_ready());
+    assert_eq!(result.borrow_mut().take(), Some(Ok(0)));
+}
+
 /// R-CANCEL-6: cancelling a session with no turn running sends nothing and says so.
 #[test]
 fn cancelling_an_idle_session_sends_nothing() {
