@@ -193,6 +193,34 @@ fn without_a_permission_handler_the_client_rejects() {
     assert_eq!(stop, Ok(StopReason::EndTurn));
 }
 
+/// A permission handler that panics.
+struct Panicky;
+
+impl acp_async::client::Permissions for Panicky {
+    async fn request_permission(
+        &self,
+        _request: RequestPermissionRequest,
+    ) -> RequestPermissionOutcome {
+        panic!("the permission dialog crashed")
+    }
+}
+
+/// R-RPC-1, R-PERM-3: a handler that panics still answers its request (`-32603`, which the
+/// agent reads as rejected), and the connection goes on to the end of the turn.
+#[test]
+fn a_panicking_handler_answers_an_error_and_the_turn_goes_on() {
+    let (updates, stop) = with_agent(
+        Asker,
+        |b| b.permissions(Panicky),
+        |client| async move {
+            let session = open(&client).await.unwrap();
+            drain(client.prompt(&session, "edit").await.unwrap()).await
+        },
+    );
+    assert!(decision_of(&updates).starts_with("Rejected"), "{updates:?}");
+    assert_eq!(stop, Ok(StopReason::EndTurn));
+}
+
 /// Reads a file, writes it back changed, and reports through messages.
 struct Editor;
 

@@ -4,6 +4,7 @@
 //! EOF ends things) has been taken by acp-core before an event gets here.
 
 use std::collections::VecDeque;
+use std::panic::AssertUnwindSafe;
 use std::rc::Rc;
 use std::task::Context;
 
@@ -12,6 +13,7 @@ use acp_core::prelude::{
     AskUserAnswer, ClientEvent, PermissionAnswer, RequestId, Ticket, UsageError,
 };
 use acp_core::schema::{AgentRequest, RequestPermissionOutcome};
+use futures_util::FutureExt;
 
 use super::error::ClientError;
 use super::handler::{Handlers, Reply, ReplyFuture, TerminalCall};
@@ -199,7 +201,16 @@ impl ClientDriver {
             _ => None,
         };
         match future {
-            Some(future) => self.work.push((request.ticket, future)),
+            Some(future) => {
+                // A handler that panics answers `-32603` and the connection goes on, as on
+                // the agent side: one bad request does not take the others down.
+                let guarded = AssertUnwindSafe(future).catch_unwind().map(|done| {
+                    done.unwrap_or_else(|_| {
+                        Reply::Error(crate::Error::internal("Internal error: handler panicked"))
+                    })
+                });
+                self.work.push((request.ticket, Box::pin(guarded)));
+            }
             // Not reachable with the capabilities the builder advertises; answered anyway so
             // the agent never waits (R-RPC-1).
             None => self.reply(

@@ -11,6 +11,10 @@
 //! future is dropped when acp-core settles its request without it (the turn was cancelled,
 //! the agent sent `$/cancel_request`, or its output ended; R-CANCEL-3, R-CANCEL-4), so a
 //! question shown to a person can be taken back in its `Drop`.
+//!
+//! A handler that panics answers its request `-32603` (`Internal error: handler panicked`)
+//! and the connection goes on, as on the agent side; the panic is still reported by the
+//! panic hook.
 
 use std::future::Future;
 use std::pin::Pin;
