@@ -228,6 +228,7 @@ fn a_stalled_reader_holds_the_producer_with_bounded_memory() {
     peer.open();
     peer.prompt(2, "session-1", "flood");
     // The reader reads nothing: the pipe fills, then the outbox, then the producer waits.
+    let mut stalled = 0;
     for _ in 0..3 {
         assert!(run(conn.as_mut()).is_pending());
         let stalled_at = sent.get();
@@ -241,17 +242,35 @@ fn a_stalled_reader_holds_the_producer_with_bounded_memory() {
             max_outbox.get()
         );
         assert!(peer.reader.buffered() <= 8 * 1024);
+        assert!(
+            stalled == 0 || stalled == stalled_at,
+            "the producer moved while stalled"
+        );
+        stalled = stalled_at;
     }
+    assert!(stalled > 0, "the producer sent before the stall");
 
     // The reader reads again: everything arrives, in order, the outbox still bounded.
     let mut chunks = 0;
     let mut done = None;
-    while done.is_none() {
+    // Bounded: each round moves at least a pipe's worth (8 KiB of some 800 KiB).
+    for _ in 0..10_000 {
         let _ = run(conn.as_mut());
         let lines = peer.lines();
         chunks += updates(&lines, "agent_message_chunk").len();
         done = answer(&lines, 2).cloned();
+        if done.is_some() {
+            break;
+        }
     }
+    assert!(
+        done.is_some(),
+        "the turn never ended: {chunks} chunks arrived"
+    );
+    eprintln!(
+        "stalled after {stalled} of {CHUNKS} chunks; outbox peaked at {} bytes (limit {LIMIT})",
+        max_outbox.get()
+    );
     assert_eq!(chunks, CHUNKS);
     assert_eq!(done.unwrap()["result"]["stopReason"], "end_turn");
     assert!(
