@@ -129,6 +129,29 @@ fn a_whole_turn_streams_its_updates_in_order_then_the_stop_reason() {
     assert_eq!(stop, Ok(StopReason::MaxTokens));
 }
 
+/// R-TURN-3: a `Turn` is a `Stream` of its updates too, ending with the turn.
+#[test]
+fn a_turn_is_a_stream_of_its_updates() {
+    use futures_util::StreamExt;
+    let kinds = with_agent(
+        Talker,
+        |b| b,
+        |client| async move {
+            let session = open(&client).await.unwrap();
+            let turn = client.prompt(&session, "hello").await.unwrap();
+            turn.map(|update| update.kind).collect::<Vec<_>>().await
+        },
+    );
+    assert_eq!(
+        kinds,
+        [
+            "agent_message_chunk",
+            "agent_thought_chunk",
+            "agent_message_chunk"
+        ]
+    );
+}
+
 /// Announces a tool call, asks permission, reports the decision as a message.
 struct Asker;
 
