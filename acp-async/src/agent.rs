@@ -133,7 +133,7 @@ pub trait Agent: 'static {
         request: SetSessionConfigOptionRequest,
     ) -> Result<SetSessionConfigOptionResponse, Error> {
         let _ = request;
-        Err(Error::method_not_found("session/set_config_option"))
+        Err(Error::method_not_found())
     }
 
     /// Any other request acp-core hands over: registered extension methods
@@ -144,8 +144,8 @@ pub trait Agent: 'static {
         method: String,
         params: serde_json::Value,
     ) -> Result<serde_json::Value, Error> {
-        let _ = params;
-        Err(Error::method_not_found(&method))
+        let _ = (method, params);
+        Err(Error::method_not_found())
     }
 }
 

@@ -42,12 +42,9 @@ impl Error {
         Self::new(ErrorCode::INVALID_PARAMS, message)
     }
 
-    /// `-32601 Method not found: <method>`.
-    pub fn method_not_found(method: &str) -> Self {
-        Self::new(
-            ErrorCode::METHOD_NOT_FOUND,
-            format!("Method not found: {method}"),
-        )
+    /// `-32601 Method not found`, worded as acp-core answers a method nobody serves (R-RPC-9).
+    pub fn method_not_found() -> Self {
+        Self::new(ErrorCode::METHOD_NOT_FOUND, "Method not found")
     }
 
     /// The connection refused a command (e.g. [`UsageError::Closed`] after the peer left).

@@ -344,3 +344,46 @@ fn two_sessions_prompt_concurrently() {
         "end_turn"
     );
 }
+
+/// Works until cancelled, then says so and claims `end_turn`.
+struct UntilCancelled;
+
+impl Agent for UntilCancelled {
+    async fn prompt(&self, _request: PromptRequest, turn: Turn) -> Result<StopReason, Error> {
+        turn.message("working").await?;
+        turn.cancelled().await;
+        turn.message("stopped").await?;
+        Ok(StopReason::EndTurn)
+    }
+}
+
+/// R-CANCEL-4: `$/cancel_request` of a running prompt resolves the turn's `cancelled()`; the
+/// handler's last update still goes out and the prompt is answered `cancelled`.
+#[test]
+fn cancel_request_of_a_prompt_resolves_cancelled_and_answers_cancelled() {
+    let (end, mut peer) = pair(1 << 16);
+    let mut conn = pin!(serve(
+        config(),
+        UntilCancelled,
+        NoTimers,
+        end.reader,
+        end.writer
+    ));
+    peer.open();
+    peer.prompt(2, "session-1", "go");
+    assert!(run(conn.as_mut()).is_pending());
+    let lines = peer.lines();
+    assert_eq!(updates(&lines, "agent_message_chunk").len(), 1);
+    assert!(answer(&lines, 2).is_none());
+
+    peer.send(json!({"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":2}}));
+    assert!(run(conn.as_mut()).is_pending());
+    let lines = peer.lines();
+    let chunks = updates(&lines, "agent_message_chunk");
+    assert_eq!(chunks.len(), 1, "{lines:?}");
+    assert_eq!(chunks[0]["params"]["update"]["content"]["text"], "stopped");
+    assert_eq!(
+        answer(&lines, 2).unwrap()["result"]["stopReason"],
+        "cancelled"
+    );
+}

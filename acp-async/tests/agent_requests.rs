@@ -251,3 +251,24 @@ fn load_replays_history_then_answers_and_unknown_sessions_are_not_found() {
         "end_turn"
     );
 }
+
+/// R-RPC-9: an extension method the configuration registers but the agent does not
+/// implement (the default `ext_method`) is answered `-32601 Method not found`, as acp-core
+/// answers methods nobody serves.
+#[test]
+fn an_unimplemented_extension_is_method_not_found() {
+    let mut config = config();
+    assert!(config.serve_extension("_test/none", "not implemented"));
+    let (end, mut peer) = pair(1 << 16);
+    let mut conn = pin!(serve(config, Store, NoTimers, end.reader, end.writer));
+    peer.open();
+    peer.send(json!({"jsonrpc":"2.0","id":5,"method":"_test/none","params":{}}));
+    peer.send(json!({"jsonrpc":"2.0","id":6,"method":"_test/unregistered","params":{}}));
+    assert!(run(conn.as_mut()).is_pending());
+    let lines = peer.lines();
+    for id in [5, 6] {
+        let error = &answer(&lines, id).unwrap()["error"];
+        assert_eq!(error["code"], -32601);
+        assert_eq!(error["message"], "Method not found");
+    }
+}

@@ -24,6 +24,23 @@ fn echo_agent_smol_is_at_most_40_lines() {
     assert!(lines <= 40, "echo_agent_smol.rs has {lines} lines of code");
 }
 
+/// The README's "An agent in 40 lines" shows `echo_agent_tokio.rs` as it is (its code, the
+/// `//!` header left out), so the two cannot drift apart.
+#[test]
+fn the_readme_shows_echo_agent_tokio_verbatim() {
+    let dir = env!("CARGO_MANIFEST_DIR");
+    let example = std::fs::read_to_string(format!("{dir}/examples/echo_agent_tokio.rs")).unwrap();
+    let code: Vec<&str> = example
+        .lines()
+        .skip_while(|line| line.starts_with("//!") || line.is_empty())
+        .collect();
+    let readme = std::fs::read_to_string(format!("{dir}/README.md")).unwrap();
+    assert!(
+        readme.contains(&code.join("\n")),
+        "README.md's echo agent differs from examples/echo_agent_tokio.rs"
+    );
+}
+
 /// The tokio client example (spawn an agent, prompt it once, print the answer) stays within
 /// 60 lines.
 #[test]

@@ -215,7 +215,7 @@ impl ClientDriver {
             // the agent never waits (R-RPC-1).
             None => self.reply(
                 request.ticket,
-                Reply::Error(crate::Error::method_not_found(request.name.as_str())),
+                Reply::Error(crate::Error::method_not_found()),
             ),
         }
     }
