@@ -10,8 +10,8 @@
 //!
 //! # Panics in handlers
 //!
-//! A handler that panics answers its request `-32603` (a prompt: `Internal error: handler
-//! panicked: <message>`, other requests: `Internal error: handler panicked`) and the
+//! A handler that panics answers its request `-32603 Internal error: handler panicked:
+//! <panic message>` and the
 //! connection goes on serving: one bad request does not take the other sessions down. The
 //! panic is still reported by the panic hook (stderr by default).
 

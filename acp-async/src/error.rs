@@ -6,8 +6,8 @@ use acp_core::prelude::{ErrorCode, UsageError};
 
 /// A JSON-RPC error a handler answers with: a code and a message.
 ///
-/// For a prompt, a `-32603` error is sent through acp-core's `fail_turn`, which words it
-/// `Internal error: <message>`; other codes and other requests carry the message as given.
+/// A `-32603` error is sent through acp-core's `fail_turn` or `fail_request`, which word it
+/// `Internal error: <message>` (R-RPC-10); other codes carry the message as given.
 /// A cancelled turn is answered `cancelled` whatever the handler returns (acp-core, R-CANCEL-3).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Error {

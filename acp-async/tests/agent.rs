@@ -174,7 +174,10 @@ fn a_panicking_handler_answers_internal_error_and_the_connection_goes_on() {
     let lines = peer.lines();
     let error = &answer(&lines, 3).unwrap()["error"];
     assert_eq!(error["code"], -32603);
-    assert_eq!(error["message"], "Internal error: handler panicked");
+    assert_eq!(
+        error["message"],
+        "Internal error: handler panicked: no _test/explode"
+    );
     assert_eq!(
         answer(&lines, 4).unwrap()["result"]["stopReason"],
         "end_turn"

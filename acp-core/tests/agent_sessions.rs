@@ -459,3 +459,35 @@ fn an_advertised_resume_opens_the_session_when_answered() {
     assert_eq!(h.take_lines(), [r#"{"jsonrpc":"2.0","id":1,"result":{}}"#]);
     h.prompt(2, "old");
 }
+
+/// R-RPC-10: a handed-over request the application fails is answered `-32603 Internal
+/// error: <its message>` through `fail_request`; a prompt is refused there (`fail_turn`).
+#[test]
+fn fail_request_answers_internal_error_with_the_applications_message() {
+    let mut config = agent_support::config();
+    assert!(config.serve_extension("_vendor/fails", "Always fails."));
+    let mut h: Harness = Harness::with_config(config);
+    h.initialize("{}");
+    h.open_session("s1");
+    h.send(r#"{"jsonrpc":"2.0","id":7,"method":"_vendor/fails","params":{}}"#);
+    let ticket = match h.take_events().as_slice() {
+        [AgentEvent::Request { ticket, .. }] => *ticket,
+        other => panic!("{other:?}"),
+    };
+    h.agent.fail_request(ticket, "disk full").unwrap();
+    assert_eq!(
+        h.take_lines(),
+        [
+            r#"{"jsonrpc":"2.0","id":7,"error":{"code":-32603,"message":"Internal error: disk full"}}"#
+        ]
+    );
+    assert_eq!(
+        h.agent.fail_request(ticket, "again"),
+        Err(UsageError::AlreadySettled)
+    );
+    let prompt = h.prompt(8, "s1");
+    assert_eq!(
+        h.agent.fail_request(prompt, "no"),
+        Err(UsageError::TurnInProgress)
+    );
+}

@@ -151,8 +151,12 @@ impl<A: Agent> AgentDriver<A> {
             state.aborts.borrow_mut().remove(&ticket);
             // Aborted: acp-core has answered `-32800` already.
             let Ok(outcome) = outcome else { return };
-            let outcome = outcome
-                .unwrap_or_else(|_| Err(Error::internal("Internal error: handler panicked")));
+            let outcome = outcome.unwrap_or_else(|panic| {
+                Err(Error::internal(format!(
+                    "handler panicked: {}",
+                    panic_message(&*panic)
+                )))
+            });
             answer(&state, ticket, outcome).await;
         }));
     }
@@ -239,6 +243,10 @@ async fn answer(state: &AgentState, ticket: Ticket, outcome: Result<Answer, Erro
             Ok(Answer::Load(response)) => c.respond(ticket, response),
             Ok(Answer::Mode(mode)) => c.accept_mode(ticket, mode),
             Ok(Answer::LoadNotFound) => c.load_not_found(ticket),
+            // acp-core words a failed request `Internal error: <message>` (R-RPC-10).
+            Err(error) if error.code == ErrorCode::INTERNAL_ERROR => {
+                c.fail_request(ticket, &error.message)
+            }
             Err(error) => c.respond_error(ticket, error.code, &error.message),
         })
         .await;

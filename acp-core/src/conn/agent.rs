@@ -570,6 +570,17 @@ impl<B: Buffers> AgentConnection<B> {
         Ok(())
     }
 
+    /// Answers a request handed over (except a prompt: use [`fail_turn`](Self::fail_turn))
+    /// with `-32603 Internal error: <message>`: the application failed it (R-RPC-10). As
+    /// [`respond_error`](Self::respond_error) otherwise.
+    pub fn fail_request<M: fmt::Display + ?Sized>(
+        &mut self,
+        ticket: Ticket,
+        message: &M,
+    ) -> Result<(), UsageError> {
+        self.respond_error(ticket, ErrorCode::INTERNAL_ERROR, &Internal(message))
+    }
+
     /// Answers an [`AgentEvent::Request`] with `result` (any `Serialize`, e.g. the typed
     /// response of [`crate::schema`]).
     pub fn respond<R: serde::Serialize + ?Sized>(
