@@ -391,3 +391,50 @@ fn a_prompt_for_an_unknown_session_is_refused_before_sending() {
     assert_eq!(error, ClientError::Usage(UsageError::UnknownSession));
     assert_eq!(error.to_string(), "refused before sending: unknown session");
 }
+
+/// A file reader that panics.
+struct BrokenDisk;
+
+impl acp_async::client::ReadTextFile for BrokenDisk {
+    async fn read_text_file(
+        &self,
+        _request: acp_async::acp_core::schema::ReadTextFileRequest,
+    ) -> Result<String, acp_async::Error> {
+        panic!("disk on fire")
+    }
+}
+
+/// R-RPC-1, R-RPC-10: a handler that panics still answers its request, `-32603` with the
+/// panic's message, and the connection goes on.
+#[test]
+fn a_panicking_handler_answers_internal_error_with_its_message() {
+    let (mut agent, mut app, result) = client_with(
+        builder().read_text_file(BrokenDisk),
+        NoTimers,
+        |c| async move {
+            c.initialize().await?;
+            c.new_session(CWD).await.map(|r| r.session_id)
+        },
+    );
+    answer(
+        &mut agent,
+        app.as_mut(),
+        "initialize",
+        json!({"protocolVersion":1}),
+    );
+    let lines = {
+        assert!(run(app.as_mut()).is_pending());
+        agent.lines()
+    };
+    let new = RawAgent::request(&lines, "session/new");
+    agent.send(json!({"jsonrpc":"2.0","id":new["id"],"result":{"sessionId":"s1"}}));
+    agent.send(json!({"jsonrpc":"2.0","id":9,"method":"fs/read_text_file","params":{"sessionId":"s1","path":"/home/user/p/a.txt"}}));
+    let _ = run(app.as_mut());
+    assert_eq!(
+        agent.lines(),
+        [
+            json!({"jsonrpc":"2.0","id":9,"error":{"code":-32603,"message":"Internal error: handler panicked: disk on fire"}})
+        ]
+    );
+    assert_eq!(result.borrow_mut().take(), Some(Ok("s1".to_owned())));
+}

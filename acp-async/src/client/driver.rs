@@ -205,8 +205,12 @@ impl ClientDriver {
                 // A handler that panics answers `-32603` and the connection goes on, as on
                 // the agent side: one bad request does not take the others down.
                 let guarded = AssertUnwindSafe(future).catch_unwind().map(|done| {
-                    done.unwrap_or_else(|_| {
-                        Reply::Error(crate::Error::internal("Internal error: handler panicked"))
+                    done.unwrap_or_else(|panic| {
+                        let why = (panic.downcast_ref::<&str>().copied())
+                            .or_else(|| panic.downcast_ref::<String>().map(String::as_str))
+                            .unwrap_or("(no message)");
+                        let message = format!("Internal error: handler panicked: {why}");
+                        Reply::Error(crate::Error::internal(message))
                     })
                 });
                 self.work.push((request.ticket, Box::pin(guarded)));

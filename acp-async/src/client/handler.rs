@@ -12,7 +12,8 @@
 //! the agent sent `$/cancel_request`, or its output ended; R-CANCEL-3, R-CANCEL-4), so a
 //! question shown to a person can be taken back in its `Drop`.
 //!
-//! A handler that panics answers its request `-32603` (`Internal error: handler panicked`)
+//! A handler that panics answers its request `-32603` (`Internal error: handler panicked:
+//! <message>`)
 //! and the connection goes on, as on the agent side; the panic is still reported by the
 //! panic hook.
 
