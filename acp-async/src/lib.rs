@@ -5,6 +5,7 @@
 //! puts it on byte streams (the "quinn"). Every protocol rule stays in acp-core: this crate
 //! moves bytes, time and events, and runs the application's futures.
 //!
+//! - [`client`]: the client side: a [`client::Client`] handle, a turn as a stream.
 //! - [`pump`]: the one drive loop both sides share ([`pump::Pump`]).
 //! - [`runtime`]: the clock and timer abstraction ([`Runtime`]).
 //! - [`duplex`]: in-memory pipes for tests and benchmarks.
@@ -78,6 +79,7 @@
 #![warn(missing_docs)]
 
 pub mod agent;
+pub mod client;
 pub mod duplex;
 mod error;
 pub mod pump;

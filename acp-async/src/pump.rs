@@ -271,6 +271,15 @@ pub trait Driver<C: Connection> {
     fn poll_work(&mut self, cx: &mut Context<'_>) {
         let _ = cx;
     }
+
+    /// Whether the driver takes events now. While it says no, the pump drains no events and
+    /// feeds no input (bytes, EOF, deadlines), so nothing more is read from the peer: a
+    /// consumer that stalls holds the peer back instead of growing memory (backpressure).
+    /// The driver wakes the pump ([`Shared::wake_pump`]) once it is ready again; its
+    /// [`poll_work`](Self::poll_work) is still polled meanwhile.
+    fn is_ready(&self) -> bool {
+        true
+    }
 }
 
 /// A connection on a byte stream, as one future: resolves when the connection has closed
@@ -350,18 +359,23 @@ where
 
     fn drain(&mut self) -> usize {
         let mut n = 0;
-        loop {
+        while self.driver.is_ready() {
             let event = self.shared.conn.borrow_mut().poll_event();
-            let Some(event) = event else { return n };
+            let Some(event) = event else { break };
             self.driver.on_event(&self.shared, event);
             n += 1;
         }
+        n
     }
 
     /// One input in, with events drained before (the call order); returns whether anything
     /// moved.
     fn input(&mut self, cx: &mut Context<'_>, feed: impl FnOnce(&mut C, Instant) -> usize) -> bool {
-        self.settle(cx);
+        let settled = self.settle(cx);
+        if !self.driver.is_ready() {
+            // The driver stopped taking events: no input until it takes them again.
+            return settled > 0;
+        }
         let now = self.runtime.now();
         let mut conn = self.shared.conn.borrow_mut();
         let before = (conn.poll_transmit().len(), conn.is_input_held());
@@ -423,7 +437,11 @@ where
 
         // Bytes read and not taken, or lines the connection holds, go in before any read.
         let held = self.shared.conn.borrow().is_input_held();
-        if self.start < self.end || held {
+        let ready = self.driver.is_ready();
+        if !ready {
+            // Held back by the driver (backpressure): nothing is fed or read until it wakes
+            // the pump.
+        } else if self.start < self.end || held {
             let (start, end) = (self.start, self.end);
             let buf = std::mem::take(&mut self.buf);
             progress |= self.input(cx, |conn, now| conn.handle_bytes(now, &buf[start..end]));
@@ -471,7 +489,7 @@ where
                     .timer
                     .as_mut()
                     .is_some_and(|(_, sleep)| sleep.as_mut().poll(cx).is_ready());
-                if fired || self.runtime.now() >= deadline {
+                if ready && (fired || self.runtime.now() >= deadline) {
                     self.timer = None;
                     self.input(cx, |conn, now| {
                         conn.handle_timeout(now);

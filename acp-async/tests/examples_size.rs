@@ -43,3 +43,11 @@ fn the_readme_shows_echo_agent_tokio_verbatim() {
         );
     }
 }
+
+/// The tokio client example (spawn an agent, prompt it once, print the answer) stays within
+/// 60 lines.
+#[test]
+fn client_tokio_is_at_most_60_lines() {
+    let lines = code_lines("client_tokio.rs");
+    assert!(lines <= 60, "client_tokio.rs has {lines} lines of code");
+}
