@@ -269,3 +269,148 @@ fn generated_updates_get_the_same_verdict_from_the_views() {
         .tests(3_000)
         .quickcheck(property as fn(Update) -> bool);
 }
+
+/// JSON string contents for the canonical forms: escapes of every kind, non-ASCII, and runs
+/// that look like the literal parts around them (an escaped quote before `}}`, `","newText":"`).
+fn string_contents(g: &mut Gen) -> String {
+    const PIECES: [&str; 18] = [
+        "a",
+        "plain text ",
+        "é",
+        "中文",
+        "😀",
+        r"\n",
+        r#"\""#,
+        r"\\",
+        r"\/",
+        r"\t\r\b\f",
+        r"\u00e9",
+        r"\u0000",
+        r"\ud83d\ude80",
+        r#"\"}}]}}"#,
+        r#"\",\"newText\":\""#,
+        r#"\"},{\"type\":\"diff\""#,
+        "0123456789abcdef",
+        r"\\\\",
+    ];
+    let len = usize::arbitrary(g) % 40;
+    (0..len).map(|_| pick(g, &PIECES)).collect()
+}
+
+/// A `tool_call_update` in the form SDKs write it, or one change away from it: another member
+/// order, whitespace, an extra member, `_meta`, an escaped key, an unknown status or item.
+#[derive(Clone, Debug)]
+struct CanonicalToolUpdate(String);
+
+impl Arbitrary for CanonicalToolUpdate {
+    fn arbitrary(g: &mut Gen) -> Self {
+        let s = |g: &mut Gen| format!(r#""{}""#, string_contents(g));
+        let mut items = Vec::new();
+        for _ in 0..usize::arbitrary(g) % 4 {
+            let item = if bool::arbitrary(g) {
+                format!(
+                    r#"{{"type":"content","content":{{"type":"text","text":{}}}}}"#,
+                    s(g)
+                )
+            } else {
+                format!(
+                    r#"{{"type":"diff","path":{},"oldText":{},"newText":{}}}"#,
+                    s(g),
+                    s(g),
+                    s(g)
+                )
+            };
+            items.push(item);
+        }
+        let status = pick(g, &["pending", "in_progress", "completed", "failed"]);
+        let id = if u8::arbitrary(g) % 8 == 0 { r#""""#.to_owned() } else { s(g) };
+        let session = if u8::arbitrary(g) % 8 == 0 { r#""""#.to_owned() } else { s(g) };
+        let mut update = format!(r#"{{"sessionUpdate":"tool_call_update","toolCallId":{id}"#);
+        if u8::arbitrary(g) % 4 != 0 {
+            update.push_str(&format!(r#","status":"{status}""#));
+        }
+        if u8::arbitrary(g) % 4 != 0 {
+            update.push_str(&format!(r#","content":[{}]"#, items.join(",")));
+        }
+        update.push('}');
+        let mut params = format!(r#"{{"sessionId":{session},"update":{update}}}"#);
+        // One change in two: what the byte matcher must leave to the general path.
+        if bool::arbitrary(g) {
+            let changes: [(&str, &str); 22] = [
+                (r#""toolCallId":"#, r#""toolCallId": "#),
+                (r#""status":"#, r#""_meta":{"a":[1]},"status":"#),
+                (r#"[{"#, r#"[ {"#),
+                (r#"}]"#, r#"} ]"#),
+                (r#""status":"completed""#, r#""status":"compl\u0065ted""#),
+                (r#""status":"failed""#, r#""status":"exploded""#),
+                (r#""status":"pending""#, r#""status":5"#),
+                (r#""content":["#, r#""content":[5,"#),
+                (r#""content":["#, r#""title":"t","content":["#),
+                (r#""content":[]"#, r#""content":null"#),
+                (r#""type":"diff""#, r#""type":"terminal""#),
+                (r#""type":"text","text""#, r#""type":"text","_meta":{},"text""#),
+                (r#""newText":"#, r#""_meta":{"b":1},"newText":"#),
+                (r#","oldText":"#, r#","oldText":null,"oldTextX":"#),
+                (r#""oldText":"#, r#""old\u0054ext":"#),
+                (r#"{"type":"content","#, r#"{"content":{"type":"text","text":"x"},"type":"content","#),
+                (r#""sessionUpdate":"tool_call_update","#, r#""sessionUpdate":"tool_call","title":"t","#),
+                (r#"{"sessionId":"#, r#"{"_meta":{"c":2},"sessionId":"#),
+                (r#""toolCallId":"#, r#""kind":"edit","toolCallId":"#),
+                (r#"}}"#, r#"},"locations":[{"path":"/a"}]}"#),
+                (r#"]}"#, r#"],"rawOutput":{"ok":true}}"#),
+                (r#""path":"#, r#""path":"/p","path":"#),
+            ];
+            let (from, to) = changes[usize::arbitrary(g) % changes.len()];
+            // The first occurrence may be inside a string; kept only when still JSON.
+            if let Some(at) = params.find(from) {
+                let mut changed = params.clone();
+                changed.replace_range(at..at + from.len(), to);
+                if parse_value(&changed).is_ok() {
+                    params = changed;
+                }
+            }
+        }
+        if u8::arbitrary(g) % 8 == 0 {
+            params.push(' ');
+        }
+        CanonicalToolUpdate(params)
+    }
+}
+
+/// Tool call updates in the form SDKs write them (read by matching their bytes) and one change
+/// away from it: the same value or error as serde gives.
+#[test]
+fn canonical_tool_call_updates_and_near_misses_agree() {
+    fn property(update: CanonicalToolUpdate) -> bool {
+        agree(&update.0);
+        true
+    }
+    QuickCheck::new()
+        .tests(5_000)
+        .quickcheck(property as fn(CanonicalToolUpdate) -> bool);
+}
+
+/// Text chunks with generated text (escapes, non-ASCII, runs that look like the end of the
+/// params): the byte-matched path and serde agree.
+#[test]
+fn canonical_text_chunks_with_generated_text_agree() {
+    fn property(text: CanonicalText) -> bool {
+        agree(&format!(
+            r#"{{"sessionId":"s","update":{{"sessionUpdate":"agent_message_chunk","content":{{"type":"text","text":"{}"}}}}}}"#,
+            text.0
+        ));
+        true
+    }
+    QuickCheck::new()
+        .tests(3_000)
+        .quickcheck(property as fn(CanonicalText) -> bool);
+}
+
+#[derive(Clone, Debug)]
+struct CanonicalText(String);
+
+impl Arbitrary for CanonicalText {
+    fn arbitrary(g: &mut Gen) -> Self {
+        CanonicalText(string_contents(g))
+    }
+}

@@ -42,6 +42,9 @@ mod chunk;
 pub(super) mod stops;
 mod unescape;
 
+#[cfg(feature = "alloc")]
+pub(crate) use self::unescape::unescape_string_at;
+
 /// How many stops a string scan takes one by one before it takes the string for a long one
 /// and goes on a chunk at a time.
 const SHORT_STOPS: usize = 2;
