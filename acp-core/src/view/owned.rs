@@ -36,6 +36,7 @@ use super::read::{first_key_is, lenient_object};
 use super::update::{ContentChunkView, LocationView, SessionNotificationView, SessionUpdateView};
 
 mod canonical;
+mod line;
 mod numbers;
 mod tool_call;
 mod turn;

@@ -786,6 +786,46 @@ fn skip_plain<const NON_ASCII: bool>(bytes: &[u8], mut pos: usize) -> usize {
     }
 }
 
+/// Reads the string whose contents start at `start` in `bytes`, which are not yet known to be
+/// JSON or UTF-8, checking it as the validating scan does and decoding it in the same pass;
+/// returns the decoded text and the position past the closing quote. `None` for anything that
+/// is not a valid string, and also for a `\u` escape (left to the general path, which decodes
+/// surrogate pairs): a `Some` is always a string the validating scan accepts, decoded as
+/// [`JsonStr::to_cow`] decodes it.
+#[cfg(feature = "alloc")]
+pub(crate) fn checked_string_at(bytes: &[u8], start: usize) -> Option<(alloc::string::String, usize)> {
+    use unescape::SIMPLE_ESCAPES;
+    let mut out = alloc::vec::Vec::with_capacity(bytes.len().saturating_sub(start));
+    let mut pos = start;
+    // Bounded by the text: every pass moves `pos` forward or returns.
+    loop {
+        let stop = skip_plain::<true>(bytes, pos);
+        out.extend_from_slice(bytes.get(pos..stop)?);
+        pos = stop;
+        match *bytes.get(pos)? {
+            b'"' => break,
+            b'\\' => {
+                let decoded = SIMPLE_ESCAPES[usize::from(*bytes.get(pos + 1)?)];
+                if decoded == 0 {
+                    return None;
+                }
+                out.push(decoded);
+                pos += 2;
+            }
+            0x80.. => {
+                let end = non_ascii_run(bytes, pos).ok()?;
+                out.extend_from_slice(bytes.get(pos..end)?);
+                pos = end;
+            }
+            _ => return None,
+        }
+    }
+    // ASCII runs, ASCII escapes and whole sequences `utf8_sequence_len` accepted: UTF-8, which
+    // this checks again rather than assume (ASCII goes by at memory speed).
+    let text = alloc::string::String::from_utf8(out).ok()?;
+    Some((text, pos + 1))
+}
+
 /// [`skip_plain`] for a text shorter than a block.
 fn skip_plain_short<const NON_ASCII: bool>(bytes: &[u8], mut pos: usize) -> usize {
     while let Some(&b) = bytes.get(pos) {

@@ -22,15 +22,15 @@ use crate::wire::JsonStr;
 use crate::wire::json::{skip_string_unchecked, unescape_string_at};
 
 const HEAD: &[u8] = br#"{"sessionId":""#;
-const UPDATE: &[u8] = br#","update":{"sessionUpdate":""#;
-const CONTENT: &[u8] = br#"","content":{"type":"text","text":""#;
+pub(super) const UPDATE: &[u8] = br#","update":{"sessionUpdate":""#;
+pub(super) const CONTENT: &[u8] = br#"","content":{"type":"text","text":""#;
 const TAIL: &[u8] = b"}}}";
 
 /// The variant of [`SessionUpdate`] a chunk kind makes.
 type Wrap = fn(ContentChunk) -> SessionUpdate;
 
 /// The chunk kinds a text chunk comes as, with the variant each makes.
-const KINDS: [(&[u8], Wrap); 3] = [
+pub(super) const KINDS: [(&[u8], Wrap); 3] = [
     (b"agent_message_chunk", SessionUpdate::AgentMessageChunk),
     (b"agent_thought_chunk", SessionUpdate::AgentThoughtChunk),
     (b"user_message_chunk", SessionUpdate::UserMessageChunk),

@@ -31,7 +31,7 @@ pub(super) trait Sink {
 
 /// The byte each one-letter escape stands for, by the letter; zero for the others (no
 /// one-letter escape stands for NUL).
-const SIMPLE_ESCAPES: [u8; 256] = {
+pub(super) const SIMPLE_ESCAPES: [u8; 256] = {
     let mut table = [0; 256];
     table[b'"' as usize] = b'"';
     table[b'\\' as usize] = b'\\';
