@@ -293,3 +293,26 @@ impl fmt::Display for Report {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::decode::{Pending, owned, owned_line};
+    use acp_core::schema::AgentNotification;
+    use acp_core::wire::envelope;
+
+    /// The owned path of a whole line gives what scanning then `owned` gives, line by line
+    /// over a mixed corpus, and the text chunks in it are read in one pass.
+    #[test]
+    fn owned_line_agrees_with_scan_then_owned() {
+        let corpus = acp_testkit::corpus::mixed(256 << 10);
+        let (mut fused, mut general) = (Pending::new(), Pending::new());
+        let mut one_pass = 0;
+        for line in acp_testkit::corpus::lines(&corpus) {
+            let scanned = envelope::scan_bytes(line).ok();
+            let want = scanned.map(|message| owned(&message, &mut general));
+            assert_eq!(owned_line(line, &mut fused), want);
+            one_pass += usize::from(AgentNotification::decode_text_chunk_line(line).is_some());
+        }
+        assert!(one_pass > 100, "{one_pass} lines read in one pass");
+    }
+}
