@@ -190,7 +190,10 @@ fn pass_owned(bytes: &[u8]) -> u64 {
     let mut pending = Pending::new();
     let mut sum = 0u64;
     for_each_line(bytes, |line| {
-        if let Some(decoded) = line.ok().and_then(|line| decode::owned_line(line, &mut pending)) {
+        if let Some(decoded) = line
+            .ok()
+            .and_then(|line| decode::owned_line(line, &mut pending))
+        {
             sum = sum.wrapping_add(decoded.unwrap_or(1));
         }
     });

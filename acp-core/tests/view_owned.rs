@@ -332,8 +332,16 @@ impl Arbitrary for CanonicalToolUpdate {
             items.push(item);
         }
         let status = pick(g, &["pending", "in_progress", "completed", "failed"]);
-        let id = if u8::arbitrary(g) % 8 == 0 { r#""""#.to_owned() } else { s(g) };
-        let session = if u8::arbitrary(g) % 8 == 0 { r#""""#.to_owned() } else { s(g) };
+        let id = if u8::arbitrary(g) % 8 == 0 {
+            r#""""#.to_owned()
+        } else {
+            s(g)
+        };
+        let session = if u8::arbitrary(g) % 8 == 0 {
+            r#""""#.to_owned()
+        } else {
+            s(g)
+        };
         let mut update = format!(r#"{{"sessionUpdate":"tool_call_update","toolCallId":{id}"#);
         if u8::arbitrary(g) % 4 != 0 {
             update.push_str(&format!(r#","status":"{status}""#));
@@ -357,12 +365,21 @@ impl Arbitrary for CanonicalToolUpdate {
                 (r#""content":["#, r#""title":"t","content":["#),
                 (r#""content":[]"#, r#""content":null"#),
                 (r#""type":"diff""#, r#""type":"terminal""#),
-                (r#""type":"text","text""#, r#""type":"text","_meta":{},"text""#),
+                (
+                    r#""type":"text","text""#,
+                    r#""type":"text","_meta":{},"text""#,
+                ),
                 (r#""newText":"#, r#""_meta":{"b":1},"newText":"#),
                 (r#","oldText":"#, r#","oldText":null,"oldTextX":"#),
                 (r#""oldText":"#, r#""old\u0054ext":"#),
-                (r#"{"type":"content","#, r#"{"content":{"type":"text","text":"x"},"type":"content","#),
-                (r#""sessionUpdate":"tool_call_update","#, r#""sessionUpdate":"tool_call","title":"t","#),
+                (
+                    r#"{"type":"content","#,
+                    r#"{"content":{"type":"text","text":"x"},"type":"content","#,
+                ),
+                (
+                    r#""sessionUpdate":"tool_call_update","#,
+                    r#""sessionUpdate":"tool_call","title":"t","#,
+                ),
                 (r#"{"sessionId":"#, r#"{"_meta":{"c":2},"sessionId":"#),
                 (r#""toolCallId":"#, r#""kind":"edit","toolCallId":"#),
                 (r#"}}"#, r#"},"locations":[{"path":"/a"}]}"#),
@@ -434,7 +451,12 @@ impl Arbitrary for ChunkLine {
     fn arbitrary(g: &mut Gen) -> Self {
         let kind = pick(
             g,
-            &["agent_message_chunk", "agent_thought_chunk", "user_message_chunk", "plan"],
+            &[
+                "agent_message_chunk",
+                "agent_thought_chunk",
+                "user_message_chunk",
+                "plan",
+            ],
         );
         let string = |g: &mut Gen| -> Vec<u8> {
             let unicode_escapes = u8::arbitrary(g) % 8 == 0;
@@ -454,8 +476,13 @@ impl Arbitrary for ChunkLine {
             }
             text
         };
-        let session = if u8::arbitrary(g) % 10 == 0 { Vec::new() } else { string(g) };
-        let mut line = br#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":""#.to_vec();
+        let session = if u8::arbitrary(g) % 10 == 0 {
+            Vec::new()
+        } else {
+            string(g)
+        };
+        let mut line =
+            br#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":""#.to_vec();
         line.extend(session);
         line.extend_from_slice(br#"","update":{"sessionUpdate":""#);
         line.extend_from_slice(kind.as_bytes());
@@ -507,7 +534,10 @@ fn text_chunk_lines_read_in_one_pass_agree_with_scan_and_decode() {
             }
             Some(fast) => {
                 let Some((Ok(slow), Some(params_len))) = general else {
-                    panic!("read a line the general path refuses: {:?}", String::from_utf8_lossy(line));
+                    panic!(
+                        "read a line the general path refuses: {:?}",
+                        String::from_utf8_lossy(line)
+                    );
                 };
                 assert_eq!(fast, slow, "{:?}", String::from_utf8_lossy(line));
                 assert_eq!(
@@ -522,12 +552,22 @@ fn text_chunk_lines_read_in_one_pass_agree_with_scan_and_decode() {
     QuickCheck::new()
         .tests(5_000)
         .quickcheck(property as fn(ChunkLine) -> bool);
-    let (read, refused) = (READ.load(Ordering::Relaxed), REFUSED.load(Ordering::Relaxed));
+    let (read, refused) = (
+        READ.load(Ordering::Relaxed),
+        REFUSED.load(Ordering::Relaxed),
+    );
     assert!(read > 1_000 && refused > 500, "read {read}, left {refused}");
     let canonical = br#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s\"1","update":{"sessionUpdate":"agent_thought_chunk","content":{"type":"text","text":"a\\b \u00e9x"}}}}"#;
-    assert_eq!(AgentNotification::decode_text_chunk_line(canonical), None, "\\u is left alone");
+    assert_eq!(
+        AgentNotification::decode_text_chunk_line(canonical),
+        None,
+        "\\u is left alone"
+    );
     let canonical = r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s\"1","update":{"sessionUpdate":"agent_thought_chunk","content":{"type":"text","text":"a\\b é\n"}}}}"#;
     let read = AgentNotification::decode_text_chunk_line(canonical.as_bytes());
     let params = &canonical[AgentNotification::TEXT_CHUNK_LINE_PARAMS_AT..canonical.len() - 1];
-    assert_eq!(read, Some(AgentNotification::decode("session/update", Some(params)).unwrap()));
+    assert_eq!(
+        read,
+        Some(AgentNotification::decode("session/update", Some(params)).unwrap())
+    );
 }

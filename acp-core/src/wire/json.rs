@@ -793,7 +793,10 @@ fn skip_plain<const NON_ASCII: bool>(bytes: &[u8], mut pos: usize) -> usize {
 /// surrogate pairs): a `Some` is always a string the validating scan accepts, decoded as
 /// [`JsonStr::to_cow`] decodes it.
 #[cfg(feature = "alloc")]
-pub(crate) fn checked_string_at(bytes: &[u8], start: usize) -> Option<(alloc::string::String, usize)> {
+pub(crate) fn checked_string_at(
+    bytes: &[u8],
+    start: usize,
+) -> Option<(alloc::string::String, usize)> {
     use unescape::SIMPLE_ESCAPES;
     let mut out = alloc::vec::Vec::with_capacity(bytes.len().saturating_sub(start));
     let mut pos = start;

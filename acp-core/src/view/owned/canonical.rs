@@ -272,7 +272,8 @@ mod tests {
             }
             other => panic!("content: {other:?}"),
         }
-        let bare = r#"{"sessionId":"s","update":{"sessionUpdate":"tool_call_update","toolCallId":"c"}}"#;
+        let bare =
+            r#"{"sessionId":"s","update":{"sessionUpdate":"tool_call_update","toolCallId":"c"}}"#;
         assert_eq!(tool_call_update(bare, &mut empty()), Some(()));
         for near in [
             r#"{"sessionId":"s","update":{"sessionUpdate":"tool_call_update","toolCallId":"c","status":"done"}}"#,

@@ -9,7 +9,9 @@
 //! same notification.
 
 use super::canonical::{CONTENT, KINDS, UPDATE};
-use crate::schema::{AgentNotification, ContentBlock, ContentChunk, SessionNotification, TextContent};
+use crate::schema::{
+    AgentNotification, ContentBlock, ContentChunk, SessionNotification, TextContent,
+};
 use crate::wire::json::checked_string_at;
 
 /// The line up to the session id's contents.

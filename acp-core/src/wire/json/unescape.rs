@@ -471,7 +471,12 @@ mod tests {
     fn the_string_reader_decodes_to_the_closing_quote() {
         random_texts(|raw| {
             for prefix in 0..17 {
-                for suffix in ["", "}", r#","x":"a\"b"}"#, "\"\"\"\"\"\"\"\"\"\"\"\"\"\"\"\"\""] {
+                for suffix in [
+                    "",
+                    "}",
+                    r#","x":"a\"b"}"#,
+                    "\"\"\"\"\"\"\"\"\"\"\"\"\"\"\"\"\"",
+                ] {
                     let text = std::format!("{}\"{raw}\"{suffix}", " ".repeat(prefix));
                     if crate::wire::json::parse_value(&text[prefix..prefix + raw.len() + 2])
                         .is_err()
