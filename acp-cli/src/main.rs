@@ -90,7 +90,8 @@ each reported at its median pass in MB/s (10^6 bytes) and messages/s:
             which validates the whole line and classifies it
   borrowed  the same + the borrowed, allocation-free view picked by the method (responses by
             the method of the request they answer), reading the text each message carries
-  owned     the same + the owned typed decode picked by the method
+  owned     the same + the owned typed decode picked by the method; a text chunk line in
+            the form SDKs write it is checked and decoded in one pass instead
 
 Also prints how many messages each method has (requests and notifications by method,
 responses under \"(response)\"). Lines that are not JSON-RPC messages, or whose params or

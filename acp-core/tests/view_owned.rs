@@ -269,3 +269,305 @@ fn generated_updates_get_the_same_verdict_from_the_views() {
         .tests(3_000)
         .quickcheck(property as fn(Update) -> bool);
 }
+
+/// JSON string contents for the canonical forms: escapes of every kind, non-ASCII, and runs
+/// that look like the literal parts around them (an escaped quote before `}}`, `","newText":"`).
+fn string_contents(g: &mut Gen) -> String {
+    string_pieces(g, true)
+}
+
+/// [`string_contents`], with or without `\u` escapes (which the one-pass line reader leaves
+/// to the general path).
+fn string_pieces(g: &mut Gen, unicode_escapes: bool) -> String {
+    const PIECES: [&str; 18] = [
+        "a",
+        "plain text ",
+        "é",
+        "中文",
+        "😀",
+        r"\n",
+        r#"\""#,
+        r"\\",
+        r"\/",
+        r"\t\r\b\f",
+        r"\u00e9",
+        r"\u0000",
+        r"\ud83d\ude80",
+        r#"\"}}]}}"#,
+        r#"\",\"newText\":\""#,
+        r#"\"},{\"type\":\"diff\""#,
+        "0123456789abcdef",
+        r"\\\\",
+    ];
+    let len = usize::arbitrary(g) % 40;
+    (0..len)
+        .map(|_| pick(g, &PIECES))
+        .filter(|piece| unicode_escapes || !piece.contains("\\u"))
+        .collect()
+}
+
+/// A `tool_call_update` in the form SDKs write it, or one change away from it: another member
+/// order, whitespace, an extra member, `_meta`, an escaped key, an unknown status or item.
+#[derive(Clone, Debug)]
+struct CanonicalToolUpdate(String);
+
+impl Arbitrary for CanonicalToolUpdate {
+    fn arbitrary(g: &mut Gen) -> Self {
+        let s = |g: &mut Gen| format!(r#""{}""#, string_contents(g));
+        let mut items = Vec::new();
+        for _ in 0..usize::arbitrary(g) % 4 {
+            let item = if bool::arbitrary(g) {
+                format!(
+                    r#"{{"type":"content","content":{{"type":"text","text":{}}}}}"#,
+                    s(g)
+                )
+            } else {
+                format!(
+                    r#"{{"type":"diff","path":{},"oldText":{},"newText":{}}}"#,
+                    s(g),
+                    s(g),
+                    s(g)
+                )
+            };
+            items.push(item);
+        }
+        let status = pick(g, &["pending", "in_progress", "completed", "failed"]);
+        let id = if u8::arbitrary(g) % 8 == 0 {
+            r#""""#.to_owned()
+        } else {
+            s(g)
+        };
+        let session = if u8::arbitrary(g) % 8 == 0 {
+            r#""""#.to_owned()
+        } else {
+            s(g)
+        };
+        let mut update = format!(r#"{{"sessionUpdate":"tool_call_update","toolCallId":{id}"#);
+        if u8::arbitrary(g) % 4 != 0 {
+            update.push_str(&format!(r#","status":"{status}""#));
+        }
+        if u8::arbitrary(g) % 4 != 0 {
+            update.push_str(&format!(r#","content":[{}]"#, items.join(",")));
+        }
+        update.push('}');
+        let mut params = format!(r#"{{"sessionId":{session},"update":{update}}}"#);
+        // One change in two: what the byte matcher must leave to the general path.
+        if bool::arbitrary(g) {
+            let changes: [(&str, &str); 22] = [
+                (r#""toolCallId":"#, r#""toolCallId": "#),
+                (r#""status":"#, r#""_meta":{"a":[1]},"status":"#),
+                (r#"[{"#, r#"[ {"#),
+                (r#"}]"#, r#"} ]"#),
+                (r#""status":"completed""#, r#""status":"compl\u0065ted""#),
+                (r#""status":"failed""#, r#""status":"exploded""#),
+                (r#""status":"pending""#, r#""status":5"#),
+                (r#""content":["#, r#""content":[5,"#),
+                (r#""content":["#, r#""title":"t","content":["#),
+                (r#""content":[]"#, r#""content":null"#),
+                (r#""type":"diff""#, r#""type":"terminal""#),
+                (
+                    r#""type":"text","text""#,
+                    r#""type":"text","_meta":{},"text""#,
+                ),
+                (r#""newText":"#, r#""_meta":{"b":1},"newText":"#),
+                (r#","oldText":"#, r#","oldText":null,"oldTextX":"#),
+                (r#""oldText":"#, r#""old\u0054ext":"#),
+                (
+                    r#"{"type":"content","#,
+                    r#"{"content":{"type":"text","text":"x"},"type":"content","#,
+                ),
+                (
+                    r#""sessionUpdate":"tool_call_update","#,
+                    r#""sessionUpdate":"tool_call","title":"t","#,
+                ),
+                (r#"{"sessionId":"#, r#"{"_meta":{"c":2},"sessionId":"#),
+                (r#""toolCallId":"#, r#""kind":"edit","toolCallId":"#),
+                (r#"}}"#, r#"},"locations":[{"path":"/a"}]}"#),
+                (r#"]}"#, r#"],"rawOutput":{"ok":true}}"#),
+                (r#""path":"#, r#""path":"/p","path":"#),
+            ];
+            let (from, to) = changes[usize::arbitrary(g) % changes.len()];
+            // The first occurrence may be inside a string; kept only when still JSON.
+            if let Some(at) = params.find(from) {
+                let mut changed = params.clone();
+                changed.replace_range(at..at + from.len(), to);
+                if parse_value(&changed).is_ok() {
+                    params = changed;
+                }
+            }
+        }
+        if u8::arbitrary(g) % 8 == 0 {
+            params.push(' ');
+        }
+        CanonicalToolUpdate(params)
+    }
+}
+
+/// Tool call updates in the form SDKs write them (read by matching their bytes) and one change
+/// away from it: the same value or error as serde gives.
+#[test]
+fn canonical_tool_call_updates_and_near_misses_agree() {
+    fn property(update: CanonicalToolUpdate) -> bool {
+        agree(&update.0);
+        true
+    }
+    QuickCheck::new()
+        .tests(5_000)
+        .quickcheck(property as fn(CanonicalToolUpdate) -> bool);
+}
+
+/// Text chunks with generated text (escapes, non-ASCII, runs that look like the end of the
+/// params): the byte-matched path and serde agree.
+#[test]
+fn canonical_text_chunks_with_generated_text_agree() {
+    fn property(text: CanonicalText) -> bool {
+        agree(&format!(
+            r#"{{"sessionId":"s","update":{{"sessionUpdate":"agent_message_chunk","content":{{"type":"text","text":"{}"}}}}}}"#,
+            text.0
+        ));
+        true
+    }
+    QuickCheck::new()
+        .tests(3_000)
+        .quickcheck(property as fn(CanonicalText) -> bool);
+}
+
+#[derive(Clone, Debug)]
+struct CanonicalText(String);
+
+impl Arbitrary for CanonicalText {
+    fn arbitrary(g: &mut Gen) -> Self {
+        CanonicalText(string_contents(g))
+    }
+}
+
+/// A line for the one-pass text chunk reader: the form SDKs write, with generated strings
+/// (sometimes not valid JSON: a raw control character, a bad escape, bytes that are not
+/// UTF-8) and sometimes one change to the envelope.
+#[derive(Clone, Debug)]
+struct ChunkLine(Vec<u8>);
+
+impl Arbitrary for ChunkLine {
+    fn arbitrary(g: &mut Gen) -> Self {
+        let kind = pick(
+            g,
+            &[
+                "agent_message_chunk",
+                "agent_thought_chunk",
+                "user_message_chunk",
+                "plan",
+            ],
+        );
+        let string = |g: &mut Gen| -> Vec<u8> {
+            let unicode_escapes = u8::arbitrary(g) % 8 == 0;
+            let mut text = string_pieces(g, unicode_escapes).into_bytes();
+            if u8::arbitrary(g) % 6 == 0 && !text.is_empty() {
+                let at = usize::arbitrary(g) % text.len();
+                let bad: &[u8] = match u8::arbitrary(g) % 7 {
+                    0 => b"\x01",
+                    1 => b"\\x",
+                    2 => b"\\u12",
+                    3 => b"\xff",
+                    4 => b"\xc3",
+                    5 => b"\xed\xa0\x80",
+                    _ => b"\"",
+                };
+                text.splice(at..at, bad.iter().copied());
+            }
+            text
+        };
+        let session = if u8::arbitrary(g) % 10 == 0 {
+            Vec::new()
+        } else {
+            string(g)
+        };
+        let mut line =
+            br#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":""#.to_vec();
+        line.extend(session);
+        line.extend_from_slice(br#"","update":{"sessionUpdate":""#);
+        line.extend_from_slice(kind.as_bytes());
+        line.extend_from_slice(br#"","content":{"type":"text","text":""#);
+        line.extend(string(g));
+        line.extend_from_slice(br#""}}}}"#);
+        if u8::arbitrary(g) % 4 == 0 {
+            let changes: [(&[u8], &[u8]); 8] = [
+                (br#""2.0""#, br#""2.1""#),
+                (br#"{"jsonrpc""#, br#"{"id":1,"jsonrpc""#),
+                (br#""method""#, br#""meth\u006fd""#),
+                (br#""params":"#, br#""params" :"#),
+                (br#"session/update"#, br#"session/updat\u0065"#),
+                (br#""type":"text""#, br#""type":"image""#),
+                (br#""}}}}"#, br#""}}}} "#),
+                (br#""}}}}"#, br#""}},"_meta":{}}}"#),
+            ];
+            let (from, to) = changes[usize::arbitrary(g) % changes.len()];
+            if let Some(at) = line.windows(from.len()).position(|w| w == from) {
+                line.splice(at..at + from.len(), to.iter().copied());
+            }
+        }
+        ChunkLine(line)
+    }
+}
+
+/// The one-pass reader of a text chunk line gives a value exactly when the envelope scan
+/// accepts the line as a `session/update` notification whose params `decode_raw` decodes to
+/// that value; the canonical lines are read (they are not all left to the general path).
+#[test]
+fn text_chunk_lines_read_in_one_pass_agree_with_scan_and_decode() {
+    use acp_core::wire::envelope::{Message, scan_bytes};
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    static READ: AtomicUsize = AtomicUsize::new(0);
+    static REFUSED: AtomicUsize = AtomicUsize::new(0);
+    fn property(line: ChunkLine) -> bool {
+        let line = &line.0;
+        let general = match scan_bytes(line) {
+            Ok(Message::Notification(n)) if n.method.raw() == "session/update" => Some((
+                AgentNotification::decode_raw("session/update", n.params),
+                n.params.map(|p| p.get().len()),
+            )),
+            _ => None,
+        };
+        match AgentNotification::decode_text_chunk_line(line) {
+            None => {
+                REFUSED.fetch_add(1, Ordering::Relaxed);
+                true
+            }
+            Some(fast) => {
+                let Some((Ok(slow), Some(params_len))) = general else {
+                    panic!(
+                        "read a line the general path refuses: {:?}",
+                        String::from_utf8_lossy(line)
+                    );
+                };
+                assert_eq!(fast, slow, "{:?}", String::from_utf8_lossy(line));
+                assert_eq!(
+                    params_len,
+                    line.len() - 1 - AgentNotification::TEXT_CHUNK_LINE_PARAMS_AT
+                );
+                READ.fetch_add(1, Ordering::Relaxed);
+                true
+            }
+        }
+    }
+    QuickCheck::new()
+        .tests(5_000)
+        .quickcheck(property as fn(ChunkLine) -> bool);
+    let (read, refused) = (
+        READ.load(Ordering::Relaxed),
+        REFUSED.load(Ordering::Relaxed),
+    );
+    assert!(read > 1_000 && refused > 500, "read {read}, left {refused}");
+    let canonical = br#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s\"1","update":{"sessionUpdate":"agent_thought_chunk","content":{"type":"text","text":"a\\b \u00e9x"}}}}"#;
+    assert_eq!(
+        AgentNotification::decode_text_chunk_line(canonical),
+        None,
+        "\\u is left alone"
+    );
+    let canonical = r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s\"1","update":{"sessionUpdate":"agent_thought_chunk","content":{"type":"text","text":"a\\b é\n"}}}}"#;
+    let read = AgentNotification::decode_text_chunk_line(canonical.as_bytes());
+    let params = &canonical[AgentNotification::TEXT_CHUNK_LINE_PARAMS_AT..canonical.len() - 1];
+    assert_eq!(
+        read,
+        Some(AgentNotification::decode("session/update", Some(params)).unwrap())
+    );
+}

@@ -17,7 +17,7 @@ use acp_core::view::{
     ClientRequestView, ClientResponseView, ContentBlockView, SessionUpdateView,
     ToolCallContentView, ToolCallContents,
 };
-use acp_core::wire::envelope::{Message, Outcome};
+use acp_core::wire::envelope::{self, Message, Outcome};
 use acp_core::wire::{Id, JsonStr, RawValue};
 
 /// The requests seen and not yet answered, by id: what a response's result is decoded as.
@@ -77,6 +77,20 @@ fn params_text(params: Option<RawValue<'_>>) -> Option<&str> {
 /// A number taken from a decoded message, so the work stays observable.
 fn size(raw: Option<RawValue<'_>>) -> u64 {
     raw.map_or(0, |raw| raw.get().len() as u64)
+}
+
+/// The owned decode of a whole line: a text chunk in the form SDKs write it in one pass
+/// ([`AgentNotification::decode_text_chunk_line`], which checks the line as the envelope scan
+/// does), any other line scanned ([`envelope::scan_bytes`]) and then decoded by [`owned`].
+/// `None` when the line is not a JSON-RPC message; the same fingerprint as [`owned`] otherwise.
+pub(crate) fn owned_line(line: &[u8], pending: &mut Pending) -> Option<Result<u64, Skip>> {
+    if let Some(notification) = AgentNotification::decode_text_chunk_line(line) {
+        black_box(notification);
+        let params = line.len() - 1 - AgentNotification::TEXT_CHUNK_LINE_PARAMS_AT;
+        return Some(Ok(params as u64));
+    }
+    let message = envelope::scan_bytes(line).ok()?;
+    Some(owned(&message, pending))
 }
 
 /// Decodes one message into the owned types; returns a fingerprint for a checksum.

@@ -4,8 +4,8 @@
 //! validated, and from their readers (tool calls, read in one walk by [`tool_call`]), instead
 //! of parsing it again with serde_json.
 //!
-//! Before all of these, [`canonical`] reads the text chunk in the exact form SDKs write it by
-//! matching its bytes.
+//! Before all of these, [`canonical`] reads the text chunk and the tool call update in the
+//! exact form SDKs write them by matching their bytes.
 //!
 //! The result is the same value the serde path gives, or nothing: any shape the fast path is not
 //! sure to read exactly as serde does (a tag that is not the object's first member, a block
@@ -36,6 +36,7 @@ use super::read::{first_key_is, lenient_object};
 use super::update::{ContentChunkView, LocationView, SessionNotificationView, SessionUpdateView};
 
 mod canonical;
+mod line;
 mod numbers;
 mod tool_call;
 mod turn;
@@ -52,6 +53,7 @@ impl AgentNotification {
             let mut decoded = Ok(Self::SessionUpdate(empty_notification()));
             if let Ok(Self::SessionUpdate(notification)) = &mut decoded
                 && (canonical::text_chunk(params.get(), notification).is_some()
+                    || canonical::tool_call_update(params.get(), notification).is_some()
                     || session_notification(params, notification).is_some())
             {
                 return decoded;

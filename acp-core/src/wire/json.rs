@@ -42,6 +42,9 @@ mod chunk;
 pub(super) mod stops;
 mod unescape;
 
+#[cfg(feature = "alloc")]
+pub(crate) use self::unescape::unescape_string_at;
+
 /// How many stops a string scan takes one by one before it takes the string for a long one
 /// and goes on a chunk at a time.
 const SHORT_STOPS: usize = 2;
@@ -781,6 +784,54 @@ fn skip_plain<const NON_ASCII: bool>(bytes: &[u8], mut pos: usize) -> usize {
     } else {
         bytes.len().max(pos)
     }
+}
+
+/// Reads the string whose contents start at `start` in `bytes`, which are not yet known to be
+/// JSON or UTF-8, checking it as the validating scan does and decoding it in the same pass;
+/// returns the decoded text and the position past the closing quote. `None` for anything that
+/// is not a valid string, and also for a `\u` escape (left to the general path, which decodes
+/// surrogate pairs): a `Some` is always a string the validating scan accepts, decoded as
+/// [`JsonStr::to_cow`] decodes it.
+#[cfg(feature = "alloc")]
+pub(crate) fn checked_string_at(
+    bytes: &[u8],
+    start: usize,
+) -> Option<(alloc::string::String, usize)> {
+    use unescape::SIMPLE_ESCAPES;
+    let mut out = alloc::vec::Vec::with_capacity(bytes.len().saturating_sub(start));
+    let mut pos = start;
+    // Bounded by the text: every pass moves `pos` forward or returns.
+    loop {
+        let stop = skip_plain::<true>(bytes, pos);
+        out.extend_from_slice(bytes.get(pos..stop)?);
+        pos = stop;
+        match *bytes.get(pos)? {
+            b'"' => break,
+            b'\\' => {
+                let decoded = SIMPLE_ESCAPES[usize::from(*bytes.get(pos + 1)?)];
+                if decoded == 0 {
+                    return None;
+                }
+                out.push(decoded);
+                pos += 2;
+            }
+            0x80.. => {
+                let end = non_ascii_run(bytes, pos).ok()?;
+                out.extend_from_slice(bytes.get(pos..end)?);
+                pos = end;
+            }
+            _ => return None,
+        }
+    }
+    // SAFETY: `out` holds only the runs `skip_plain::<true>` went over, which stops at every
+    // byte of 0x80 and above (so they are ASCII), the ASCII bytes of one-letter escapes, and
+    // the runs `non_ascii_run` accepted, which are whole well formed UTF-8 sequences
+    // (`utf8_sequence_len`, as in `scan_bytes`). So `out` is UTF-8. Checking it again cost an
+    // eighth of the owned decode of a turn; the agreement tests compare every value with the
+    // general path's, which builds its strings from `&str` pieces.
+    #[allow(unsafe_code)]
+    let text = unsafe { alloc::string::String::from_utf8_unchecked(out) };
+    Some((text, pos + 1))
 }
 
 /// [`skip_plain`] for a text shorter than a block.

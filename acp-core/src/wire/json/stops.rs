@@ -66,6 +66,13 @@ impl Stops {
         Stops(self.0.checked_shr(skip as u32 * WIDTH).unwrap_or(0))
     }
 
+    /// The stops of either (for the string reader that builds owned text).
+    #[cfg(feature = "alloc")]
+    #[inline(always)]
+    pub(in crate::wire) fn or(self, other: Self) -> Self {
+        Stops(self.0 | other.0)
+    }
+
     /// The stops before byte `index` (below [`BLOCK`]).
     #[inline(always)]
     pub(in crate::wire) fn before(self, index: usize) -> Self {

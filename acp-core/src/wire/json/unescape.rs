@@ -31,7 +31,7 @@ pub(super) trait Sink {
 
 /// The byte each one-letter escape stands for, by the letter; zero for the others (no
 /// one-letter escape stands for NUL).
-const SIMPLE_ESCAPES: [u8; 256] = {
+pub(super) const SIMPLE_ESCAPES: [u8; 256] = {
     let mut table = [0; 256];
     table[b'"' as usize] = b'"';
     table[b'\\' as usize] = b'\\';
@@ -95,6 +95,63 @@ pub(super) fn unescape<S: Sink>(raw: &str, sink: &mut S) {
         if pos < raw.len() {
             pos = escape(raw, pos, sink);
         }
+    }
+}
+
+/// Decodes the string whose contents start at `start` in `text`, which was validated, up to
+/// its closing quote, appending to `out`; returns the position past that quote. One pass:
+/// the quote is found by the same block compare that finds the escapes, so a string read
+/// whole is not first skipped to learn where it ends. `None` only when `text` ends first
+/// (never on validated text).
+#[cfg(feature = "alloc")]
+pub(crate) fn unescape_string_at(
+    text: &str,
+    start: usize,
+    out: &mut alloc::string::String,
+) -> Option<usize> {
+    let bytes = text.as_bytes();
+    let mut sink = Grow(out);
+    let mut pos = start;
+    // Bounded by the text: every pass moves `pos` forward or returns (as in `unescape`).
+    while let Some(block) = bytes
+        .get(pos..pos + BLOCK)
+        .and_then(|block| <&[u8; BLOCK]>::try_from(block).ok())
+    {
+        let (quotes, backslashes) = quotes_and_backslashes(block);
+        let stops = quotes.or(backslashes);
+        let run = if stops.any() { stops.first() } else { BLOCK };
+        match text.get(pos..pos + BLOCK) {
+            Some(block) => sink.block(block, run),
+            None => {
+                // A character crosses the end of the block: end the run before it.
+                let cut = (1..=run)
+                    .rev()
+                    .find(|&len| text.is_char_boundary(pos + len))
+                    .unwrap_or(run);
+                sink.text(text.get(pos..pos + cut).unwrap_or_default());
+                if cut < run {
+                    pos += cut;
+                    continue;
+                }
+            }
+        }
+        pos += run;
+        match bytes.get(pos) {
+            Some(b'"') if run < BLOCK => return Some(pos + 1),
+            Some(b'\\') if run < BLOCK => pos = escape(text, pos, &mut sink),
+            _ => {}
+        }
+    }
+    // The last bytes, fewer than a block.
+    loop {
+        let rest = bytes.get(pos..)?;
+        let run = rest.iter().position(|&b| b == b'"' || b == b'\\')?;
+        sink.text(text.get(pos..pos + run)?);
+        pos += run;
+        if bytes.get(pos) == Some(&b'"') {
+            return Some(pos + 1);
+        }
+        pos = escape(text, pos, &mut sink);
     }
 }
 
@@ -403,6 +460,36 @@ mod tests {
         ] {
             check(raw);
         }
+    }
+
+    /// The one-pass reader of a whole string (contents, closing quote, what follows) decodes
+    /// what the reference does and ends past the closing quote, for every valid string of the
+    /// dense texts, at every offset of a block, with text after it that looks like more
+    /// string.
+    #[cfg(feature = "alloc")]
+    #[test]
+    fn the_string_reader_decodes_to_the_closing_quote() {
+        random_texts(|raw| {
+            for prefix in 0..17 {
+                for suffix in [
+                    "",
+                    "}",
+                    r#","x":"a\"b"}"#,
+                    "\"\"\"\"\"\"\"\"\"\"\"\"\"\"\"\"\"",
+                ] {
+                    let text = std::format!("{}\"{raw}\"{suffix}", " ".repeat(prefix));
+                    if crate::wire::json::parse_value(&text[prefix..prefix + raw.len() + 2])
+                        .is_err()
+                    {
+                        continue;
+                    }
+                    let mut out = String::from("kept");
+                    let end = super::unescape_string_at(&text, prefix + 1, &mut out);
+                    assert_eq!(end, Some(prefix + raw.len() + 2), "{text:?}");
+                    assert_eq!(out, std::format!("kept{}", reference(raw)), "{text:?}");
+                }
+            }
+        });
     }
 
     #[test]
