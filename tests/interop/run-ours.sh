@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Interop tests of our own binary against peers built on the official SDKs:
 #   1. our agent (`acp-cli --acp --stdio`) driven by the Python, TypeScript and Rust SDK clients;
-#   2. our client (`acp-cli client`) driving the Python, TypeScript and Rust SDK agents.
+#   2. our client (`acp-cli client`) driving the Python, TypeScript and Rust SDK agents;
+#   3. the acp-async example agents (`echo_agent_tokio`, `echo_agent_smol`, `tool_agent`)
+#      under each SDK client's one-prompt mode, to `end_turn`.
 # Each client peer runs the scenario of tests/interop/README.md and prints `7 passed, 0 failed`.
 #
 # Usage: tests/interop/run-ours.sh   (runs setup.sh and builds acp-cli first)
@@ -12,6 +14,8 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
 "$here/setup.sh" >/dev/null || { echo "setup.sh failed"; exit 1; }
 cargo build --quiet -p acp-rs-cli --manifest-path "$root/Cargo.toml" || { echo "building acp-cli failed"; exit 1; }
+cargo build --quiet -p acp-async --all-features --examples --manifest-path "$root/Cargo.toml" \
+    || { echo "building the acp-async examples failed"; exit 1; }
 # Where cargo put it: CARGO_TARGET_DIR (or a cargo config) may move the target directory.
 target_dir="$(cargo metadata --format-version 1 --no-deps --manifest-path "$root/Cargo.toml" \
     | python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')" \
@@ -66,6 +70,25 @@ if [ -x "$here/client-scenario.sh" ]; then
         fi
     done
 fi
+
+# 3. The acp-async examples under each official client (README "An agent in 40 lines"): the
+# echo agents must stream `echo: hello` back, tool_agent's permission is answered allow_once.
+for example in echo_agent_tokio echo_agent_smol tool_agent; do
+    for c in "${order[@]}"; do
+        pair="$c SDK client -> acp-async $example"
+        # shellcheck disable=SC2086
+        out="$(cd "$(mktemp -d)" && timeout 60 ${client[$c]} --prompt hello -- "$target_dir/debug/examples/$example" 2>&1)"
+        rc=$?
+        echo "$out" | prefix "$pair"
+        if [ $rc -eq 0 ] && echo "$out" | grep -qx 'stop reason: end_turn' \
+            && { [ "$example" = tool_agent ] || echo "$out" | grep -q 'echo: hello'; }; then
+            passed=$((passed + 1))
+        else
+            echo "[$pair] FAILED (exit $rc)"
+            failed=$((failed + 1))
+        fi
+    done
+done
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
