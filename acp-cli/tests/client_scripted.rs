@@ -538,9 +538,7 @@ fn scratch_directories_live_under_cargos_test_tmpdir() {
     let tmpdir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
         .canonicalize()
         .unwrap();
+    // Under cargo's test tmpdir, which lives in the target directory (itself under /tmp when
+    // the checkout is: that case is not a leak, so the test does not refuse it).
     assert!(dir.starts_with(tmpdir), "{dir:?}");
-    assert!(
-        !dir.starts_with(std::env::temp_dir().canonicalize().unwrap()),
-        "{dir:?}"
-    );
 }

@@ -168,6 +168,7 @@ fn spawn_errors_are_the_os_errors() {
 #[test]
 fn scratch_directories_live_under_cargos_test_tmpdir() {
     let dir = scratch_dir("where");
+    // Under cargo's test tmpdir, which lives in the target directory (itself under /tmp when
+    // the checkout is: that case is not a leak, so the test does not refuse it).
     assert!(dir.starts_with(env!("CARGO_TARGET_TMPDIR")), "{dir:?}");
-    assert!(!dir.starts_with(std::env::temp_dir()), "{dir:?}");
 }
