@@ -177,9 +177,14 @@ fn agent(cli: &Cli, filter: tracing_subscriber::EnvFilter) -> ExitCode {
     let config = match cli.backend {
         Some(BackendChoice::Llm) => {
             let lookup = |name: &str| std::env::var(name).ok();
-            match acp_cli::llm::config::ModelConfig::from_env(lookup, cli.model.as_deref()) {
-                Ok(config) => Some(config),
-                Err(message) => return usage_error(&format!("--model: {message}")),
+            let config =
+                match acp_cli::llm::config::ModelConfig::from_env(lookup, cli.model.as_deref()) {
+                    Ok(config) => config,
+                    Err(message) => return usage_error(&format!("--model: {message}")),
+                };
+            match acp_cli::llm::images::from_env(lookup, &config.provider) {
+                Ok(images) => Some((config, images)),
+                Err(message) => return usage_error(&message),
             }
         }
         _ => None,
@@ -189,18 +194,20 @@ fn agent(cli: &Cli, filter: tracing_subscriber::EnvFilter) -> ExitCode {
         resume: cli.resume.clone(),
     };
     let ran = match config {
-        Some(config) => {
+        Some((config, images)) => {
             tracing::info!(
                 provider = config.provider.as_str(),
                 model = config.model.as_str(),
                 base_url = config.base_url.as_str(),
                 key = config.api_key.is_some(),
+                images,
                 "llm backend"
             );
             let rounds = cli
                 .max_tool_rounds
                 .unwrap_or(acp_cli::llm::backend::DEFAULT_MAX_TOOL_ROUNDS);
-            let backend = acp_cli::llm::backend::LlmBackend::new(config.model.clone(), rounds);
+            let backend = acp_cli::llm::backend::LlmBackend::new(config.model.clone(), rounds)
+                .with_images(images);
             let sessions = SessionTable::default().with_model(&config.provider, &config.model);
             run(
                 backend,

@@ -227,6 +227,8 @@ pub struct AgentApp<B, W> {
     client_terminal: bool,
     /// The client shows `notice` updates (`clientCapabilities.session.notices`).
     client_notices: bool,
+    /// The client renders `plan_update` and `plan_removed` (`clientCapabilities.plan`).
+    client_plan: bool,
     /// The tools of each session's MCP servers that started.
     mcp_tools: HashMap<String, Vec<McpTool>>,
     /// Sessions whose MCP servers are starting.
@@ -254,8 +256,10 @@ pub struct AgentApp<B, W> {
 }
 
 impl<B: Backend, W: Workspace> AgentApp<B, W> {
-    /// An application over a fresh connection built from `config`.
-    pub fn new(config: AgentConfig, backend: B, workspace: W, sessions: SessionTable) -> Self {
+    /// An application over a fresh connection built from `config`; `promptCapabilities.image`
+    /// is the backend's to say (R-LLM-9).
+    pub fn new(mut config: AgentConfig, backend: B, workspace: W, sessions: SessionTable) -> Self {
+        config.features.prompt_image |= backend.prompt_image();
         Self {
             conn: AgentConnection::new(config),
             backend,
@@ -264,6 +268,7 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
             client_fs: ClientFs::default(),
             client_terminal: false,
             client_notices: false,
+            client_plan: false,
             mcp_tools: HashMap::new(),
             mcp_starting: Default::default(),
             mcp_deferred: HashMap::new(),
@@ -796,13 +801,16 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
                     write: client.contains(Capabilities::FS_WRITE),
                 };
                 self.client_terminal = client.contains(Capabilities::TERMINAL);
-                self.client_notices = request.is_some_and(|request| {
+                self.client_notices = request.as_ref().is_some_and(|request| {
                     request
                         .client_capabilities
                         .session
                         .as_ref()
                         .is_some_and(|session| session.notices.is_some())
                 });
+                self.client_plan = request
+                    .as_ref()
+                    .is_some_and(|request| request.client_capabilities.plan.is_some());
                 tracing::info!(
                     fs_read = self.client_fs.read,
                     fs_write = self.client_fs.write,
@@ -988,6 +996,7 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
                 posture: state.posture,
                 client_fs: self.client_fs,
                 client_terminal: self.client_terminal,
+                client_plan: self.client_plan,
                 prompt,
                 history,
                 mcp_tools: self.mcp_tools.get(session).map_or(&[], Vec::as_slice),

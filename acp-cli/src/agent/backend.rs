@@ -55,6 +55,9 @@ pub struct TurnStart<'a> {
     pub client_fs: ClientFs,
     /// The client serves `terminal/*` (`clientCapabilities.terminal`): the shell runs there.
     pub client_terminal: bool,
+    /// The client renders `plan_update` and `plan_removed` (`clientCapabilities.plan`):
+    /// only then may a backend send them (R-TURN-6).
+    pub client_plan: bool,
     /// The prompt's content blocks.
     pub prompt: &'a [ContentBlock],
     /// The session's history so far: its finished turns (saved or loaded), then this one.
@@ -288,5 +291,11 @@ pub trait Backend {
     /// `available_commands_update` editors offer when the user types `/`.
     fn session_opened(&self) -> Vec<SessionUpdate> {
         Vec::new()
+    }
+
+    /// Whether image prompt blocks reach the model, so `promptCapabilities.image` is
+    /// advertised (R-LLM-9). Fixed for the whole run.
+    fn prompt_image(&self) -> bool {
+        false
     }
 }

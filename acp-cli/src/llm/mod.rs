@@ -5,6 +5,7 @@
 //! - [`config`]: which server, key and model, read from the environment as Agentao does.
 //! - [`openai`]: the Chat Completions wire format: the request body, and the streamed chunks
 //!   assembled into text, reasoning and tool calls.
+//! - [`images`]: whether the model takes images (`LLM_IMAGES`, `<PROVIDER>_IMAGES`).
 //! - [`retry`]: which failures are tried again, after how long, through which sleeper.
 //! - [`http`]: one streamed request over `crate::net`'s HTTP client, its body through the above;
 //!   `HttpModel`, the `crate::model::ModelClient` the binary plugs in.
@@ -13,5 +14,6 @@
 pub mod backend;
 pub mod config;
 pub mod http;
+pub mod images;
 pub mod openai;
 pub mod retry;

@@ -15,6 +15,7 @@ use serde_json::{Value, json};
 
 use crate::model::chat::{
     ChatMessage, ChatRequest, FinishReason, Finished, ModelError, ModelToolCall, StreamEvent,
+    UserPart,
 };
 use crate::net::sse::SseEvent;
 
@@ -58,6 +59,20 @@ fn message_json(message: &ChatMessage) -> Value {
     match message {
         ChatMessage::System(text) => json!({"role": "system", "content": text}),
         ChatMessage::User(text) => json!({"role": "user", "content": text}),
+        // Images as `image_url` parts holding a data URL (R-LLM-9).
+        ChatMessage::UserParts(parts) => {
+            let parts: Vec<Value> = parts
+                .iter()
+                .map(|part| match part {
+                    UserPart::Text(text) => json!({"type": "text", "text": text}),
+                    UserPart::Image { mime_type, data } => json!({
+                        "type": "image_url",
+                        "image_url": {"url": format!("data:{mime_type};base64,{data}")}
+                    }),
+                })
+                .collect();
+            json!({"role": "user", "content": parts})
+        }
         ChatMessage::Assistant {
             content,
             tool_calls,

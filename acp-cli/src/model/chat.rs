@@ -14,6 +14,9 @@ pub enum ChatMessage {
     System(String),
     /// `role: "user"`.
     User(String),
+    /// `role: "user"` with images: its parts in the prompt's order (only for a model that
+    /// takes images, R-LLM-9).
+    UserParts(Vec<UserPart>),
     /// `role: "assistant"`: its text (if any) and the tools it called (if any).
     Assistant {
         /// The text the model wrote.
@@ -27,6 +30,20 @@ pub enum ChatMessage {
         tool_call_id: String,
         /// What the tool produced, or why it failed or was refused.
         content: String,
+    },
+}
+
+/// One part of a user message with images.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum UserPart {
+    /// Text.
+    Text(String),
+    /// An image, base64 `data` of type `mime_type` (`image/png`), sent as a data URL.
+    Image {
+        /// `image/png`, `image/jpeg`, ….
+        mime_type: String,
+        /// The image, base64.
+        data: String,
     },
 }
 

@@ -5,7 +5,9 @@
 //! client saw. Only completed turns are saved and replayed: a turn cut short by a crash is lost,
 //! and nothing else.
 
-use acp_core::schema::{ContentBlock, Plan, SessionUpdate, StopReason, ToolCall, ToolCallUpdate};
+use acp_core::schema::{
+    ContentBlock, Plan, PlanUpdateContent, SessionUpdate, StopReason, ToolCall, ToolCallUpdate,
+};
 use serde::{Deserialize, Serialize};
 
 use super::time::Timestamp;
@@ -162,6 +164,15 @@ impl SessionHistory {
                 }
             },
             SessionUpdate::Plan(plan) => turn.push(TurnItem::Plan(plan.clone())),
+            // A checklist by id is kept as the plan it shows (replayed as a `plan`, which
+            // every client renders).
+            SessionUpdate::PlanUpdate(update) => {
+                if let PlanUpdateContent::Items(items) = &update.plan {
+                    let mut plan = Plan::default();
+                    plan.entries = items.entries.clone();
+                    turn.push(TurnItem::Plan(plan));
+                }
+            }
             _ => {}
         }
     }

@@ -8,46 +8,56 @@
 //! cancelled) is answered with an error text.
 
 use acp_core::schema::{
-    ContentBlock, EmbeddedResourceResource, ToolCall, ToolCallContent, ToolCallStatus, ToolKind,
+    ContentBlock, EmbeddedResourceResource, Plan, ToolCall, ToolCallContent, ToolCallStatus, ToolKind,
 };
 use serde_json::Value;
 
-use super::tools::TOOL_NAMES;
-use crate::model::chat::{ChatMessage, ModelToolCall};
+use super::instructions::{self, Instruction};
+use super::tools::{TODO_DONE, TOOL_NAMES};
+use crate::model::chat::{ChatMessage, ModelToolCall, UserPart};
 use crate::store::{SessionHistory, TurnItem};
 
 /// The `_meta` key under which a tool call keeps the model's tool name (its title is for
 /// people), so the next turns can tell `replace` from `write_file`.
 pub(crate) const TOOL_NAME_META: &str = "acp-cli/tool";
 
-/// The system prompt: who the agent is, where it works, which tools it has, then the
-/// client's `systemPrompt` (append mode) when it gave one.
-pub(crate) fn system_prompt(cwd: &str, client: Option<&str>) -> String {
-    let built_in = format!(
+/// The system prompt, in this order (R-LLM-7): who the agent is, where it works and which
+/// tools it has; then the project's instruction files, from the repository root down to the
+/// cwd; then the client's `systemPrompt` (append mode) when it gave one. Later parts are
+/// more specific, so they come nearer the conversation.
+pub(crate) fn system_prompt(cwd: &str, instructions: &[Instruction], client: Option<&str>) -> String {
+    let mut prompt = format!(
         "You are acp-cli, a coding agent working in the directory {cwd} on the user's machine, \
          through an editor. Use the tools to look at and change the project: {}. Relative paths \
          are resolved against {cwd}; paths outside it are refused. Edits and shell commands may \
-         need the user's permission; if a tool fails or is refused, its result says why. Be \
-         concise, and say what you changed.",
+         need the user's permission; if a tool fails or is refused, its result says why. For \
+         work of several steps, keep a plan with todo_write and update it as steps are done. \
+         Be concise, and say what you changed.",
         TOOL_NAMES.join(", ")
     );
-    match client {
-        Some(text) if !text.trim().is_empty() => format!("{built_in}\n\n{text}"),
-        _ => built_in,
+    let section = instructions::section(instructions);
+    if !section.is_empty() {
+        prompt.push_str("\n\n");
+        prompt.push_str(&section);
     }
+    if let Some(text) = client.filter(|text| !text.trim().is_empty()) {
+        prompt.push_str("\n\n");
+        prompt.push_str(text);
+    }
+    prompt
 }
 
 /// The conversation for the model: `system`, then every turn of `history` (the running
-/// turn's prompt last).
-pub(crate) fn messages(system: String, history: &SessionHistory) -> Vec<ChatMessage> {
+/// turn's prompt last). With `images` a prompt's image blocks go along as images (R-LLM-9);
+/// without, they are left out.
+pub(crate) fn messages(system: String, history: &SessionHistory, images: bool) -> Vec<ChatMessage> {
     let mut messages = vec![ChatMessage::System(system)];
-    for turn in history.turns() {
-        let prompt = prompt_text(&turn.prompt);
-        if !prompt.is_empty() {
-            messages.push(ChatMessage::User(prompt));
+    for (turn_index, turn) in history.turns().iter().enumerate() {
+        if let Some(prompt) = user_message(&turn.prompt, images) {
+            messages.push(prompt);
         }
         let mut draft = Draft::default();
-        for item in &turn.items {
+        for (item_index, item) in turn.items.iter().enumerate() {
             match item {
                 TurnItem::Message(block) => {
                     // Text after tool calls belongs to the next answer.
@@ -73,12 +83,69 @@ pub(crate) fn messages(system: String, history: &SessionHistory) -> Vec<ChatMess
                         content: tool_result(call),
                     });
                 }
-                TurnItem::Thought(_) | TurnItem::Plan(_) => {}
+                // A plan was a `todo_write`: the model sees its call again (R-LLM-8).
+                TurnItem::Plan(plan) => {
+                    let id = format!("plan_{turn_index}_{item_index}");
+                    draft.calls.push(ModelToolCall {
+                        id: id.clone(),
+                        name: "todo_write".to_owned(),
+                        arguments: todo_arguments(plan),
+                    });
+                    draft.results.push(ChatMessage::Tool {
+                        tool_call_id: id,
+                        content: TODO_DONE.to_owned(),
+                    });
+                }
+                TurnItem::Thought(_) => {}
             }
         }
         draft.flush(&mut messages);
     }
     messages
+}
+
+/// A prompt as the user's message: its text, or its parts when it has images and the model
+/// takes them; `None` when there is nothing to send.
+fn user_message(prompt: &[ContentBlock], images: bool) -> Option<ChatMessage> {
+    let has_image = prompt.iter().any(|b| matches!(b, ContentBlock::Image(_)));
+    if !(images && has_image) {
+        let text = prompt_text(prompt);
+        return (!text.is_empty()).then_some(ChatMessage::User(text));
+    }
+    let mut parts = Vec::new();
+    for block in prompt {
+        match block {
+            ContentBlock::Image(image) => parts.push(UserPart::Image {
+                mime_type: image.mime_type.clone(),
+                data: image.data.clone(),
+            }),
+            other => {
+                let text = prompt_text(core::slice::from_ref(other));
+                if text.is_empty() {
+                    continue;
+                }
+                // Text blocks in a row are one part, as `prompt_text` joins them.
+                match parts.last_mut() {
+                    Some(UserPart::Text(last)) => {
+                        last.push('\n');
+                        last.push_str(&text);
+                    }
+                    _ => parts.push(UserPart::Text(text)),
+                }
+            }
+        }
+    }
+    Some(ChatMessage::UserParts(parts))
+}
+
+/// A plan as `todo_write`'s arguments: `{"todos":[{"content","status"}]}`.
+fn todo_arguments(plan: &Plan) -> String {
+    let todos: Vec<Value> = plan
+        .entries
+        .iter()
+        .map(|entry| serde_json::json!({"content": entry.content, "status": entry.status.as_str()}))
+        .collect();
+    serde_json::json!({ "todos": todos }).to_string()
 }
 
 /// One assistant message being put together: its text, its calls, then their results.

@@ -8,10 +8,12 @@
 //! with a scripted model.
 //!
 //! - [`context`]: the system prompt and the session's history as the model's messages.
-//! - [`tools`]: the eight tools: their schemas, kinds, titles, and a call's arguments read.
+//! - [`instructions`]: the project's `AGENTS.md` / `AGENTAO.md` files for the system prompt.
+//! - [`tools`]: the nine tools: their schemas, kinds, titles, and a call's arguments read.
 //! - [`turn`]: one turn as a sequence of steps.
 
 pub(crate) mod context;
+pub(crate) mod instructions;
 #[cfg(test)]
 mod tests;
 pub(crate) mod tools;
@@ -22,6 +24,7 @@ use acp_core::Instant;
 use crate::agent::backend::{Backend, Reply, Step, TurnStart};
 use crate::agent::tools::last_tool_number;
 use crate::agent::turns::Turns;
+use instructions::{ProjectFiles, RealFiles};
 use turn::{LlmTurn, Shared};
 
 /// How many answers with tool calls a turn runs before it ends `max_turn_requests`, unless
@@ -38,23 +41,59 @@ pub struct LlmBackend {
     turns: Turns<LlmTurn>,
     default_model: String,
     max_tool_rounds: u32,
+    /// Where the project's instruction files are read (R-LLM-7).
+    files: Box<dyn ProjectFiles>,
+    /// Where the walk for them stops when there is no repository.
+    home: Option<std::path::PathBuf>,
+    /// The model takes images (R-LLM-9).
+    images: bool,
 }
 
 impl LlmBackend {
     /// A backend asking `default_model` (for sessions without a model of their own) and
     /// running at most `max_tool_rounds` answers with tool calls per turn.
+    /// Instruction files are read from the real file system, the walk stopping at `$HOME`
+    /// when there is no repository; image blocks are not taken.
     pub fn new(default_model: impl Into<String>, max_tool_rounds: u32) -> Self {
+        let files = RealFiles::from_env();
         Self {
             turns: Turns::<LlmTurn>::default(),
             default_model: default_model.into(),
             max_tool_rounds,
+            home: files.home.clone(),
+            files: Box::new(files),
+            images: false,
         }
+    }
+
+    /// The same backend passing image blocks to the model and advertising
+    /// `promptCapabilities.image` (R-LLM-9): for a model that takes images.
+    #[must_use]
+    pub fn with_images(mut self, images: bool) -> Self {
+        self.images = images;
+        self
+    }
+
+    /// The same backend reading instruction files through `files`, stopping at `home`.
+    #[cfg(test)]
+    pub(crate) fn with_files(
+        mut self,
+        files: impl ProjectFiles + 'static,
+        home: Option<std::path::PathBuf>,
+    ) -> Self {
+        self.files = Box::new(files);
+        self.home = home;
+        self
     }
 }
 
 impl Backend for LlmBackend {
     fn title(&self) -> &'static str {
         LLM_TITLE
+    }
+
+    fn prompt_image(&self) -> bool {
+        self.images
     }
 
     fn start_turn(&mut self, turn: TurnStart<'_>, _now: Instant) {
@@ -65,9 +104,17 @@ impl Backend for LlmBackend {
             "" => self.default_model.clone(),
             model => model.to_owned(),
         };
+        // Read at every turn, so an edited AGENTS.md counts from the next prompt.
+        let instructions = instructions::gather(turn.cwd, self.files.as_ref(), self.home.as_deref());
         self.turns.start(
             turn.session,
-            LlmTurn::new(&turn, model, self.max_tool_rounds),
+            LlmTurn::new(
+                &turn,
+                model,
+                self.max_tool_rounds,
+                &instructions,
+                self.images,
+            ),
         );
     }
 

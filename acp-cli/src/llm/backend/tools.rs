@@ -1,8 +1,8 @@
-//! The eight tools offered to the model, with Agentao's names and arguments, and a model's
+//! The nine tools offered to the model, with Agentao's names and arguments, and a model's
 //! call read into a [`ToolRequest`]: the one place that knows each tool's JSON schema, its
 //! ACP kind, its human title and whether it asks in `workspace-write`.
 
-use acp_core::schema::ToolKind;
+use acp_core::schema::{PlanEntry, PlanEntryPriority, PlanEntryStatus, ToolKind};
 use serde_json::{Map, Value, json};
 
 use crate::model::chat::ToolSpec;
@@ -11,7 +11,7 @@ use crate::model::chat::ToolSpec;
 const TITLE_MAX: usize = 80;
 
 /// A model's tool call, its arguments read and checked.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub(crate) enum ToolRequest {
     /// A tool of one of the session's MCP servers (R-MCP-6).
     Mcp {
@@ -84,10 +84,15 @@ pub(crate) enum ToolRequest {
         /// The question.
         question: String,
     },
+    /// `todo_write`: the whole plan, every entry with its status (R-LLM-8).
+    TodoWrite {
+        /// The entries, in order, priority `medium` (the model gives none, as in Agentao).
+        entries: Vec<PlanEntry>,
+    },
 }
 
 /// Every tool name, in the order they are offered.
-pub(crate) const TOOL_NAMES: [&str; 8] = [
+pub(crate) const TOOL_NAMES: [&str; 9] = [
     "read_file",
     "list_directory",
     "glob",
@@ -96,7 +101,11 @@ pub(crate) const TOOL_NAMES: [&str; 8] = [
     "replace",
     "run_shell_command",
     "ask_user",
+    "todo_write",
 ];
+
+/// What the model is told when its `todo_write` is shown (Agentao's words).
+pub(crate) const TODO_DONE: &str = "Todo list updated.";
 
 impl ToolRequest {
     /// Reads a call of `name` with `arguments` (the model's JSON text). `Err` is the text
@@ -148,6 +157,9 @@ impl ToolRequest {
             "ask_user" => Self::AskUser {
                 question: args.string("question")?,
             },
+            "todo_write" => Self::TodoWrite {
+                entries: args.todos()?,
+            },
             other => {
                 return Err(format!(
                     "Error: unknown tool '{other}'; the tools are {}",
@@ -193,6 +205,7 @@ impl ToolRequest {
             Self::Replace { .. } => "replace",
             Self::RunShellCommand { .. } => "run_shell_command",
             Self::AskUser { .. } => "ask_user",
+            Self::TodoWrite { .. } => "todo_write",
         }
     }
 
@@ -208,6 +221,7 @@ impl ToolRequest {
             Self::WriteFile { .. } | Self::Replace { .. } => ToolKind::Edit,
             Self::RunShellCommand { .. } => ToolKind::Execute,
             Self::AskUser { .. } => ToolKind::Other,
+            Self::TodoWrite { .. } => ToolKind::Think,
         }
     }
 
@@ -227,6 +241,7 @@ impl ToolRequest {
             }
             Self::AskUser { question } => format!("Ask: {question}"),
             Self::Mcp { server, tool, .. } => format!("MCP {server}: {tool}"),
+            Self::TodoWrite { entries } => format!("Plan ({} steps)", entries.len()),
         };
         shorten(&title, TITLE_MAX)
     }
@@ -287,6 +302,38 @@ impl Args<'_> {
                 self.name
             )),
         }
+    }
+
+    /// `todos`: a non-empty list whose every entry has a non-empty string `content` and a
+    /// `status` of `pending`, `in_progress` or `completed`; all or nothing, as in Agentao.
+    fn todos(&self) -> Result<Vec<PlanEntry>, String> {
+        const SHAPE: &str = "Error: todo_write needs 'todos': a non-empty list of {\"content\": \
+                             string, \"status\": \"pending\" | \"in_progress\" | \"completed\"}";
+        let todos = match self.args.get("todos") {
+            Some(Value::Array(todos)) if !todos.is_empty() => todos,
+            _ => return Err(SHAPE.to_owned()),
+        };
+        todos
+            .iter()
+            .enumerate()
+            .map(|(index, todo)| {
+                let content = todo.get("content").and_then(Value::as_str).map(str::trim);
+                let status = match todo.get("status").and_then(Value::as_str) {
+                    Some("pending") => Some(PlanEntryStatus::Pending),
+                    Some("in_progress") => Some(PlanEntryStatus::InProgress),
+                    Some("completed") => Some(PlanEntryStatus::Completed),
+                    _ => None,
+                };
+                match (content, status) {
+                    (Some(content), Some(status)) if !content.is_empty() => Ok(PlanEntry::new(
+                        content,
+                        PlanEntryPriority::Medium,
+                        status,
+                    )),
+                    _ => Err(format!("{SHAPE}; todos[{index}] is not one")),
+                }
+            })
+            .collect()
     }
 
     /// An optional non-negative integer (a number written as a string is accepted).
@@ -403,6 +450,28 @@ pub(crate) fn specs() -> Vec<ToolSpec> {
                 "required": ["question"]
             }),
         },
+        ToolSpec {
+            name: "todo_write".into(),
+            description: "Keep a plan for work of several steps: send the whole list each time, every step with its status (at most one in_progress). The user sees it in the editor.".into(),
+            parameters: json!({
+                "type": "object",
+                "properties": {
+                    "todos": {
+                        "type": "array",
+                        "description": "Every step of the plan, in order.",
+                        "items": {
+                            "type": "object",
+                            "properties": {
+                                "content": {"type": "string", "description": "What the step is."},
+                                "status": {"type": "string", "enum": ["pending", "in_progress", "completed"]}
+                            },
+                            "required": ["content", "status"]
+                        }
+                    }
+                },
+                "required": ["todos"]
+            }),
+        },
     ]
 }
 
@@ -411,7 +480,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_specs_offer_agentaos_eight_tools_with_their_required_arguments() {
+    fn the_specs_offer_agentaos_nine_tools_with_their_required_arguments() {
         let specs = specs();
         let names: Vec<&str> = specs.iter().map(|s| s.name.as_ref()).collect();
         assert_eq!(names, TOOL_NAMES);
@@ -424,6 +493,38 @@ mod tests {
         );
         assert_eq!(required("search_file_content"), json!(["pattern"]));
         assert_eq!(required("write_file"), json!(["path", "content"]));
+        assert_eq!(required("todo_write"), json!(["todos"]));
+    }
+
+    /// R-LLM-8: a todo list is read all or nothing, each entry medium priority.
+    #[test]
+    fn todo_write_reads_every_entry_or_none() {
+        let plan = ToolRequest::parse(
+            "todo_write",
+            r#"{"todos":[{"content":"Read","status":"completed"},{"content":"Fix","status":"in_progress"}]}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            plan,
+            ToolRequest::TodoWrite {
+                entries: vec![
+                    PlanEntry::new("Read", PlanEntryPriority::Medium, PlanEntryStatus::Completed),
+                    PlanEntry::new("Fix", PlanEntryPriority::Medium, PlanEntryStatus::InProgress),
+                ]
+            }
+        );
+        assert_eq!((plan.title(), plan.kind()), ("Plan (2 steps)".into(), ToolKind::Think));
+        let shape = "Error: todo_write needs 'todos': a non-empty list of {\"content\": string, \
+                     \"status\": \"pending\" | \"in_progress\" | \"completed\"}";
+        assert_eq!(ToolRequest::parse("todo_write", r#"{"todos":[]}"#), Err(shape.into()));
+        assert_eq!(ToolRequest::parse("todo_write", "{}"), Err(shape.into()));
+        assert_eq!(
+            ToolRequest::parse(
+                "todo_write",
+                r#"{"todos":[{"content":"a","status":"pending"},{"content":"b","status":"done"}]}"#
+            ),
+            Err(format!("{shape}; todos[1] is not one"))
+        );
     }
 
     #[test]
@@ -493,7 +594,7 @@ mod tests {
         );
         assert_eq!(
             ToolRequest::parse("delete_everything", "{}"),
-            Err("Error: unknown tool 'delete_everything'; the tools are read_file, list_directory, glob, search_file_content, write_file, replace, run_shell_command, ask_user".into())
+            Err("Error: unknown tool 'delete_everything'; the tools are read_file, list_directory, glob, search_file_content, write_file, replace, run_shell_command, ask_user, todo_write".into())
         );
     }
 }

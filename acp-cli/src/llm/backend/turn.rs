@@ -13,14 +13,15 @@ use acp_core::Instant;
 use acp_core::machine::permission::PermissionDecision;
 use acp_core::machine::turn::StopReason;
 use acp_core::schema::{
-    ContentBlock, ContentChunk, Diff, SessionUpdate, TerminalContent, TerminalExitStatus,
+    ContentBlock, ContentChunk, Diff, Plan, PlanEntry, PlanItems, PlanUpdate, PlanUpdateContent, SessionUpdate, TerminalContent, TerminalExitStatus,
     TerminalOutputResponse, ToolCall, ToolCallContent, ToolCallLocation, ToolCallStatus,
     ToolCallUpdate, ToolContent, ToolKind,
 };
 use serde_json::{Map, Value};
 
 use super::context::{self, TOOL_NAME_META};
-use super::tools::{ToolRequest, specs};
+use super::instructions::Instruction;
+use super::tools::{TODO_DONE, ToolRequest, specs};
 use crate::agent::backend::{
     ClientFs, Explore, ExploreKind, FsVia, Reply, ShellOutcome, Step, TerminalCall, TurnStart,
 };
@@ -46,6 +47,10 @@ pub(crate) const MAX_SHELL_TIMEOUT_MS: u64 = 600_000;
 /// The output a client's terminal keeps for a command (`outputByteLimit`), as a local
 /// command's is capped.
 pub(crate) const TERMINAL_OUTPUT_LIMIT: u64 = 64 * 1024;
+
+/// The `planId` of the plan `todo_write` keeps, the same for the whole session so each
+/// `plan_update` replaces the last (R-LLM-8).
+pub(crate) const PLAN_ID: &str = "todos";
 
 /// What the turns of one connection share.
 #[derive(Debug)]
@@ -148,6 +153,8 @@ pub(crate) struct LlmTurn {
     posture: Posture,
     client_fs: ClientFs,
     client_terminal: bool,
+    /// The client renders `plan_update` (`clientCapabilities.plan`).
+    client_plan: bool,
     /// The tools of the session's MCP servers, offered to the model with ours.
     mcp_tools: Vec<McpTool>,
     model: String,
@@ -174,9 +181,15 @@ pub(crate) struct LlmTurn {
 
 impl LlmTurn {
     /// A turn in the session described by `start`, asking `model` (the session's model when
-    /// empty), with the conversation `messages` (system prompt and history, this prompt
-    /// last).
-    pub(crate) fn new(start: &TurnStart<'_>, model: String, max_rounds: u32) -> Self {
+    /// empty), told the project's `instructions`, with the conversation (system prompt and
+    /// history, this prompt last; image blocks as images when `images`).
+    pub(crate) fn new(
+        start: &TurnStart<'_>,
+        model: String,
+        max_rounds: u32,
+        instructions: &[Instruction],
+        images: bool,
+    ) -> Self {
         let mut turn = Self {
             session: start.session.to_owned(),
             cwd: start.cwd.to_owned(),
@@ -184,11 +197,13 @@ impl LlmTurn {
             posture: start.posture,
             client_fs: start.client_fs,
             client_terminal: start.client_terminal,
+            client_plan: start.client_plan,
             mcp_tools: start.mcp_tools.to_vec(),
             model,
             messages: context::messages(
-                context::system_prompt(start.cwd, start.system_prompt),
+                context::system_prompt(start.cwd, instructions, start.system_prompt),
                 start.history,
+                images,
             ),
             ready: VecDeque::new(),
             wait: Wait::Nothing,
@@ -403,6 +418,8 @@ impl LlmTurn {
             None => ToolRequest::parse(&call.name, &call.arguments),
         };
         let request = match parsed {
+            // A plan is shown as one, not as a tool call (R-LLM-8).
+            Ok(ToolRequest::TodoWrite { entries }) => return self.show_plan(call.id, entries),
             Ok(request) => request,
             Err(why) => {
                 let mut announced = ToolCall::new(id.clone(), call.name.clone());
@@ -472,6 +489,23 @@ impl LlmTurn {
         }
     }
 
+    /// `todo_write`: the whole plan as a `plan_update` (items form, one `planId` for the
+    /// session) to a client that renders those, else as the `plan` update every client
+    /// renders (R-LLM-8, R-TURN-6). No mode stops it: it changes nothing outside the turn.
+    fn show_plan(&mut self, model_id: String, entries: Vec<PlanEntry>) {
+        let update = if self.client_plan {
+            SessionUpdate::PlanUpdate(PlanUpdate::new(PlanUpdateContent::Items(
+                PlanItems::new(PLAN_ID, entries),
+            )))
+        } else {
+            let mut plan = Plan::default();
+            plan.entries = entries;
+            SessionUpdate::Plan(plan)
+        };
+        self.update(update);
+        self.tool_message(model_id, TODO_DONE.to_owned());
+    }
+
     /// Our tools, then the session's MCP tools as `mcp__<server>__<tool>` with their
     /// input schemas (R-MCP-6).
     fn tool_specs(&self) -> Vec<ToolSpec> {
@@ -504,6 +538,7 @@ impl LlmTurn {
             }
             ToolRequest::RunShellCommand { .. }
             | ToolRequest::AskUser { .. }
+            | ToolRequest::TodoWrite { .. }
             | ToolRequest::Mcp { .. } => None,
         };
         path.map(|path| self.resolve(path)).transpose()
@@ -606,6 +641,10 @@ impl LlmTurn {
                 timeout_ms: shell_timeout(*timeout_ms),
             },
             ToolRequest::AskUser { question } => Step::AskUser(question.clone()),
+            // Shown before it gets here (`show_plan`): nothing is left to do.
+            ToolRequest::TodoWrite { .. } => {
+                return self.finish_tool(&tool, TODO_DONE.to_owned());
+            }
             ToolRequest::Mcp {
                 server,
                 tool: name,
