@@ -78,7 +78,7 @@ fn all_files(dir: &Path) -> Vec<(String, String)> {
     out
 }
 
-/// R-LLM-5: the model is offered Agentao's eight tools by their names, and a plain answer is
+/// R-LLM-5: the model is offered Agentao's nine tools by their names, and a plain answer is
 /// streamed to the user, the thoughts aside.
 #[test]
 fn a_plain_answer_is_streamed_to_the_user_and_the_thoughts_aside() {
@@ -122,7 +122,8 @@ fn a_plain_answer_is_streamed_to_the_user_and_the_thoughts_aside() {
             "write_file",
             "replace",
             "run_shell_command",
-            "ask_user"
+            "ask_user",
+            "todo_write"
         ]
     );
 }

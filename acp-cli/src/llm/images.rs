@@ -41,16 +41,28 @@ mod tests {
     fn images_are_off_unless_set_and_the_providers_variable_wins() {
         assert_eq!(from_env(env(&[]), "openai"), Ok(false));
         assert_eq!(from_env(env(&[("LLM_IMAGES", "1")]), "openai"), Ok(true));
-        assert_eq!(from_env(env(&[("LLM_IMAGES", " Yes ")]), "openai"), Ok(true));
         assert_eq!(
-            from_env(env(&[("LLM_IMAGES", "1"), ("OPENAI_IMAGES", "off")]), "openai"),
+            from_env(env(&[("LLM_IMAGES", " Yes ")]), "openai"),
+            Ok(true)
+        );
+        assert_eq!(
+            from_env(
+                env(&[("LLM_IMAGES", "1"), ("OPENAI_IMAGES", "off")]),
+                "openai"
+            ),
             Ok(false)
         );
         assert_eq!(
-            from_env(env(&[("LLM_IMAGES", "0"), ("OLLAMA_IMAGES", "true")]), "ollama"),
+            from_env(
+                env(&[("LLM_IMAGES", "0"), ("OLLAMA_IMAGES", "true")]),
+                "ollama"
+            ),
             Ok(true)
         );
-        assert_eq!(from_env(env(&[("OLLAMA_IMAGES", "1")]), "openai"), Ok(false));
+        assert_eq!(
+            from_env(env(&[("OLLAMA_IMAGES", "1")]), "openai"),
+            Ok(false)
+        );
     }
 
     /// R-LLM-9: a value that is not a switch is refused, naming the variable.

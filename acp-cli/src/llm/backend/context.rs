@@ -8,7 +8,8 @@
 //! cancelled) is answered with an error text.
 
 use acp_core::schema::{
-    ContentBlock, EmbeddedResourceResource, Plan, ToolCall, ToolCallContent, ToolCallStatus, ToolKind,
+    ContentBlock, EmbeddedResourceResource, Plan, ToolCall, ToolCallContent, ToolCallStatus,
+    ToolKind,
 };
 use serde_json::Value;
 
@@ -25,7 +26,11 @@ pub(crate) const TOOL_NAME_META: &str = "acp-cli/tool";
 /// tools it has; then the project's instruction files, from the repository root down to the
 /// cwd; then the client's `systemPrompt` (append mode) when it gave one. Later parts are
 /// more specific, so they come nearer the conversation.
-pub(crate) fn system_prompt(cwd: &str, instructions: &[Instruction], client: Option<&str>) -> String {
+pub(crate) fn system_prompt(
+    cwd: &str,
+    instructions: &[Instruction],
+    client: Option<&str>,
+) -> String {
     let mut prompt = format!(
         "You are acp-cli, a coding agent working in the directory {cwd} on the user's machine, \
          through an editor. Use the tools to look at and change the project: {}. Relative paths \

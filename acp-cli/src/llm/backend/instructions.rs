@@ -97,11 +97,7 @@ pub(crate) fn directories(
 
 /// The instruction files for a session in `cwd`, in prompt order: from the repository root
 /// down to the cwd, `AGENTS.md` before `AGENTAO.md` within a directory.
-pub(crate) fn gather(
-    cwd: &str,
-    files: &dyn ProjectFiles,
-    home: Option<&Path>,
-) -> Vec<Instruction> {
+pub(crate) fn gather(cwd: &str, files: &dyn ProjectFiles, home: Option<&Path>) -> Vec<Instruction> {
     let cwd = Path::new(cwd);
     if !cwd.is_absolute() {
         return Vec::new();
@@ -211,7 +207,6 @@ impl ProjectFiles for MemoryFiles {
     }
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -283,7 +278,11 @@ mod tests {
         let found = gather("/p", &tree, None);
         let note = "\n[cut: /p/AGENTS.md is 40000 bytes; project instructions are limited to \
                     32 KiB per file and 64 KiB in all]";
-        assert!(found[0].text.ends_with(note), "{}", &found[0].text[32_000..]);
+        assert!(
+            found[0].text.ends_with(note),
+            "{}",
+            &found[0].text[32_000..]
+        );
         assert_eq!(found[0].text.len(), FILE_MAX + note.len());
     }
 

@@ -105,7 +105,8 @@ impl Backend for LlmBackend {
             model => model.to_owned(),
         };
         // Read at every turn, so an edited AGENTS.md counts from the next prompt.
-        let instructions = instructions::gather(turn.cwd, self.files.as_ref(), self.home.as_deref());
+        let instructions =
+            instructions::gather(turn.cwd, self.files.as_ref(), self.home.as_deref());
         self.turns.start(
             turn.session,
             LlmTurn::new(

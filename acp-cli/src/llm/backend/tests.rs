@@ -5,16 +5,19 @@
 use acp_core::Instant;
 use acp_core::machine::permission::{PermissionChoice, PermissionDecision, RejectReason};
 use acp_core::schema::{
-    ContentBlock, SessionUpdate, TerminalExitStatus, TerminalOutputResponse, ToolCallContent,
+    ContentBlock, ImageContent, PlanEntry, PlanUpdateContent, SessionUpdate, TerminalExitStatus,
+    TerminalOutputResponse, ToolCallContent,
 };
 
 use super::LlmBackend;
+use super::instructions::MemoryFiles;
 use crate::agent::backend::{
     Backend, ClientFs, Explore, Reply, ShellOutcome, Step, TerminalCall, TurnStart,
 };
 use crate::agent::modes::Posture;
 use crate::model::chat::{
     ChatMessage, ChatRequest, FinishReason, Finished, ModelError, ModelToolCall, StreamEvent,
+    UserPart,
 };
 use crate::store::SessionHistory;
 
@@ -43,6 +46,14 @@ fn contents(content: &[ToolCallContent]) -> String {
         .join(", ")
 }
 
+fn entries(entries: &[PlanEntry]) -> String {
+    entries
+        .iter()
+        .map(|e| format!("{} {} {}", e.status, e.priority.as_str(), e.content))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 fn render(step: &Step) -> String {
     match step {
         Step::Update(update) => match update {
@@ -67,6 +78,15 @@ fn render(step: &Step) -> String {
                 u.status.map(|s| s.to_string()).unwrap_or_default(),
                 contents(u.content.as_deref().unwrap_or(&[])),
             ),
+            SessionUpdate::Plan(plan) => format!("plan [{}]", entries(&plan.entries)),
+            SessionUpdate::PlanUpdate(update) => match &update.plan {
+                PlanUpdateContent::Items(items) => format!(
+                    "plan_update {} [{}]",
+                    items.plan_id,
+                    entries(&items.entries)
+                ),
+                _ => "plan_update (not items)".to_owned(),
+            },
             other => format!("update {}", other.kind()),
         },
         Step::RequestPermission(u) => format!(
@@ -119,6 +139,8 @@ struct Harness {
     requests: Vec<ChatRequest>,
     /// The client serves `terminal/*`.
     terminal: bool,
+    /// The client renders `plan_update` (`clientCapabilities.plan`).
+    plan: bool,
     /// The turn's clock, in ms.
     now: u64,
 }
@@ -126,9 +148,11 @@ struct Harness {
 impl Harness {
     fn new(max_rounds: u32) -> Self {
         Self {
-            backend: LlmBackend::new("test-model", max_rounds),
+            backend: LlmBackend::new("test-model", max_rounds)
+                .with_files(MemoryFiles::default(), None),
             requests: Vec::new(),
             terminal: false,
+            plan: false,
             now: 0,
         }
     }
@@ -897,7 +921,7 @@ fn a_session_model_set_by_the_client_is_the_one_asked() {
 
 #[test]
 fn the_clients_system_prompt_is_appended_and_additional_directories_are_inside() {
-    let mut backend = LlmBackend::new("m", 50);
+    let mut backend = LlmBackend::new("m", 50).with_files(MemoryFiles::default(), None);
     let prompt = [ContentBlock::text("go")];
     let mut history = history();
     history.record_user_prompt(&prompt);
@@ -1139,5 +1163,198 @@ fn a_terminal_the_client_cannot_create_fails_the_tool_and_the_model_hears_why() 
     assert_eq!(
         h.tool_results(),
         [("c1".into(), format!("Error: the client's terminal: {why}"))]
+    );
+}
+
+/// R-LLM-8: `todo_write` is shown as a `plan` (no tool call), even in plan mode, and the
+/// model is told the list was updated.
+#[test]
+fn todo_write_shows_a_plan_in_any_mode_and_the_model_is_told() {
+    let mut h = Harness::new(50);
+    h.start(
+        "plan it",
+        Posture::Plan,
+        ClientFs::default(),
+        &mut history(),
+    );
+    h.run();
+    let todos = call(
+        "c1",
+        "todo_write",
+        r#"{"todos":[{"content":"Look","status":"in_progress"},{"content":"Fix","status":"pending"}]}"#,
+    );
+    assert_eq!(
+        h.answer(&[], vec![todos]),
+        [
+            "plan [in_progress medium Look, pending medium Fix]",
+            "model? 4 messages"
+        ]
+    );
+    assert_eq!(
+        h.tool_results(),
+        [("c1".into(), "Todo list updated.".into())]
+    );
+}
+
+/// R-LLM-8, R-TURN-6: to a client that advertised `plan` it is a `plan_update`, items form,
+/// with the session's one `planId`.
+#[test]
+fn todo_write_is_a_plan_update_when_the_client_renders_them() {
+    let mut h = Harness::new(50);
+    h.plan = true;
+    h.start(
+        "plan it",
+        Posture::WorkspaceWrite,
+        ClientFs::default(),
+        &mut history(),
+    );
+    h.run();
+    let first = call(
+        "c1",
+        "todo_write",
+        r#"{"todos":[{"content":"A","status":"pending"}]}"#,
+    );
+    let second = call(
+        "c2",
+        "todo_write",
+        r#"{"todos":[{"content":"A","status":"completed"}]}"#,
+    );
+    assert_eq!(
+        h.answer(&[], vec![first, second]),
+        [
+            "plan_update todos [pending medium A]",
+            "plan_update todos [completed medium A]",
+            "model? 5 messages"
+        ]
+    );
+}
+
+/// R-LLM-8: a malformed list is no plan: a failed tool call tells the model the shape.
+#[test]
+fn a_malformed_todo_write_fails_as_a_tool_call() {
+    let mut h = Harness::new(50);
+    h.start(
+        "plan it",
+        Posture::WorkspaceWrite,
+        ClientFs::default(),
+        &mut history(),
+    );
+    h.run();
+    let bad = call(
+        "c1",
+        "todo_write",
+        r#"{"todos":[{"content":"A","status":"doing"}]}"#,
+    );
+    let why = "Error: todo_write needs 'todos': a non-empty list of {\"content\": string, \
+               \"status\": \"pending\" | \"in_progress\" | \"completed\"}; todos[0] is not one";
+    assert_eq!(
+        h.answer(&[], vec![bad]),
+        [
+            "tool_call tool-1 pending other 'todo_write' at [] []".to_owned(),
+            format!("tool_call_update tool-1 failed [text:{why}]"),
+            "model? 4 messages".to_owned(),
+        ]
+    );
+    assert_eq!(h.tool_results(), [("c1".into(), why.into())]);
+}
+
+/// R-LLM-7: the system prompt is the built-in text, the instruction files (root first),
+/// then the client's `systemPrompt`.
+#[test]
+fn the_system_prompt_puts_instructions_between_the_built_in_text_and_the_clients() {
+    let files = MemoryFiles::default()
+        .git("/home/user")
+        .file("/home/user/AGENTS.md", "Use tabs.")
+        .file("/home/user/project/AGENTAO.md", "Run make check.");
+    let mut backend = LlmBackend::new("m", 50).with_files(files, None);
+    let prompt = [ContentBlock::text("go")];
+    let mut history = history();
+    history.record_user_prompt(&prompt);
+    backend.start_turn(
+        TurnStart {
+            session: S,
+            cwd: CWD,
+            additional_directories: &[],
+            system_prompt: Some("Answer in French."),
+            posture: Posture::FullAccess,
+            client_fs: ClientFs::default(),
+            client_terminal: false,
+            client_plan: false,
+            prompt: &prompt,
+            history: &history,
+            mcp_tools: &[],
+        },
+        Instant(0),
+    );
+    backend.step(S, Instant(0));
+    let Step::CallModel(request) = backend.step(S, Instant(0)) else {
+        panic!("a model call");
+    };
+    let ChatMessage::System(system) = &request.messages[0] else {
+        panic!("a system message first");
+    };
+    let tail = "\n\n# Project instructions\n\nThe project's instruction files follow, from the \
+                repository root down to the working directory: where they disagree, the later \
+                (nearer) one wins.\n\n## /home/user/AGENTS.md\n\nUse tabs.\n\n\
+                ## /home/user/project/AGENTAO.md\n\nRun make check.\n\nAnswer in French.";
+    assert!(system.starts_with("You are acp-cli"), "{system}");
+    assert!(system.ends_with(tail), "{system}");
+}
+
+/// A turn whose prompt is text then an image, with the backend taking images or not: the
+/// user message the model gets.
+fn user_message_with_images(images: bool) -> ChatMessage {
+    let mut backend = LlmBackend::new("m", 50)
+        .with_files(MemoryFiles::default(), None)
+        .with_images(images);
+    assert_eq!(backend.prompt_image(), images);
+    let mut image = ImageContent::default();
+    image.data = "aGk=".into();
+    image.mime_type = "image/png".into();
+    let prompt = [
+        ContentBlock::text("what is it?"),
+        ContentBlock::Image(image),
+    ];
+    let mut history = history();
+    history.record_user_prompt(&prompt);
+    backend.start_turn(
+        TurnStart {
+            session: S,
+            cwd: CWD,
+            additional_directories: &[],
+            system_prompt: None,
+            posture: Posture::FullAccess,
+            client_fs: ClientFs::default(),
+            client_terminal: false,
+            client_plan: false,
+            prompt: &prompt,
+            history: &history,
+            mcp_tools: &[],
+        },
+        Instant(0),
+    );
+    backend.step(S, Instant(0));
+    let Step::CallModel(request) = backend.step(S, Instant(0)) else {
+        panic!("a model call");
+    };
+    request.messages[1].clone()
+}
+
+/// R-LLM-9: image blocks reach the model only when the backend takes images.
+#[test]
+fn image_blocks_go_to_the_model_only_when_it_takes_images() {
+    assert_eq!(
+        user_message_with_images(true),
+        ChatMessage::UserParts(vec![
+            UserPart::Text("what is it?".into()),
+            UserPart::Image {
+                mime_type: "image/png".into(),
+                data: "aGk=".into()
+            },
+        ])
+    );
+    assert_eq!(
+        user_message_with_images(false),
+        ChatMessage::User("what is it?".into())
     );
 }

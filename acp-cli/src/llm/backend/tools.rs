@@ -325,11 +325,9 @@ impl Args<'_> {
                     _ => None,
                 };
                 match (content, status) {
-                    (Some(content), Some(status)) if !content.is_empty() => Ok(PlanEntry::new(
-                        content,
-                        PlanEntryPriority::Medium,
-                        status,
-                    )),
+                    (Some(content), Some(status)) if !content.is_empty() => {
+                        Ok(PlanEntry::new(content, PlanEntryPriority::Medium, status))
+                    }
                     _ => Err(format!("{SHAPE}; todos[{index}] is not one")),
                 }
             })
@@ -508,15 +506,29 @@ mod tests {
             plan,
             ToolRequest::TodoWrite {
                 entries: vec![
-                    PlanEntry::new("Read", PlanEntryPriority::Medium, PlanEntryStatus::Completed),
-                    PlanEntry::new("Fix", PlanEntryPriority::Medium, PlanEntryStatus::InProgress),
+                    PlanEntry::new(
+                        "Read",
+                        PlanEntryPriority::Medium,
+                        PlanEntryStatus::Completed
+                    ),
+                    PlanEntry::new(
+                        "Fix",
+                        PlanEntryPriority::Medium,
+                        PlanEntryStatus::InProgress
+                    ),
                 ]
             }
         );
-        assert_eq!((plan.title(), plan.kind()), ("Plan (2 steps)".into(), ToolKind::Think));
+        assert_eq!(
+            (plan.title(), plan.kind()),
+            ("Plan (2 steps)".into(), ToolKind::Think)
+        );
         let shape = "Error: todo_write needs 'todos': a non-empty list of {\"content\": string, \
                      \"status\": \"pending\" | \"in_progress\" | \"completed\"}";
-        assert_eq!(ToolRequest::parse("todo_write", r#"{"todos":[]}"#), Err(shape.into()));
+        assert_eq!(
+            ToolRequest::parse("todo_write", r#"{"todos":[]}"#),
+            Err(shape.into())
+        );
         assert_eq!(ToolRequest::parse("todo_write", "{}"), Err(shape.into()));
         assert_eq!(
             ToolRequest::parse(

@@ -13,9 +13,9 @@ use acp_core::Instant;
 use acp_core::machine::permission::PermissionDecision;
 use acp_core::machine::turn::StopReason;
 use acp_core::schema::{
-    ContentBlock, ContentChunk, Diff, Plan, PlanEntry, PlanItems, PlanUpdate, PlanUpdateContent, SessionUpdate, TerminalContent, TerminalExitStatus,
-    TerminalOutputResponse, ToolCall, ToolCallContent, ToolCallLocation, ToolCallStatus,
-    ToolCallUpdate, ToolContent, ToolKind,
+    ContentBlock, ContentChunk, Diff, Plan, PlanEntry, PlanItems, PlanUpdate, PlanUpdateContent,
+    SessionUpdate, TerminalContent, TerminalExitStatus, TerminalOutputResponse, ToolCall,
+    ToolCallContent, ToolCallLocation, ToolCallStatus, ToolCallUpdate, ToolContent, ToolKind,
 };
 use serde_json::{Map, Value};
 
@@ -494,9 +494,9 @@ impl LlmTurn {
     /// renders (R-LLM-8, R-TURN-6). No mode stops it: it changes nothing outside the turn.
     fn show_plan(&mut self, model_id: String, entries: Vec<PlanEntry>) {
         let update = if self.client_plan {
-            SessionUpdate::PlanUpdate(PlanUpdate::new(PlanUpdateContent::Items(
-                PlanItems::new(PLAN_ID, entries),
-            )))
+            SessionUpdate::PlanUpdate(PlanUpdate::new(PlanUpdateContent::Items(PlanItems::new(
+                PLAN_ID, entries,
+            ))))
         } else {
             let mut plan = Plan::default();
             plan.entries = entries;
