@@ -1,8 +1,8 @@
 //! The connection glue between an [`AgentRunner`] (processes and lifecycles) and one
 //! [`Link`] per server (the ACP connections), as the runner's docs describe it: on
 //! `BeginHandshake` a link is opened and `HandshakeStarted`, then `HandshakeOk` or
-//! `HandshakeFailed` reported; stdout bytes go to the link and its output to the process's
-//! stdin; turns are reported with `PromptStarted` / `PromptEnded`; questions become the
+//! `HandshakeFailed` reported; stdout bytes go to the link (whose connection runs on
+//! acp-async's pump) and what it writes to the process's stdin; turns are reported with `PromptStarted` / `PromptEnded`; questions become the
 //! supervisor's interactions, so the turn deadline pauses while the person thinks.
 //!
 //! Both `acp-cli client` (one server) and `acp-cli repl` (the project's servers and a main
@@ -162,20 +162,10 @@ impl Glue {
                 self.pump(runner, &server, &mut out).await;
             }
             RunnerEvent::Stdout { server, bytes } => {
-                let mut rest: &[u8] = &bytes;
-                // Each pass either takes bytes or drains what blocked them; bounded by the
-                // bytes and the link's buffers.
-                for _ in 0..=bytes.len() {
-                    let Some(link) = self.links.get_mut(&server) else {
-                        break;
-                    };
-                    let taken = link.feed(rest);
-                    rest = &rest[taken..];
-                    self.pump(runner, &server, &mut out).await;
-                    if rest.is_empty() {
-                        break;
-                    }
+                if let Some(link) = self.links.get_mut(&server) {
+                    link.feed(&bytes);
                 }
+                self.pump(runner, &server, &mut out).await;
             }
             RunnerEvent::DropConnection { server } => {
                 if let Some(link) = self.links.get_mut(&server) {
@@ -266,7 +256,8 @@ impl Glue {
         true
     }
 
-    /// Drains the link's events and writes its output until both are empty.
+    /// Hands the link's events on and writes what its pump wrote to the agent's stdin, until
+    /// both are empty (acp-async's pump moved the bytes, EOF and commands; see [`Link`]).
     async fn pump(
         &mut self,
         runner: &mut AgentRunner<Question>,
@@ -363,10 +354,7 @@ impl Glue {
         prompt: &str,
         question: Question,
     ) -> Option<AgentEvent> {
-        let session = self
-            .links
-            .get(name)
-            .and_then(|l| l.session().map(str::to_owned));
+        let session = self.links.get(name).and_then(Link::session);
         let ticket = question.ticket;
         let opened = runner.update(|s, now| {
             s.open_interaction(now, name, session.as_deref(), kind, prompt, question)

@@ -24,7 +24,7 @@ impl Repl {
                     let session = self
                         .glue
                         .link(server)
-                        .and_then(|l| l.session().map(str::to_owned));
+                        .and_then(|l| l.session());
                     self.host.set_client(
                         server,
                         Some(ClientView {

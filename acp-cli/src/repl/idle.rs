@@ -69,7 +69,7 @@ impl Repl {
         let session = self
             .glue
             .link(server)
-            .and_then(|l| l.session().map(str::to_owned));
+            .and_then(|l| l.session());
         let server = sanitize(server);
         self.host.runner().update(|s, now| {
             s.inbox().push(InboxMessage {
