@@ -1,9 +1,10 @@
 //! The connection glue between an [`AgentRunner`] (processes and lifecycles) and one
-//! [`Link`] per server (the ACP connections), as the runner's docs describe it: on
-//! `BeginHandshake` a link is opened and `HandshakeStarted`, then `HandshakeOk` or
-//! `HandshakeFailed` reported; stdout bytes go to the link (whose connection runs on
-//! acp-async's pump) and what it writes to the process's stdin; turns are reported with `PromptStarted` / `PromptEnded`; questions become the
-//! supervisor's interactions, so the turn deadline pauses while the person thinks.
+//! [`Link`] per server (the ACP connections, each on acp-async's pump), as the runner's docs
+//! describe it: on `BeginHandshake` a link is opened and `HandshakeStarted`, then
+//! `HandshakeOk` or `HandshakeFailed` reported; stdout bytes go to the link and what its
+//! pump wrote to the process's stdin; turns are reported with `PromptStarted` /
+//! `PromptEnded`; questions become the supervisor's interactions, so the turn deadline pauses
+//! while the person thinks.
 //!
 //! Both `acp-cli client` (one server) and `acp-cli repl` (the project's servers and a main
 //! agent) drive their runners through this.
@@ -159,19 +160,19 @@ impl Glue {
                 self.links
                     .insert(server.clone(), Link::open_with(&cwd, !self.no_fs));
                 let _ = runner.handle(&server, Input::HandshakeStarted);
-                self.pump(runner, &server, &mut out).await;
+                self.forward(runner, &server, &mut out).await;
             }
             RunnerEvent::Stdout { server, bytes } => {
                 if let Some(link) = self.links.get_mut(&server) {
                     link.feed(&bytes);
                 }
-                self.pump(runner, &server, &mut out).await;
+                self.forward(runner, &server, &mut out).await;
             }
             RunnerEvent::DropConnection { server } => {
                 if let Some(link) = self.links.get_mut(&server) {
                     link.eof();
                 }
-                self.pump(runner, &server, &mut out).await;
+                self.forward(runner, &server, &mut out).await;
                 self.links.remove(&server);
                 self.asked.retain(|(s, _), _| *s != server);
             }
@@ -179,7 +180,7 @@ impl Glue {
                 if let Some(link) = self.links.get_mut(&server) {
                     link.cancel();
                 }
-                self.pump(runner, &server, &mut out).await;
+                self.forward(runner, &server, &mut out).await;
             }
             RunnerEvent::Notice { server, notice } => {
                 out.push((server, AgentEvent::Notice(notice)))
@@ -194,7 +195,7 @@ impl Glue {
                 if let Some(link) = self.links.get_mut(&server) {
                     cancel_question(link, &interaction.ticket);
                 }
-                self.pump(runner, &server, &mut out).await;
+                self.forward(runner, &server, &mut out).await;
                 out.push((server, AgentEvent::QuestionGone(interaction.id)));
             }
         }
@@ -221,7 +222,7 @@ impl Glue {
             return Err(error);
         }
         let mut out = Vec::new();
-        self.pump(runner, name, &mut out).await;
+        self.forward(runner, name, &mut out).await;
         self.backlog.extend(out);
         Ok(())
     }
@@ -251,14 +252,14 @@ impl Glue {
             }
         }
         let mut out = Vec::new();
-        self.pump(runner, name, &mut out).await;
+        self.forward(runner, name, &mut out).await;
         self.backlog.extend(out);
         true
     }
 
     /// Hands the link's events on and writes what its pump wrote to the agent's stdin, until
     /// both are empty (acp-async's pump moved the bytes, EOF and commands; see [`Link`]).
-    async fn pump(
+    async fn forward(
         &mut self,
         runner: &mut AgentRunner<Question>,
         name: &str,
