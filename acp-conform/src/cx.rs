@@ -10,8 +10,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use super::profile::Profile;
 use super::process::LineSplitter;
+use super::profile::Profile;
 use super::subject::{Subject, scaled};
 use super::verdict::{Outcome, fail, skip};
 use crate::rules::{Finding, Monitor, MonitorOptions, Severity};
