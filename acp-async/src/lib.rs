@@ -8,6 +8,7 @@
 //! - [`client`]: the client side: a [`client::Client`] handle, a turn as a stream.
 //! - [`pump`]: the one drive loop both sides share ([`pump::Pump`]).
 //! - [`runtime`]: the clock and timer abstraction ([`Runtime`]).
+//! - [`relay`]: a byte stream the application feeds, for peers whose pipes it owns itself.
 //! - [`duplex`]: in-memory pipes for tests and benchmarks.
 //! - `smol` and `tokio` (features of the same names): timers, stdio and child processes.
 //!
@@ -83,6 +84,7 @@ pub mod client;
 pub mod duplex;
 mod error;
 pub mod pump;
+pub mod relay;
 pub mod runtime;
 #[cfg(feature = "smol")]
 pub mod smol;

@@ -10,8 +10,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
+use super::process::LineSplitter;
 use super::profile::Profile;
-use super::subject::{LineSplitter, Subject, scaled};
+use super::subject::{Subject, scaled};
 use super::verdict::{Outcome, fail, skip};
 use crate::rules::{Finding, Monitor, MonitorOptions, Severity};
 use crate::trace::Side;
@@ -109,7 +110,7 @@ impl Cx {
             calls: Vec::new(),
             held: Vec::new(),
             monitor: Monitor::new(MonitorOptions::default()),
-            written: LineSplitter::default(),
+            written: LineSplitter::unlimited(),
             monitored: 0,
             exchange_lines: 0,
             violations: Vec::new(),
@@ -185,7 +186,7 @@ impl Cx {
     /// the monitor now (R-FRAME-3).
     pub fn close_stdin(&mut self) {
         self.observe_agent();
-        if let Some(rest) = self.written.finish() {
+        if let Some(rest) = self.written.finish_raw() {
             self.observe(Side::Client, &rest);
         }
         self.subject.close_stdin();

@@ -14,7 +14,7 @@ use std::io;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
 
-use acp_core::wire::frame::{FrameError, Framer};
+use acp_core::wire::frame::Framer;
 use acp_host::supervisor::config::ServerConfig;
 use acp_host::supervisor::env::child_env;
 use acp_host::supervisor::recovery::ExitStatus;
@@ -314,11 +314,22 @@ fn exit_status(status: std::process::ExitStatus) -> ExitStatus {
     }
 }
 
-/// Splits a byte stream into lines of at most `max` bytes: `\n` ends a line, one trailing
-/// `\r` goes, the part of a line past `max` is dropped, invalid UTF-8 is replaced.
+/// Cuts a byte stream into lines wherever it was split: each `\n` ends a line, one `\r`
+/// before it goes (R-FRAME-1), bytes after the last `\n` wait for the next piece, and at the
+/// end of the stream a last line without a newline is still a line (R-FRAME-3). Blank lines
+/// are lines (the stderr ring skips them itself).
 ///
-/// acp-core's framer, raw (blank lines are lines) and truncating; memory stays within
-/// `max(max, 8 KiB)` bytes however long a line is.
+/// acp-core's framer, raw, so this is the workspace's one line splitter for byte streams
+/// that are not ACP connections: agents' stderr (the host's rings, the MCP servers'), and
+/// the conformance harness's view of both directions of its exchange.
+///
+/// - [`LineSplitter::new`] keeps at most `max` bytes of each line and drops the rest
+///   (truncating: memory stays within `max(max, 8 KiB)` however long a line is);
+///   [`LineSplitter::unlimited`] keeps every line whole (the harness writes oversized lines
+///   on purpose, and its monitor must see them whole).
+/// - [`feed`](LineSplitter::feed) / [`finish`](LineSplitter::finish) give text (invalid
+///   UTF-8 replaced); [`push`](LineSplitter::push) / [`finish_raw`](LineSplitter::finish_raw)
+///   give the bytes.
 #[derive(Debug)]
 pub struct LineSplitter {
     framer: Framer<Vec<u8>>,
@@ -332,30 +343,61 @@ impl LineSplitter {
         }
     }
 
-    /// Feeds bytes; every completed line goes to `out`.
-    pub fn feed(&mut self, mut bytes: &[u8], out: &mut Vec<String>) {
-        while let Some(line) = self.framer.next_line_bytes_from(&mut bytes) {
-            out.push(text_of(line));
+    /// A splitter that keeps every line whole, however long.
+    pub fn unlimited() -> Self {
+        LineSplitter {
+            framer: Framer::with_limit(usize::MAX).raw(),
         }
     }
 
-    /// The stream ended: a last unterminated line goes to `out`.
-    pub fn finish(&mut self, out: &mut Vec<String>) {
-        self.framer.finish();
-        self.feed(&[], out);
+    /// Feeds bytes; every completed line goes to `out` as text.
+    pub fn feed(&mut self, bytes: &[u8], out: &mut Vec<String>) {
+        self.each_line(bytes, |line| {
+            out.push(String::from_utf8_lossy(line).into_owned())
+        });
     }
-}
 
-/// A raw line as text: one `\r` before its `\n` goes, invalid UTF-8 is replaced. A
-/// truncating framer reports no line as too long.
-fn text_of(line: Result<&[u8], FrameError>) -> String {
-    let line = line.unwrap_or_default();
-    String::from_utf8_lossy(line.strip_suffix(b"\r").unwrap_or(line)).into_owned()
+    /// The stream ended: a last unterminated line goes to `out` as text.
+    pub fn finish(&mut self, out: &mut Vec<String>) {
+        if let Some(line) = self.finish_raw() {
+            out.push(String::from_utf8_lossy(&line).into_owned());
+        }
+    }
+
+    /// The lines `bytes` completes, as bytes.
+    pub fn push(&mut self, bytes: &[u8]) -> Vec<Vec<u8>> {
+        let mut lines = Vec::new();
+        self.each_line(bytes, |line| lines.push(line.to_vec()));
+        lines
+    }
+
+    /// Whether a line has begun and not ended.
+    pub fn has_partial(&self) -> bool {
+        self.framer.buffered() > 0
+    }
+
+    /// The stream ended: the unterminated last line, as bytes, if any bytes are left.
+    pub fn finish_raw(&mut self) -> Option<Vec<u8>> {
+        self.framer.finish();
+        let mut last = None;
+        self.each_line(&[], |line| last = Some(line.to_vec()));
+        last
+    }
+
+    /// Hands each line `bytes` completes to `emit`, without its `\n` and one `\r` before it.
+    fn each_line(&mut self, mut bytes: &[u8], mut emit: impl FnMut(&[u8])) {
+        while let Some(line) = self.framer.next_line_bytes_from(&mut bytes) {
+            // Raw and either truncating or unlimited: no line is ever reported too long.
+            let line = line.unwrap_or_default();
+            emit(line.strip_suffix(b"\r").unwrap_or(line));
+        }
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use quickcheck::quickcheck;
 
     fn split(chunks: &[&[u8]], max: usize) -> Vec<String> {
         let mut splitter = LineSplitter::new(max);
@@ -388,5 +430,82 @@ mod tests {
     #[test]
     fn empty_lines_are_delivered_for_the_ring_to_skip() {
         assert_eq!(split(&[b"\n\nx"], 100), ["", "", "x"]);
+    }
+
+    // The splitter reads peer bytes, so it gets properties over arbitrary input.
+
+    /// Arbitrary bytes with plenty of line ends in them.
+    fn stream(seed: Vec<u8>) -> Vec<u8> {
+        seed.into_iter()
+            .map(|b| match b % 7 {
+                0 => b'\n',
+                1 => b'\r',
+                _ => b,
+            })
+            .collect()
+    }
+
+    /// Every line of `bytes` fed in the pieces `cuts` marks, the unterminated rest included.
+    fn lines_of(bytes: &[u8], cuts: &[usize]) -> Vec<Vec<u8>> {
+        let mut splitter = LineSplitter::unlimited();
+        let mut lines = Vec::new();
+        let mut at = 0;
+        let mut ends: Vec<usize> = cuts.iter().map(|c| c % (bytes.len() + 1)).collect();
+        ends.sort_unstable();
+        ends.push(bytes.len());
+        for end in ends {
+            lines.extend(splitter.push(&bytes[at..end]));
+            at = end;
+        }
+        lines.extend(splitter.finish_raw());
+        lines
+    }
+
+    quickcheck! {
+        fn any_split_gives_the_same_lines(seed: Vec<u8>, cuts: Vec<usize>) -> bool {
+            let bytes = stream(seed);
+            lines_of(&bytes, &cuts) == lines_of(&bytes, &[])
+        }
+
+        fn lines_are_the_stream_cut_at_each_newline(seed: Vec<u8>) -> bool {
+            let bytes = stream(seed);
+            let lines = lines_of(&bytes, &[]);
+            let expected: Vec<Vec<u8>> = bytes
+                .split(|&b| b == b'\n')
+                .map(|l| l.strip_suffix(b"\r").unwrap_or(l).to_vec())
+                .collect();
+            // `split` gives an empty last piece after a final `\n` (or for no input at all):
+            // the splitter gives no line for it.
+            let ended = bytes.is_empty() || bytes.ends_with(b"\n");
+            let expected = match expected.split_last() {
+                Some((_, rest)) if ended => rest.to_vec(),
+                _ => expected,
+            };
+            lines == expected
+        }
+
+        fn byte_by_byte_is_the_same(seed: Vec<u8>) -> bool {
+            let bytes = stream(seed);
+            let every: Vec<usize> = (0..bytes.len()).collect();
+            lines_of(&bytes, &every) == lines_of(&bytes, &[])
+        }
+    }
+
+    #[test]
+    fn crlf_and_lone_cr() {
+        let mut splitter = LineSplitter::unlimited();
+        assert_eq!(
+            splitter.push(b"a\r\nb\rc\n\nd"),
+            vec![b"a".to_vec(), b"b\rc".to_vec(), vec![]]
+        );
+        assert_eq!(splitter.finish_raw(), Some(b"d".to_vec()));
+        assert_eq!(splitter.finish_raw(), None);
+    }
+
+    #[test]
+    fn a_crlf_split_between_its_bytes() {
+        let mut splitter = LineSplitter::unlimited();
+        assert!(splitter.push(b"x\r").is_empty());
+        assert_eq!(splitter.push(b"\ny"), vec![b"x".to_vec()]);
     }
 }

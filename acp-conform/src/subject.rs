@@ -8,13 +8,12 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use acp_core::wire::frame::{FrameError, Framer};
 use acp_host::supervisor::recovery::ExitStatus;
 use serde_json::Value;
 use smol::channel::Receiver;
 
 use super::chaos::Chaos;
-use crate::process::{AgentCommand, AgentProcess, ProcessEvent, ProcessKey};
+use crate::process::{AgentCommand, AgentProcess, LineSplitter, ProcessEvent, ProcessKey};
 
 /// One line the agent wrote on stdout.
 #[derive(Clone, Debug)]
@@ -71,7 +70,7 @@ impl Subject {
         Ok(Subject {
             process,
             events,
-            splitter: LineSplitter::default(),
+            splitter: LineSplitter::unlimited(),
             lines: Vec::new(),
             delivered: 0,
             stderr: Vec::new(),
@@ -173,7 +172,7 @@ impl Subject {
                 self.take_stdout(&bytes);
             }
             ProcessEvent::StdoutEof => {
-                if let Some(rest) = self.splitter.finish() {
+                if let Some(rest) = self.splitter.finish_raw() {
                     self.push_line(&rest);
                 }
                 self.stdout_closed = true;
@@ -238,139 +237,7 @@ impl Drop for Subject {
     }
 }
 
-/// Cuts a byte stream into lines wherever it was split: each `\n` ends a line, a `\r` before
-/// it is dropped (R-FRAME-1), and bytes after the last `\n` wait for the next piece. Used for
-/// the agent's stdout and for the harness's own writes (which the exchange monitor reads).
-///
-/// acp-core's framer, raw (blank lines are lines here) and without a length limit: the
-/// harness writes oversized lines on purpose, and the monitor must see them whole.
-#[derive(Debug)]
-pub(crate) struct LineSplitter {
-    framer: Framer<Vec<u8>>,
-}
-
-impl Default for LineSplitter {
-    fn default() -> Self {
-        LineSplitter {
-            framer: Framer::with_limit(usize::MAX).raw(),
-        }
-    }
-}
-
-impl LineSplitter {
-    /// The lines `bytes` completes, without their `\n` (or `\r\n`).
-    pub(crate) fn push(&mut self, mut bytes: &[u8]) -> Vec<Vec<u8>> {
-        let mut lines = Vec::new();
-        while let Some(line) = self.framer.next_line_bytes_from(&mut bytes) {
-            lines.push(without_cr(line));
-        }
-        lines
-    }
-
-    /// Whether a line has begun and not ended.
-    pub(crate) fn has_partial(&self) -> bool {
-        self.framer.buffered() > 0
-    }
-
-    /// The unterminated last line at the end of the stream, if any bytes are left.
-    pub(crate) fn finish(&mut self) -> Option<Vec<u8>> {
-        self.framer.finish();
-        self.framer
-            .next_line_bytes_from(&mut &[][..])
-            .map(without_cr)
-    }
-}
-
-/// A raw line without the `\r` before its `\n`; the framer has no limit, so no line is ever
-/// reported too long.
-fn without_cr(line: Result<&[u8], FrameError>) -> Vec<u8> {
-    let line = line.unwrap_or_default();
-    line.strip_suffix(b"\r").unwrap_or(line).to_vec()
-}
-
 /// `base` scaled by `--timeout-scale`.
 pub(crate) fn scaled(base: Duration, scale: f64) -> Duration {
     base.mul_f64(scale.max(0.01))
-}
-
-#[cfg(test)]
-mod tests {
-    //! The splitter reads peer bytes, so it gets properties over arbitrary input.
-    use super::LineSplitter;
-    use quickcheck::quickcheck;
-
-    /// Arbitrary bytes with plenty of line ends in them.
-    fn stream(seed: Vec<u8>) -> Vec<u8> {
-        seed.into_iter()
-            .map(|b| match b % 7 {
-                0 => b'\n',
-                1 => b'\r',
-                _ => b,
-            })
-            .collect()
-    }
-
-    /// Every line of `bytes` fed in the pieces `cuts` marks, the unterminated rest included.
-    fn lines_of(bytes: &[u8], cuts: &[usize]) -> Vec<Vec<u8>> {
-        let mut splitter = LineSplitter::default();
-        let mut lines = Vec::new();
-        let mut at = 0;
-        let mut ends: Vec<usize> = cuts.iter().map(|c| c % (bytes.len() + 1)).collect();
-        ends.sort_unstable();
-        ends.push(bytes.len());
-        for end in ends {
-            lines.extend(splitter.push(&bytes[at..end]));
-            at = end;
-        }
-        lines.extend(splitter.finish());
-        lines
-    }
-
-    quickcheck! {
-        fn any_split_gives_the_same_lines(seed: Vec<u8>, cuts: Vec<usize>) -> bool {
-            let bytes = stream(seed);
-            lines_of(&bytes, &cuts) == lines_of(&bytes, &[])
-        }
-
-        fn lines_are_the_stream_cut_at_each_newline(seed: Vec<u8>) -> bool {
-            let bytes = stream(seed);
-            let lines = lines_of(&bytes, &[]);
-            let expected: Vec<Vec<u8>> = bytes
-                .split(|&b| b == b'\n')
-                .map(|l| l.strip_suffix(b"\r").unwrap_or(l).to_vec())
-                .collect();
-            // `split` gives an empty last piece after a final `\n` (or for no input at all):
-            // the splitter gives no line for it.
-            let ended = bytes.is_empty() || bytes.ends_with(b"\n");
-            let expected = match expected.split_last() {
-                Some((_, rest)) if ended => rest.to_vec(),
-                _ => expected,
-            };
-            lines == expected
-        }
-
-        fn byte_by_byte_is_the_same(seed: Vec<u8>) -> bool {
-            let bytes = stream(seed);
-            let every: Vec<usize> = (0..bytes.len()).collect();
-            lines_of(&bytes, &every) == lines_of(&bytes, &[])
-        }
-    }
-
-    #[test]
-    fn crlf_and_lone_cr() {
-        let mut splitter = LineSplitter::default();
-        assert_eq!(
-            splitter.push(b"a\r\nb\rc\n\nd"),
-            vec![b"a".to_vec(), b"b\rc".to_vec(), vec![]]
-        );
-        assert_eq!(splitter.finish(), Some(b"d".to_vec()));
-        assert_eq!(splitter.finish(), None);
-    }
-
-    #[test]
-    fn a_crlf_split_between_its_bytes() {
-        let mut splitter = LineSplitter::default();
-        assert!(splitter.push(b"x\r").is_empty());
-        assert_eq!(splitter.push(b"\ny"), vec![b"x".to_vec()]);
-    }
 }

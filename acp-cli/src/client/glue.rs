@@ -1,9 +1,10 @@
 //! The connection glue between an [`AgentRunner`] (processes and lifecycles) and one
-//! [`Link`] per server (the ACP connections), as the runner's docs describe it: on
-//! `BeginHandshake` a link is opened and `HandshakeStarted`, then `HandshakeOk` or
-//! `HandshakeFailed` reported; stdout bytes go to the link and its output to the process's
-//! stdin; turns are reported with `PromptStarted` / `PromptEnded`; questions become the
-//! supervisor's interactions, so the turn deadline pauses while the person thinks.
+//! [`Link`] per server (the ACP connections, each on acp-async's pump), as the runner's docs
+//! describe it: on `BeginHandshake` a link is opened and `HandshakeStarted`, then
+//! `HandshakeOk` or `HandshakeFailed` reported; stdout bytes go to the link and what its
+//! pump wrote to the process's stdin; turns are reported with `PromptStarted` /
+//! `PromptEnded`; questions become the supervisor's interactions, so the turn deadline pauses
+//! while the person thinks.
 //!
 //! Both `acp-cli client` (one server) and `acp-cli repl` (the project's servers and a main
 //! agent) drive their runners through this.
@@ -159,29 +160,19 @@ impl Glue {
                 self.links
                     .insert(server.clone(), Link::open_with(&cwd, !self.no_fs));
                 let _ = runner.handle(&server, Input::HandshakeStarted);
-                self.pump(runner, &server, &mut out).await;
+                self.forward(runner, &server, &mut out).await;
             }
             RunnerEvent::Stdout { server, bytes } => {
-                let mut rest: &[u8] = &bytes;
-                // Each pass either takes bytes or drains what blocked them; bounded by the
-                // bytes and the link's buffers.
-                for _ in 0..=bytes.len() {
-                    let Some(link) = self.links.get_mut(&server) else {
-                        break;
-                    };
-                    let taken = link.feed(rest);
-                    rest = &rest[taken..];
-                    self.pump(runner, &server, &mut out).await;
-                    if rest.is_empty() {
-                        break;
-                    }
+                if let Some(link) = self.links.get_mut(&server) {
+                    link.feed(&bytes);
                 }
+                self.forward(runner, &server, &mut out).await;
             }
             RunnerEvent::DropConnection { server } => {
                 if let Some(link) = self.links.get_mut(&server) {
                     link.eof();
                 }
-                self.pump(runner, &server, &mut out).await;
+                self.forward(runner, &server, &mut out).await;
                 self.links.remove(&server);
                 self.asked.retain(|(s, _), _| *s != server);
             }
@@ -189,7 +180,7 @@ impl Glue {
                 if let Some(link) = self.links.get_mut(&server) {
                     link.cancel();
                 }
-                self.pump(runner, &server, &mut out).await;
+                self.forward(runner, &server, &mut out).await;
             }
             RunnerEvent::Notice { server, notice } => {
                 out.push((server, AgentEvent::Notice(notice)))
@@ -204,7 +195,7 @@ impl Glue {
                 if let Some(link) = self.links.get_mut(&server) {
                     cancel_question(link, &interaction.ticket);
                 }
-                self.pump(runner, &server, &mut out).await;
+                self.forward(runner, &server, &mut out).await;
                 out.push((server, AgentEvent::QuestionGone(interaction.id)));
             }
         }
@@ -231,7 +222,7 @@ impl Glue {
             return Err(error);
         }
         let mut out = Vec::new();
-        self.pump(runner, name, &mut out).await;
+        self.forward(runner, name, &mut out).await;
         self.backlog.extend(out);
         Ok(())
     }
@@ -261,13 +252,14 @@ impl Glue {
             }
         }
         let mut out = Vec::new();
-        self.pump(runner, name, &mut out).await;
+        self.forward(runner, name, &mut out).await;
         self.backlog.extend(out);
         true
     }
 
-    /// Drains the link's events and writes its output until both are empty.
-    async fn pump(
+    /// Hands the link's events on and writes what its pump wrote to the agent's stdin, until
+    /// both are empty (acp-async's pump moved the bytes, EOF and commands; see [`Link`]).
+    async fn forward(
         &mut self,
         runner: &mut AgentRunner<Question>,
         name: &str,
@@ -363,10 +355,7 @@ impl Glue {
         prompt: &str,
         question: Question,
     ) -> Option<AgentEvent> {
-        let session = self
-            .links
-            .get(name)
-            .and_then(|l| l.session().map(str::to_owned));
+        let session = self.links.get(name).and_then(Link::session);
         let ticket = question.ticket;
         let opened = runner.update(|s, now| {
             s.open_interaction(now, name, session.as_deref(), kind, prompt, question)

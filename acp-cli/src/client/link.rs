@@ -2,12 +2,24 @@
 //! the host serves itself (`fs/*` inside the session's directory) and the translation of the
 //! connection's events into what a person is shown.
 //!
-//! Sans-IO like the connection: bytes in ([`Link::feed`]), bytes out ([`Link::take_output`]),
-//! events out ([`Link::poll_event`]). The glue moves the bytes.
+//! The connection runs on acp-async's pump ([`Pump`]), the workspace's one drive loop: it
+//! takes the agent's bytes, its EOF and the link's commands, writes what the connection
+//! sends, and hands each event to the [`Translator`] at once. The agent's process belongs to
+//! the host's runner, which reads its stdout beside every other agent's, so the pump's byte
+//! stream is a [`relay`]: bytes in ([`Link::feed`], [`Link::eof`]), bytes out
+//! ([`Link::take_output`]), events out ([`Link::poll_event`]); each call runs the pump
+//! until it has handled what was handed over. The glue moves the bytes between the relay and
+//! the process.
 
+use std::cell::RefCell;
+use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
+use std::rc::Rc;
+use std::task::Poll;
 
-use acp_core::Instant;
+use acp_async::pump::{Driver, Pump, Shared};
+use acp_async::relay::{self, Relay, RelayReader, RelayWriter};
+use acp_async::smol::Smol;
 use acp_core::conn::client::{
     AgentMethod, AskUserAnswer, ClientConfig, ClientConnection, ClientEvent, ClientMethod, Failure,
     Growable, HandshakeError, NO_MCP_SERVERS, PermissionAnswer, Serves, Shows, TurnOutcome,
@@ -97,24 +109,33 @@ impl std::fmt::Display for HandshakeFailure {
 
 impl std::error::Error for HandshakeFailure {}
 
+type Conn = ClientConnection<Growable>;
+
+/// The connection on acp-async's pump, which reads the agent's bytes from the relay (the
+/// runner reads the process's stdout) and writes to it (the glue passes that on to stdin).
+type LinkPump = Pump<Conn, Translator, Smol, RelayReader, RelayWriter>;
+
 /// See the module docs.
 pub(crate) struct Link {
-    conn: ClientConnection<Growable>,
-    origin: std::time::Instant,
-    /// The session's working directory, as sent.
-    cwd: String,
-    /// The same, symlinks resolved: what `fs/*` paths must stay inside.
-    root: PathBuf,
-    session: Option<String>,
-    /// What updates show (it remembers plans and subagents).
-    view: UpdateView,
+    shared: Rc<Shared<Conn>>,
+    /// Until the connection has closed (EOF handled, last bytes written).
+    pump: Option<LinkPump>,
+    relay: Relay,
+    out: Rc<Out>,
+}
+
+/// What the translation hands the application.
+#[derive(Default)]
+struct Out {
+    events: RefCell<VecDeque<LinkEvent>>,
+    session: RefCell<Option<String>>,
 }
 
 impl std::fmt::Debug for Link {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Link")
-            .field("cwd", &self.cwd)
-            .field("session", &self.session)
+            .field("session", &self.out.session.borrow())
+            .field("open", &self.pump.is_some())
             .finish()
     }
 }
@@ -134,114 +155,157 @@ impl Link {
             ..Serves::NOTHING
         };
         let mut config = ClientConfig::new(CLIENT_NAME, env!("CARGO_PKG_VERSION"), serves);
-        // The supervisor's lifecycle owns the turn deadline (it pauses while the user
-        // thinks); the connection's own would cut a turn the user is still answering.
+        // The supervisor's lifecycle owns the deadlines: the turn's (it pauses while the user
+        // thinks; the connection's own would cut a turn the user is still answering) and the
+        // startup's, which covers the handshake. So the connection sets none, and the pump
+        // never needs a timer.
         config.prompt_timeout = None;
+        config.request_timeout = None;
         // The renderer shows every update kind (client/updates.rs), so agents may send them all.
         config.shows = Shows::EVERYTHING;
-        let mut link = Link {
-            conn: ClientConnection::new(config),
-            origin: std::time::Instant::now(),
+        let runtime = Smol::new();
+        let shared = Shared::new(ClientConnection::new(config), &runtime);
+        let now = shared.now();
+        // A fresh connection always accepts `initialize`.
+        let _ = shared.with(|conn| conn.initialize(now));
+        let out = Rc::new(Out::default());
+        let translator = Translator {
             cwd: cwd.to_string_lossy().into_owned(),
             root: cwd.canonicalize().unwrap_or_else(|_| cwd.to_path_buf()),
-            session: None,
             view: UpdateView::new(),
+            out: out.clone(),
         };
-        let now = link.now();
-        // A fresh connection always accepts `initialize`.
-        let _ = link.conn.initialize(now);
+        let (relay, reader, writer) = relay::relay();
+        let pump = Pump::new(shared.clone(), translator, runtime, reader, writer);
+        let mut link = Link {
+            shared,
+            pump: Some(pump),
+            relay,
+            out,
+        };
+        link.run();
         link
     }
 
-    fn now(&self) -> Instant {
-        Instant(u64::try_from(self.origin.elapsed().as_millis()).unwrap_or(u64::MAX))
+    /// Runs the pump until it has handled everything handed over (bytes, EOF, commands).
+    fn run(&mut self) {
+        let Some(pump) = self.pump.as_mut() else {
+            return;
+        };
+        if let Poll::Ready(ended) = relay::settle(pump) {
+            if let Err(e) = ended {
+                tracing::debug!("the agent's connection failed: {e}");
+            }
+            self.pump = None;
+        }
     }
 
     /// The open session, once [`LinkEvent::Ready`] was given.
-    pub(crate) fn session(&self) -> Option<&str> {
-        self.session.as_deref()
+    pub(crate) fn session(&self) -> Option<String> {
+        self.out.session.borrow().clone()
     }
 
-    /// Feeds bytes from the agent's stdout; returns how many were taken (feed the rest after
-    /// draining events and output).
-    pub(crate) fn feed(&mut self, bytes: &[u8]) -> usize {
-        let now = self.now();
-        self.conn.handle_bytes(now, bytes)
+    /// Feeds bytes from the agent's stdout.
+    pub(crate) fn feed(&mut self, bytes: &[u8]) {
+        self.relay.push(bytes);
+        self.run();
     }
 
     /// The agent's output ended.
     pub(crate) fn eof(&mut self) {
-        let now = self.now();
-        self.conn.handle_eof(now);
+        self.relay.close();
+        self.run();
     }
 
-    /// The bytes to write to the agent's stdin now (taken out of the outbox).
+    /// The bytes to write to the agent's stdin now.
     pub(crate) fn take_output(&mut self) -> Vec<u8> {
-        let outbox = self.conn.outbox();
-        let bytes = outbox.pending().to_vec();
-        outbox.consume(bytes.len());
-        bytes
+        self.relay.take_output()
     }
 
     /// Sends the prompt `text`. Fails without a session or while a turn runs.
     pub(crate) fn prompt(&mut self, text: &str) -> Result<(), String> {
-        let now = self.now();
-        let session = self.session.clone().ok_or("no session is open")?;
-        self.conn
-            .prompt_text(now, &session, text)
-            .map(|_| ())
-            .map_err(|e| e.to_string())
+        let session = self.session().ok_or("no session is open")?;
+        let now = self.shared.now();
+        let sent = self
+            .shared
+            .with(|conn| conn.prompt_text(now, &session, text).map(|_| ()));
+        self.run();
+        sent.map_err(|e| e.to_string())
     }
 
     /// Sends `session/cancel` for the running turn (its open questions are answered
     /// `cancelled`). Returns whether a turn was running.
     pub(crate) fn cancel(&mut self) -> bool {
-        let now = self.now();
-        match self.session.clone() {
-            Some(session) => self.conn.cancel(now, &session).unwrap_or(false),
-            None => false,
-        }
+        let Some(session) = self.session() else {
+            return false;
+        };
+        let now = self.shared.now();
+        let cancelled = self.shared.with(|conn| conn.cancel(now, &session));
+        self.run();
+        cancelled.unwrap_or(false)
     }
 
     /// Answers a permission request with the option `option_id`, or `cancelled`.
     pub(crate) fn answer_permission(&mut self, ticket: Ticket, option_id: Option<&str>) {
-        let now = self.now();
+        let now = self.shared.now();
         let answer = match option_id {
             Some(id) => PermissionAnswer::Selected(id),
             None => PermissionAnswer::Cancelled,
         };
         // Already settled (a cancel raced the answer): nothing is owed.
-        let _ = self.conn.respond_permission(now, ticket, answer);
+        let _ = self
+            .shared
+            .with(|conn| conn.respond_permission(now, ticket, answer));
+        self.run();
     }
 
     /// Answers an ask_user request with `text`, or `cancelled` for none (or only blanks).
     pub(crate) fn answer_ask_user(&mut self, ticket: Ticket, text: Option<&str>) {
-        let now = self.now();
+        let now = self.shared.now();
         let answer = match text {
             Some(text) if !text.trim().is_empty() => AskUserAnswer::Answered(text),
             _ => AskUserAnswer::Cancelled,
         };
-        let _ = self.conn.respond_ask_user(now, ticket, answer);
+        let _ = self
+            .shared
+            .with(|conn| conn.respond_ask_user(now, ticket, answer));
+        self.run();
     }
 
-    /// The next event for the application; requests the link serves itself are answered
-    /// on the way.
+    /// The next event for the application (requests the link serves itself were answered
+    /// on the way, as the pump handed their events over).
     pub(crate) fn poll_event(&mut self) -> Option<LinkEvent> {
-        // Each pass consumes one connection event; the connection's queue is finite.
-        loop {
-            let event = self.conn.poll_event()?;
-            if let Some(event) = self.translate(event) {
-                return Some(event);
-            }
+        self.out.events.borrow_mut().pop_front()
+    }
+}
+
+/// The pump's driver: translates the connection's events into [`LinkEvent`]s, answering
+/// `fs/*` itself (inside the session's directory) and what this client does not serve.
+struct Translator {
+    /// The session's working directory, as sent.
+    cwd: String,
+    /// The same, symlinks resolved: what `fs/*` paths must stay inside.
+    root: PathBuf,
+    /// What updates show (it remembers plans and subagents).
+    view: UpdateView,
+    out: Rc<Out>,
+}
+
+impl Driver<Conn> for Translator {
+    fn on_event(&mut self, shared: &Rc<Shared<Conn>>, event: ClientEvent) {
+        if let Some(event) = self.translate(shared, event) {
+            self.out.events.borrow_mut().push_back(event);
         }
     }
+}
 
-    fn translate(&mut self, event: ClientEvent) -> Option<LinkEvent> {
-        let now = self.now();
+impl Translator {
+    fn translate(&mut self, shared: &Shared<Conn>, event: ClientEvent) -> Option<LinkEvent> {
+        let now = shared.now();
         match event {
             ClientEvent::Initialized { .. } => {
                 let cwd = self.cwd.clone();
-                if let Err(e) = self.conn.new_session(now, &cwd, NO_MCP_SERVERS) {
+                if let Err(e) = shared.with(|conn| conn.new_session(now, &cwd, NO_MCP_SERVERS)) {
                     return Some(LinkEvent::HandshakeFailed(HandshakeFailure {
                         method: "session/new",
                         code: None,
@@ -261,9 +325,9 @@ impl Link {
                     message,
                 }))
             }
-            ClientEvent::SessionOpened { session, .. } if self.session.is_none() => {
+            ClientEvent::SessionOpened { session, .. } if self.out.session.borrow().is_none() => {
                 let session = session.as_str().to_owned();
-                self.session = Some(session.clone());
+                *self.out.session.borrow_mut() = Some(session.clone());
                 Some(LinkEvent::Ready { session })
             }
             ClientEvent::Failed {
@@ -305,21 +369,24 @@ impl Link {
                     }),
                     AgentMethod::ReadTextFile => {
                         let result = self.read_text_file(&params);
-                        self.reply(request.ticket, result);
+                        reply(shared, request.ticket, result);
                         None
                     }
                     AgentMethod::WriteTextFile => {
                         let result = self.write_text_file(&params);
-                        self.reply(request.ticket, result);
+                        reply(shared, request.ticket, result);
                         None
                     }
                     _ => {
-                        let _ = self.conn.respond_error(
-                            now,
-                            request.ticket,
-                            ErrorCode::METHOD_NOT_FOUND,
-                            &format!("Method not found: {}", request.name.as_str()),
-                        );
+                        let message = format!("Method not found: {}", request.name.as_str());
+                        let _ = shared.with(|conn| {
+                            conn.respond_error(
+                                now,
+                                request.ticket,
+                                ErrorCode::METHOD_NOT_FOUND,
+                                &message,
+                            )
+                        });
                         None
                     }
                 }
@@ -332,14 +399,6 @@ impl Link {
             ClientEvent::Closed => Some(LinkEvent::Closed),
             _ => None,
         }
-    }
-
-    fn reply(&mut self, ticket: Ticket, result: Result<Value, (ErrorCode, String)>) {
-        let now = self.now();
-        let _ = match result {
-            Ok(value) => self.conn.respond(now, ticket, &value),
-            Err((code, message)) => self.conn.respond_error(now, ticket, code, &message),
-        };
     }
 
     fn read_text_file(&self, params: &Value) -> Result<Value, (ErrorCode, String)> {
@@ -428,6 +487,15 @@ impl Link {
             Err(outside())
         }
     }
+}
+
+/// Answers a request the link serves itself.
+fn reply(shared: &Shared<Conn>, ticket: Ticket, result: Result<Value, (ErrorCode, String)>) {
+    let now = shared.now();
+    let _ = shared.with(|conn| match result {
+        Ok(value) => conn.respond(now, ticket, &value),
+        Err((code, message)) => conn.respond_error(now, ticket, code, &message),
+    });
 }
 
 fn invalid(message: &str) -> (ErrorCode, String) {

@@ -6,12 +6,13 @@
 //! fresh scratch directory, runs the handshake, a session, one prompt per feature of the demo
 //! backend, a mode change and a cancel, then closes stdin and waits for a clean exit.
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::{Read, Write};
 use std::path::PathBuf;
 use std::process::{Child, ChildStdin, Command, ExitCode, Stdio};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
 use std::time::Duration;
 
+use acp_conform::process::LineSplitter;
 use acp_core::schema::{
     AskUserResponse, CancelNotification, ContentBlock, Implementation, InitializeRequest,
     NewSessionRequest, PromptRequest, ProtocolVersion, RequestPermissionOutcome,
@@ -157,14 +158,7 @@ impl Demo {
             .map_err(|e| format!("cannot start {} --acp --stdio: {e}", exe.display()))?;
         let stdout = child.stdout.take().ok_or("no stdout pipe")?;
         let (tx, lines) = channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { break };
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
+        std::thread::spawn(move || read_lines(stdout, &tx));
         // Built before the first print, so an early end still stops the agent (`Drop`).
         let demo = Self {
             stdin: child.stdin.take(),
@@ -338,6 +332,36 @@ impl Drop for Demo {
             let _ = self.child.wait();
         }
         let _ = std::fs::remove_dir_all(&self.cwd);
+    }
+}
+
+/// Sends each line the agent writes (the workspace's one splitter for such streams: a `\r`
+/// before the `\n` goes, invalid UTF-8 is replaced, a last line without a newline counts)
+/// until its stdout ends or nobody listens.
+fn read_lines(mut stdout: impl Read, tx: &std::sync::mpsc::Sender<String>) {
+    let mut splitter = LineSplitter::unlimited();
+    let mut buf = vec![0u8; 64 * 1024];
+    let mut lines = Vec::new();
+    // Each pass takes one read; the agent's output is finite or the demo is stopped.
+    loop {
+        let n = match stdout.read(&mut buf) {
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Ok(n) => n,
+            Err(_) => 0,
+        };
+        if n == 0 {
+            splitter.finish(&mut lines);
+        } else {
+            splitter.feed(&buf[..n], &mut lines);
+        }
+        for line in lines.drain(..) {
+            if tx.send(line).is_err() {
+                return;
+            }
+        }
+        if n == 0 {
+            return;
+        }
     }
 }
 

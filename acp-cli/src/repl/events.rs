@@ -21,10 +21,7 @@ impl Repl {
         match event {
             AgentEvent::Ready => {
                 if let Target::Server(server) = &target {
-                    let session = self
-                        .glue
-                        .link(server)
-                        .and_then(|l| l.session().map(str::to_owned));
+                    let session = self.glue.link(server).and_then(|l| l.session());
                     self.host.set_client(
                         server,
                         Some(ClientView {

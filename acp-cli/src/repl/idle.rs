@@ -66,10 +66,7 @@ impl Repl {
         update_kind: &str,
         text: String,
     ) {
-        let session = self
-            .glue
-            .link(server)
-            .and_then(|l| l.session().map(str::to_owned));
+        let session = self.glue.link(server).and_then(|l| l.session());
         let server = sanitize(server);
         self.host.runner().update(|s, now| {
             s.inbox().push(InboxMessage {

@@ -151,16 +151,11 @@ impl LineCutter {
     /// Feeds a chunk; complete lines go to `emit`, broken ones are counted in `dropped`. A line
     /// that lies whole inside the chunk is handed on where it is, not copied.
     fn feed(&mut self, mut bytes: &[u8], dropped: &mut u64, emit: &mut impl FnMut(&[u8])) {
-        if self.broken {
-            let Some(at) = memchr::memchr(b'\n', bytes) else {
-                return;
-            };
-            self.broken = false;
-            *dropped += 1;
-            bytes = &bytes[at + 1..];
-        }
         while let Some(line) = self.framer.next_line_bytes_from(&mut bytes) {
             match line {
+                // The rest of the line a skipped chunk cut into (the framer keeps it within
+                // the limit, and reports it too long past that): dropped.
+                _ if std::mem::take(&mut self.broken) => *dropped += 1,
                 Ok(line) if line.trim_ascii().is_empty() => {}
                 Ok(line) => emit(line),
                 Err(_) => *dropped += 1,
