@@ -31,6 +31,9 @@ struct Agent {
     tickets: HashMap<String, Ticket>,
     outputs: Vec<Vec<u8>>,
     events: Vec<Event>,
+    /// A `message` step came: output is taken a message at a time, as a message transport
+    /// takes it (R-MSG-2).
+    messages: bool,
 }
 
 /// The features the vectors assume unless their `config` says otherwise (Agentao's).
@@ -102,6 +105,7 @@ impl Agent {
             now: Instant(0),
             tickets: HashMap::new(),
             outputs: Vec::new(),
+            messages: false,
             events: Vec::new(),
         }
     }
@@ -112,6 +116,15 @@ impl Agent {
             if let Some(rendered) = self.render(&event) {
                 self.events.push(Event::App(rendered));
             }
+        }
+        if self.messages {
+            while let Some(message) = self.conn.poll_transmit_message() {
+                assert!(!message.contains(&b'\n'), "one message per frame");
+                self.outputs.push(message.to_vec());
+                self.conn.transmitted_message();
+            }
+            assert!(self.conn.poll_transmit().is_empty(), "whole messages only");
+            return;
         }
         let bytes = self.conn.poll_transmit().to_vec();
         self.conn.transmitted(bytes.len());
@@ -380,6 +393,19 @@ impl Harness for Agent {
             rounds += 1;
             assert!(rounds < 1_000_000, "no progress");
         }
+    }
+
+    fn message(&mut self, message: &[u8]) -> Result<(), String> {
+        // The documented loop: a message not taken goes in again once drained.
+        self.messages = true;
+        for _ in 0..1_000 {
+            let taken = self.conn.handle_message(self.now, message);
+            self.drain();
+            if taken {
+                return Ok(());
+            }
+        }
+        Err("the connection never took the message".to_owned())
     }
 
     fn eof(&mut self) {

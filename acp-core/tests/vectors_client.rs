@@ -26,6 +26,8 @@ struct Client {
     /// Agent request ids (raw JSON text) and their tickets, both ways.
     tickets: BTreeMap<String, Ticket>,
     ids: BTreeMap<Ticket, String>,
+    /// A `message` step came: output is taken a message at a time (R-MSG-2).
+    messages: bool,
 }
 
 fn config(vector: &Vector) -> ClientConfig {
@@ -64,6 +66,7 @@ impl Client {
             conn: ClientConnection::new(config(vector)),
             now: 0,
             outputs: Vec::new(),
+            messages: false,
             events: Vec::new(),
             tickets: BTreeMap::new(),
             ids: BTreeMap::new(),
@@ -76,6 +79,16 @@ impl Client {
             while let Some(event) = self.conn.poll_event() {
                 let rendered = self.render(event);
                 self.events.push(Event::Client(rendered));
+            }
+            if self.messages {
+                let Some(message) = self.conn.poll_transmit_message() else {
+                    assert!(self.conn.poll_transmit().is_empty(), "whole messages only");
+                    return;
+                };
+                assert!(!message.contains(&b'\n'), "one message per frame");
+                self.outputs.push(message.to_vec());
+                self.conn.transmitted_message();
+                continue;
             }
             let pending = self.conn.outbox().pending().to_vec();
             if pending.is_empty() {
@@ -252,6 +265,18 @@ impl Client {
 }
 
 impl Harness for Client {
+    fn message(&mut self, message: &[u8]) -> Result<(), String> {
+        self.messages = true;
+        for _ in 0..1_000 {
+            let taken = self.conn.handle_message(Instant(self.now), message);
+            self.pump();
+            if taken {
+                return Ok(());
+            }
+        }
+        Err("the connection never took the message".to_owned())
+    }
+
     fn feed(&mut self, mut bytes: &[u8]) {
         for _ in 0..100_000 {
             if bytes.is_empty() {

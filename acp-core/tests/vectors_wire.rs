@@ -116,6 +116,13 @@ fn event(message: Message<'_>) -> Event {
 }
 
 impl Harness for Wire {
+    fn message(&mut self, message: &[u8]) -> Result<(), String> {
+        // Nothing is held between steps: every line is drained after each.
+        assert!(self.framer.feed_message(message), "an idle framer takes a message");
+        self.drain(&mut &[][..]);
+        Ok(())
+    }
+
     fn feed(&mut self, mut bytes: &[u8]) {
         if let Path::FromRead = self.path {
             self.drain(&mut bytes);

@@ -9,6 +9,7 @@
 //! | `{"in":"text"}` | feed these bytes (the string's UTF-8) |
 //! | `{"in_hex":"c3 28 0a"}` | feed arbitrary bytes |
 //! | `{"in_repeat":{"text":"x","count":N,"then":"\n"}}` | feed `text` N times, then `then` |
+//! | `{"message":"text"}` | one whole message of a message transport (the string's UTF-8) |
 //! | `{"eof":true}` | the input ends |
 //! | `{"at":1000}` | the clock moves to 1000 ms (absolute) |
 //! | `{"out":<json>}` | one expected output line, byte for byte the raw text of `<json>` |
@@ -61,6 +62,9 @@ pub struct Config {
 pub enum Step {
     /// Bytes to feed (`in`, `in_hex`, `in_repeat`).
     In(Input),
+    /// One whole message of a message transport (`message`: a WebSocket text frame, an SSE
+    /// event's data): fed at once, never chunked, no newline framing.
+    Message(Vec<u8>),
     /// The input ends.
     Eof,
     /// The clock moves to this many milliseconds (absolute, never backwards).
@@ -305,7 +309,12 @@ impl Vector {
         let mut expected = Expectations::default();
         for step in self.steps.iter().skip(start) {
             match step {
-                Step::In(_) | Step::Eof | Step::At(_) | Step::App(_) | Step::Client(_) => break,
+                Step::In(_)
+                | Step::Message(_)
+                | Step::Eof
+                | Step::At(_)
+                | Step::App(_)
+                | Step::Client(_) => break,
                 Step::Out(_) | Step::OutError(_) => expected.outputs.push(step),
                 Step::Event(event) => expected.events.push(event),
                 Step::Comment(_) => {}
@@ -333,6 +342,14 @@ pub trait Harness {
     fn app(&mut self, command: &str) -> Result<(), String> {
         Err(format!(
             "this layer takes no application commands: {command}"
+        ))
+    }
+    /// Takes one whole message of a message transport (`message` steps). Layers without one
+    /// keep this default, which fails the vector.
+    fn message(&mut self, message: &[u8]) -> Result<(), String> {
+        Err(format!(
+            "this layer has no message transport: {}",
+            String::from_utf8_lossy(message)
         ))
     }
     /// Runs one application command on a client connection (`{"client":…}` steps). Layers
@@ -373,6 +390,9 @@ fn replay_steps<H: Harness + ?Sized>(
     for (index, step) in vector.steps.iter().enumerate() {
         match step {
             Step::In(input) => input.feed_in_chunks(chunk, |piece| harness.feed(piece)),
+            Step::Message(message) => harness
+                .message(message)
+                .map_err(|error| format!("{}: {error}", vector.location(index)))?,
             Step::Eof => harness.eof(),
             Step::At(now) => harness.advance_to(*now),
             Step::App(command) => harness
@@ -589,6 +609,7 @@ fn parse_step(kind: &str, value: &RawValue) -> Result<Step, String> {
                 then: repeat.then.into_bytes(),
             })
         }
+        "message" => Step::Message(string(kind, value)?.into_bytes()),
         "eof" => match value.get() {
             "true" => Step::Eof,
             other => return Err(format!("`eof` must be true, got {other}")),
@@ -617,8 +638,8 @@ fn parse_step(kind: &str, value: &RawValue) -> Result<Step, String> {
         "client_event" => Step::Event(Event::Client(client::parse_event(value)?)),
         other => {
             return Err(format!(
-                "unknown step `{other}` (known: in, in_hex, in_repeat, eof, at, app, out, \
-                 out_error, event, comment, client, client_event; config on the first line)"
+                "unknown step `{other}` (known: in, in_hex, in_repeat, message, eof, at, app, \
+                 out, out_error, event, comment, client, client_event; config on the first line)"
             ));
         }
     })

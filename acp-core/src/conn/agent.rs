@@ -240,6 +240,30 @@ impl<B: Buffers> AgentConnection<B> {
         bytes.len() - rest.len()
     }
 
+    /// One whole message arrived at `now` on a message transport (a WebSocket text frame,
+    /// an SSE event's data, an HTTP body; R-MSG-1): the frame is the message, no newline
+    /// ends it. Returns `false` and takes nothing while the outbox or the event queue lacks
+    /// room or an earlier input still waits: drain the events, write out, and give the same
+    /// message again. Everything else is as for a line of [`handle_bytes`](Self::handle_bytes).
+    pub fn handle_message(&mut self, now: Instant, message: &[u8]) -> bool {
+        self.check_drained();
+        self.core.next_input();
+        let now = self.core.clock.observe(now);
+        let mut nothing: &[u8] = &[];
+        if self.transport.buffered_input() > 0 {
+            // Input fed earlier waits (backpressure): it goes first, this message later.
+            self.process_lines(now, &mut nothing);
+            return false;
+        }
+        if !self.core.has_room_for_line(self.transport.outbox_ref())
+            || !self.transport.feed_message(message)
+        {
+            return false;
+        }
+        self.process_lines(now, &mut nothing);
+        true
+    }
+
     /// The peer's input ended (stdin closed, SIGTERM). A last line without newline is
     /// processed; then every running turn is answered `cancelled`, every request of ours is
     /// settled, every request still owed is answered, [`AgentEvent::SaveSession`] names each
@@ -288,6 +312,19 @@ impl<B: Buffers> AgentConnection<B> {
     #[must_use]
     pub fn poll_transmit(&self) -> &[u8] {
         self.transport.outbox_ref().pending()
+    }
+
+    /// The next message to send on a message transport: [`poll_transmit`](Self::poll_transmit)'s
+    /// first line without its newline (R-MSG-2). Report it sent with
+    /// [`transmitted_message`](Self::transmitted_message).
+    #[must_use]
+    pub fn poll_transmit_message(&self) -> Option<&[u8]> {
+        self.transport.outbox_ref().next_message()
+    }
+
+    /// The message [`poll_transmit_message`](Self::poll_transmit_message) gave was sent.
+    pub fn transmitted_message(&mut self) {
+        self.transport.outbox().consume_message();
     }
 
     /// The first `n` bytes of [`poll_transmit`](Self::poll_transmit) were written.

@@ -223,6 +223,20 @@ impl<S: Buffers> ClientConnection<S> {
         self.transport.feed(bytes)
     }
 
+    /// One whole message from the agent on a message transport (a WebSocket text frame, an
+    /// SSE event's data, an HTTP body; R-MSG-1): the frame is the message, no newline ends
+    /// it. Returns `false` and takes nothing while the outbox lacks room for a reply or an
+    /// earlier input is not processed yet: drain the events, write out, and give the same
+    /// message again. After EOF messages are discarded (`true`).
+    pub fn handle_message(&mut self, now: Instant, message: &[u8]) -> bool {
+        self.check_drained();
+        self.core.clock.observe(now);
+        if self.core.eof != Eof::Open {
+            return true;
+        }
+        self.transport.feed_message(message)
+    }
+
     /// The agent's stdout ended (it exited or closed it). Lines already received, and a
     /// last line without newline, are still processed as usual (garbage among them still
     /// gets its wire-level error reply); then every pending request fails at once
@@ -280,6 +294,19 @@ impl<S: Buffers> ClientConnection<S> {
     #[must_use]
     pub fn poll_transmit(&self) -> &[u8] {
         self.transport.outbox_ref().pending()
+    }
+
+    /// The next message to send on a message transport: [`poll_transmit`](Self::poll_transmit)'s
+    /// first line without its newline (R-MSG-2). Report it sent with
+    /// [`transmitted_message`](Self::transmitted_message).
+    #[must_use]
+    pub fn poll_transmit_message(&self) -> Option<&[u8]> {
+        self.transport.outbox_ref().next_message()
+    }
+
+    /// The message [`poll_transmit_message`](Self::poll_transmit_message) gave was sent.
+    pub fn transmitted_message(&mut self) {
+        self.transport.outbox().consume_message();
     }
 
     /// The first `n` bytes of [`poll_transmit`](Self::poll_transmit) were written.

@@ -17,7 +17,7 @@ use core::fmt;
 use crate::machine::UsageError;
 use crate::wire::encode::{EncodeError, Sink};
 use crate::wire::envelope::{self, LineRejection, Message};
-use crate::wire::frame::{ByteStorage, FrameError, Framer};
+use crate::wire::frame::{ByteStorage, FrameError, Framer, position_of_newline};
 
 /// Bytes the outbox keeps free for one reply to a peer line before more input is consumed: an
 /// error reply with a 128-byte id and a message naming a field path fits easily.
@@ -83,6 +83,22 @@ impl<S: ByteStorage> Outbox<S> {
     /// Bytes waiting to be written.
     pub fn len(&self) -> usize {
         self.end - self.start
+    }
+
+    /// The next message for a message transport: the first pending line without its `\n`
+    /// (R-MSG-2). Mark it sent with [`Outbox::consume_message`]; do not mix with
+    /// [`Outbox::consume`], which may leave a line half sent.
+    pub fn next_message(&self) -> Option<&[u8]> {
+        let pending = self.pending();
+        position_of_newline(pending).map(|at| &pending[..at])
+    }
+
+    /// The message [`Outbox::next_message`] gave was sent.
+    pub fn consume_message(&mut self) {
+        if let Some(message) = self.next_message() {
+            let sent = message.len() + 1;
+            self.consume(sent);
+        }
     }
 
     /// Whether nothing waits to be written.
@@ -200,6 +216,13 @@ impl<I: ByteStorage, O: ByteStorage> Transport<I, O> {
             return 0;
         }
         self.framer.feed(bytes)
+    }
+
+    /// Takes one whole message of a message transport as one line (R-MSG-1; see
+    /// [`Framer::feed_message`]). `false`, taking nothing, while the outbox lacks room for a
+    /// reply or bytes fed earlier are still held: take the lines, write out, then again.
+    pub fn feed_message(&mut self, message: &[u8]) -> bool {
+        self.outbox.has_room_for(REPLY_RESERVE) && self.framer.feed_message(message)
     }
 
     /// The peer's input has ended: a last line without a newline becomes available.

@@ -488,6 +488,48 @@ impl<S: ByteStorage> Framer<S> {
         Room::Made
     }
 
+    /// Takes one whole message of a message transport (a WebSocket text frame, an SSE event's
+    /// data, an HTTP body) as one line (R-MSG-1): no newline framing, the frame's end ends it.
+    ///
+    /// A `\n` or `\r` between JSON tokens is whitespace and goes in as a space. One inside a
+    /// string is not JSON, on a message transport as on stdio: it goes in as `0x1F`, another
+    /// control character, so the line is still refused as a parse error (and as one line, not
+    /// two). The limit, a blank message and invalid UTF-8 are treated as for a line.
+    ///
+    /// Returns `false` and takes nothing while bytes fed earlier are still held: take every
+    /// line first. Never copies more than the limit, like [`feed`](Framer::feed).
+    pub fn feed_message(&mut self, message: &[u8]) -> bool {
+        if self.buffered() > 0 {
+            return false;
+        }
+        let mut taken = 0;
+        let mut from = 0;
+        if message.iter().any(|&byte| matches!(byte, b'\n' | b'\r')) {
+            let mut in_string = false;
+            let mut escaped = false;
+            for (at, &byte) in message.iter().enumerate() {
+                match byte {
+                    b'\n' | b'\r' => {
+                        taken += self.feed(&message[from..at]);
+                        taken += self.feed(if in_string { &[0x1F] } else { b" " });
+                        from = at + 1;
+                        escaped = false;
+                    }
+                    _ if !in_string => in_string = byte == b'"',
+                    _ if escaped => escaped = false,
+                    b'\\' => escaped = true,
+                    b'"' => in_string = false,
+                    _ => {}
+                }
+            }
+        }
+        taken += self.feed(&message[from..]);
+        // Nothing else is held and no newline goes in, so the storage never blocks.
+        debug_assert_eq!(taken, message.len());
+        self.finish();
+        true
+    }
+
     /// Signals the end of the stream: a last line without a newline becomes complete, and an
     /// oversized line being dropped ends. Drain [`next_line`](Framer::next_line) afterwards.
     ///
@@ -777,7 +819,7 @@ fn content_len(raw: &[u8]) -> Option<usize> {
 /// Thirty-two bytes per step as two blocks of the stop masks the string scan uses (see
 /// `wire/json/stops.rs`); the first set bit is the position. The last bytes, fewer than a
 /// step, are looked at through a zero-padded copy.
-fn position_of_newline(haystack: &[u8]) -> Option<usize> {
+pub(crate) fn position_of_newline(haystack: &[u8]) -> Option<usize> {
     let (steps, tail) = haystack.as_chunks::<STEP>();
     for (index, step) in steps.iter().enumerate() {
         if let Some(at) = first_newline(step) {
