@@ -47,9 +47,12 @@ fn serve_messages(conn: &mut AgentConnection<Growable>, frames: &[&[u8]]) -> Vec
 fn answer(conn: &mut AgentConnection<Growable>) {
     while let Some(event) = conn.poll_event() {
         match event {
-            AgentEvent::NewSession { ticket, .. } => conn.accept_new_session_id(ticket, "s1").unwrap(),
+            AgentEvent::NewSession { ticket, .. } => {
+                conn.accept_new_session_id(ticket, "s1").unwrap()
+            }
             AgentEvent::Prompt { session, .. } => {
-                conn.end_turn(session.as_str(), StopReason::EndTurn).unwrap();
+                conn.end_turn(session.as_str(), StopReason::EndTurn)
+                    .unwrap();
             }
             _ => {}
         }
@@ -86,7 +89,11 @@ fn token_gaps(message: &str) -> Vec<usize> {
 fn a_newline_between_any_two_tokens_is_whitespace() {
     let compact = serve_messages(
         &mut agent(plain()),
-        &[INITIALIZE.as_bytes(), NEW_SESSION.as_bytes(), PROMPT.as_bytes()],
+        &[
+            INITIALIZE.as_bytes(),
+            NEW_SESSION.as_bytes(),
+            PROMPT.as_bytes(),
+        ],
     );
     assert_eq!(compact.len(), 3, "{compact:?}");
     let mut variants = 0;
@@ -94,10 +101,17 @@ fn a_newline_between_any_two_tokens_is_whitespace() {
         for gap in token_gaps(message) {
             for newline in ["\n", "\r\n", "\r", "\n\n  "] {
                 let framed = format!("{}{newline}{}", &message[..gap], &message[gap..]);
-                let mut frames = [INITIALIZE.as_bytes(), NEW_SESSION.as_bytes(), PROMPT.as_bytes()];
+                let mut frames = [
+                    INITIALIZE.as_bytes(),
+                    NEW_SESSION.as_bytes(),
+                    PROMPT.as_bytes(),
+                ];
                 frames[index] = framed.as_bytes();
                 let answers = serve_messages(&mut agent(plain()), &frames);
-                assert_eq!(answers, compact, "newline {newline:?} at byte {gap} of {message}");
+                assert_eq!(
+                    answers, compact,
+                    "newline {newline:?} at byte {gap} of {message}"
+                );
                 variants += 1;
             }
         }
@@ -136,7 +150,10 @@ fn a_newline_inside_any_string_is_one_parse_error() {
     }
     assert!(strings > 50, "only {strings} positions tried");
     let answers = serve_messages(&mut conn, &[PROMPT.as_bytes()]);
-    assert_eq!(answers, [r#"{"jsonrpc":"2.0","id":2,"result":{"stopReason":"end_turn"}}"#]);
+    assert_eq!(
+        answers,
+        [r#"{"jsonrpc":"2.0","id":2,"result":{"stopReason":"end_turn"}}"#]
+    );
 }
 
 /// R-MSG-1 (R-FRAME-6): a frame that is not UTF-8 is answered like such a line.
@@ -149,7 +166,9 @@ fn a_frame_that_is_not_utf8_gets_the_line_error() {
     let answers = serve_messages(&mut conn, &[&frame]);
     assert_eq!(
         answers,
-        [r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error: invalid UTF-8 at byte 35"}}"#]
+        [
+            r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error: invalid UTF-8 at byte 35"}}"#
+        ]
     );
 }
 
@@ -160,10 +179,7 @@ fn a_message_waits_whole_while_the_outbox_is_full() {
     let mut config = plain();
     config.limits.outbox_limit = 4096;
     let mut conn = agent(config);
-    serve_messages(
-        &mut conn,
-        &[INITIALIZE.as_bytes(), NEW_SESSION.as_bytes()],
-    );
+    serve_messages(&mut conn, &[INITIALIZE.as_bytes(), NEW_SESSION.as_bytes()]);
     assert!(conn.handle_message(Instant(0), PROMPT.as_bytes()));
     let mut prompt = None;
     while let Some(event) = conn.poll_event() {
@@ -187,7 +203,10 @@ fn a_message_waits_whole_while_the_outbox_is_full() {
         sent += 1;
     }
     assert!(sent >= 4, "the chunks went out one message each");
-    assert!(conn.handle_message(Instant(0), ping), "taken once written out");
+    assert!(
+        conn.handle_message(Instant(0), ping),
+        "taken once written out"
+    );
     let mut cancelled = false;
     while let Some(event) = conn.poll_event() {
         cancelled |= matches!(event, AgentEvent::Cancelled { .. });
@@ -242,8 +261,14 @@ fn the_framer_takes_a_message_only_when_idle() {
 fn as_line(frame: &[u8]) -> Option<Vec<u8>> {
     let mut framer = Framer::with_limit(1 << 20);
     assert!(framer.feed_message(frame));
-    let line = framer.next_line_bytes().map(|line| line.map(<[u8]>::to_vec));
-    assert_eq!(framer.next_line_bytes(), None, "one frame, at most one line");
+    let line = framer
+        .next_line_bytes()
+        .map(|line| line.map(<[u8]>::to_vec));
+    assert_eq!(
+        framer.next_line_bytes(),
+        None,
+        "one frame, at most one line"
+    );
     line.and_then(Result::ok)
 }
 
@@ -263,9 +288,7 @@ fn a_frame_is_valid_json_exactly_when_its_line_is() {
             .map(|&pick| ALPHABET[usize::from(pick) % ALPHABET.len()])
             .collect();
         match as_line(&frame) {
-            Some(line) => {
-                !line.contains(&b'\n') && parses(&line) == parses(&frame)
-            }
+            Some(line) => !line.contains(&b'\n') && parses(&line) == parses(&frame),
             None => !parses(&frame),
         }
     }
@@ -280,6 +303,9 @@ fn a_frame_is_valid_json_exactly_when_its_line_is() {
         b"\n\n[]\r",
     ] {
         assert!(parses(frame));
-        assert!(as_line(frame).is_some_and(|line| parses(&line)), "{frame:?}");
+        assert!(
+            as_line(frame).is_some_and(|line| parses(&line)),
+            "{frame:?}"
+        );
     }
 }

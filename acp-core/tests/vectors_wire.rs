@@ -118,7 +118,10 @@ fn event(message: Message<'_>) -> Event {
 impl Harness for Wire {
     fn message(&mut self, message: &[u8]) -> Result<(), String> {
         // Nothing is held between steps: every line is drained after each.
-        assert!(self.framer.feed_message(message), "an idle framer takes a message");
+        assert!(
+            self.framer.feed_message(message),
+            "an idle framer takes a message"
+        );
         self.drain(&mut &[][..]);
         Ok(())
     }
