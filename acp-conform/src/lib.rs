@@ -37,6 +37,7 @@
 pub mod case;
 pub mod cases;
 mod chaos;
+pub mod client;
 mod cx;
 pub mod lint;
 pub mod process;
