@@ -45,7 +45,11 @@ pub(super) fn run(args: &ConformArgs) -> i32 {
             return 2;
         }
     };
-    let relay = vec![exe, String::from("conform"), String::from("--scripted-agent")];
+    let relay = vec![
+        exe,
+        String::from("conform"),
+        String::from("--scripted-agent"),
+    ];
     let mut options = ClientOptions::new(args.agent.clone(), relay.clone());
     options.only = args.only.clone();
     options.timeout_scale = args.timeout_scale;

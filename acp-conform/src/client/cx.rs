@@ -417,8 +417,10 @@ impl Cx {
 
     /// Answers the client's request `id` with an error.
     pub(crate) async fn respond_error(&mut self, id: &Value, code: i64, message: &str) {
-        self.send(&json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}}))
-            .await;
+        self.send(
+            &json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}}),
+        )
+        .await;
     }
 
     /// A `session/update` for `session`.
@@ -453,10 +455,15 @@ impl Cx {
     }
 
     /// The handshake with `init` as the `initialize` result and `session` as the session id.
-    pub(crate) async fn open_with(&mut self, init: Value, session: &str) -> Result<Opened, Outcome> {
+    pub(crate) async fn open_with(
+        &mut self,
+        init: Value,
+        session: &str,
+    ) -> Result<Opened, Outcome> {
         let params = self.initialize_with(init).await?;
         let (_, new) = self.request_of("session/new").await?;
-        self.respond(&new["id"], json!({"sessionId": session})).await;
+        self.respond(&new["id"], json!({"sessionId": session}))
+            .await;
         let (_, prompt) = self.request_of("session/prompt").await?;
         Ok(Opened {
             init: params,
@@ -501,9 +508,9 @@ impl Cx {
     pub(crate) async fn ends_like_baseline(&mut self, what: &str) -> Result<String, Outcome> {
         match self.baseline.exit {
             Some(expected) => match self.wait_exit().await {
-                Some(status) if status == expected => {
-                    Ok(format!("{what}; the client ended with {status}, as after a clean turn"))
-                }
+                Some(status) if status == expected => Ok(format!(
+                    "{what}; the client ended with {status}, as after a clean turn"
+                )),
                 Some(status) => Err(fail(format!(
                     "{what}; the client ended with {status}, after a clean turn with {expected}{}",
                     self.client.stderr_tail()
@@ -516,7 +523,9 @@ impl Cx {
             None => {
                 self.drain_for(Duration::from_millis(300)).await;
                 match self.client.exit {
-                    None => Ok(format!("{what}; the client is still running, as after a clean turn")),
+                    None => Ok(format!(
+                        "{what}; the client is still running, as after a clean turn"
+                    )),
                     Some(status) => Err(fail(format!(
                         "{what}; the client ended with {status}, but keeps running after a clean turn{}",
                         self.client.stderr_tail()

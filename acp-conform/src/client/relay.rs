@@ -4,8 +4,8 @@
 //! the agent live and sees everything the client writes.
 //!
 //! Its stdin reaching EOF (the client closed it, or died) shuts the socket's write half, which
-//! the suite reads as the client's end; the socket closing (the case is over) ends the
-//! process with status 0.
+//! the suite reads as the client's end, and ends the process with status 0, as an agent ends
+//! at stdin EOF; so does the socket closing (the case is over).
 
 use std::io::{Read, Write};
 use std::net::{Shutdown, TcpStream};
@@ -49,7 +49,9 @@ pub fn scripted_agent(target: &str) -> i32 {
                 }
             }
         }
+        // The client is done with its agent: an agent ends at stdin EOF.
         let _ = upstream.shutdown(Shutdown::Write);
+        std::process::exit(0);
     });
     let mut stdout = std::io::stdout().lock();
     let mut buffer = vec![0u8; 64 * 1024];
@@ -57,7 +59,11 @@ pub fn scripted_agent(target: &str) -> i32 {
         match socket.read(&mut buffer) {
             Ok(0) | Err(_) => return 0,
             Ok(n) => {
-                if stdout.write_all(&buffer[..n]).and_then(|()| stdout.flush()).is_err() {
+                if stdout
+                    .write_all(&buffer[..n])
+                    .and_then(|()| stdout.flush())
+                    .is_err()
+                {
                     return 0;
                 }
             }

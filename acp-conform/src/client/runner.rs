@@ -107,7 +107,11 @@ impl ClientReport {
 
     /// 0 when no MANDATORY or CAPABILITY case failed, else 1.
     pub fn exit_code(&self) -> i32 {
-        if self.failing().next().is_none() { 0 } else { 1 }
+        if self.failing().next().is_none() {
+            0
+        } else {
+            1
+        }
     }
 }
 
@@ -243,7 +247,11 @@ pub fn run(
         Some((listener, _)) => Port::Shared(listener, SHARED_TOKEN),
         None => Port::Own,
     };
-    let jobs = if shared.is_some() { 1 } else { options.jobs.max(1) };
+    let jobs = if shared.is_some() {
+        1
+    } else {
+        options.jobs.max(1)
+    };
     let baseline = Arc::new(probe(options, &port)?);
     let next = AtomicUsize::new(0);
     let (sender, receiver) = std::sync::mpsc::channel();
@@ -375,9 +383,18 @@ async fn connect(
             smol::Timer::at(deadline).await;
             None
         };
-        match smol::future::or(async { Some(Ok(accept.await)) }, smol::future::or(event, timer)).await {
+        match smol::future::or(
+            async { Some(Ok(accept.await)) },
+            smol::future::or(event, timer),
+        )
+        .await
+        {
             Some(Ok(Ok(stream))) => break stream,
-            Some(Ok(Err(e))) => return Err(fail(format!("accepting the agent's connection failed: {e}"))),
+            Some(Ok(Err(e))) => {
+                return Err(fail(format!(
+                    "accepting the agent's connection failed: {e}"
+                )));
+            }
             Some(Err(event)) => {
                 client.take(event);
                 if let Some(status) = client.exit {
@@ -608,14 +625,29 @@ mod tests {
     /// shell-quoted command line.
     #[test]
     fn the_placeholder_is_replaced() {
-        let agent = words(&["/bin/acp cli", "conform", "--scripted-agent", "t@127.0.0.1:9"]);
+        let agent = words(&[
+            "/bin/acp cli",
+            "conform",
+            "--scripted-agent",
+            "t@127.0.0.1:9",
+        ]);
         assert_eq!(
             substitute(&words(&["client", "--", "{agent}"]), &agent),
-            words(&["client", "--", "/bin/acp cli", "conform", "--scripted-agent", "t@127.0.0.1:9"])
+            words(&[
+                "client",
+                "--",
+                "/bin/acp cli",
+                "conform",
+                "--scripted-agent",
+                "t@127.0.0.1:9"
+            ])
         );
         assert_eq!(
             substitute(&words(&["client", "--agent={agent}"]), &agent),
-            words(&["client", "--agent='/bin/acp cli' conform --scripted-agent t@127.0.0.1:9"])
+            words(&[
+                "client",
+                "--agent='/bin/acp cli' conform --scripted-agent t@127.0.0.1:9"
+            ])
         );
         assert!(has_placeholder(&words(&["x", "--agent={agent}"])));
         assert!(!has_placeholder(&words(&["x"])));

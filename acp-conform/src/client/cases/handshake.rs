@@ -14,26 +14,86 @@ use crate::verdict::{Verdict, fail};
 
 pub(super) fn cases() -> Vec<ClientCase> {
     vec![
-        case!("handshake", "initialize-first", "R-CLIENT-1", Mandatory,
-            "The client's first message is an `initialize` request.", initialize_first),
-        case!("handshake", "protocol-version-integer", "R-CLIENT-1", Mandatory,
-            "`initialize.protocolVersion` is a JSON integer from 0 to 65535.", version_integer),
-        case!("handshake", "capabilities-shape", "R-CLIENT-1", Mandatory,
-            "`clientCapabilities` is an object; `fs.readTextFile`, `fs.writeTextFile` and `terminal` are booleans when present.", capabilities_shape),
-        case!("handshake", "nothing-before-answer", "R-CLIENT-1", Mandatory,
-            "With the `initialize` answer held back 300 ms, the client sends nothing else meanwhile.", nothing_before_answer),
-        case!("handshake", "client-info", "R-INIT-7", Advisory,
-            "`initialize` carries `clientInfo` with a string `name` and `version`.", client_info),
-        case!("handshake", "minimal-answer-accepted", "R-CLIENT-2", Mandatory,
-            "An `initialize` answer with only `protocolVersion` (every other member defaulted) is enough to go on to `session/new`.", minimal_answer),
-        case!("handshake", "unknown-fields-ignored", "R-ENV-8", Mandatory,
-            "Unknown members and `_meta` in the `initialize` answer are ignored: the client goes on.", unknown_fields),
-        case!("handshake", "failed-initialize-stops", "R-CLIENT-2", Mandatory,
-            "After an error answer to `initialize`, the client sends no session request.", failed_initialize),
-        case!("handshake", "other-version-stops", "R-INIT-6", Advisory,
-            "An answer with a protocol version the client did not ask for (99): the client does not go on to `session/new`.", other_version),
-        case!("handshake", "no-unadvertised-methods", "R-RPC-7", Mandatory,
-            "Without `loadSession` and auth methods advertised, the client sends neither `session/load` nor `authenticate`.", no_unadvertised),
+        case!(
+            "handshake",
+            "initialize-first",
+            "R-CLIENT-1",
+            Mandatory,
+            "The client's first message is an `initialize` request.",
+            initialize_first
+        ),
+        case!(
+            "handshake",
+            "protocol-version-integer",
+            "R-CLIENT-1",
+            Mandatory,
+            "`initialize.protocolVersion` is a JSON integer from 0 to 65535.",
+            version_integer
+        ),
+        case!(
+            "handshake",
+            "capabilities-shape",
+            "R-CLIENT-1",
+            Mandatory,
+            "`clientCapabilities` is an object; `fs.readTextFile`, `fs.writeTextFile` and `terminal` are booleans when present.",
+            capabilities_shape
+        ),
+        case!(
+            "handshake",
+            "nothing-before-answer",
+            "R-CLIENT-1",
+            Mandatory,
+            "With the `initialize` answer held back 300 ms, the client sends nothing else meanwhile.",
+            nothing_before_answer
+        ),
+        case!(
+            "handshake",
+            "client-info",
+            "R-INIT-7",
+            Advisory,
+            "`initialize` carries `clientInfo` with a string `name` and `version`.",
+            client_info
+        ),
+        case!(
+            "handshake",
+            "minimal-answer-accepted",
+            "R-CLIENT-2",
+            Mandatory,
+            "An `initialize` answer with only `protocolVersion` (every other member defaulted) is enough to go on to `session/new`.",
+            minimal_answer
+        ),
+        case!(
+            "handshake",
+            "unknown-fields-ignored",
+            "R-ENV-8",
+            Mandatory,
+            "Unknown members and `_meta` in the `initialize` answer are ignored: the client goes on.",
+            unknown_fields
+        ),
+        case!(
+            "handshake",
+            "failed-initialize-stops",
+            "R-CLIENT-2",
+            Mandatory,
+            "After an error answer to `initialize`, the client sends no session request.",
+            failed_initialize
+        ),
+        case!(
+            "handshake",
+            "other-version-stops",
+            "R-INIT-6",
+            Advisory,
+            "An answer with a protocol version the client did not ask for (99): the client does not go on to `session/new`.",
+            other_version
+        ),
+        case!(
+            "handshake",
+            "no-unadvertised-methods",
+            "R-RPC-7",
+            Mandatory,
+            "Without `loadSession` and auth methods advertised, the client sends neither `session/load` nor `authenticate`.",
+            no_unadvertised
+        ),
     ]
 }
 
@@ -151,8 +211,12 @@ async fn no_session_request(cx: &mut Cx, ms: u64, after: &str) -> Verdict {
 
 async fn failed_initialize(cx: &mut Cx) -> Verdict {
     let (_, init) = cx.request_of("initialize").await?;
-    cx.respond_error(&init["id"], -32603, "Internal error: conform refuses this handshake")
-        .await;
+    cx.respond_error(
+        &init["id"],
+        -32603,
+        "Internal error: conform refuses this handshake",
+    )
+    .await;
     no_session_request(cx, 1000, "an initialize error").await
 }
 
@@ -164,7 +228,8 @@ async fn other_version(cx: &mut Cx) -> Verdict {
     let verdict = no_session_request(cx, 1000, "protocolVersion 99").await;
     let new = cx.queued().find(|m| m["method"] == "session/new").cloned();
     if let Some(new) = new {
-        cx.respond(&new["id"], json!({"sessionId": "conform-v99"})).await;
+        cx.respond(&new["id"], json!({"sessionId": "conform-v99"}))
+            .await;
     }
     verdict
 }

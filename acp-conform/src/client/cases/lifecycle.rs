@@ -10,23 +10,48 @@ use crate::verdict::{Verdict, skip};
 
 pub(super) fn cases() -> Vec<ClientCase> {
     vec![
-        case!("lifecycle", "agent-exit-mid-turn", "R-CLIENT-11", Advisory,
-            "The agent's connection ends during a turn (with a permission request pending): the client does not hang or crash.", agent_exit),
-        case!("lifecycle", "closes-agent-stdin", "R-CLIENT-11", Informational,
-            "Whether the client, once done, closes its agent's stdin (the polite stop) before it ends.", closes_stdin),
-        case!("lifecycle", "ask-user-answered", "R-ASK-1", Capability,
-            "When the client lists `_agentao.cn/ask_user` in `initialize._meta`, `_agentao.cn/ask_user` is answered `answered` or `cancelled`.", ask_user),
+        case!(
+            "lifecycle",
+            "agent-exit-mid-turn",
+            "R-CLIENT-11",
+            Advisory,
+            "The agent's connection ends during a turn (with a permission request pending): the client does not hang or crash.",
+            agent_exit
+        ),
+        case!(
+            "lifecycle",
+            "closes-agent-stdin",
+            "R-CLIENT-11",
+            Informational,
+            "Whether the client, once done, closes its agent's stdin (the polite stop) before it ends.",
+            closes_stdin
+        ),
+        case!(
+            "lifecycle",
+            "ask-user-answered",
+            "R-ASK-1",
+            Capability,
+            "When the client lists `_agentao.cn/ask_user` in `initialize`'s `_meta`, `_agentao.cn/ask_user` is answered `answered` or `cancelled`.",
+            ask_user
+        ),
     ]
 }
 
 async fn agent_exit(cx: &mut Cx) -> Verdict {
     let opened = cx.open().await?;
     cx.all_answered = false;
-    cx.update(&opened.session, super::permission::tool_call("conform-tool-1"))
-        .await;
+    cx.update(
+        &opened.session,
+        super::permission::tool_call("conform-tool-1"),
+    )
+    .await;
     cx.request(
         "session/request_permission",
-        super::permission::permission_params(&opened.session, "conform-tool-1", &super::permission::standard_options()),
+        super::permission::permission_params(
+            &opened.session,
+            "conform-tool-1",
+            &super::permission::standard_options(),
+        ),
     )
     .await;
     cx.hang_up().await;
@@ -48,10 +73,11 @@ async fn closes_stdin(cx: &mut Cx) -> Verdict {
     })
 }
 
+/// Whether `initialize` lists `_agentao.cn/ask_user` (in `_meta` or `clientCapabilities._meta`).
 fn lists_ask_user(init: &serde_json::Value) -> bool {
-    init["_meta"]["_agentao.cn/extensions"]
-        .as_array()
+    [&init["_meta"], &init["clientCapabilities"]["_meta"]]
         .into_iter()
+        .filter_map(|meta| meta["_agentao.cn/extensions"].as_array())
         .flatten()
         .any(|e| e == "_agentao.cn/ask_user" || e["method"] == "_agentao.cn/ask_user")
 }
@@ -63,7 +89,10 @@ async fn ask_user(cx: &mut Cx) -> Verdict {
         return Err(skip("the client does not list _agentao.cn/ask_user"));
     }
     let id = cx
-        .request("_agentao.cn/ask_user", json!({"sessionId": opened.session, "question": "Conform: your name?"}))
+        .request(
+            "_agentao.cn/ask_user",
+            json!({"sessionId": opened.session, "question": "Conform: your name?"}),
+        )
         .await;
     let answer = cx.response(&id, "_agentao.cn/ask_user").await?;
     cx.end_turn(&opened, "end_turn").await;

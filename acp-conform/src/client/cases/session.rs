@@ -14,16 +14,46 @@ use crate::verdict::Verdict;
 
 pub(super) fn cases() -> Vec<ClientCase> {
     vec![
-        case!("session", "new-session-params", "R-CLIENT-3", Mandatory,
-            "`session/new` has an absolute `cwd` and an `mcpServers` array.", new_session_params),
-        case!("session", "prompt-names-session", "R-CLIENT-3", Mandatory,
-            "With an odd session id (quotes, a slash, non-ASCII), `session/prompt` names exactly that id.", prompt_names_session),
-        case!("session", "prompt-content-advertised", "R-CLIENT-3", Mandatory,
-            "The prompt is a non-empty array of content blocks; with no `promptCapabilities`, only `text` and `resource_link`.", prompt_content),
-        case!("session", "one-prompt-at-a-time", "R-TURN-2", Mandatory,
-            "While a turn runs (500 ms of updates), the client sends no second `session/prompt` for the session.", one_prompt),
-        case!("session", "failed-session-new-handled", "R-CLIENT-8", Advisory,
-            "An error answer to `session/new`: no prompt follows and the client does not crash or hang.", failed_new),
+        case!(
+            "session",
+            "new-session-params",
+            "R-CLIENT-3",
+            Mandatory,
+            "`session/new` has an absolute `cwd` and an `mcpServers` array.",
+            new_session_params
+        ),
+        case!(
+            "session",
+            "prompt-names-session",
+            "R-CLIENT-3",
+            Mandatory,
+            "With an odd session id (quotes, a slash, non-ASCII), `session/prompt` names exactly that id.",
+            prompt_names_session
+        ),
+        case!(
+            "session",
+            "prompt-content-advertised",
+            "R-CLIENT-3",
+            Mandatory,
+            "The prompt is a non-empty array of content blocks; with no `promptCapabilities`, only `text` and `resource_link`.",
+            prompt_content
+        ),
+        case!(
+            "session",
+            "one-prompt-at-a-time",
+            "R-TURN-2",
+            Mandatory,
+            "While a turn runs (500 ms of updates), the client sends no second `session/prompt` for the session.",
+            one_prompt
+        ),
+        case!(
+            "session",
+            "failed-session-new-handled",
+            "R-CLIENT-8",
+            Advisory,
+            "An error answer to `session/new`: no prompt follows and the client does not crash or hang.",
+            failed_new
+        ),
     ]
 }
 
@@ -59,7 +89,10 @@ async fn prompt_names_session(cx: &mut Cx) -> Verdict {
 async fn prompt_content(cx: &mut Cx) -> Verdict {
     let opened = cx.open().await?;
     cx.end_turn(&opened, "end_turn").await;
-    let blocks = opened.prompt["prompt"].as_array().cloned().unwrap_or_default();
+    let blocks = opened.prompt["prompt"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
     ensure!(
         !blocks.is_empty(),
         "session/prompt.prompt is {}, not a non-empty array",
@@ -72,7 +105,10 @@ async fn prompt_content(cx: &mut Cx) -> Verdict {
             "a prompt block of type {kind}, which promptCapabilities does not advertise"
         );
     }
-    Ok(format!("{} block(s) of text or resource links", blocks.len()))
+    Ok(format!(
+        "{} block(s) of text or resource links",
+        blocks.len()
+    ))
 }
 
 async fn one_prompt(cx: &mut Cx) -> Verdict {
@@ -81,10 +117,14 @@ async fn one_prompt(cx: &mut Cx) -> Verdict {
         cx.say(&opened.session, &format!("conform-{i} ")).await;
         cx.drain_for(Duration::from_millis(100)).await;
     }
-    let second = cx.queued().find(|m| m["method"] == "session/prompt").cloned();
+    let second = cx
+        .queued()
+        .find(|m| m["method"] == "session/prompt")
+        .cloned();
     cx.end_turn(&opened, "end_turn").await;
     if let Some(second) = second {
-        cx.respond(&second["id"], json!({"stopReason": "end_turn"})).await;
+        cx.respond(&second["id"], json!({"stopReason": "end_turn"}))
+            .await;
         return Err(crate::verdict::fail(format!(
             "a second session/prompt during the turn: {}",
             short(&second)
@@ -96,12 +136,20 @@ async fn one_prompt(cx: &mut Cx) -> Verdict {
 async fn failed_new(cx: &mut Cx) -> Verdict {
     cx.initialize_with(init_result()).await?;
     let (_, new) = cx.request_of("session/new").await?;
-    cx.respond_error(&new["id"], -32603, "Internal error: conform refuses this session")
-        .await;
+    cx.respond_error(
+        &new["id"],
+        -32603,
+        "Internal error: conform refuses this session",
+    )
+    .await;
     cx.drain_for(cx.scaled(Duration::from_millis(500))).await;
-    let prompt = cx.queued().find(|m| m["method"] == "session/prompt").cloned();
+    let prompt = cx
+        .queued()
+        .find(|m| m["method"] == "session/prompt")
+        .cloned();
     if let Some(prompt) = prompt {
-        cx.respond_error(&prompt["id"], -32600, "unknown sessionId").await;
+        cx.respond_error(&prompt["id"], -32600, "unknown sessionId")
+            .await;
         return Err(crate::verdict::fail(format!(
             "a prompt after session/new failed: {}",
             short(&prompt)

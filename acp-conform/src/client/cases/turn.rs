@@ -12,30 +12,102 @@ use crate::verdict::{Verdict, skip};
 
 pub(super) fn cases() -> Vec<ClientCase> {
     vec![
-        case!("turn", "every-update-kind", "R-CLIENT-6", Mandatory,
-            "Every stable `session/update` kind during a turn: none answered, the turn goes on and the client ends as after a clean turn.", every_kind),
-        case!("turn", "unknown-update-kind", "R-TURN-6", Advisory,
-            "An update kind the client cannot know (`conform_future_kind`) is tolerated.", unknown_kind),
-        case!("turn", "unknown-session-ignored", "R-CLIENT-6", Mandatory,
-            "A `session/update` for a session the agent never created is not answered and does not upset the turn.", unknown_session),
-        case!("turn", "unknown-session-not-shown", "R-CLIENT-6", Advisory,
-            "The text of an update for an unknown session does not appear on the client's stdout (where the session's own text does).", unknown_session_not_shown),
-        case!("turn", "late-update-tolerated", "R-CLIENT-7", Mandatory,
-            "A `session/update` right after the turn's answer: not answered, and the client ends as after a clean turn.", late_update),
-        case!("turn", "stop-max-tokens", "R-CLIENT-8", Advisory,
-            "A turn ended `max_tokens` ends without a crash.", stop_max_tokens),
-        case!("turn", "stop-refusal", "R-CLIENT-8", Advisory,
-            "A turn ended `refusal` ends without a crash.", stop_refusal),
-        case!("turn", "stop-max-turn-requests", "R-CLIENT-8", Advisory,
-            "A turn ended `max_turn_requests` ends without a crash.", stop_max_turn_requests),
-        case!("turn", "prompt-error-handled", "R-CLIENT-8", Advisory,
-            "An error answer to `session/prompt` ends the turn without a crash or a hang.", prompt_error),
-        case!("turn", "many-updates", "R-TURN-8", Advisory,
-            "3000 message chunks in one write: the client keeps up and ends as after a clean turn.", many_updates),
-        case!("turn", "large-update", "R-FRAME-5", Advisory,
-            "One 1 MiB message chunk (well under the 16 MiB line limit): the client ends as after a clean turn.", large_update),
-        case!("turn", "text-shown-in-order", "R-TURN-6", Informational,
-            "Whether the agent's message chunks appear on stdout, in order.", text_in_order),
+        case!(
+            "turn",
+            "every-update-kind",
+            "R-CLIENT-6",
+            Mandatory,
+            "Every stable `session/update` kind during a turn: none answered, the turn goes on and the client ends as after a clean turn.",
+            every_kind
+        ),
+        case!(
+            "turn",
+            "unknown-update-kind",
+            "R-TURN-6",
+            Advisory,
+            "An update kind the client cannot know (`conform_future_kind`) is tolerated.",
+            unknown_kind
+        ),
+        case!(
+            "turn",
+            "unknown-session-ignored",
+            "R-CLIENT-6",
+            Mandatory,
+            "A `session/update` for a session the agent never created is not answered and does not upset the turn.",
+            unknown_session
+        ),
+        case!(
+            "turn",
+            "unknown-session-not-shown",
+            "R-CLIENT-6",
+            Advisory,
+            "The text of an update for an unknown session does not appear on the client's stdout (where the session's own text does).",
+            unknown_session_not_shown
+        ),
+        case!(
+            "turn",
+            "late-update-tolerated",
+            "R-CLIENT-7",
+            Mandatory,
+            "A `session/update` right after the turn's answer: not answered, and the client ends as after a clean turn.",
+            late_update
+        ),
+        case!(
+            "turn",
+            "stop-max-tokens",
+            "R-CLIENT-8",
+            Advisory,
+            "A turn ended `max_tokens` ends without a crash.",
+            stop_max_tokens
+        ),
+        case!(
+            "turn",
+            "stop-refusal",
+            "R-CLIENT-8",
+            Advisory,
+            "A turn ended `refusal` ends without a crash.",
+            stop_refusal
+        ),
+        case!(
+            "turn",
+            "stop-max-turn-requests",
+            "R-CLIENT-8",
+            Advisory,
+            "A turn ended `max_turn_requests` ends without a crash.",
+            stop_max_turn_requests
+        ),
+        case!(
+            "turn",
+            "prompt-error-handled",
+            "R-CLIENT-8",
+            Advisory,
+            "An error answer to `session/prompt` ends the turn without a crash or a hang.",
+            prompt_error
+        ),
+        case!(
+            "turn",
+            "many-updates",
+            "R-TURN-8",
+            Advisory,
+            "3000 message chunks in one write: the client keeps up and ends as after a clean turn.",
+            many_updates
+        ),
+        case!(
+            "turn",
+            "large-update",
+            "R-FRAME-5",
+            Advisory,
+            "One 1 MiB message chunk (well under the 16 MiB line limit): the client ends as after a clean turn.",
+            large_update
+        ),
+        case!(
+            "turn",
+            "text-shown-in-order",
+            "R-TURN-6",
+            Informational,
+            "Whether the agent's message chunks appear on stdout, in order.",
+            text_in_order
+        ),
     ]
 }
 
@@ -111,12 +183,15 @@ async fn unknown_session_not_shown(cx: &mut Cx) -> Verdict {
 
 async fn late_update(cx: &mut Cx) -> Verdict {
     let opened = cx.open().await?;
-    let answer = json!({"jsonrpc": "2.0", "id": opened.prompt_id, "result": {"stopReason": "end_turn"}});
+    let answer =
+        json!({"jsonrpc": "2.0", "id": opened.prompt_id, "result": {"stopReason": "end_turn"}});
     let late = json!({"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": opened.session,
         "update": {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "conform-late"}}}});
     // The answer and the late update in one write, so the client reads both.
     cx.send_raw(format!("{answer}\n{late}\n").as_bytes()).await;
-    let verdict = cx.ends_like_baseline("an update after the turn's answer").await;
+    let verdict = cx
+        .ends_like_baseline("an update after the turn's answer")
+        .await;
     super::no_stray_answers(cx, "a late update")?;
     verdict
 }
@@ -141,8 +216,12 @@ async fn stop_max_turn_requests(cx: &mut Cx) -> Verdict {
 
 async fn prompt_error(cx: &mut Cx) -> Verdict {
     let opened = cx.open().await?;
-    cx.respond_error(&opened.prompt_id, -32603, "Internal error: conform fails this turn")
-        .await;
+    cx.respond_error(
+        &opened.prompt_id,
+        -32603,
+        "Internal error: conform fails this turn",
+    )
+    .await;
     ends_without_crash(cx, "the prompt answered -32603").await
 }
 
