@@ -34,20 +34,32 @@ fn faulty(fault: &str) -> Vec<&str> {
 
 /// R-CLIENT-1, R-CLIENT-2, R-CLIENT-3, R-CLIENT-4, R-CLIENT-5, R-CLIENT-6, R-CLIENT-7,
 /// R-CLIENT-8, R-CLIENT-9, R-CLIENT-11: `acp-cli client` passes the whole client suite, 40
-/// cases and more, without an advisory failure; `--no-fs` turns the fs cases into the
-/// refusals of R-FS-2.
+/// cases and more, without an advisory failure; it does not advertise `terminal`, so the
+/// R-CLIENT-10 cases are skipped saying so; `--no-fs` turns the fs cases into the refusals
+/// of R-FS-2.
 #[test]
 fn our_client_passes_every_case() {
     let out = conform(&[], &[ACP_CLI, "client", "--prompt", "hi", "--", "{agent}"]);
     let stdout = text(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{stdout}{}", text(&out.stderr));
-    assert!(stdout.contains("\n0 failed") || stdout.contains(" 0 failed, "), "{stdout}");
+    assert!(
+        stdout.contains("\n0 failed") || stdout.contains(" 0 failed, "),
+        "{stdout}"
+    );
     assert!(stdout.ends_with("verdict: conformant\n"), "{stdout}");
     let passed = stdout.lines().filter(|l| l.starts_with("PASS ")).count();
     assert!(passed >= 40, "{passed} passed\n{stdout}");
+    assert!(
+        stdout.contains(
+            "SKIP [CAPABILITY] terminal/lifecycle — the client does not advertise terminal"
+        ),
+        "{stdout}"
+    );
     let out = conform(
         &["--only", "fs/"],
-        &[ACP_CLI, "client", "--no-fs", "--prompt", "hi", "--", "{agent}"],
+        &[
+            ACP_CLI, "client", "--no-fs", "--prompt", "hi", "--", "{agent}",
+        ],
     );
     let stdout = text(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{stdout}");
@@ -148,7 +160,11 @@ fn every_faulty_client_fails_its_case_by_name() {
             ));
         }
     }
-    assert!(missed.is_empty(), "faults not caught:\n{}", missed.join("\n"));
+    assert!(
+        missed.is_empty(),
+        "faults not caught:\n{}",
+        missed.join("\n")
+    );
 }
 
 /// R-CLIENT-4: the relay without a fault passes the same cases (the faults, not the relay,
@@ -225,7 +241,10 @@ fn usage_errors_are_exit_2_with_their_text() {
         text(&out.stderr),
         "acp-cli conform: --junit and --chaos are not available with --client\n"
     );
-    let out = conform(&["--only", "ids/zero-id"], &["/nonexistent/client", "{agent}"]);
+    let out = conform(
+        &["--only", "ids/zero-id"],
+        &["/nonexistent/client", "{agent}"],
+    );
     assert_eq!(out.status.code(), Some(2));
     assert_eq!(
         text(&out.stderr),
@@ -249,7 +268,10 @@ fn a_client_without_the_placeholder_is_pointed_at_a_printed_command() {
         ),
         "{stderr}"
     );
-    assert!(stderr.contains(" conform --scripted-agent shared@127.0.0.1:"), "{stderr}");
+    assert!(
+        stderr.contains(" conform --scripted-agent shared@127.0.0.1:"),
+        "{stderr}"
+    );
     assert!(
         stderr.ends_with(
             "acp-cli conform: the client's first turn failed: the client did not start its agent within 1s\n"
