@@ -279,3 +279,24 @@ fn a_client_without_the_placeholder_is_pointed_at_a_printed_command() {
         "{stderr}"
     );
 }
+
+/// R-CLIENT-4, R-CLIENT-6, R-CLIENT-7: the REPL, driven in a pty by
+/// `tests/conform/repl_pty.py` (a person's part: type `hi`, reject permissions, Ctrl-D at the
+/// end), passes the handshake, permission and turn cases (`.ci/run` runs the whole suite).
+#[test]
+fn the_repl_in_a_pty_passes() {
+    let driver = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/conform/repl_pty.py");
+    let out = conform(
+        &[
+            "--only",
+            "handshake/initialize-first,permission/,turn/late-update-tolerated,turn/unknown-session-ignored",
+        ],
+        &["python3", driver, "--", ACP_CLI, "repl", "--", "{agent}"],
+    );
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}{}", text(&out.stderr));
+    assert!(
+        stdout.ends_with("6 passed, 0 failed, 0 skipped\nverdict: conformant\n"),
+        "{stdout}"
+    );
+}

@@ -210,14 +210,11 @@ impl Cx {
             }
         };
         let events = self.client.events.clone();
-        let exited = self.client.exit.is_some();
         let process = async move {
             match events.recv().await {
                 Ok((_, event)) => Pulled::Process(event),
-                Err(_) => {
-                    let _ = exited;
-                    std::future::pending().await
-                }
+                // Every event was delivered: nothing more will come from the process.
+                Err(_) => std::future::pending().await,
             }
         };
         let timer = async {
