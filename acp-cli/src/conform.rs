@@ -6,6 +6,8 @@ use std::path::PathBuf;
 use acp_conform::report;
 use acp_conform::runner::{self, Options, RunError};
 
+mod client;
+
 /// `acp-cli conform --help`.
 pub const ABOUT: &str = "\
 Run the ACP conformance suite against any agent: `acp-cli conform [OPTIONS] -- AGENT [ARGS...]`.
@@ -25,7 +27,14 @@ The agent runs in a temporary directory: a relative program path with a `/`, and
 arguments with a `/` that exist, are made absolute first.
 
 Exit status: 0 when no case failed, 1 when one did, 2 when the agent could not be started or never
-answered `initialize` (or --only matched nothing).";
+answered `initialize` (or --only matched nothing).
+
+With --client the suite checks a client instead and plays its agent: `acp-cli conform --client --
+CLIENT [ARGS...]`, where the placeholder `{agent}` in the client's command line stands for the
+agent's command (`acp-cli conform --client -- acp-cli client --prompt hi -- {agent}`). The client
+is started once per case; each case's line says its tier: MANDATORY and CAPABILITY failures fail
+the run (exit 1), ADVISORY ones are reported, INFORMATIONAL ones never fail. A client command
+without `{agent}` runs the cases one at a time and prints the agent command to point it at.";
 
 /// `acp-cli conform`'s arguments.
 #[derive(Debug, clap::Args)]
@@ -54,13 +63,26 @@ pub struct ConformArgs {
     /// How many cases run at the same time (each against its own agent process)
     #[arg(long, value_name = "N")]
     pub jobs: Option<usize>,
-    /// The agent's command line
+    /// Check a client instead of an agent: the command line after `--` is the client's, with
+    /// `{agent}` where the agent's command goes
+    #[arg(long)]
+    pub client: bool,
+    /// The scripted agent a client under test runs (started by the suite itself)
+    #[arg(long, hide = true, value_name = "TOKEN@ADDR")]
+    pub scripted_agent: Option<String>,
+    /// The agent's command line (with --client: the client's)
     #[arg(last = true, value_name = "AGENT")]
     pub agent: Vec<String>,
 }
 
 /// Runs the command; returns the exit status.
 pub fn run(args: ConformArgs) -> i32 {
+    if let Some(target) = &args.scripted_agent {
+        return acp_conform::client::relay::scripted_agent(target);
+    }
+    if args.client {
+        return client::run(&args);
+    }
     let cases = acp_conform::cases::all();
     if args.list {
         for case in cases

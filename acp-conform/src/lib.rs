@@ -25,6 +25,8 @@
 //! - [`report`]: a report as text, JSON and JUnit.
 //! - [`cases`]: the cases, one module per capability; [`case`] and `verdict` say what a case
 //!   is and what it concludes.
+//! - [`client`]: the client suite behind `acp-cli conform --client`: the suite plays the
+//!   agent through a scripted agent the client launches, and checks what a client owes.
 //! - [`rules`], [`lint`]: the exchange monitor and a whole trace checked by it.
 //! - [`trace`]: the trace file formats, written and read.
 //! - [`process`]: one agent process on real pipes (own process group, events, signals); the
@@ -37,6 +39,7 @@
 pub mod case;
 pub mod cases;
 mod chaos;
+pub mod client;
 mod cx;
 pub mod lint;
 pub mod process;

@@ -23,6 +23,7 @@ use acp_async::smol::Smol;
 use acp_core::conn::client::{
     AgentMethod, AskUserAnswer, ClientConfig, ClientConnection, ClientEvent, ClientMethod, Failure,
     Growable, HandshakeError, NO_MCP_SERVERS, PermissionAnswer, Serves, Shows, TurnOutcome,
+    UpdateContext,
 };
 use acp_core::machine::Ticket;
 use acp_core::wire::ErrorCode;
@@ -341,6 +342,19 @@ impl Translator {
                     code,
                     message,
                 }))
+            }
+            // R-CLIENT-6: an update for a session this client never opened is not its
+            // session's: logged, never shown.
+            ClientEvent::Update {
+                context: UpdateContext::UnknownSession,
+                session,
+                ..
+            } => {
+                tracing::debug!(
+                    session = session.as_str(),
+                    "update for an unknown session ignored"
+                );
+                None
             }
             ClientEvent::Update { params, .. } => {
                 let params: Value = serde_json::from_str(params.as_json()?).ok()?;
