@@ -19,6 +19,7 @@ pub(crate) mod turn;
 
 use acp_core::Instant;
 
+use crate::agent::auth::Login;
 use crate::agent::backend::{Backend, Reply, Step, TurnStart};
 use crate::agent::tools::last_tool_number;
 use crate::agent::turns::Turns;
@@ -38,6 +39,8 @@ pub struct LlmBackend {
     turns: Turns<LlmTurn>,
     default_model: String,
     max_tool_rounds: u32,
+    /// The credentials the agent asks about (R-AUTH-8); `None` needs no login (unit tests).
+    login: Option<Box<dyn Login>>,
 }
 
 impl LlmBackend {
@@ -48,13 +51,25 @@ impl LlmBackend {
             turns: Turns::<LlmTurn>::default(),
             default_model: default_model.into(),
             max_tool_rounds,
+            login: None,
         }
+    }
+
+    /// The same, requiring a login checked through `login` (R-AUTH-8).
+    #[must_use]
+    pub fn with_login(mut self, login: impl Login + 'static) -> Self {
+        self.login = Some(Box::new(login));
+        self
     }
 }
 
 impl Backend for LlmBackend {
     fn title(&self) -> &'static str {
         LLM_TITLE
+    }
+
+    fn login(&mut self) -> Option<&mut dyn Login> {
+        self.login.as_deref_mut().map(|login| login as &mut dyn Login)
     }
 
     fn start_turn(&mut self, turn: TurnStart<'_>, _now: Instant) {
