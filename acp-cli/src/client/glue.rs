@@ -21,7 +21,7 @@ use serde_json::Value;
 
 use crate::host::runner::{AgentRunner, RunnerEvent};
 
-use super::link::{HandshakeFailure, Link, LinkEvent};
+use super::link::{HandshakeFailure, Link, LinkEvent, OfferedAuth};
 use super::render;
 use super::updates::AgentCommand;
 
@@ -87,6 +87,13 @@ pub(crate) enum AgentEvent {
     Ready,
     /// Its handshake failed.
     HandshakeFailed(HandshakeFailure),
+    /// `session/new` was answered auth-required: run a login, then [`Glue::retry_session`].
+    AuthRequired {
+        /// The refusal.
+        failure: HandshakeFailure,
+        /// The agent's auth methods.
+        methods: Vec<OfferedAuth>,
+    },
     /// A chunk of the agent's answer (sanitized).
     Text(String),
     /// A thought, a plan, a tool call (sanitized).
@@ -117,6 +124,8 @@ pub(crate) struct Glue {
     backlog: Vec<(String, AgentEvent)>,
     /// The links do not offer `fs/*` to their agents (`acp-cli client --no-fs`).
     no_fs: bool,
+    /// The links advertise terminal auth: the application runs logins (R-AUTH-7).
+    terminal_auth: bool,
 }
 
 impl Glue {
@@ -128,6 +137,22 @@ impl Glue {
     /// Links opened from now on offer `fs/*` to their agents (the default) or not.
     pub(crate) fn offer_fs(&mut self, on: bool) {
         self.no_fs = !on;
+    }
+
+    /// Links opened from now on say the application runs `terminal` auth methods.
+    pub(crate) fn offer_terminal_auth(&mut self, on: bool) {
+        self.terminal_auth = on;
+    }
+
+    /// After a login for server `name`: authenticate and open the session again.
+    pub(crate) async fn retry_session(&mut self, runner: &mut AgentRunner<Question>, name: &str) {
+        let Some(link) = self.links.get_mut(name) else {
+            return;
+        };
+        link.retry_after_login();
+        let mut out = Vec::new();
+        self.pump(runner, name, &mut out).await;
+        self.backlog.extend(out);
     }
 
     /// Server `name`'s link, while it has one.
@@ -157,7 +182,7 @@ impl Glue {
                     .unwrap_or_else(|| runner.project_root().to_path_buf());
                 let cwd = std::path::absolute(&cwd).unwrap_or(cwd);
                 self.links
-                    .insert(server.clone(), Link::open_with(&cwd, !self.no_fs));
+                    .insert(server.clone(), Link::open_with(&cwd, !self.no_fs, self.terminal_auth));
                 let _ = runner.handle(&server, Input::HandshakeStarted);
                 self.pump(runner, &server, &mut out).await;
             }
@@ -314,6 +339,9 @@ impl Glue {
                     },
                 );
                 Some(AgentEvent::HandshakeFailed(failure))
+            }
+            LinkEvent::AuthRequired { failure, methods } => {
+                Some(AgentEvent::AuthRequired { failure, methods })
             }
             LinkEvent::Text(text) => Some(AgentEvent::Text(text)),
             LinkEvent::Aside(text) => Some(AgentEvent::Aside(text)),

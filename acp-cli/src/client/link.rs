@@ -8,11 +8,12 @@
 use std::path::{Path, PathBuf};
 
 use acp_core::Instant;
+use acp_core::conn::agent::AuthKind;
 use acp_core::conn::client::{
     AgentMethod, AskUserAnswer, ClientConfig, ClientConnection, ClientEvent, ClientMethod, Failure,
     Growable, HandshakeError, NO_MCP_SERVERS, PermissionAnswer, Serves, Shows, TurnOutcome,
 };
-use acp_core::machine::Ticket;
+use acp_core::machine::{RequestId, Ticket};
 use acp_core::wire::ErrorCode;
 use serde_json::Value;
 
@@ -29,6 +30,14 @@ pub(crate) enum LinkEvent {
     },
     /// `initialize` or `session/new` failed; see [`HandshakeFailure`].
     HandshakeFailed(HandshakeFailure),
+    /// `session/new` was answered auth-required (`-32000`) the first time: the application
+    /// may run a `terminal` method, then [`Link::retry_after_login`] (R-AUTH-8).
+    AuthRequired {
+        /// The refusal, for the message.
+        failure: HandshakeFailure,
+        /// The methods the agent offered, in order.
+        methods: Vec<OfferedAuth>,
+    },
     /// A chunk of the agent's answer (sanitized).
     Text(String),
     /// Something to show beside the answer: a thought, a plan, a tool call (sanitized, one
@@ -60,6 +69,19 @@ pub(crate) enum LinkEvent {
     TurnEnded(TurnOutcome),
     /// The agent's output ended; nothing more comes.
     Closed,
+}
+
+/// An auth method the agent offered (R-AUTH-6), owned.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct OfferedAuth {
+    /// `id`.
+    pub id: String,
+    /// `name`.
+    pub name: String,
+    /// `description`.
+    pub description: Option<String>,
+    /// A `terminal` method: its `args` and `env`; `None` for an `agent` method.
+    pub terminal: Option<(Vec<String>, Vec<(String, String)>)>,
 }
 
 /// Why the handshake failed, with the agent's own words when it gave any.
@@ -108,6 +130,10 @@ pub(crate) struct Link {
     session: Option<String>,
     /// What updates show (it remembers plans and subagents).
     view: UpdateView,
+    /// A login was run and `session/new` retried: a second auth-required answer fails.
+    login_tried: bool,
+    /// Our `authenticate` after a login, until its answer.
+    authenticating: Option<RequestId>,
 }
 
 impl std::fmt::Debug for Link {
@@ -126,11 +152,14 @@ impl Link {
     /// A link that has sent `initialize` (offering `fs/*` when `offer_fs`); the session will be
     /// opened in `cwd` (absolute). `offer_fs: false` advertises no `fs` capability, so the agent
     /// works on files itself (and the link answers any `fs/*` request `-32601`).
-    pub(crate) fn open_with(cwd: &Path, offer_fs: bool) -> Link {
+    /// `terminal_auth` advertises `clientCapabilities.auth.terminal`: the application runs
+    /// terminal auth methods in the user's terminal (R-AUTH-7).
+    pub(crate) fn open_with(cwd: &Path, offer_fs: bool, terminal_auth: bool) -> Link {
         let serves = Serves {
             fs_read: offer_fs,
             fs_write: offer_fs,
             ask_user: true,
+            terminal_auth,
             ..Serves::NOTHING
         };
         let mut config = ClientConfig::new(CLIENT_NAME, env!("CARGO_PKG_VERSION"), serves);
@@ -146,11 +175,61 @@ impl Link {
             root: cwd.canonicalize().unwrap_or_else(|_| cwd.to_path_buf()),
             session: None,
             view: UpdateView::new(),
+            login_tried: false,
+            authenticating: None,
         };
         let now = link.now();
         // A fresh connection always accepts `initialize`.
         let _ = link.conn.initialize(now);
         link
+    }
+
+    /// The agent's auth methods, owned.
+    fn offered_auth(&self) -> Vec<OfferedAuth> {
+        self.conn
+            .auth_methods()
+            .iter()
+            .map(|method| OfferedAuth {
+                id: method.id.to_owned(),
+                name: method.name.to_owned(),
+                description: method.description.map(str::to_owned),
+                terminal: (method.kind == AuthKind::Terminal).then(|| {
+                    (
+                        method.args().map(str::to_owned).collect(),
+                        method
+                            .env()
+                            .map(|(k, v)| (k.to_owned(), v.to_owned()))
+                            .collect(),
+                    )
+                }),
+            })
+            .collect()
+    }
+
+    /// After a login in the terminal: `authenticate` with the first `agent` method offered
+    /// (the agent checks its credentials again), then `session/new` once more; without an
+    /// `agent` method, `session/new` at once (R-AUTH-8). A second auth-required answer is a
+    /// [`LinkEvent::HandshakeFailed`].
+    pub(crate) fn retry_after_login(&mut self) {
+        self.login_tried = true;
+        let now = self.now();
+        let agent_method = self
+            .offered_auth()
+            .into_iter()
+            .find(|method| method.terminal.is_none());
+        let sent = match agent_method {
+            Some(method) => self
+                .conn
+                .authenticate(now, &method.id)
+                .map(|id| self.authenticating = Some(id)),
+            None => {
+                let cwd = self.cwd.clone();
+                self.conn.new_session(now, &cwd, NO_MCP_SERVERS).map(drop)
+            }
+        };
+        if let Err(error) = sent {
+            tracing::debug!(%error, "retry after the login not sent");
+        }
     }
 
     fn now(&self) -> Instant {
@@ -272,8 +351,38 @@ impl Link {
                 ..
             } => {
                 let (code, message) = failure_parts(&failure);
-                Some(LinkEvent::HandshakeFailed(HandshakeFailure {
+                let failure = HandshakeFailure {
                     method: "session/new",
+                    code,
+                    message,
+                };
+                if failure.needs_auth() && !self.login_tried {
+                    return Some(LinkEvent::AuthRequired {
+                        failure,
+                        methods: self.offered_auth(),
+                    });
+                }
+                Some(LinkEvent::HandshakeFailed(failure))
+            }
+            ClientEvent::Answered { request, .. } if self.authenticating == Some(request) => {
+                self.authenticating = None;
+                let cwd = self.cwd.clone();
+                if let Err(e) = self.conn.new_session(now, &cwd, NO_MCP_SERVERS) {
+                    return Some(LinkEvent::HandshakeFailed(HandshakeFailure {
+                        method: "session/new",
+                        code: None,
+                        message: e.to_string(),
+                    }));
+                }
+                None
+            }
+            ClientEvent::Failed {
+                request, failure, ..
+            } if self.authenticating == Some(request) => {
+                self.authenticating = None;
+                let (code, message) = failure_parts(&failure);
+                Some(LinkEvent::HandshakeFailed(HandshakeFailure {
+                    method: "authenticate",
                     code,
                     message,
                 }))

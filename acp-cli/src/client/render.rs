@@ -247,3 +247,49 @@ mod tests {
         assert!(text.ends_with("4. Reject all\nPress 1-4 · Esc to reject"));
     }
 }
+
+/// The auth methods an agent offered, one line each, under a heading (R-AUTH-8). A
+/// `terminal` method shows the command it runs; `env` values are never shown.
+pub(crate) fn auth_methods(methods: &[super::link::OfferedAuth], agent: &[String]) -> String {
+    if methods.is_empty() {
+        return "The agent offers no way to log in.\n".to_owned();
+    }
+    let mut text = String::from("The agent offers these ways to log in:\n");
+    for method in methods {
+        let id = acp_host::sanitize::sanitize(&method.id);
+        let name = acp_host::sanitize::sanitize(&method.name);
+        text.push_str(&format!("  {id}: {name}"));
+        if let Some(description) = &method.description {
+            text.push_str(&format!(" — {}", acp_host::sanitize::sanitize(description)));
+        }
+        match &method.terminal {
+            Some((args, _)) => {
+                text.push_str(&format!(" (in a terminal: {})", command_line(agent, args)))
+            }
+            None => text.push_str(" (the agent checks its own credentials)"),
+        }
+        text.push('\n');
+    }
+    text
+}
+
+/// A command line as a person would type it (each word sanitized, quoted when needed).
+pub(crate) fn command_line(agent: &[String], args: &[String]) -> String {
+    agent
+        .iter()
+        .chain(args)
+        .map(|word| {
+            let word = acp_host::sanitize::sanitize(word);
+            if !word.is_empty()
+                && word
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "-_./=:@+,".contains(c))
+            {
+                word
+            } else {
+                format!("'{}'", word.replace('\'', "'\\''"))
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
