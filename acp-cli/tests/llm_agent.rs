@@ -303,35 +303,6 @@ fn without_a_key_the_session_needs_authentication() {
 }
 
 #[test]
-fn without_a_key_the_prompt_fails_with_32000() {
-    let dir = scratch_dir("llm-nokey");
-    let argv: Vec<String> = [
-        "env",
-        "-u",
-        "OPENAI_API_KEY",
-        "-u",
-        "LLM_PROVIDER",
-        acp_cli(),
-        "--acp",
-        "--stdio",
-        "--backend",
-        "llm",
-    ]
-    .iter()
-    .map(|s| (*s).to_owned())
-    .collect();
-    let run = client(&["--prompt", "hi"], &argv, &dir, "");
-    assert_eq!(run.code, Some(1), "{run:?}");
-    assert!(
-        run.stderr.ends_with(
-            "acp-cli client: the prompt failed: JSON-RPC error -32000: Authentication required: set OPENAI_API_KEY (LLM_PROVIDER=openai)\n"
-        ),
-        "{}",
-        run.stderr
-    );
-}
-
-#[test]
 fn a_resumed_session_continues_the_conversation_and_the_key_is_written_nowhere() {
     let dir = scratch_dir("llm-resume");
     let mock = MockModel::start(vec![

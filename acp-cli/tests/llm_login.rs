@@ -453,3 +453,60 @@ fn at_a_terminal_the_key_is_not_echoed() {
     assert!(screen.ends_with("EXIT 0\n"), "{screen}");
     assert!(credentials(&config).exists());
 }
+
+/// R-AUTH-8: `acp-cli client` at a terminal meets an agent without credentials: it lists
+/// the methods, runs the `terminal` one (the agent's command with `--login`) on the same
+/// terminal, then authenticates, opens the session and sends the prompt.
+#[test]
+fn the_client_at_a_terminal_runs_the_login_and_goes_on() {
+    let dir = scratch_dir("login-client");
+    let config = dir.join("config");
+    let mock = MockModel::start(vec![models(), Reply::text(&["Hello", " after login"])]);
+    let steps = json!([
+        ["expect", "login: Log in at the terminal"],
+        ["expect", "[openai]: "],
+        ["send", "openai\r"],
+        ["expect", "]: "],
+        ["send", format!("{}\r", mock.base_url())],
+        ["expect", "[gpt-4o-mini]: "],
+        ["send", "mock-model\r"],
+        ["expect", "API key (not shown): "],
+        ["send", format!("{KEY}\r")],
+        ["expect", "Hello after login"],
+        ["wait_exit"]
+    ]);
+    let driver = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/pty_drive.py");
+    let out = Command::new("python3")
+        .arg(driver)
+        .arg(steps.to_string())
+        .arg("--")
+        .args([acp_cli(), "client", "--prompt", "hi", "--"])
+        .args([acp_cli(), "--acp", "--stdio", "--backend", "llm"])
+        .env("XDG_CONFIG_HOME", &config)
+        .env_remove("LLM_PROVIDER")
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("OPENAI_BASE_URL")
+        .env_remove("OPENAI_MODEL")
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    let screen = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(out.status.success(), "{screen}");
+    assert!(
+        screen.contains(
+            "acp-cli client: the agent requires authentication (session/new answered -32000: Authentication required)\n"
+        ),
+        "{screen}"
+    );
+    assert!(
+        screen.contains(&format!(
+            "  login: Log in at the terminal — Choose the provider, base URL, model and key; the key is checked and stored (in a terminal: {} --acp --stdio --backend llm --login)\n",
+            acp_cli()
+        )),
+        "{screen}"
+    );
+    assert!(!screen.contains(KEY), "the key was echoed: {screen}");
+    assert!(screen.ends_with("EXIT 0\n"), "{screen}");
+    assert_eq!(mock.requests().len(), 2);
+    assert!(credentials(&config).exists());
+}
