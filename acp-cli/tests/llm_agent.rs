@@ -293,7 +293,7 @@ fn without_a_key_the_session_needs_authentication() {
     assert_eq!(run.code, Some(1), "{run:?}");
     assert!(
         run.stderr.ends_with(
-            "acp-cli client: the agent requires authentication (session/new answered -32000: Authentication required)\n\
+            "acp-cli client: handshake failed: the agent requires authentication (session/new answered -32000: Authentication required)\n\
              The agent offers these ways to log in:\n  \
              api-key: API key — Use <PROVIDER>_API_KEY from the agent's environment, else the login stored by `acp-cli --login` (the agent checks its own credentials)\n"
         ),

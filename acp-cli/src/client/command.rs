@@ -409,9 +409,15 @@ impl Client {
                 None
             }
             AgentEvent::AuthRequired { failure, methods } => {
-                eprintln!("acp-cli client: {failure}");
-                eprint!("{}", render::auth_methods(&methods, &self.agent));
                 let terminal = methods.iter().find_map(|m| m.terminal.clone());
+                if terminal.is_some() && self.terminal_auth {
+                    eprintln!("acp-cli client: {failure}");
+                } else {
+                    eprintln!("acp-cli client: handshake failed: {failure}");
+                }
+                if !methods.is_empty() {
+                    eprint!("{}", render::auth_methods(&methods, &self.agent));
+                }
                 match terminal {
                     Some((args, env)) if self.terminal_auth => {
                         match run_login(&self.agent, &args, &env, &self.cwd).await {

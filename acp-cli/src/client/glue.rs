@@ -341,6 +341,15 @@ impl Glue {
                 Some(AgentEvent::HandshakeFailed(failure))
             }
             LinkEvent::AuthRequired { failure, methods } => {
+                if !self.terminal_auth {
+                    // No login will run here: the handshake is over, as for any failure.
+                    let _ = runner.handle(
+                        name,
+                        Input::HandshakeFailed {
+                            error: &failure.to_string(),
+                        },
+                    );
+                }
                 Some(AgentEvent::AuthRequired { failure, methods })
             }
             LinkEvent::Text(text) => Some(AgentEvent::Text(text)),

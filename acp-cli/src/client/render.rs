@@ -251,9 +251,6 @@ mod tests {
 /// The auth methods an agent offered, one line each, under a heading (R-AUTH-8). A
 /// `terminal` method shows the command it runs; `env` values are never shown.
 pub(crate) fn auth_methods(methods: &[super::link::OfferedAuth], agent: &[String]) -> String {
-    if methods.is_empty() {
-        return "The agent offers no way to log in.\n".to_owned();
-    }
     let mut text = String::from("The agent offers these ways to log in:\n");
     for method in methods {
         let id = acp_host::sanitize::sanitize(&method.id);

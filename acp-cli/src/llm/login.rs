@@ -71,17 +71,19 @@ impl Prompter for StdioPrompter {
     }
 
     fn secret(&mut self, prompt: &str) -> Option<String> {
-        self.say_inline(prompt);
         let stdin = std::io::stdin();
         let Ok(saved) = rustix::termios::tcgetattr(&stdin) else {
             // Not a terminal (a pipe, a file): a plain line.
+            self.say_inline(prompt);
             return Self::read_line();
         };
+        // Echo goes off before the prompt shows: a key typed as soon as it shows is hidden.
         let mut quiet = saved.clone();
         quiet
             .local_modes
             .remove(rustix::termios::LocalModes::ECHO);
         let _ = rustix::termios::tcsetattr(&stdin, rustix::termios::OptionalActions::Now, &quiet);
+        self.say_inline(prompt);
         let line = Self::read_line();
         let _ = rustix::termios::tcsetattr(&stdin, rustix::termios::OptionalActions::Now, &saved);
         // The Enter the user typed was not echoed either.

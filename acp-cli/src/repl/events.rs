@@ -40,8 +40,11 @@ impl Repl {
             AgentEvent::AuthRequired { failure, methods } => {
                 // The line editor owns the terminal: no login runs here; the methods are
                 // listed (terminal ones are not offered to the REPL, R-AUTH-2).
-                let methods = render::auth_methods(&methods, &[]);
-                let text = format!("handshake failed: {failure}\n{}", methods.trim_end());
+                let mut text = format!("handshake failed: {failure}");
+                if !methods.is_empty() {
+                    text.push('\n');
+                    text.push_str(render::auth_methods(&methods, &[]).trim_end());
+                }
                 if self.is_foreground(&target) {
                     self.foreground = None;
                     self.say(&format!("Send failed: {name}: {text}"));
