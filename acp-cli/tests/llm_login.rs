@@ -81,7 +81,14 @@ struct Agent {
 impl Agent {
     fn start(config: &Path, cwd: &Path, stderr: &Path, env: &[(&str, &str)]) -> Agent {
         let mut child = command(config)
-            .args(["--acp", "--stdio", "--backend", "llm", "--log-level", "trace"])
+            .args([
+                "--acp",
+                "--stdio",
+                "--backend",
+                "llm",
+                "--log-level",
+                "trace",
+            ])
             .envs(env.iter().copied())
             .current_dir(cwd)
             .stdin(Stdio::piped())
@@ -265,7 +272,10 @@ fn a_piped_login_is_used_by_the_running_agent_until_logout() {
         json!({"provider": "openai", "base_url": mock.base_url(), "model": "mock-model", "api_key": KEY})
     );
     // No temporary file is left beside it.
-    assert_eq!(std::fs::read_dir(file.parent().unwrap()).unwrap().count(), 1);
+    assert_eq!(
+        std::fs::read_dir(file.parent().unwrap()).unwrap().count(),
+        1
+    );
 
     assert_eq!(
         agent.call("authenticate", json!({"methodId": "api-key"})),
@@ -280,7 +290,10 @@ fn a_piped_login_is_used_by_the_running_agent_until_logout() {
     assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
     let chat = &mock.requests()[1];
     assert_eq!(chat.request_line, "POST /v1/chat/completions HTTP/1.1");
-    assert_eq!(chat.header("authorization"), Some(&*format!("Bearer {KEY}")));
+    assert_eq!(
+        chat.header("authorization"),
+        Some(&*format!("Bearer {KEY}"))
+    );
     assert_eq!(chat.json()["model"], "mock-model");
 
     assert_eq!(agent.call("logout", json!({}))["result"], json!({}));
@@ -291,10 +304,17 @@ fn a_piped_login_is_used_by_the_running_agent_until_logout() {
     agent.stop();
 
     for (path, text) in all_files(&dir) {
-        assert!(!text.contains(KEY), "the key leaked into {}", path.display());
+        assert!(
+            !text.contains(KEY),
+            "the key leaked into {}",
+            path.display()
+        );
     }
     let log = std::fs::read_to_string(&stderr).unwrap();
-    assert!(log.contains("authenticated"), "trace logs were written: {log}");
+    assert!(
+        log.contains("authenticated"),
+        "trace logs were written: {log}"
+    );
 }
 
 /// R-AUTH-8: a login is the agent's start configuration too, and the environment wins over
@@ -327,7 +347,10 @@ fn a_stored_login_opens_sessions_at_start_and_the_environment_wins() {
         &config,
         &dir,
         &dir.join("e2.log"),
-        &[("OPENAI_API_KEY", "sk-from-env"), ("OPENAI_MODEL", "env-model")],
+        &[
+            ("OPENAI_API_KEY", "sk-from-env"),
+            ("OPENAI_MODEL", "env-model"),
+        ],
     );
     agent.initialize();
     prompt(&mut agent);
@@ -338,7 +361,10 @@ fn a_stored_login_opens_sessions_at_start_and_the_environment_wins() {
         Some(&*format!("Bearer {KEY}"))
     );
     assert_eq!(requests[1].json()["model"], "mock-model");
-    assert_eq!(requests[2].header("authorization"), Some("Bearer sk-from-env"));
+    assert_eq!(
+        requests[2].header("authorization"),
+        Some("Bearer sk-from-env")
+    );
     assert_eq!(requests[2].json()["model"], "env-model");
 }
 
@@ -349,10 +375,7 @@ fn a_refused_key_fails_the_login_and_stores_nothing() {
     let dir = scratch_dir("login-refused");
     let config = dir.join("config");
     let mock = MockModel::start(vec![Reply::error(401, &format!("Incorrect API key {KEY}"))]);
-    let (code, said) = login_piped(
-        &config,
-        &format!("openai\n{}\n\n{KEY}\n", mock.base_url()),
-    );
+    let (code, said) = login_piped(&config, &format!("openai\n{}\n\n{KEY}\n", mock.base_url()));
     assert_eq!(code, Some(1));
     assert!(
         said.ends_with(&format!(
@@ -448,7 +471,10 @@ fn at_a_terminal_the_key_is_not_echoed() {
     };
     let screen = String::from_utf8_lossy(&out.stdout).into_owned();
     assert!(out.status.success(), "{screen}");
-    assert!(screen.contains("mock-model\n"), "answers are echoed: {screen}");
+    assert!(
+        screen.contains("mock-model\n"),
+        "answers are echoed: {screen}"
+    );
     assert!(!screen.contains(KEY), "the key was echoed: {screen}");
     assert!(screen.ends_with("EXIT 0\n"), "{screen}");
     assert!(credentials(&config).exists());

@@ -38,7 +38,9 @@ pub fn configure(config: AgentConfig) -> AgentConfig {
              `acp-cli --login`",
         ),
         AuthMethodSpec::terminal(TERMINAL_METHOD_ID, "Log in at the terminal")
-            .description("Choose the provider, base URL, model and key; the key is checked and stored")
+            .description(
+                "Choose the provider, base URL, model and key; the key is checked and stored",
+            )
             .args(TERMINAL_ARGS),
     ];
     for method in &methods {

@@ -419,8 +419,8 @@ impl Client {
                     eprint!("{}", render::auth_methods(&methods, &self.agent));
                 }
                 match terminal {
-                    Some((args, env)) if self.terminal_auth => {
-                        match run_login(&self.agent, &args, &env, &self.cwd).await {
+                    Some(login) if self.terminal_auth => {
+                        match run_login(&self.agent, &login.args, &login.env, &self.cwd).await {
                             Ok(()) => {
                                 let name = self.name.clone();
                                 self.glue.retry_session(&mut self.runner, &name).await;
@@ -432,10 +432,10 @@ impl Client {
                             }
                         }
                     }
-                    Some((args, _)) => {
+                    Some(login) => {
                         eprintln!(
                             "acp-cli client: log in at a terminal first: {}",
-                            render::command_line(&self.agent, &args)
+                            render::command_line(&self.agent, &login.args)
                         );
                         Some(1)
                     }

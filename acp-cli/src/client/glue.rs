@@ -181,8 +181,10 @@ impl Glue {
                     .map(|c| PathBuf::from(c.resolve_cwd(&runner.project_root().to_string_lossy())))
                     .unwrap_or_else(|| runner.project_root().to_path_buf());
                 let cwd = std::path::absolute(&cwd).unwrap_or(cwd);
-                self.links
-                    .insert(server.clone(), Link::open_with(&cwd, !self.no_fs, self.terminal_auth));
+                self.links.insert(
+                    server.clone(),
+                    Link::open_with(&cwd, !self.no_fs, self.terminal_auth),
+                );
                 let _ = runner.handle(&server, Input::HandshakeStarted);
                 self.pump(runner, &server, &mut out).await;
             }

@@ -80,8 +80,17 @@ pub(crate) struct OfferedAuth {
     pub name: String,
     /// `description`.
     pub description: Option<String>,
-    /// A `terminal` method: its `args` and `env`; `None` for an `agent` method.
-    pub terminal: Option<(Vec<String>, Vec<(String, String)>)>,
+    /// A `terminal` method's command; `None` for an `agent` method.
+    pub terminal: Option<TerminalLogin>,
+}
+
+/// What a `terminal` auth method adds to the agent's command line.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct TerminalLogin {
+    /// Arguments appended.
+    pub args: Vec<String>,
+    /// Variables set, `(name, value)`.
+    pub env: Vec<(String, String)>,
 }
 
 /// Why the handshake failed, with the agent's own words when it gave any.
@@ -193,14 +202,12 @@ impl Link {
                 id: method.id.to_owned(),
                 name: method.name.to_owned(),
                 description: method.description.map(str::to_owned),
-                terminal: (method.kind == AuthKind::Terminal).then(|| {
-                    (
-                        method.args().map(str::to_owned).collect(),
-                        method
-                            .env()
-                            .map(|(k, v)| (k.to_owned(), v.to_owned()))
-                            .collect(),
-                    )
+                terminal: (method.kind == AuthKind::Terminal).then(|| TerminalLogin {
+                    args: method.args().map(str::to_owned).collect(),
+                    env: method
+                        .env()
+                        .map(|(k, v)| (k.to_owned(), v.to_owned()))
+                        .collect(),
                 }),
             })
             .collect()

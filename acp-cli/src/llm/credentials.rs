@@ -59,7 +59,8 @@ pub fn path(lookup: impl Fn(&str) -> Option<String>) -> Option<PathBuf> {
             .filter(|value| Path::new(value).is_absolute())
             .map(PathBuf::from)
     };
-    let config = absolute("XDG_CONFIG_HOME").or_else(|| absolute("HOME").map(|home| home.join(".config")))?;
+    let config = absolute("XDG_CONFIG_HOME")
+        .or_else(|| absolute("HOME").map(|home| home.join(".config")))?;
     Some(config.join("acp-cli").join(FILE_NAME))
 }
 
@@ -304,11 +305,17 @@ mod tests {
     #[test]
     fn the_file_is_under_xdg_config_home_else_home_config() {
         assert_eq!(
-            path(env(&[("XDG_CONFIG_HOME", "/home/user/cfg"), ("HOME", "/home/user")])),
+            path(env(&[
+                ("XDG_CONFIG_HOME", "/home/user/cfg"),
+                ("HOME", "/home/user")
+            ])),
             Some(PathBuf::from("/home/user/cfg/acp-cli/credentials.json"))
         );
         assert_eq!(
-            path(env(&[("XDG_CONFIG_HOME", "relative"), ("HOME", "/home/user")])),
+            path(env(&[
+                ("XDG_CONFIG_HOME", "relative"),
+                ("HOME", "/home/user")
+            ])),
             Some(PathBuf::from("/home/user/.config/acp-cli/credentials.json"))
         );
         assert_eq!(path(env(&[])), None);
@@ -348,10 +355,8 @@ mod tests {
     /// R-AUTH-8: saved with mode 0600, read back, removed; `Debug` hides the key.
     #[test]
     fn save_writes_a_private_file_that_load_reads_and_remove_deletes() {
-        let directory = std::env::temp_dir().join(format!(
-            "acp-cli-credentials-unit-{}",
-            std::process::id()
-        ));
+        let directory =
+            std::env::temp_dir().join(format!("acp-cli-credentials-unit-{}", std::process::id()));
         let file = directory.join("acp-cli").join(FILE_NAME);
         save(&file, &stored()).unwrap();
         let mode = fs::metadata(&file).unwrap().permissions().mode() & 0o777;

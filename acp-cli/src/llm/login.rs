@@ -17,7 +17,11 @@ use crate::net::endpoint::Endpoint;
 
 /// Providers with a built-in base URL (and, for OpenAI, a model): `(name, base URL, model)`.
 pub const KNOWN_PROVIDERS: &[(&str, &str, &str)] = &[
-    ("openai", super::config::OPENAI_BASE_URL, super::config::OPENAI_DEFAULT_MODEL),
+    (
+        "openai",
+        super::config::OPENAI_BASE_URL,
+        super::config::OPENAI_DEFAULT_MODEL,
+    ),
     ("ollama", "http://localhost:11434/v1", ""),
     ("llamacpp", "http://localhost:8080/v1", ""),
 ];
@@ -79,9 +83,7 @@ impl Prompter for StdioPrompter {
         };
         // Echo goes off before the prompt shows: a key typed as soon as it shows is hidden.
         let mut quiet = saved.clone();
-        quiet
-            .local_modes
-            .remove(rustix::termios::LocalModes::ECHO);
+        quiet.local_modes.remove(rustix::termios::LocalModes::ECHO);
         let _ = rustix::termios::tcsetattr(&stdin, rustix::termios::OptionalActions::Now, &quiet);
         self.say_inline(prompt);
         let line = Self::read_line();
@@ -130,9 +132,8 @@ pub fn login(
     env: &dyn Fn(&str) -> Option<String>,
     file: Option<&Path>,
 ) -> Result<Credentials, String> {
-    let file = file.ok_or(
-        "no config directory: set XDG_CONFIG_HOME or HOME to an absolute directory",
-    )?;
+    let file =
+        file.ok_or("no config directory: set XDG_CONFIG_HOME or HOME to an absolute directory")?;
     let set = |name: &str| env(name).filter(|value| !value.trim().is_empty());
     let names: Vec<&str> = KNOWN_PROVIDERS.iter().map(|p| p.0).collect();
     let provider = provider_id(&ask(
@@ -140,7 +141,11 @@ pub fn login(
         &format!("Provider ({}, or another)", names.join(", ")),
         &set("LLM_PROVIDER").map_or_else(|| "openai".to_owned(), |p| provider_id(&p)),
     )?);
-    if provider.is_empty() || !provider.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+    if provider.is_empty()
+        || !provider
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_')
+    {
         return Err(format!(
             "provider '{provider}' must be letters, digits or '_' (it names <PROVIDER>_API_KEY)"
         ));
@@ -150,12 +155,13 @@ pub fn login(
     let base_url = ask(
         prompter,
         "Base URL",
-        &set(&format!("{prefix}_BASE_URL"))
-            .unwrap_or_else(|| known.map_or("", |p| p.1).to_owned()),
+        &set(&format!("{prefix}_BASE_URL")).unwrap_or_else(|| known.map_or("", |p| p.1).to_owned()),
     )?;
     let base_url = base_url.trim_end_matches('/').to_owned();
     if base_url.is_empty() {
-        return Err(format!("provider '{provider}' has no default base URL: type one"));
+        return Err(format!(
+            "provider '{provider}' has no default base URL: type one"
+        ));
     }
     let endpoint =
         Endpoint::parse(&base_url).map_err(|why| format!("base URL '{base_url}' {why}"))?;
@@ -165,7 +171,9 @@ pub fn login(
         &set(&format!("{prefix}_MODEL")).unwrap_or_else(|| known.map_or("", |p| p.2).to_owned()),
     )?;
     if model.is_empty() {
-        return Err(format!("provider '{provider}' has no default model: type one"));
+        return Err(format!(
+            "provider '{provider}' has no default model: type one"
+        ));
     }
     let key_prompt = if is_local(&provider) {
         format!("API key (not shown; empty for '{NO_KEY}'): ")
@@ -235,15 +243,18 @@ async fn check_key(
         .send(&head, &[])
         .await
         .map_err(|error| format!("cannot reach {url}: {error}"))?;
-    let (head, _) = read_head(&mut connection, timeouts.idle)
-        .await
-        .map_err(|error| match error {
-            HeadError::Closed(why) | HeadError::Malformed(why) => format!("GET {url} failed: {why}"),
-            HeadError::Idle(limit) => format!(
-                "GET {url} failed: no answer within {} s",
-                crate::net::seconds(limit)
-            ),
-        })?;
+    let (head, _) =
+        read_head(&mut connection, timeouts.idle)
+            .await
+            .map_err(|error| match error {
+                HeadError::Closed(why) | HeadError::Malformed(why) => {
+                    format!("GET {url} failed: {why}")
+                }
+                HeadError::Idle(limit) => format!(
+                    "GET {url} failed: no answer within {} s",
+                    crate::net::seconds(limit)
+                ),
+            })?;
     match head.status {
         200..=299 => Ok(()),
         401 | 403 => Err(format!(
@@ -258,9 +269,8 @@ async fn check_key(
 
 /// `acp-cli --logout`: removes the credentials file. The text says what happened.
 pub fn logout(file: Option<&Path>) -> Result<String, String> {
-    let file = file.ok_or(
-        "no config directory: set XDG_CONFIG_HOME or HOME to an absolute directory",
-    )?;
+    let file =
+        file.ok_or("no config directory: set XDG_CONFIG_HOME or HOME to an absolute directory")?;
     Ok(if credentials::remove(file)? {
         format!("Logged out: removed {}", file.display())
     } else {
@@ -310,10 +320,22 @@ mod tests {
         let file = Path::new("/nonexistent-acp-cli-test/acp-cli/credentials.json");
         let cases: &[(&[&str], &str)] = &[
             (&[], "login cancelled: the input ended"),
-            (&["my provider"], "provider 'my provider' must be letters, digits or '_' (it names <PROVIDER>_API_KEY)"),
-            (&["groq", ""], "provider 'groq' has no default base URL: type one"),
-            (&["groq", "ftp://x"], "base URL 'ftp://x' is not an http:// or https:// URL"),
-            (&["ollama", "", ""], "provider 'ollama' has no default model: type one"),
+            (
+                &["my provider"],
+                "provider 'my provider' must be letters, digits or '_' (it names <PROVIDER>_API_KEY)",
+            ),
+            (
+                &["groq", ""],
+                "provider 'groq' has no default base URL: type one",
+            ),
+            (
+                &["groq", "ftp://x"],
+                "base URL 'ftp://x' is not an http:// or https:// URL",
+            ),
+            (
+                &["ollama", "", ""],
+                "provider 'ollama' has no default model: type one",
+            ),
             (&["", "", "", ""], "no API key given"),
             (&["", "", ""], "login cancelled: the input ended"),
         ];

@@ -69,7 +69,9 @@ impl Backend for LlmBackend {
     }
 
     fn login(&mut self) -> Option<&mut dyn Login> {
-        self.login.as_deref_mut().map(|login| login as &mut dyn Login)
+        self.login
+            .as_deref_mut()
+            .map(|login| login as &mut dyn Login)
     }
 
     fn start_turn(&mut self, turn: TurnStart<'_>, _now: Instant) {
