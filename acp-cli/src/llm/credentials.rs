@@ -123,11 +123,22 @@ pub fn remove(path: &Path) -> Result<bool, String> {
 /// Everything the llm backend's configuration is read from: the environment (a snapshot
 /// taken at start), `--model`, and the credentials file, read again at each
 /// [`ConfigSource::resolve`] so a login or logout while the agent runs counts at once.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct ConfigSource {
     env: HashMap<String, String>,
     model_override: Option<String>,
     file: Option<PathBuf>,
+}
+
+/// Names the file and `--model` only: the environment holds keys.
+impl core::fmt::Debug for ConfigSource {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("ConfigSource")
+            .field("env", &format_args!("<{} variables>", self.env.len()))
+            .field("model_override", &self.model_override)
+            .field("file", &self.file)
+            .finish()
+    }
 }
 
 impl ConfigSource {
@@ -350,6 +361,19 @@ mod tests {
         assert_eq!(config.provider, "openai");
         assert_eq!(config.api_key, None);
         assert_eq!(config.base_url, "https://api.openai.com/v1");
+    }
+
+    /// R-AUTH-8: the configuration source's `Debug` shows no variable's value.
+    #[test]
+    fn a_config_source_never_shows_the_environment() {
+        let source = ConfigSource::new(
+            [("OPENAI_API_KEY".to_owned(), "sk-test-SECRET123".to_owned())],
+            None,
+            None,
+        );
+        let debug = format!("{:?}", StoredLogin::new(source));
+        assert!(!debug.contains("SECRET123"), "{debug}");
+        assert!(debug.contains("<1 variables>"), "{debug}");
     }
 
     /// R-AUTH-8: saved with mode 0600, read back, removed; `Debug` hides the key.
