@@ -536,3 +536,60 @@ fn the_client_at_a_terminal_runs_the_login_and_goes_on() {
     assert_eq!(mock.requests().len(), 2);
     assert!(credentials(&config).exists());
 }
+
+/// R-AUTH-8: `acp-cli trace` of our llm agent with a stored login: neither the trace nor
+/// the agent's trace-level stderr (passed through by the proxy) holds the key.
+#[test]
+fn a_trace_of_the_logged_in_agent_holds_no_key() {
+    let dir = scratch_dir("login-trace");
+    let config = dir.join("config");
+    let mock = MockModel::start(vec![models(), Reply::text(&["traced"])]);
+    let (code, said) = login_piped(
+        &config,
+        &format!("openai\n{}\nmock-model\n{KEY}\n", mock.base_url()),
+    );
+    assert_eq!(code, Some(0), "{said}");
+    let trace = dir.join("t.jsonl");
+    let mut child = command(&config)
+        .args(["trace", "--out"])
+        .arg(&trace)
+        .args(["--", acp_cli(), "--acp", "--stdio", "--backend", "llm"])
+        .args(["--log-level", "trace"])
+        .current_dir(&dir)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut call = |id: u64, method: &str, params: Value| -> Value {
+        let line = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        writeln!(stdin, "{line}").unwrap();
+        for line in lines.by_ref() {
+            let value: Value = serde_json::from_str(&line.unwrap()).unwrap();
+            if value["id"] == id && value.get("method").is_none() {
+                return value;
+            }
+        }
+        panic!("no answer to {method}");
+    };
+    call(1, "initialize", json!({"protocolVersion": 1}));
+    let opened = call(2, "session/new", json!({"cwd": dir, "mcpServers": []}));
+    let session = opened["result"]["sessionId"].as_str().unwrap().to_owned();
+    let answer = call(
+        3,
+        "session/prompt",
+        json!({"sessionId": session, "prompt": [{"type": "text", "text": "hi"}]}),
+    );
+    assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
+    drop(call);
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(stderr.contains("model request"), "trace logs: {stderr}");
+    assert!(!stderr.contains(KEY), "the key leaked into stderr");
+    let traced = std::fs::read_to_string(&trace).unwrap();
+    assert!(traced.contains("traced"), "{traced}");
+    assert!(!traced.contains(KEY), "the key leaked into the trace");
+}
