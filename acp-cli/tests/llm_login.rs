@@ -583,7 +583,6 @@ fn a_trace_of_the_logged_in_agent_holds_no_key() {
         json!({"sessionId": session, "prompt": [{"type": "text", "text": "hi"}]}),
     );
     assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
-    drop(call);
     drop(stdin);
     let out = child.wait_with_output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
