@@ -33,6 +33,12 @@ struct Cli {
     /// With --backend llm: most model answers with tool calls per prompt (then max_turn_requests)
     #[arg(long, value_name = "N")]
     max_tool_rounds: Option<u32>,
+    /// Log the llm backend in: ask provider, base URL, model and key, check the key, store them
+    #[arg(long, conflicts_with = "logout")]
+    login: bool,
+    /// Remove the llm backend's stored login
+    #[arg(long)]
+    logout: bool,
     #[command(subcommand)]
     command: Option<Command>,
 }
@@ -130,13 +136,24 @@ fn run() -> ExitCode {
     if cli.acp && !cli.stdio {
         return usage_error("--acp requires --stdio (stdio is the only ACP transport)");
     }
-    if cli.resume.is_some() && !cli.acp {
+    if cli.resume.is_some() && !cli.acp && !cli.login && !cli.logout {
         return usage_error("--resume requires --acp --stdio");
     }
-    if cli.backend.is_some() && !cli.acp {
+    let flag = if cli.login { "--login" } else { "--logout" };
+    if (cli.login || cli.logout) && cli.backend == Some(BackendChoice::Demo) {
+        return usage_error(&format!(
+            "{flag} is for --backend llm (the demo backend needs no login)"
+        ));
+    }
+    if (cli.login || cli.logout) && (cli.resume.is_some() || cli.command.is_some()) {
+        return usage_error(&format!(
+            "{flag} runs alone or after the agent's own arguments (`acp-cli --acp --stdio --backend llm {flag}`)"
+        ));
+    }
+    let llm = cli.backend == Some(BackendChoice::Llm) || cli.login || cli.logout;
+    if cli.backend.is_some() && !cli.acp && !cli.login && !cli.logout {
         return usage_error("--backend requires --acp --stdio");
     }
-    let llm = cli.backend == Some(BackendChoice::Llm);
     if cli.model.is_some() && !llm {
         return usage_error("--model requires --acp --stdio --backend llm");
     }
@@ -145,6 +162,9 @@ fn run() -> ExitCode {
     }
     if cli.acp && cli.command.is_some() {
         return usage_error("--acp --stdio cannot be combined with a subcommand");
+    }
+    if cli.login || cli.logout {
+        return login(&cli);
     }
     let filter = match acp_cli::agent::logging::filter(cli.log_level.as_deref()) {
         Ok(filter) => filter,
@@ -166,24 +186,50 @@ fn run() -> ExitCode {
     }
 }
 
+/// `acp-cli [--acp --stdio --backend llm …] --login` or `--logout`: the llm backend's
+/// terminal login (the `terminal` auth method's command) or its removal. Messages on stderr;
+/// exit 0 on success, 1 with the reason otherwise.
+fn login(cli: &Cli) -> ExitCode {
+    use acp_cli::llm::login;
+    let env: std::collections::HashMap<String, String> = std::env::vars().collect();
+    let lookup = |name: &str| env.get(name).cloned();
+    let file = acp_cli::llm::credentials::path(lookup);
+    let done = if cli.login {
+        login::login(&mut login::StdioPrompter, &lookup, file.as_deref()).map(drop)
+    } else {
+        login::logout(file.as_deref()).map(|text| eprintln!("{text}"))
+    };
+    match done {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!(
+                "acp-cli: {} failed: {message}",
+                if cli.login { "login" } else { "logout" }
+            );
+            ExitCode::FAILURE
+        }
+    }
+}
+
 /// `acp-cli --acp --stdio [--backend demo|llm]`: the backend chosen, then the driver.
 fn agent(cli: &Cli, filter: tracing_subscriber::EnvFilter) -> ExitCode {
     use acp_cli::agent::driver::{AgentOptions, run};
     use acp_cli::agent::sessions::SessionTable;
-    use acp_cli::llm::http::HttpModel;
+    use acp_cli::llm::credentials::{ConfigSource, SourcedModel, StoredLogin};
     use acp_cli::model::NoModel;
     use std::rc::Rc;
 
     let config = match cli.backend {
         Some(BackendChoice::Llm) => {
+            // The environment now, the credentials file at each look (R-AUTH-8).
+            let source = ConfigSource::from_process(cli.model.clone());
+            let config = match source.resolve() {
+                Ok(config) => config,
+                Err(message) => return usage_error(&format!("--model: {message}")),
+            };
             let lookup = |name: &str| std::env::var(name).ok();
-            let config =
-                match acp_cli::llm::config::ModelConfig::from_env(lookup, cli.model.as_deref()) {
-                    Ok(config) => config,
-                    Err(message) => return usage_error(&format!("--model: {message}")),
-                };
             match acp_cli::llm::images::from_env(lookup, &config.provider) {
-                Ok(images) => Some((config, images)),
+                Ok(images) => Some((source, config, images)),
                 Err(message) => return usage_error(&message),
             }
         }
@@ -194,7 +240,7 @@ fn agent(cli: &Cli, filter: tracing_subscriber::EnvFilter) -> ExitCode {
         resume: cli.resume.clone(),
     };
     let ran = match config {
-        Some((config, images)) => {
+        Some((source, config, images)) => {
             tracing::info!(
                 provider = config.provider.as_str(),
                 model = config.model.as_str(),
@@ -207,12 +253,13 @@ fn agent(cli: &Cli, filter: tracing_subscriber::EnvFilter) -> ExitCode {
                 .max_tool_rounds
                 .unwrap_or(acp_cli::llm::backend::DEFAULT_MAX_TOOL_ROUNDS);
             let backend = acp_cli::llm::backend::LlmBackend::new(config.model.clone(), rounds)
-                .with_images(images);
+                .with_images(images)
+                .with_login(StoredLogin::new(source.clone()));
             let sessions = SessionTable::default().with_model(&config.provider, &config.model);
             run(
                 backend,
                 sessions,
-                Rc::new(HttpModel::new(config)),
+                Rc::new(SourcedModel::new(source)),
                 &options,
                 &log,
             )

@@ -33,13 +33,21 @@ fn the_demo_agent_passes_every_case() {
 }
 
 #[test]
-fn the_llm_agent_without_a_key_passes_the_protocol_cases() {
-    // A clean environment: no key, so prompts are answered -32000 and nothing goes out.
+fn the_llm_agent_without_a_model_server_passes_the_protocol_cases() {
+    // A clean environment with a key (without one, sessions need authentication, R-AUTH-8,
+    // which the suite does not do) for a loopback port where nothing listens: prompts fail
+    // at once and nothing goes out.
     let path = std::env::var("PATH").unwrap_or_default();
+    let dead = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|listener| listener.local_addr())
+        .expect("a free loopback port")
+        .port();
     let agent = [
         "env",
         "-i",
         &format!("PATH={path}"),
+        "OPENAI_API_KEY=sk-unused",
+        &format!("OPENAI_BASE_URL=http://127.0.0.1:{dead}/v1"),
         ACP_CLI,
         "--acp",
         "--stdio",

@@ -268,16 +268,19 @@ fn a_cancel_during_a_slow_stream_is_answered_cancelled_and_closes_the_connection
     );
 }
 
-/// R-LLM-2: no key is `-32000 Authentication required`.
+/// R-LLM-2, R-AUTH-8: without a key (none in the environment, no stored login) the llm
+/// agent answers `session/new` auth-required; the client shows the refusal and the methods.
 #[test]
-fn without_a_key_the_prompt_fails_with_32000() {
+fn without_a_key_the_session_needs_authentication() {
     let dir = scratch_dir("llm-nokey");
+    let config = format!("XDG_CONFIG_HOME={}", dir.join("config").display());
     let argv: Vec<String> = [
         "env",
         "-u",
         "OPENAI_API_KEY",
         "-u",
         "LLM_PROVIDER",
+        &config,
         acp_cli(),
         "--acp",
         "--stdio",
@@ -291,7 +294,9 @@ fn without_a_key_the_prompt_fails_with_32000() {
     assert_eq!(run.code, Some(1), "{run:?}");
     assert!(
         run.stderr.ends_with(
-            "acp-cli client: the prompt failed: JSON-RPC error -32000: Authentication required: set OPENAI_API_KEY (LLM_PROVIDER=openai)\n"
+            "acp-cli client: handshake failed: the agent requires authentication (session/new answered -32000: Authentication required)\n\
+             The agent offers these ways to log in:\n  \
+             api-key: API key — Use <PROVIDER>_API_KEY from the agent's environment, else the login stored by `acp-cli --login` (the agent checks its own credentials)\n"
         ),
         "{}",
         run.stderr

@@ -163,3 +163,25 @@ fn methods_beyond_the_fixed_list_are_dropped_but_not_refused() {
     assert_eq!(host.conn.auth_methods().len(), 4);
     assert!(host.conn.authenticate(Instant(0), "m5").is_ok());
 }
+
+/// R-AUTH-7: `clientCapabilities.auth.terminal: true` goes out exactly when the application
+/// says it runs terminal auth methods; without it there is no `auth` member at all.
+#[test]
+fn initialize_advertises_terminal_auth_only_when_the_application_runs_it() {
+    let sent = |serves: Serves| {
+        let mut host = Host::new(serves);
+        host.conn.initialize(Instant(0)).unwrap();
+        let line: Value = serde_json::from_str(&host.sent()[0]).unwrap();
+        line["params"]["clientCapabilities"].clone()
+    };
+    let with = sent(Serves {
+        terminal_auth: true,
+        ..Serves::NOTHING
+    });
+    assert_eq!(with["auth"], json!({"terminal": true}));
+    assert_eq!(with["terminal"], json!(false));
+    for serves in [Serves::NOTHING, Serves::EVERYTHING] {
+        let without = sent(serves);
+        assert_eq!(without.get("auth"), None, "{without}");
+    }
+}

@@ -41,6 +41,7 @@ fn config(vector: &Vector) -> ClientConfig {
             "ask_user" => serves.ask_user = true,
             "elicitation" => serves.elicitation = true,
             "extension_methods" => serves.extension_methods = true,
+            "terminal_auth" => serves.terminal_auth = true,
             other => panic!("unknown serves entry {other}"),
         }
     }

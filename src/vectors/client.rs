@@ -58,6 +58,7 @@ pub const SERVES: &[&str] = &[
     "ask_user",
     "elicitation",
     "extension_methods",
+    "terminal_auth",
 ];
 
 fn object(what: &str, value: &RawValue) -> Result<BTreeMap<String, Value>, String> {

@@ -257,11 +257,25 @@ pub struct AgentApp<B, W> {
 
 impl<B: Backend, W: Workspace> AgentApp<B, W> {
     /// An application over a fresh connection built from `config`; `promptCapabilities.image`
-    /// is the backend's to say (R-LLM-9).
-    pub fn new(mut config: AgentConfig, backend: B, workspace: W, sessions: SessionTable) -> Self {
+    /// is the backend's to say (R-LLM-9). A backend with a login adds its auth methods to
+    /// `config` and requires them; the connection starts authenticated when its credentials
+    /// are already there (R-AUTH-8).
+    pub fn new(
+        mut config: AgentConfig,
+        mut backend: B,
+        workspace: W,
+        sessions: SessionTable,
+    ) -> Self {
         config.features.prompt_image |= backend.prompt_image();
+        let (config, logged_in) = match backend.login() {
+            Some(login) => (super::auth::configure(config), login.check().is_ok()),
+            None => (config, true),
+        };
+        let mut conn = AgentConnection::new(config);
+        conn.set_authenticated(logged_in);
+        tracing::debug!(logged_in, "credentials checked at start");
         Self {
-            conn: AgentConnection::new(config),
+            conn,
             backend,
             workspace,
             sessions,
@@ -935,6 +949,10 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
                     request,
                 ),
             },
+            AgentEvent::Authenticate {
+                ticket, method_id, ..
+            } => self.authenticate(ticket, method_id.as_str()),
+            AgentEvent::Logout { ticket, .. } => self.logout(ticket),
             AgentEvent::RequestCancelled { ticket } => {
                 tracing::debug!(?ticket, "request cancelled by the client");
                 self.persist.loads.retain(|load| load.ticket != ticket);
@@ -964,6 +982,52 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
             }
             // Events of later versions: only noted, never printed (they may carry params).
             _ => tracing::debug!("event ignored"),
+        }
+    }
+
+    /// `authenticate` with the `agent` method (the core refused any other, R-AUTH-4): the
+    /// credentials are checked now, so a login stored by the `terminal` method while the
+    /// agent runs counts (R-AUTH-8). New sessions use the provider and model they name.
+    fn authenticate(&mut self, ticket: Ticket, method_id: &str) {
+        let checked = match self.backend.login() {
+            Some(login) => login.check(),
+            None => Err("Internal error: no login to check".to_owned()),
+        };
+        match checked {
+            Ok((provider, model)) => {
+                tracing::info!(method_id, provider, model, "authenticated");
+                self.sessions.set_default_model(&provider, &model);
+                let _ = self.conn.accept_authenticate(ticket);
+            }
+            Err(text) => {
+                tracing::info!(method_id, "authentication refused: no credentials");
+                let _ = self
+                    .conn
+                    .respond_error(ticket, ErrorCode::AUTH_REQUIRED, &text);
+            }
+        }
+    }
+
+    /// `logout`: the stored credentials are removed; new sessions need `authenticate` again
+    /// (R-AUTH-5, R-AUTH-8).
+    fn logout(&mut self, ticket: Ticket) {
+        let forgotten = match self.backend.login() {
+            Some(login) => login.forget(),
+            None => Err("no login to forget".to_owned()),
+        };
+        match forgotten {
+            Ok(()) => {
+                tracing::info!("logged out");
+                let _ = self.conn.accept_logout(ticket);
+            }
+            Err(text) => {
+                tracing::warn!(error = text.as_str(), "logout failed");
+                let _ = self.conn.respond_error(
+                    ticket,
+                    ErrorCode::INTERNAL_ERROR,
+                    &format!("Internal error: {text}"),
+                );
+            }
         }
     }
 

@@ -298,4 +298,11 @@ pub trait Backend {
     fn prompt_image(&self) -> bool {
         false
     }
+
+    /// The backend's credentials, when it needs a login to work (R-AUTH-8): the agent then
+    /// offers auth methods and requires authentication before sessions. `None` (the demo)
+    /// offers none and is always logged in.
+    fn login(&mut self) -> Option<&mut dyn super::auth::Login> {
+        None
+    }
 }

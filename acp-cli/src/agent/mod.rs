@@ -1,6 +1,7 @@
 //! `acp-cli --acp --stdio`: the agent editors launch.
 //!
 //! - [`app`]: the application over the connection: events, sessions, turns and their steps.
+//! - [`auth`]: the auth methods a backend with a login offers, and what it is asked.
 //! - [`backend`]: the trait every agent backend sits behind, and the steps a turn asks for.
 //! - [`driver`]: the only part doing I/O: stdin, stdout, the clock, signals.
 //! - [`logging`]: `tracing` to stderr and to `acp-cli.log` in the first session's cwd.
@@ -17,6 +18,7 @@
 //! - [`turns`]: the running turns of a backend by session, stepped, resumed and cancelled.
 
 pub mod app;
+pub mod auth;
 pub mod backend;
 pub mod driver;
 pub(crate) mod explore;

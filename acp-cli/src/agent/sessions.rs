@@ -310,6 +310,14 @@ impl SessionTable {
         self
     }
 
+    /// From now on new sessions answer as `provider/model` (a login chose them, R-AUTH-8);
+    /// open sessions keep theirs. Only for a table that has a model (the llm backend's).
+    pub(crate) fn set_default_model(&mut self, provider: &str, model: &str) {
+        if self.model.is_some() {
+            self.model = Some((provider.to_lowercase(), model.to_owned()));
+        }
+    }
+
     /// A fresh session in `cwd` with the table's provider and model.
     fn fresh(&self, cwd: &str) -> AgentSession {
         let mut session = AgentSession::new(cwd);

@@ -185,6 +185,40 @@ pub(crate) fn single_agent_config(
     AcpConfig::parse(&config.to_string(), "command line", lookup).unwrap_or_default()
 }
 
+/// Runs a `terminal` auth method: the agent's command line with the method's `args` and
+/// `env`, in `cwd`, on this process's terminal; waits for it (R-AUTH-8). A program path with
+/// a slash is taken from the current directory, as for the agent itself.
+pub(crate) async fn run_login(
+    agent: &[String],
+    args: &[String],
+    env: &[(String, String)],
+    cwd: &Path,
+) -> Result<(), String> {
+    let Some(program) = agent.first() else {
+        return Err("no agent command".to_owned());
+    };
+    let program = if program.contains('/') {
+        std::path::absolute(program).unwrap_or_else(|_| PathBuf::from(program))
+    } else {
+        PathBuf::from(program)
+    };
+    eprintln!("Running {}", render::command_line(agent, args));
+    let mut command = std::process::Command::new(program);
+    command
+        .args(&agent[1..])
+        .args(args)
+        .envs(env.iter().map(|(k, v)| (k, v)))
+        .current_dir(cwd);
+    let status = smol::unblock(move || command.status())
+        .await
+        .map_err(|e| format!("cannot start it: {e}"))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("it ended with {status}"))
+    }
+}
+
 /// The name an agent's command line goes by: its program's file name.
 pub(crate) fn agent_name(argv: &[String]) -> String {
     argv.first()
@@ -216,6 +250,12 @@ struct Client {
     open_line: bool,
     /// Single keys are read (a permission question is on screen at a terminal).
     raw: Option<RawMode>,
+    /// The agent's command line, for a `terminal` auth method (R-AUTH-8).
+    agent: Vec<String>,
+    /// Where the agent runs.
+    cwd: PathBuf,
+    /// stdin is a terminal: a `terminal` auth method can run there (R-AUTH-7).
+    terminal_auth: bool,
 }
 
 impl Client {
@@ -233,7 +273,12 @@ impl Client {
         );
         let mut glue = Glue::new();
         glue.offer_fs(!args.no_fs);
+        let terminal_auth = std::io::stdin().is_terminal();
+        glue.offer_terminal_auth(terminal_auth);
         Client {
+            agent: args.agent.clone(),
+            cwd,
+            terminal_auth,
             runner,
             glue,
             name,
@@ -362,6 +407,40 @@ impl Client {
                 self.phase = Phase::Turn;
                 eprintln!("Sending to {}...", acp_host::sanitize::sanitize(&name));
                 None
+            }
+            AgentEvent::AuthRequired { failure, methods } => {
+                let terminal = methods.iter().find_map(|m| m.terminal.clone());
+                if terminal.is_some() && self.terminal_auth {
+                    eprintln!("acp-cli client: {failure}");
+                } else {
+                    eprintln!("acp-cli client: handshake failed: {failure}");
+                }
+                if !methods.is_empty() {
+                    eprint!("{}", render::auth_methods(&methods, &self.agent));
+                }
+                match terminal {
+                    Some(login) if self.terminal_auth => {
+                        match run_login(&self.agent, &login.args, &login.env, &self.cwd).await {
+                            Ok(()) => {
+                                let name = self.name.clone();
+                                self.glue.retry_session(&mut self.runner, &name).await;
+                                None
+                            }
+                            Err(why) => {
+                                eprintln!("acp-cli client: the login failed: {why}");
+                                Some(1)
+                            }
+                        }
+                    }
+                    Some(login) => {
+                        eprintln!(
+                            "acp-cli client: log in at a terminal first: {}",
+                            render::command_line(&self.agent, &login.args)
+                        );
+                        Some(1)
+                    }
+                    None => Some(1),
+                }
             }
             AgentEvent::HandshakeFailed(failure) => {
                 let mut message = format!("acp-cli client: handshake failed: {failure}");

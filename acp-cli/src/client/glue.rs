@@ -22,7 +22,7 @@ use serde_json::Value;
 
 use crate::host::runner::{AgentRunner, RunnerEvent};
 
-use super::link::{HandshakeFailure, Link, LinkEvent};
+use super::link::{HandshakeFailure, Link, LinkEvent, OfferedAuth};
 use super::render;
 use super::updates::AgentCommand;
 
@@ -88,6 +88,13 @@ pub(crate) enum AgentEvent {
     Ready,
     /// Its handshake failed.
     HandshakeFailed(HandshakeFailure),
+    /// `session/new` was answered auth-required: run a login, then [`Glue::retry_session`].
+    AuthRequired {
+        /// The refusal.
+        failure: HandshakeFailure,
+        /// The agent's auth methods.
+        methods: Vec<OfferedAuth>,
+    },
     /// A chunk of the agent's answer (sanitized).
     Text(String),
     /// A thought, a plan, a tool call (sanitized).
@@ -118,6 +125,8 @@ pub(crate) struct Glue {
     backlog: Vec<(String, AgentEvent)>,
     /// The links do not offer `fs/*` to their agents (`acp-cli client --no-fs`).
     no_fs: bool,
+    /// The links advertise terminal auth: the application runs logins (R-AUTH-7).
+    terminal_auth: bool,
 }
 
 impl Glue {
@@ -129,6 +138,22 @@ impl Glue {
     /// Links opened from now on offer `fs/*` to their agents (the default) or not.
     pub(crate) fn offer_fs(&mut self, on: bool) {
         self.no_fs = !on;
+    }
+
+    /// Links opened from now on say the application runs `terminal` auth methods.
+    pub(crate) fn offer_terminal_auth(&mut self, on: bool) {
+        self.terminal_auth = on;
+    }
+
+    /// After a login for server `name`: authenticate and open the session again.
+    pub(crate) async fn retry_session(&mut self, runner: &mut AgentRunner<Question>, name: &str) {
+        let Some(link) = self.links.get_mut(name) else {
+            return;
+        };
+        link.retry_after_login();
+        let mut out = Vec::new();
+        self.forward(runner, name, &mut out).await;
+        self.backlog.extend(out);
     }
 
     /// Server `name`'s link, while it has one.
@@ -157,8 +182,10 @@ impl Glue {
                     .map(|c| PathBuf::from(c.resolve_cwd(&runner.project_root().to_string_lossy())))
                     .unwrap_or_else(|| runner.project_root().to_path_buf());
                 let cwd = std::path::absolute(&cwd).unwrap_or(cwd);
-                self.links
-                    .insert(server.clone(), Link::open_with(&cwd, !self.no_fs));
+                self.links.insert(
+                    server.clone(),
+                    Link::open_with(&cwd, !self.no_fs, self.terminal_auth),
+                );
                 let _ = runner.handle(&server, Input::HandshakeStarted);
                 self.forward(runner, &server, &mut out).await;
             }
@@ -306,6 +333,18 @@ impl Glue {
                     },
                 );
                 Some(AgentEvent::HandshakeFailed(failure))
+            }
+            LinkEvent::AuthRequired { failure, methods } => {
+                if !self.terminal_auth {
+                    // No login will run here: the handshake is over, as for any failure.
+                    let _ = runner.handle(
+                        name,
+                        Input::HandshakeFailed {
+                            error: &failure.to_string(),
+                        },
+                    );
+                }
+                Some(AgentEvent::AuthRequired { failure, methods })
             }
             LinkEvent::Text(text) => Some(AgentEvent::Text(text)),
             LinkEvent::Aside(text) => Some(AgentEvent::Aside(text)),

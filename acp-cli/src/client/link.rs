@@ -11,7 +11,7 @@
 //! until it has handled what was handed over. The glue moves the bytes between the relay and
 //! the process.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
@@ -20,12 +20,13 @@ use std::task::Poll;
 use acp_async::pump::{Driver, Pump, Shared};
 use acp_async::relay::{self, Relay, RelayReader, RelayWriter};
 use acp_async::smol::Smol;
+use acp_core::conn::agent::AuthKind;
 use acp_core::conn::client::{
     AgentMethod, AskUserAnswer, ClientConfig, ClientConnection, ClientEvent, ClientMethod, Failure,
     Growable, HandshakeError, NO_MCP_SERVERS, PermissionAnswer, Serves, Shows, TurnOutcome,
     UpdateContext,
 };
-use acp_core::machine::Ticket;
+use acp_core::machine::{RequestId, Ticket};
 use acp_core::wire::ErrorCode;
 use serde_json::Value;
 
@@ -42,6 +43,14 @@ pub(crate) enum LinkEvent {
     },
     /// `initialize` or `session/new` failed; see [`HandshakeFailure`].
     HandshakeFailed(HandshakeFailure),
+    /// `session/new` was answered auth-required (`-32000`) the first time: the application
+    /// may run a `terminal` method, then [`Link::retry_after_login`] (R-AUTH-8).
+    AuthRequired {
+        /// The refusal, for the message.
+        failure: HandshakeFailure,
+        /// The methods the agent offered, in order.
+        methods: Vec<OfferedAuth>,
+    },
     /// A chunk of the agent's answer (sanitized).
     Text(String),
     /// Something to show beside the answer: a thought, a plan, a tool call (sanitized, one
@@ -73,6 +82,28 @@ pub(crate) enum LinkEvent {
     TurnEnded(TurnOutcome),
     /// The agent's output ended; nothing more comes.
     Closed,
+}
+
+/// An auth method the agent offered (R-AUTH-6), owned.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct OfferedAuth {
+    /// `id`.
+    pub id: String,
+    /// `name`.
+    pub name: String,
+    /// `description`.
+    pub description: Option<String>,
+    /// A `terminal` method's command; `None` for an `agent` method.
+    pub terminal: Option<TerminalLogin>,
+}
+
+/// What a `terminal` auth method adds to the agent's command line.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct TerminalLogin {
+    /// Arguments appended.
+    pub args: Vec<String>,
+    /// Variables set, `(name, value)`.
+    pub env: Vec<(String, String)>,
 }
 
 /// Why the handshake failed, with the agent's own words when it gave any.
@@ -123,6 +154,8 @@ pub(crate) struct Link {
     pump: Option<LinkPump>,
     relay: Relay,
     out: Rc<Out>,
+    /// The session's working directory, as sent (for a `session/new` after a login).
+    cwd: String,
 }
 
 /// What the translation hands the application.
@@ -130,6 +163,10 @@ pub(crate) struct Link {
 struct Out {
     events: RefCell<VecDeque<LinkEvent>>,
     session: RefCell<Option<String>>,
+    /// A login was run and `session/new` retried: a second auth-required answer fails.
+    login_tried: Cell<bool>,
+    /// Our `authenticate` after a login, until its answer.
+    authenticating: Cell<Option<RequestId>>,
 }
 
 impl std::fmt::Debug for Link {
@@ -148,11 +185,14 @@ impl Link {
     /// A link that has sent `initialize` (offering `fs/*` when `offer_fs`); the session will be
     /// opened in `cwd` (absolute). `offer_fs: false` advertises no `fs` capability, so the agent
     /// works on files itself (and the link answers any `fs/*` request `-32601`).
-    pub(crate) fn open_with(cwd: &Path, offer_fs: bool) -> Link {
+    /// `terminal_auth` advertises `clientCapabilities.auth.terminal`: the application runs
+    /// terminal auth methods in the user's terminal (R-AUTH-7).
+    pub(crate) fn open_with(cwd: &Path, offer_fs: bool, terminal_auth: bool) -> Link {
         let serves = Serves {
             fs_read: offer_fs,
             fs_write: offer_fs,
             ask_user: true,
+            terminal_auth,
             ..Serves::NOTHING
         };
         let mut config = ClientConfig::new(CLIENT_NAME, env!("CARGO_PKG_VERSION"), serves);
@@ -183,6 +223,7 @@ impl Link {
             pump: Some(pump),
             relay,
             out,
+            cwd: cwd.to_string_lossy().into_owned(),
         };
         link.run();
         link
@@ -199,6 +240,32 @@ impl Link {
             }
             self.pump = None;
         }
+    }
+
+    /// After a login in the terminal: `authenticate` with the first `agent` method offered
+    /// (the agent checks its credentials again), then `session/new` once more; without an
+    /// `agent` method, `session/new` at once (R-AUTH-8). A second auth-required answer is a
+    /// [`LinkEvent::HandshakeFailed`].
+    pub(crate) fn retry_after_login(&mut self) {
+        self.out.login_tried.set(true);
+        let now = self.shared.now();
+        let agent_method = self
+            .shared
+            .with(|conn| offered_auth(conn))
+            .into_iter()
+            .find(|method| method.terminal.is_none());
+        let out = self.out.clone();
+        let cwd = self.cwd.clone();
+        let sent = self.shared.with(|conn| match agent_method {
+            Some(method) => conn
+                .authenticate(now, &method.id)
+                .map(|id| out.authenticating.set(Some(id))),
+            None => conn.new_session(now, &cwd, NO_MCP_SERVERS).map(drop),
+        });
+        if let Err(error) = sent {
+            tracing::debug!(%error, "retry after the login not sent");
+        }
+        self.run();
     }
 
     /// The open session, once [`LinkEvent::Ready`] was given.
@@ -280,6 +347,25 @@ impl Link {
     }
 }
 
+/// The agent's auth methods, owned.
+fn offered_auth(conn: &Conn) -> Vec<OfferedAuth> {
+    conn.auth_methods()
+        .iter()
+        .map(|method| OfferedAuth {
+            id: method.id.to_owned(),
+            name: method.name.to_owned(),
+            description: method.description.map(str::to_owned),
+            terminal: (method.kind == AuthKind::Terminal).then(|| TerminalLogin {
+                args: method.args().map(str::to_owned).collect(),
+                env: method
+                    .env()
+                    .map(|(k, v)| (k.to_owned(), v.to_owned()))
+                    .collect(),
+            }),
+        })
+        .collect()
+}
+
 /// The pump's driver: translates the connection's events into [`LinkEvent`]s, answering
 /// `fs/*` itself (inside the session's directory) and what this client does not serve.
 struct Translator {
@@ -337,8 +423,40 @@ impl Translator {
                 ..
             } => {
                 let (code, message) = failure_parts(&failure);
-                Some(LinkEvent::HandshakeFailed(HandshakeFailure {
+                let failure = HandshakeFailure {
                     method: "session/new",
+                    code,
+                    message,
+                };
+                if failure.needs_auth() && !self.out.login_tried.get() {
+                    return Some(LinkEvent::AuthRequired {
+                        failure,
+                        methods: shared.with(|conn| offered_auth(conn)),
+                    });
+                }
+                Some(LinkEvent::HandshakeFailed(failure))
+            }
+            ClientEvent::Answered { request, .. }
+                if self.out.authenticating.get() == Some(request) =>
+            {
+                self.out.authenticating.set(None);
+                let cwd = self.cwd.clone();
+                if let Err(e) = shared.with(|conn| conn.new_session(now, &cwd, NO_MCP_SERVERS)) {
+                    return Some(LinkEvent::HandshakeFailed(HandshakeFailure {
+                        method: "session/new",
+                        code: None,
+                        message: e.to_string(),
+                    }));
+                }
+                None
+            }
+            ClientEvent::Failed {
+                request, failure, ..
+            } if self.out.authenticating.get() == Some(request) => {
+                self.out.authenticating.set(None);
+                let (code, message) = failure_parts(&failure);
+                Some(LinkEvent::HandshakeFailed(HandshakeFailure {
+                    method: "authenticate",
                     code,
                     message,
                 }))

@@ -183,6 +183,50 @@ pub(super) fn cut(text: &str, max: usize) -> String {
     }
 }
 
+/// The auth methods an agent offered, one line each, under a heading (R-AUTH-8). A
+/// `terminal` method shows the command it runs; `env` values are never shown.
+pub(crate) fn auth_methods(methods: &[super::link::OfferedAuth], agent: &[String]) -> String {
+    let mut text = String::from("The agent offers these ways to log in:\n");
+    for method in methods {
+        let id = acp_host::sanitize::sanitize(&method.id);
+        let name = acp_host::sanitize::sanitize(&method.name);
+        text.push_str(&format!("  {id}: {name}"));
+        if let Some(description) = &method.description {
+            text.push_str(&format!(" — {}", acp_host::sanitize::sanitize(description)));
+        }
+        match &method.terminal {
+            Some(login) => text.push_str(&format!(
+                " (in a terminal: {})",
+                command_line(agent, &login.args)
+            )),
+            None => text.push_str(" (the agent checks its own credentials)"),
+        }
+        text.push('\n');
+    }
+    text
+}
+
+/// A command line as a person would type it (each word sanitized, quoted when needed).
+pub(crate) fn command_line(agent: &[String], args: &[String]) -> String {
+    agent
+        .iter()
+        .chain(args)
+        .map(|word| {
+            let word = acp_host::sanitize::sanitize(word);
+            if !word.is_empty()
+                && word
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "-_./=:@+,".contains(c))
+            {
+                word
+            } else {
+                format!("'{}'", word.replace('\'', "'\\''"))
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -245,5 +289,15 @@ mod tests {
         assert!(text.contains(&expected_arg), "{text}");
         assert!(text.contains("\n    ... +1 more\n    diff\n"), "{text}");
         assert!(text.ends_with("4. Reject all\nPress 1-4 · Esc to reject"));
+    }
+
+    /// R-AUTH-8: the command a terminal login runs, as a person would type it.
+    #[test]
+    fn command_lines_quote_what_the_shell_would_split() {
+        let agent = vec!["/opt/acp cli".to_owned(), "--acp".to_owned()];
+        assert_eq!(
+            command_line(&agent, &["--login".to_owned(), "it's".to_owned()]),
+            "'/opt/acp cli' --acp --login 'it'\\''s'"
+        );
     }
 }

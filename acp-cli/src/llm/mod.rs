@@ -10,10 +10,14 @@
 //! - [`http`]: one streamed request over `crate::net`'s HTTP client, its body through the above;
 //!   `HttpModel`, the `crate::model::ModelClient` the binary plugs in.
 //! - [`backend`]: the llm backend: the tool loop, its tools and its context, sans-IO.
+//! - [`credentials`]: the stored login (its file, mode 0600) and how it meets the environment.
+//! - [`login`]: `acp-cli --login` / `--logout`, the terminal auth method's command.
 
 pub mod backend;
 pub mod config;
+pub mod credentials;
 pub mod http;
 pub mod images;
+pub mod login;
 pub mod openai;
 pub mod retry;

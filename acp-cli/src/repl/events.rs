@@ -34,6 +34,21 @@ impl Repl {
                     self.send_unsent().await;
                 }
             }
+            AgentEvent::AuthRequired { failure, methods } => {
+                // The line editor owns the terminal: no login runs here; the methods are
+                // listed (terminal ones are not offered to the REPL, R-AUTH-2).
+                let mut text = format!("handshake failed: {failure}");
+                if !methods.is_empty() {
+                    text.push('\n');
+                    text.push_str(render::auth_methods(&methods, &[]).trim_end());
+                }
+                if self.is_foreground(&target) {
+                    self.foreground = None;
+                    self.say(&format!("Send failed: {name}: {text}"));
+                } else {
+                    self.note(&target, &text);
+                }
+            }
             AgentEvent::HandshakeFailed(failure) => {
                 let on_purpose = matches!(
                     self.state(&target),

@@ -21,6 +21,7 @@ pub(crate) mod turn;
 
 use acp_core::Instant;
 
+use crate::agent::auth::Login;
 use crate::agent::backend::{Backend, Reply, Step, TurnStart};
 use crate::agent::tools::last_tool_number;
 use crate::agent::turns::Turns;
@@ -47,6 +48,8 @@ pub struct LlmBackend {
     home: Option<std::path::PathBuf>,
     /// The model takes images (R-LLM-9).
     images: bool,
+    /// The credentials the agent asks about (R-AUTH-8); `None` needs no login (unit tests).
+    login: Option<Box<dyn Login>>,
 }
 
 impl LlmBackend {
@@ -63,6 +66,7 @@ impl LlmBackend {
             home: files.home.clone(),
             files: Box::new(files),
             images: false,
+            login: None,
         }
     }
 
@@ -85,6 +89,13 @@ impl LlmBackend {
         self.home = home;
         self
     }
+
+    /// The same, requiring a login checked through `login` (R-AUTH-8).
+    #[must_use]
+    pub fn with_login(mut self, login: impl Login + 'static) -> Self {
+        self.login = Some(Box::new(login));
+        self
+    }
 }
 
 impl Backend for LlmBackend {
@@ -94,6 +105,12 @@ impl Backend for LlmBackend {
 
     fn prompt_image(&self) -> bool {
         self.images
+    }
+
+    fn login(&mut self) -> Option<&mut dyn Login> {
+        self.login
+            .as_deref_mut()
+            .map(|login| login as &mut dyn Login)
     }
 
     fn start_turn(&mut self, turn: TurnStart<'_>, _now: Instant) {

@@ -24,6 +24,11 @@ pub struct Serves {
     /// Requests for methods this crate does not know are handed to the application instead
     /// of being answered `-32601`.
     pub extension_methods: bool,
+    /// The application can run an agent's `terminal` auth method for the user (spawn the
+    /// agent command with the method's `args` and `env` in the user's terminal):
+    /// `clientCapabilities.auth.terminal: true`, so agents may offer such methods (R-AUTH-7).
+    /// Not a method the connection answers: [`Serves::EVERYTHING`] leaves it off.
+    pub terminal_auth: bool,
 }
 
 impl Serves {
@@ -35,9 +40,10 @@ impl Serves {
         ask_user: false,
         elicitation: false,
         extension_methods: false,
+        terminal_auth: false,
     };
 
-    /// Serves every method this crate knows (and no extension methods).
+    /// Serves every method this crate knows (and no extension methods, no terminal auth).
     pub const EVERYTHING: Self = Self {
         fs_read: true,
         fs_write: true,
@@ -45,6 +51,7 @@ impl Serves {
         ask_user: true,
         elicitation: true,
         extension_methods: false,
+        terminal_auth: false,
     };
 }
 

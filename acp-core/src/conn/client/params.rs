@@ -37,6 +37,8 @@ struct ClientCaps {
     fs: Fs,
     terminal: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
+    auth: Option<AuthCaps>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     elicitation: Option<Elicitation>,
     #[serde(skip_serializing_if = "Option::is_none")]
     session: Option<SessionCaps>,
@@ -65,6 +67,7 @@ impl ClientCaps {
                 write_text_file: serves.fs_write,
             },
             terminal: serves.terminal,
+            auth: serves.terminal_auth.then_some(AuthCaps { terminal: true }),
             elicitation: serves.elicitation.then_some(Elicitation { form: Empty {} }),
             session: (shows.notices || shows.compaction).then_some(SessionCaps {
                 notices: shows.notices.then_some(Empty {}),
@@ -86,6 +89,13 @@ impl ClientCaps {
 struct Fs {
     read_text_file: bool,
     write_text_file: bool,
+}
+
+/// `clientCapabilities.auth`: only `terminal`, and only when the application runs terminal
+/// auth methods (R-AUTH-7).
+#[derive(Serialize)]
+struct AuthCaps {
+    terminal: bool,
 }
 
 #[derive(Serialize)]
