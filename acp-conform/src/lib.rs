@@ -23,6 +23,8 @@
 //!
 //! - [`runner`]: one fresh process per case, a few at a time, results in order ([`Report`]).
 //! - [`report`]: a report as text, JSON and JUnit.
+//! - [`tier`]: each case's weight (MANDATORY, CAPABILITY, ADVISORY, INFORMATIONAL) and the
+//!   run's verdict ([`Conformance`]).
 //! - [`cases`]: the cases, one module per capability; [`case`] and `verdict` say what a case
 //!   is and what it concludes.
 //! - [`rules`], [`lint`]: the exchange monitor and a whole trace checked by it.
@@ -45,10 +47,12 @@ pub mod report;
 pub mod rules;
 pub mod runner;
 mod subject;
+pub mod tier;
 pub mod trace;
 mod verdict;
 
 pub use runner::{CaseReport, Options, Report, RunError};
+pub use tier::{Conformance, Tier};
 pub use verdict::Status;
 
 use case::conform_case;

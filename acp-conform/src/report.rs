@@ -1,18 +1,30 @@
 //! The three ways a run is reported: text lines (one per case, a summary per capability, the
-//! totals last), one JSON document (`--json`), and JUnit XML (`--junit FILE`).
+//! totals, the verdict last), one JSON document (`--json`, its format in docs/conform.md),
+//! and JUnit XML (`--junit FILE`).
 
-use serde_json::json;
+use serde_json::{Value, json};
 
-use super::runner::{CaseReport, Report};
+use super::runner::{CaseReport, Report, SUITE_VERSION};
+use super::tier::Tier;
 use super::verdict::Status;
 
-/// `PASS framing/crlf-line-endings — <detail>`.
+/// The `format` member of the `--json` document; raised when a member changes meaning or
+/// goes away (new members may come without it).
+pub const JSON_FORMAT: u64 = 2;
+
+/// `PASS framing/crlf-line-endings [MANDATORY] — <detail>`.
 pub fn case_line(case: &CaseReport) -> String {
-    format!("{} {} — {}", case.status.word(), case.id, case.detail)
+    format!(
+        "{} {} [{}] — {}",
+        case.status.word(),
+        case.id,
+        case.tier.word(),
+        case.detail
+    )
 }
 
 /// The summary after the case lines: one line per capability (in the suite's order), then
-/// `N passed, M failed, K skipped`.
+/// `N passed, M failed, K skipped`, then the verdict line (`verdict: conformant (…)`).
 pub fn summary(report: &Report) -> String {
     let mut out = String::new();
     for capability in capabilities(report) {
@@ -31,6 +43,8 @@ pub fn summary(report: &Report) -> String {
         ));
     }
     out.push_str(&totals(report));
+    out.push('\n');
+    out.push_str(&report.conformance().line());
     out.push('\n');
     out
 }
@@ -56,28 +70,73 @@ pub fn capabilities(report: &Report) -> Vec<&'static str> {
     seen
 }
 
-/// The `--json` document.
-pub fn to_json(report: &Report) -> serde_json::Value {
+/// The `--json` document; docs/conform.md describes every member.
+pub fn to_json(report: &Report) -> Value {
     let cases: Vec<_> = report
         .cases
         .iter()
         .map(|c| {
-            json!({
+            let mut case = json!({
                 "id": c.id,
                 "capability": c.capability,
+                "tier": c.tier.word(),
                 "rule": c.rule,
                 "status": c.status.json(),
                 "detail": c.detail,
                 "ms": c.ms as u64,
-            })
+            });
+            if c.status == Status::Fail {
+                case["exchange"] = json!(c.exchange);
+                case["stderr"] = json!(c.stderr);
+            }
+            case
         })
         .collect();
+    let verdict = report.conformance();
+    let tiers: serde_json::Map<String, Value> = verdict
+        .tiers
+        .iter()
+        .map(|(tier, n)| {
+            (
+                tier.word().to_string(),
+                json!({"passed": n.passed, "failed": n.failed, "skipped": n.skipped}),
+            )
+        })
+        .collect();
+    let untested: Vec<&str> = report
+        .cases
+        .iter()
+        .filter(|c| c.tier == Tier::Mandatory && c.status == Status::Skip)
+        .map(|c| c.id.as_str())
+        .collect();
+    let blocking: Vec<&str> = report
+        .cases
+        .iter()
+        .filter(|c| c.tier.blocks(c.status) && c.status == Status::Fail)
+        .map(|c| c.id.as_str())
+        .collect();
+    let init = &report.init;
     json!({
+        "format": JSON_FORMAT,
+        "suite": {"name": "acp-conform", "version": SUITE_VERSION, "cases": report.cases.len()},
         "agent": report.agent,
+        "advertised": {
+            "protocolVersion": init.get("protocolVersion").cloned().unwrap_or(Value::Null),
+            "agentInfo": init.get("agentInfo").cloned().unwrap_or(Value::Null),
+            "agentCapabilities": init.get("agentCapabilities").cloned().unwrap_or(Value::Null),
+            "authMethods": init.get("authMethods").cloned().unwrap_or(Value::Null),
+            "commands": report.commands,
+        },
         "cases": cases,
         "passed": report.count(Status::Pass),
         "failed": report.count(Status::Fail),
         "skipped": report.count(Status::Skip),
+        "verdict": {
+            "conformant": verdict.conformant,
+            "tiers": tiers,
+            "failed": blocking,
+            "untested": untested,
+        },
     })
 }
 
@@ -116,13 +175,15 @@ pub fn to_junit(report: &Report) -> String {
             ));
             match case.status {
                 Status::Pass => out.push_str(&format!(
-                    ">\n      <system-out>{}: {}</system-out>\n    </testcase>\n",
+                    ">\n      <system-out>{} [{}]: {}</system-out>\n    </testcase>\n",
                     xml(case.rule),
+                    case.tier.word(),
                     xml(&case.detail)
                 )),
                 Status::Fail => out.push_str(&format!(
-                    ">\n      <failure message=\"{}\">{}: {}</failure>\n    </testcase>\n",
+                    ">\n      <failure message=\"{}\" type=\"{}\">{}: {}</failure>\n    </testcase>\n",
                     xml(&case.detail),
+                    case.tier.word(),
                     xml(case.rule),
                     xml(&case.detail)
                 )),
