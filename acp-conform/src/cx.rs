@@ -94,6 +94,9 @@ pub struct Cx {
     /// (`> ` harness → agent, `< ` agent → harness, the prefixes `acp-cli lint` reads), long
     /// lines cut, only the last [`EXCHANGE_LINES`] kept: what a failure's report shows.
     pub exchange: std::collections::VecDeque<String>,
+    /// The case's seeded generator (`--chaos SEED`, else seed 0): what the `chaos` cases
+    /// draw their delays, moments and counts from, so a run is reproducible.
+    pub rng: crate::chaos::Chaos,
 }
 
 /// How many exchange lines a case keeps for its report.
@@ -131,6 +134,7 @@ impl Cx {
             calls: Vec::new(),
             held: Vec::new(),
             exchange: std::collections::VecDeque::new(),
+            rng: crate::chaos::Chaos::for_case(0, ""),
             monitor: Monitor::new(MonitorOptions::default()),
             written: LineSplitter::default(),
             monitored: 0,

@@ -226,20 +226,29 @@ mod tests {
     use super::*;
 
     fn report() -> Report {
-        let case = |id: &str, capability, status| CaseReport {
+        let case = |id: &str, capability, tier, status| CaseReport {
             id: id.to_string(),
             capability,
             rule: "R-FRAME-1",
+            tier,
             status,
             detail: String::from("a <b> & \"c\"\u{1}"),
             ms: 1234,
+            exchange: if status == Status::Fail {
+                vec![String::from("> {}"), String::from("< {}")]
+            } else {
+                Vec::new()
+            },
+            stderr: Vec::new(),
         };
         Report {
             agent: vec![String::from("agent")],
+            init: json!({"protocolVersion": 1, "agentInfo": {"name": "a"}}),
+            commands: vec![String::from("sleep")],
             cases: vec![
-                case("framing/a", "framing", Status::Pass),
-                case("framing/b", "framing", Status::Fail),
-                case("ids/c", "ids", Status::Skip),
+                case("framing/a", "framing", Tier::Mandatory, Status::Pass),
+                case("framing/b", "framing", Tier::Advisory, Status::Fail),
+                case("ids/c", "ids", Tier::Capability, Status::Skip),
             ],
         }
     }
@@ -249,19 +258,41 @@ mod tests {
         assert_eq!(
             summary(&report()),
             "framing: 1 passed, 1 failed, 0 skipped\nids: 0 passed, 0 failed, 1 skipped\n\
-             1 passed, 1 failed, 1 skipped\n"
+             1 passed, 1 failed, 1 skipped\nverdict: conformant (MANDATORY 1 passed; \
+             CAPABILITY 0 passed, 1 not applicable; ADVISORY 0 passed, 1 failed; \
+             INFORMATIONAL 0 passed)\n"
         );
         assert_eq!(
             case_line(&report().cases[1]),
-            "FAIL framing/b — a <b> & \"c\"\u{1}"
+            "FAIL framing/b [ADVISORY] — a <b> & \"c\"\u{1}"
         );
+    }
+
+    #[test]
+    fn json_has_tiers_evidence_for_failures_and_the_verdict() {
+        let doc = to_json(&report());
+        assert_eq!(doc["advertised"]["protocolVersion"], 1);
+        assert_eq!(doc["advertised"]["agentInfo"]["name"], "a");
+        assert_eq!(doc["advertised"]["commands"], json!(["sleep"]));
+        assert_eq!(doc["cases"][0]["tier"], "MANDATORY");
+        assert!(doc["cases"][0].get("exchange").is_none());
+        assert_eq!(doc["cases"][1]["exchange"], json!(["> {}", "< {}"]));
+        assert_eq!(doc["cases"][1]["stderr"], json!([]));
+        assert_eq!(doc["verdict"]["conformant"], true);
+        assert_eq!(
+            doc["verdict"]["tiers"]["ADVISORY"],
+            json!({"passed": 0, "failed": 1, "skipped": 0})
+        );
+        assert_eq!(doc["verdict"]["failed"], json!([]));
     }
 
     #[test]
     fn junit_escapes_and_counts() {
         let xml = to_junit(&report());
         assert!(xml.contains("tests=\"3\" failures=\"1\" skipped=\"1\""));
-        assert!(xml.contains("<failure message=\"a &lt;b&gt; &amp; &quot;c&quot;\u{fffd}\">"));
+        assert!(xml.contains(
+            "<failure message=\"a &lt;b&gt; &amp; &quot;c&quot;\u{fffd}\" type=\"ADVISORY\">"
+        ));
         assert!(xml.contains("time=\"1.234\""));
         assert!(!xml.contains('\u{1}'));
     }

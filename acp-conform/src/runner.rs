@@ -320,6 +320,7 @@ fn run_case(case: &Case, profile: &Arc<Profile>, options: &Options) -> CaseRepor
                 let subject = Subject::spawn(&argv, &dir, chaos)
                     .map_err(|e| fail(format!("cannot start the agent: {e}")))?;
                 let mut cx = Cx::new(subject, profile.clone(), options.timeout_scale);
+                cx.rng = Chaos::for_case(options.chaos.unwrap_or(0), &id);
                 let limit = scaled(TURN + TURN + ANSWER, options.timeout_scale);
                 let timeout = async {
                     smol::Timer::after(limit).await;

@@ -138,3 +138,67 @@ impl Conformance {
         format!("verdict: {} ({})", self.word(), parts.join("; "))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::runner::CaseReport;
+
+    fn report(cases: &[(Tier, Status)]) -> Report {
+        Report {
+            agent: Vec::new(),
+            init: serde_json::Value::Null,
+            commands: Vec::new(),
+            cases: cases
+                .iter()
+                .map(|&(tier, status)| CaseReport {
+                    id: String::from("x/y"),
+                    capability: "x",
+                    rule: "R-FRAME-1",
+                    tier,
+                    status,
+                    detail: String::new(),
+                    ms: 0,
+                    exchange: Vec::new(),
+                    stderr: Vec::new(),
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn mandatory_failures_and_untested_mandatory_cases_block() {
+        use Status::*;
+        use Tier::*;
+        let conformant = |cases: &[(Tier, Status)]| Conformance::of(&report(cases)).conformant;
+        assert!(conformant(&[(Mandatory, Pass), (Capability, Skip)]));
+        assert!(conformant(&[(Advisory, Fail), (Informational, Fail)]));
+        assert!(!conformant(&[(Mandatory, Fail)]));
+        assert!(!conformant(&[(Mandatory, Skip)]));
+        assert!(!conformant(&[(Capability, Fail)]));
+        assert!(conformant(&[]));
+    }
+
+    #[test]
+    fn strict_counts_every_failure_and_no_skip() {
+        let advisory = report(&[(Tier::Advisory, Status::Fail)]);
+        assert_eq!((advisory.exit_code(false), advisory.exit_code(true)), (0, 1));
+        let untested = report(&[(Tier::Mandatory, Status::Skip)]);
+        assert_eq!((untested.exit_code(false), untested.exit_code(true)), (1, 0));
+    }
+
+    #[test]
+    fn the_verdict_line_names_untested_and_not_applicable_cases() {
+        let run = report(&[
+            (Tier::Mandatory, Status::Pass),
+            (Tier::Mandatory, Status::Skip),
+            (Tier::Capability, Status::Skip),
+            (Tier::Informational, Status::Pass),
+        ]);
+        assert_eq!(
+            Conformance::of(&run).line(),
+            "verdict: not conformant (MANDATORY 1 passed, 1 untested; CAPABILITY 0 passed, \
+             1 not applicable; ADVISORY 0 passed; INFORMATIONAL 1 passed)"
+        );
+    }
+}

@@ -158,7 +158,7 @@ fn raced(cx: &Cx, message: &Value) -> Option<Outcome> {
     )))
 }
 
-async fn cancelled_answer(cx: &mut Cx, id: &Value) -> Result<usize, Outcome> {
+pub(super) async fn cancelled_answer(cx: &mut Cx, id: &Value) -> Result<usize, Outcome> {
     let end = cx.turn_end(id).await?;
     if let Some(skipped) = raced(cx, cx.message(end)) {
         return Err(skipped);

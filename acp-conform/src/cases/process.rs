@@ -75,7 +75,7 @@ pub(super) fn cases() -> Vec<Case> {
 /// The bound on exits (times `--timeout-scale`).
 const EXIT: Duration = Duration::from_secs(5);
 
-async fn exits_within(cx: &mut Cx, what: &str) -> Verdict {
+pub(super) async fn exits_within(cx: &mut Cx, what: &str) -> Verdict {
     let limit = cx.time(EXIT);
     let started = Instant::now();
     match cx.subject.wait_exit(started + limit).await {
