@@ -8,7 +8,8 @@
 # README, not CI failures. Without a key the llm backend cannot run a turn, so the MANDATORY
 # cases that need one are untested and its verdict is "not conformant" (exit 1): it must
 # still fail nothing.
-# Usage: table.sh [--release]. CI uses the debug build `cargo test` already made (no second
+# Usage: table.sh [--release]. CONFORM_TIMEOUT_SCALE=X passes --timeout-scale X (a loaded
+# machine: the Python SDK agent alone takes seconds to answer initialize there). CI uses the debug build `cargo test` already made (no second
 # build of the workspace); --release measures the build users install.
 set -euo pipefail
 profile=debug
@@ -32,7 +33,8 @@ run() {
     shift 2
     local start end rc=0
     start=$(date +%s%N)
-    "$bin" conform --json -- "$@" >"$out/$name.json" || rc=$?
+    "$bin" conform --json ${CONFORM_TIMEOUT_SCALE:+--timeout-scale "$CONFORM_TIMEOUT_SCALE"} \
+        -- "$@" >"$out/$name.json" || rc=$?
     end=$(date +%s%N)
     echo $(((end - start) / 1000000)) >"$out/$name.ms"
     printf '%-12s exit %d  %s\n' "$name" "$rc" "$(python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); print(d["passed"], "passed,", d["failed"], "failed,", d["skipped"], "skipped;", "conformant" if d["verdict"]["conformant"] else "not conformant")' "$out/$name.json" 2>/dev/null || echo 'no report')"
