@@ -74,9 +74,12 @@ fn the_llm_agent_without_a_key_passes_the_protocol_cases() {
         untested.contains(&"cancel/session-cancel-ends-turn-cancelled"),
         "{untested:?}"
     );
-    assert!(untested.iter().all(|id| id.starts_with("prompt/")
-        || id.starts_with("cancel/")
-        || id.starts_with("chaos/")), "{untested:?}");
+    assert!(
+        untested.iter().all(|id| id.starts_with("prompt/")
+            || id.starts_with("cancel/")
+            || id.starts_with("chaos/")),
+        "{untested:?}"
+    );
     assert!(!report.conformance().conformant);
     assert_eq!(report.exit_code(false), 1);
     assert_eq!(report.exit_code(true), 0);

@@ -201,8 +201,20 @@ fn an_untested_mandatory_case_is_not_conformant() {
     // The llm backend without a key refuses every prompt (-32000): a turn cannot be run, so
     // the MANDATORY cancel case goes untested, and the verdict says so.
     let path = format!("PATH={}", std::env::var("PATH").unwrap_or_default());
-    let agent = ["env", "-i", &path, ACP_CLI, "--acp", "--stdio", "--backend", "llm"];
-    let out = conform(&["--only", "cancel/session-cancel-ends-turn-cancelled"], &agent);
+    let agent = [
+        "env",
+        "-i",
+        &path,
+        ACP_CLI,
+        "--acp",
+        "--stdio",
+        "--backend",
+        "llm",
+    ];
+    let out = conform(
+        &["--only", "cancel/session-cancel-ends-turn-cancelled"],
+        &agent,
+    );
     let stdout = text(&out.stdout);
     assert_eq!(out.status.code(), Some(1), "{stdout}");
     assert!(
@@ -217,7 +229,11 @@ fn an_untested_mandatory_case_is_not_conformant() {
         "{stdout}"
     );
     let out = conform(
-        &["--strict", "--only", "cancel/session-cancel-ends-turn-cancelled"],
+        &[
+            "--strict",
+            "--only",
+            "cancel/session-cancel-ends-turn-cancelled",
+        ],
         &agent,
     );
     assert_eq!(out.status.code(), Some(0), "--strict counts failures only");
@@ -297,11 +313,15 @@ fn json_report_shows_a_failures_exchange_and_stderr() {
         .map(|l| l.as_str().unwrap())
         .collect();
     assert!(
-        exchange.iter().any(|l| l.starts_with("> ") && l.contains("\"conform/no_such_method\"")),
+        exchange
+            .iter()
+            .any(|l| l.starts_with("> ") && l.contains("\"conform/no_such_method\"")),
         "{exchange:#?}"
     );
     assert!(
-        exchange.iter().any(|l| l.starts_with("< ") && l.contains("-32600")),
+        exchange
+            .iter()
+            .any(|l| l.starts_with("< ") && l.contains("-32600")),
         "{exchange:#?}"
     );
     assert!(case["stderr"].is_array(), "{case}");

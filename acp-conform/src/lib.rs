@@ -12,6 +12,15 @@
 //! assert!(failed.is_empty(), "{failed:#?}");
 //! ```
 //!
+//! Or ask for the verdict, which weighs each case by its tier ([`Tier`]): conformant when no
+//! MANDATORY case failed or went untested and no CAPABILITY case failed.
+//!
+//! ```no_run
+//! let report = acp_conform::check(&["target/debug/my-agent", "--stdio"]).unwrap();
+//! let verdict = report.conformance();
+//! assert!(verdict.conformant, "{}", verdict.line());
+//! ```
+//!
 //! Every case starts the agent afresh (a new temporary directory, its own process group, killed
 //! after the case) and speaks raw NDJSON to it; the cases are named after the rules of the
 //! project's `docs/protocol.md`. [`check_with`] takes [`Options`]: which cases, timeouts,

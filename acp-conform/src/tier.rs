@@ -49,11 +49,10 @@ impl Tier {
 
     /// Whether a case of this tier that ended `status` keeps the run from being conformant.
     pub fn blocks(self, status: Status) -> bool {
-        match (self, status) {
-            (Tier::Mandatory, Status::Fail | Status::Skip) => true,
-            (Tier::Capability, Status::Fail) => true,
-            _ => false,
-        }
+        matches!(
+            (self, status),
+            (Tier::Mandatory, Status::Fail | Status::Skip) | (Tier::Capability, Status::Fail)
+        )
     }
 }
 
@@ -182,9 +181,15 @@ mod tests {
     #[test]
     fn strict_counts_every_failure_and_no_skip() {
         let advisory = report(&[(Tier::Advisory, Status::Fail)]);
-        assert_eq!((advisory.exit_code(false), advisory.exit_code(true)), (0, 1));
+        assert_eq!(
+            (advisory.exit_code(false), advisory.exit_code(true)),
+            (0, 1)
+        );
         let untested = report(&[(Tier::Mandatory, Status::Skip)]);
-        assert_eq!((untested.exit_code(false), untested.exit_code(true)), (1, 0));
+        assert_eq!(
+            (untested.exit_code(false), untested.exit_code(true)),
+            (1, 0)
+        );
     }
 
     #[test]

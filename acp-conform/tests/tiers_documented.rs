@@ -12,7 +12,10 @@ fn expected() -> BTreeMap<String, String> {
     let mut by_rule: BTreeMap<String, Vec<(Tier, String)>> = BTreeMap::new();
     for case in all() {
         let first = case.rule.split(',').next().unwrap().trim().to_string();
-        by_rule.entry(first).or_default().push((case.tier, case.id()));
+        by_rule
+            .entry(first)
+            .or_default()
+            .push((case.tier, case.id()));
     }
     by_rule
         .into_iter()
@@ -65,12 +68,19 @@ fn every_checked_rule_carries_the_tiers_of_its_cases() {
         .filter(|(rule, tag)| documented.get(*rule) != Some(tag))
         .map(|(rule, tag)| format!("{rule}: {tag}"))
         .collect();
-    assert!(wrong.is_empty(), "docs/protocol.md should say:\n{}", wrong.join("\n"));
+    assert!(
+        wrong.is_empty(),
+        "docs/protocol.md should say:\n{}",
+        wrong.join("\n")
+    );
     let stray: Vec<&String> = documented
         .keys()
         .filter(|rule| !expected.contains_key(*rule))
         .collect();
-    assert!(stray.is_empty(), "a Conform tag on a rule no case checks first: {stray:?}");
+    assert!(
+        stray.is_empty(),
+        "a Conform tag on a rule no case checks first: {stray:?}"
+    );
 }
 
 #[test]
