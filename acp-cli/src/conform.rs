@@ -14,7 +14,14 @@ Run the ACP conformance suite against any agent: `acp-cli conform [OPTIONS] -- A
 
 Every case starts the agent afresh (in a new temporary directory, its own process group, killed
 after the case), speaks raw NDJSON to it and prints one line: `PASS|FAIL|SKIP <capability>/<case>
-— <why>`. Then a summary per capability, and last `N passed, M failed, K skipped`.
+[<TIER>] — <why>`. Then a summary per capability, `N passed, M failed, K skipped`, and last the
+verdict: `verdict: conformant (…)` or `verdict: not conformant (…)` with the counts per tier.
+
+Every case has a tier, from the spec's words for what it checks: MANDATORY (a MUST), CAPABILITY (a
+MUST that applies when the agent advertises or uses a feature), ADVISORY (a SHOULD, or our rule
+where the spec is silent), INFORMATIONAL (a measurement). The agent is conformant when no MANDATORY
+case failed or was untested (skipped: the harness could not make the agent show the behaviour) and
+no CAPABILITY case failed.
 
 Cases are named after the rules of docs/protocol.md (their ids are in `--list`) and grouped by
 capability: framing, ids, initialize, rpc, sessions, prompt, cancel, permission, client, process,
@@ -26,8 +33,9 @@ without having been observed.
 The agent runs in a temporary directory: a relative program path with a `/`, and relative
 arguments with a `/` that exist, are made absolute first.
 
-Exit status: 0 when no case failed, 1 when one did, 2 when the agent could not be started or never
-answered `initialize` (or --only matched nothing).
+Exit status: 0 when the verdict is conformant, 1 when it is not (with --strict: 0 when no case of
+any tier failed, 1 when one did), 2 when the agent could not be started or never answered
+`initialize` (or --only matched nothing).
 
 With --client the suite checks a client instead and plays its agent: `acp-cli conform --client --
 CLIENT [ARGS...]`, where the placeholder `{agent}` in the client's command line stands for the
@@ -43,10 +51,14 @@ pub struct ConformArgs {
     /// several patterns separated by commas
     #[arg(long, value_name = "PATTERN")]
     pub only: Option<String>,
-    /// Print one JSON document instead of the text lines: {"agent", "cases": [{"id",
-    /// "capability", "rule", "status", "detail", "ms"}], "passed", "failed", "skipped"}
+    /// Print one JSON document instead of the text lines: the run's metadata, one entry per case
+    /// (tier, rule, status, detail; for a failure the exchange and the agent's stderr tail) and
+    /// the verdict with counts per tier (docs/conform.md describes it)
     #[arg(long)]
     pub json: bool,
+    /// Exit 1 when any case fails, whatever its tier (the verdict is still reported)
+    #[arg(long)]
+    pub strict: bool,
     /// Also write the results as JUnit XML to FILE
     #[arg(long, value_name = "FILE")]
     pub junit: Option<PathBuf>,
@@ -57,7 +69,8 @@ pub struct ConformArgs {
     #[arg(long)]
     pub list: bool,
     /// Cut the harness's writes at random byte boundaries and delay them, and stall its reads,
-    /// reproducibly from SEED
+    /// reproducibly from SEED; the `chaos` cases draw their delays, moments and counts from it
+    /// too
     #[arg(long, value_name = "SEED")]
     pub chaos: Option<u64>,
     /// How many cases run at the same time (each against its own agent process)
@@ -90,9 +103,10 @@ pub fn run(args: ConformArgs) -> i32 {
             .filter(|c| runner::selected(&c.id(), args.only.as_deref()))
         {
             crate::stdout::print(format_args!(
-                "{}  [{}]  {}\n",
+                "{}  [{}]  {}  {}\n",
                 case.id(),
                 case.rule,
+                case.tier.word(),
                 case.doc
             ));
         }
@@ -148,5 +162,5 @@ pub fn run(args: ConformArgs) -> i32 {
         eprintln!("acp-cli conform: cannot write {}: {e}", path.display());
         return 2;
     }
-    report.exit_code()
+    report.exit_code(args.strict)
 }

@@ -1,6 +1,7 @@
 //! `acp_conform` as a library (issue 15, item 5): what an agent author writes in their
-//! own `cargo test`. Here it checks our agent: the demo backend passes every case, and the llm
-//! backend with no key (so no network) passes every case that does not need a model.
+//! own `cargo test`. Here it checks our agent: the demo backend passes every case and is
+//! conformant, and the llm backend with no key (so no network) passes every case that does not
+//! need a model (the MANDATORY cases that need a turn go untested).
 
 use acp_conform::{Options, Status, check, check_with};
 
@@ -30,6 +31,9 @@ fn the_demo_agent_passes_every_case() {
         skipped.is_empty(),
         "the demo advertises every command, yet skipped: {skipped:?}"
     );
+    assert!(report.conformance().conformant);
+    assert_eq!(report.exit_code(false), 0);
+    assert_eq!(report.exit_code(true), 0);
 }
 
 #[test]
@@ -66,4 +70,25 @@ fn the_llm_agent_without_a_model_server_passes_the_protocol_cases() {
             .collect();
         assert!(not_passed.is_empty(), "{not_passed:#?}");
     }
+    // A prompt is refused without a key, so the MANDATORY cases that need a turn are untested
+    // and the verdict cannot be conformant; nothing failed, so --strict passes.
+    let untested: Vec<&str> = report
+        .cases
+        .iter()
+        .filter(|c| c.tier == acp_conform::Tier::Mandatory && c.status == Status::Skip)
+        .map(|c| c.id.as_str())
+        .collect();
+    assert!(
+        untested.contains(&"cancel/session-cancel-ends-turn-cancelled"),
+        "{untested:?}"
+    );
+    assert!(
+        untested.iter().all(|id| id.starts_with("prompt/")
+            || id.starts_with("cancel/")
+            || id.starts_with("chaos/")),
+        "{untested:?}"
+    );
+    assert!(!report.conformance().conformant);
+    assert_eq!(report.exit_code(false), 1);
+    assert_eq!(report.exit_code(true), 0);
 }

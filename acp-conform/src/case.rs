@@ -5,6 +5,7 @@ use std::future::Future;
 use std::pin::Pin;
 
 use super::cx::Cx;
+use super::tier::Tier;
 use super::verdict::Verdict;
 
 /// What a case's function returns.
@@ -20,6 +21,8 @@ pub struct Case {
     /// The rule it checks: an id of docs/protocol.md (`R-FRAME-1`), sometimes with the
     /// spec's words after it.
     pub rule: &'static str,
+    /// How much it weighs in the verdict, from the spec's words for what it checks.
+    pub tier: Tier,
     /// What it does and why, in a sentence.
     pub doc: &'static str,
     /// The check, run against a fresh agent process.
@@ -39,13 +42,14 @@ impl std::fmt::Debug for Case {
     }
 }
 
-/// Declares a [`Case`]: `case!("framing", "crlf", "R-FRAME-1", "doc…", function)`.
+/// Declares a [`Case`]: `case!("framing", "crlf", "R-FRAME-1", Mandatory, "doc…", function)`.
 macro_rules! conform_case {
-    ($capability:literal, $name:literal, $rule:literal, $doc:literal, $run:path) => {
+    ($capability:literal, $name:literal, $rule:literal, $tier:ident, $doc:literal, $run:path) => {
         $crate::case::Case {
             capability: $capability,
             name: $name,
             rule: $rule,
+            tier: $crate::tier::Tier::$tier,
             doc: $doc,
             run: |cx| Box::pin($run(cx)),
         }

@@ -1,5 +1,6 @@
 //! `--chaos SEED`: the harness's writes cut at random byte boundaries and delayed, and its
-//! reads of the agent's output stalled. Every case gets its own generator, seeded from the
+//! reads of the agent's output stalled; the `chaos` cases draw their delays, moments and
+//! counts from it too (seed 0 without `--chaos`). Every case gets its own generator, seeded from the
 //! run's seed and the case's id, so a run is reproducible whatever order cases finish in.
 
 use std::time::Duration;
@@ -44,6 +45,11 @@ impl Chaos {
         ends.sort_unstable();
         ends.dedup();
         ends
+    }
+
+    /// A number from `low` to `high`, both included (`low` <= `high`).
+    pub fn between(&mut self, low: u64, high: u64) -> u64 {
+        low + self.below(high - low + 1)
     }
 
     /// A pause of 0 to 3 ms.

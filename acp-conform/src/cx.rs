@@ -91,6 +91,31 @@ pub struct Cx {
     /// Protocol errors the monitor blamed on the agent, in order. The harness's own
     /// deliberately bad lines are blamed on the client and not kept.
     pub violations: Vec<Finding>,
+    /// The exchange as the monitor read it, one line per message with its direction
+    /// (`> ` harness → agent, `< ` agent → harness, the prefixes `acp-cli lint` reads), long
+    /// lines cut, only the last [`EXCHANGE_LINES`] kept: what a failure's report shows.
+    pub exchange: std::collections::VecDeque<String>,
+    /// The case's seeded generator (`--chaos SEED`, else seed 0): what the `chaos` cases
+    /// draw their delays, moments and counts from, so a run is reproducible.
+    pub rng: crate::chaos::Chaos,
+}
+
+/// How many exchange lines a case keeps for its report.
+pub(crate) const EXCHANGE_LINES: usize = 200;
+/// How many bytes of one exchange line a report shows.
+const EXCHANGE_LINE_BYTES: usize = 2000;
+
+/// `line` for the report's exchange: its first [`EXCHANGE_LINE_BYTES`] bytes (on a character
+/// boundary, invalid UTF-8 replaced) and how long it was.
+fn exchange_line(from: Side, bytes: &[u8]) -> String {
+    let text = String::from_utf8_lossy(&bytes[..bytes.len().min(EXCHANGE_LINE_BYTES)]);
+    let mut text = text.trim_end_matches(['\r', '\n']).to_string();
+    if bytes.len() > EXCHANGE_LINE_BYTES {
+        // A cut may have split a character: drop the replacement it became.
+        text = text.trim_end_matches('\u{fffd}').to_string();
+        text.push_str(&format!(" … ({} bytes in all)", bytes.len()));
+    }
+    format!("{} {text}", from.arrow())
 }
 
 impl Cx {
@@ -109,6 +134,8 @@ impl Cx {
             ask_answer: String::from("conform-answer"),
             calls: Vec::new(),
             held: Vec::new(),
+            exchange: std::collections::VecDeque::new(),
+            rng: crate::chaos::Chaos::for_case(0, ""),
             monitor: Monitor::new(MonitorOptions::default()),
             written: LineSplitter::unlimited(),
             monitored: 0,
@@ -124,6 +151,10 @@ impl Cx {
             return;
         }
         self.exchange_lines += 1;
+        if self.exchange.len() == EXCHANGE_LINES {
+            self.exchange.pop_front();
+        }
+        self.exchange.push_back(exchange_line(from, bytes));
         let findings = self.monitor.observe(from, self.exchange_lines, None, bytes);
         self.violations.extend(
             findings

@@ -12,6 +12,15 @@
 //! assert!(failed.is_empty(), "{failed:#?}");
 //! ```
 //!
+//! Or ask for the verdict, which weighs each case by its tier ([`Tier`]): conformant when no
+//! MANDATORY case failed or went untested and no CAPABILITY case failed.
+//!
+//! ```no_run
+//! let report = acp_conform::check(&["target/debug/my-agent", "--stdio"]).unwrap();
+//! let verdict = report.conformance();
+//! assert!(verdict.conformant, "{}", verdict.line());
+//! ```
+//!
 //! Every case starts the agent afresh (a new temporary directory, its own process group, killed
 //! after the case) and speaks raw NDJSON to it; the cases are named after the rules of the
 //! project's `docs/protocol.md`. [`check_with`] takes [`Options`]: which cases, timeouts,
@@ -23,6 +32,8 @@
 //!
 //! - [`runner`]: one fresh process per case, a few at a time, results in order ([`Report`]).
 //! - [`report`]: a report as text, JSON and JUnit.
+//! - [`tier`]: each case's weight (MANDATORY, CAPABILITY, ADVISORY, INFORMATIONAL) and the
+//!   run's verdict ([`Conformance`]).
 //! - [`cases`]: the cases, one module per capability; [`case`] and `verdict` say what a case
 //!   is and what it concludes.
 //! - [`client`]: the client suite behind `acp-cli conform --client`: the suite plays the
@@ -48,10 +59,12 @@ pub mod report;
 pub mod rules;
 pub mod runner;
 mod subject;
+pub mod tier;
 pub mod trace;
 mod verdict;
 
 pub use runner::{CaseReport, Options, Report, RunError};
+pub use tier::{Conformance, Tier};
 pub use verdict::Status;
 
 use case::conform_case;

@@ -85,6 +85,8 @@ pub struct AgentProcess {
     key: ProcessKey,
     pid: u32,
     stdin: Option<ChildStdin>,
+    /// Dropped to make the output task close stdout's read end ([`AgentProcess::close_stdout`]).
+    stdout_open: Option<Sender<()>>,
     exited: bool,
     _tasks: [smol::Task<()>; 2],
 }
@@ -114,7 +116,14 @@ impl AgentProcess {
         let stdout = child.stdout.take();
         let stderr = child.stderr.take();
 
-        let output_task = smol::spawn(pump_output(key, stdout, stderr, events.clone()));
+        let (stdout_open, close_stdout) = smol::channel::bounded(1);
+        let output_task = smol::spawn(pump_output(
+            key,
+            stdout,
+            stderr,
+            close_stdout,
+            events.clone(),
+        ));
 
         let exit_task = smol::spawn(async move {
             let status = match child.status().await {
@@ -130,6 +139,7 @@ impl AgentProcess {
             key,
             pid,
             stdin,
+            stdout_open: Some(stdout_open),
             exited: false,
             _tasks: [output_task, exit_task],
         })
@@ -174,6 +184,13 @@ impl AgentProcess {
         self.stdin = None;
     }
 
+    /// Closes the read end of the agent's stdout, as a client that vanished would: the
+    /// agent's next write fails (`EPIPE`). What was read before still arrives, then
+    /// [`ProcessEvent::StdoutEof`].
+    pub fn close_stdout(&mut self) {
+        self.stdout_open = None;
+    }
+
     /// Sends SIGTERM to the process only. Nothing once it has exited.
     pub fn terminate(&self) -> io::Result<()> {
         if self.exited {
@@ -203,6 +220,8 @@ const STDERR_DRAIN_BYTES: usize = 1024 * 1024;
 enum OutputRead {
     Stdout(usize),
     Stderr(usize),
+    /// The owner closed stdout ([`AgentProcess::close_stdout`]).
+    Closed,
 }
 
 /// Reads stdout and stderr in one task so their events keep the order the agent wrote them in:
@@ -214,6 +233,7 @@ async fn pump_output(
     key: ProcessKey,
     mut stdout: Option<ChildStdout>,
     mut stderr: Option<ChildStderr>,
+    close_stdout: smol::channel::Receiver<()>,
     events: Sender<(ProcessKey, ProcessEvent)>,
 ) {
     let mut lines = LineSplitter::new(MAX_LINE_BYTES);
@@ -221,6 +241,7 @@ async fn pump_output(
     let mut stderr_buf = vec![0u8; 8 * 1024];
     let mut out = Vec::new();
     while stdout.is_some() || stderr.is_some() {
+        let reading_stdout = stdout.is_some();
         let read_stderr = async {
             match stderr.as_mut() {
                 Some(err) => OutputRead::Stderr(err.read(&mut stderr_buf).await.unwrap_or(0)),
@@ -233,8 +254,21 @@ async fn pump_output(
                 None => smol::future::pending().await,
             }
         };
+        let closed = async {
+            if reading_stdout {
+                // Nothing is ever sent: the owner dropping its sender is the signal.
+                let _ = close_stdout.recv().await;
+                OutputRead::Closed
+            } else {
+                smol::future::pending().await
+            }
+        };
         let mut sends = Vec::new();
-        match smol::future::or(read_stderr, read_stdout).await {
+        match smol::future::or(closed, smol::future::or(read_stderr, read_stdout)).await {
+            OutputRead::Closed => {
+                stdout = None;
+                sends.push(ProcessEvent::StdoutEof);
+            }
             OutputRead::Stderr(n) => {
                 if take_stderr(&mut lines, &stderr_buf[..n], &mut out) {
                     stderr = None;

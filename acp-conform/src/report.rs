@@ -1,18 +1,30 @@
 //! The three ways a run is reported: text lines (one per case, a summary per capability, the
-//! totals last), one JSON document (`--json`), and JUnit XML (`--junit FILE`).
+//! totals, the verdict last), one JSON document (`--json`, its format in docs/conform.md),
+//! and JUnit XML (`--junit FILE`).
 
-use serde_json::json;
+use serde_json::{Value, json};
 
-use super::runner::{CaseReport, Report};
+use super::runner::{CaseReport, Report, SUITE_VERSION};
+use super::tier::Tier;
 use super::verdict::Status;
 
-/// `PASS framing/crlf-line-endings — <detail>`.
+/// The `format` member of the `--json` document; raised when a member changes meaning or
+/// goes away (new members may come without it).
+pub const JSON_FORMAT: u64 = 2;
+
+/// `PASS framing/crlf-line-endings [MANDATORY] — <detail>`.
 pub fn case_line(case: &CaseReport) -> String {
-    format!("{} {} — {}", case.status.word(), case.id, case.detail)
+    format!(
+        "{} {} [{}] — {}",
+        case.status.word(),
+        case.id,
+        case.tier.word(),
+        case.detail
+    )
 }
 
 /// The summary after the case lines: one line per capability (in the suite's order), then
-/// `N passed, M failed, K skipped`.
+/// `N passed, M failed, K skipped`, then the verdict line (`verdict: conformant (…)`).
 pub fn summary(report: &Report) -> String {
     let mut out = String::new();
     for capability in capabilities(report) {
@@ -31,6 +43,8 @@ pub fn summary(report: &Report) -> String {
         ));
     }
     out.push_str(&totals(report));
+    out.push('\n');
+    out.push_str(&report.conformance().line());
     out.push('\n');
     out
 }
@@ -56,28 +70,73 @@ pub fn capabilities(report: &Report) -> Vec<&'static str> {
     seen
 }
 
-/// The `--json` document.
-pub fn to_json(report: &Report) -> serde_json::Value {
+/// The `--json` document; docs/conform.md describes every member.
+pub fn to_json(report: &Report) -> Value {
     let cases: Vec<_> = report
         .cases
         .iter()
         .map(|c| {
-            json!({
+            let mut case = json!({
                 "id": c.id,
                 "capability": c.capability,
+                "tier": c.tier.word(),
                 "rule": c.rule,
                 "status": c.status.json(),
                 "detail": c.detail,
                 "ms": c.ms as u64,
-            })
+            });
+            if c.status == Status::Fail {
+                case["exchange"] = json!(c.exchange);
+                case["stderr"] = json!(c.stderr);
+            }
+            case
         })
         .collect();
+    let verdict = report.conformance();
+    let tiers: serde_json::Map<String, Value> = verdict
+        .tiers
+        .iter()
+        .map(|(tier, n)| {
+            (
+                tier.word().to_string(),
+                json!({"passed": n.passed, "failed": n.failed, "skipped": n.skipped}),
+            )
+        })
+        .collect();
+    let untested: Vec<&str> = report
+        .cases
+        .iter()
+        .filter(|c| c.tier == Tier::Mandatory && c.status == Status::Skip)
+        .map(|c| c.id.as_str())
+        .collect();
+    let blocking: Vec<&str> = report
+        .cases
+        .iter()
+        .filter(|c| c.tier.blocks(c.status) && c.status == Status::Fail)
+        .map(|c| c.id.as_str())
+        .collect();
+    let init = &report.init;
     json!({
+        "format": JSON_FORMAT,
+        "suite": {"name": "acp-conform", "version": SUITE_VERSION, "cases": report.cases.len()},
         "agent": report.agent,
+        "advertised": {
+            "protocolVersion": init.get("protocolVersion").cloned().unwrap_or(Value::Null),
+            "agentInfo": init.get("agentInfo").cloned().unwrap_or(Value::Null),
+            "agentCapabilities": init.get("agentCapabilities").cloned().unwrap_or(Value::Null),
+            "authMethods": init.get("authMethods").cloned().unwrap_or(Value::Null),
+            "commands": report.commands,
+        },
         "cases": cases,
         "passed": report.count(Status::Pass),
         "failed": report.count(Status::Fail),
         "skipped": report.count(Status::Skip),
+        "verdict": {
+            "conformant": verdict.conformant,
+            "tiers": tiers,
+            "failed": blocking,
+            "untested": untested,
+        },
     })
 }
 
@@ -116,13 +175,15 @@ pub fn to_junit(report: &Report) -> String {
             ));
             match case.status {
                 Status::Pass => out.push_str(&format!(
-                    ">\n      <system-out>{}: {}</system-out>\n    </testcase>\n",
+                    ">\n      <system-out>{} [{}]: {}</system-out>\n    </testcase>\n",
                     xml(case.rule),
+                    case.tier.word(),
                     xml(&case.detail)
                 )),
                 Status::Fail => out.push_str(&format!(
-                    ">\n      <failure message=\"{}\">{}: {}</failure>\n    </testcase>\n",
+                    ">\n      <failure message=\"{}\" type=\"{}\">{}: {}</failure>\n    </testcase>\n",
                     xml(&case.detail),
+                    case.tier.word(),
                     xml(case.rule),
                     xml(&case.detail)
                 )),
@@ -165,20 +226,29 @@ mod tests {
     use super::*;
 
     fn report() -> Report {
-        let case = |id: &str, capability, status| CaseReport {
+        let case = |id: &str, capability, tier, status| CaseReport {
             id: id.to_string(),
             capability,
             rule: "R-FRAME-1",
+            tier,
             status,
             detail: String::from("a <b> & \"c\"\u{1}"),
             ms: 1234,
+            exchange: if status == Status::Fail {
+                vec![String::from("> {}"), String::from("< {}")]
+            } else {
+                Vec::new()
+            },
+            stderr: Vec::new(),
         };
         Report {
             agent: vec![String::from("agent")],
+            init: json!({"protocolVersion": 1, "agentInfo": {"name": "a"}}),
+            commands: vec![String::from("sleep")],
             cases: vec![
-                case("framing/a", "framing", Status::Pass),
-                case("framing/b", "framing", Status::Fail),
-                case("ids/c", "ids", Status::Skip),
+                case("framing/a", "framing", Tier::Mandatory, Status::Pass),
+                case("framing/b", "framing", Tier::Advisory, Status::Fail),
+                case("ids/c", "ids", Tier::Capability, Status::Skip),
             ],
         }
     }
@@ -188,19 +258,41 @@ mod tests {
         assert_eq!(
             summary(&report()),
             "framing: 1 passed, 1 failed, 0 skipped\nids: 0 passed, 0 failed, 1 skipped\n\
-             1 passed, 1 failed, 1 skipped\n"
+             1 passed, 1 failed, 1 skipped\nverdict: conformant (MANDATORY 1 passed; \
+             CAPABILITY 0 passed, 1 not applicable; ADVISORY 0 passed, 1 failed; \
+             INFORMATIONAL 0 passed)\n"
         );
         assert_eq!(
             case_line(&report().cases[1]),
-            "FAIL framing/b — a <b> & \"c\"\u{1}"
+            "FAIL framing/b [ADVISORY] — a <b> & \"c\"\u{1}"
         );
+    }
+
+    #[test]
+    fn json_has_tiers_evidence_for_failures_and_the_verdict() {
+        let doc = to_json(&report());
+        assert_eq!(doc["advertised"]["protocolVersion"], 1);
+        assert_eq!(doc["advertised"]["agentInfo"]["name"], "a");
+        assert_eq!(doc["advertised"]["commands"], json!(["sleep"]));
+        assert_eq!(doc["cases"][0]["tier"], "MANDATORY");
+        assert!(doc["cases"][0].get("exchange").is_none());
+        assert_eq!(doc["cases"][1]["exchange"], json!(["> {}", "< {}"]));
+        assert_eq!(doc["cases"][1]["stderr"], json!([]));
+        assert_eq!(doc["verdict"]["conformant"], true);
+        assert_eq!(
+            doc["verdict"]["tiers"]["ADVISORY"],
+            json!({"passed": 0, "failed": 1, "skipped": 0})
+        );
+        assert_eq!(doc["verdict"]["failed"], json!([]));
     }
 
     #[test]
     fn junit_escapes_and_counts() {
         let xml = to_junit(&report());
         assert!(xml.contains("tests=\"3\" failures=\"1\" skipped=\"1\""));
-        assert!(xml.contains("<failure message=\"a &lt;b&gt; &amp; &quot;c&quot;\u{fffd}\">"));
+        assert!(xml.contains(
+            "<failure message=\"a &lt;b&gt; &amp; &quot;c&quot;\u{fffd}\" type=\"ADVISORY\">"
+        ));
         assert!(xml.contains("time=\"1.234\""));
         assert!(!xml.contains('\u{1}'));
     }

@@ -15,6 +15,7 @@ use super::chaos::Chaos;
 use super::cx::{ANSWER, Cx, TURN};
 use super::profile::Profile;
 use super::subject::{Subject, scaled};
+use super::tier::{Conformance, Tier};
 use super::verdict::{Status, Verdict, fail};
 use crate::rules::Finding;
 
@@ -57,22 +58,40 @@ pub struct CaseReport {
     pub capability: &'static str,
     /// The rule it checks.
     pub rule: &'static str,
+    /// How much it weighs in the verdict.
+    pub tier: Tier,
     /// Passed, failed or skipped.
     pub status: Status,
     /// What was observed, or why it failed or was skipped.
     pub detail: String,
     /// How long it took, in milliseconds.
     pub ms: u128,
+    /// For a failure: the exchange, both directions, one line per message (`> ` harness →
+    /// agent, `< ` agent → harness), the last 200 with long lines cut. Empty otherwise.
+    pub exchange: Vec<String>,
+    /// For a failure: the last lines the agent wrote on stderr (at most 20). Empty otherwise.
+    pub stderr: Vec<String>,
 }
+
+/// How many stderr lines a failure's report keeps.
+const STDERR_TAIL: usize = 20;
 
 /// A whole run.
 #[derive(Clone, Debug)]
 pub struct Report {
     /// The agent's command line as given.
     pub agent: Vec<String>,
+    /// The agent's `initialize` answer in the run's first handshake (its `agentInfo`,
+    /// `agentCapabilities` and `protocolVersion` as advertised).
+    pub init: Value,
+    /// The commands it advertised after `session/new` in that handshake (names without `/`).
+    pub commands: Vec<String>,
     /// Every case run, in the suite's order.
     pub cases: Vec<CaseReport>,
 }
+
+/// The suite's version: the `acp-conform` crate's, which the reports name.
+pub const SUITE_VERSION: &str = env!("CARGO_PKG_VERSION");
 
 impl Report {
     /// How many cases ended with `status`.
@@ -85,9 +104,20 @@ impl Report {
         self.cases.iter().find(|c| c.id == id)
     }
 
-    /// The exit status of `acp-cli conform`: 0 when nothing failed, else 1.
-    pub fn exit_code(&self) -> i32 {
-        if self.count(Status::Fail) == 0 { 0 } else { 1 }
+    /// The run's verdict from the cases' tiers.
+    pub fn conformance(&self) -> Conformance {
+        Conformance::of(self)
+    }
+
+    /// The exit status of `acp-cli conform`: 0 when the verdict is conformant, else 1. With
+    /// `strict`, 0 only when no case of any tier failed (skips never count).
+    pub fn exit_code(&self, strict: bool) -> i32 {
+        let ok = if strict {
+            self.count(Status::Fail) == 0
+        } else {
+            self.conformance().conformant
+        };
+        if ok { 0 } else { 1 }
     }
 }
 
@@ -270,6 +300,8 @@ pub fn run(
     });
     Ok(Report {
         agent: options.agent.clone(),
+        init: profile.init.clone(),
+        commands: profile.commands.clone(),
         cases: reports,
     })
 }
@@ -280,6 +312,7 @@ fn run_case(case: &Case, profile: &Arc<Profile>, options: &Options) -> CaseRepor
     let id = case.id();
     let argv = absolute_argv(&options.agent);
     let chaos = options.chaos.map(|seed| Chaos::for_case(seed, &id));
+    let mut evidence = (Vec::new(), Vec::new());
     let verdict = match scratch_dir() {
         Err(e) => Err(fail(format!("cannot make a scratch directory: {e}"))),
         Ok(dir) => {
@@ -287,6 +320,7 @@ fn run_case(case: &Case, profile: &Arc<Profile>, options: &Options) -> CaseRepor
                 let subject = Subject::spawn(&argv, &dir, chaos)
                     .map_err(|e| fail(format!("cannot start the agent: {e}")))?;
                 let mut cx = Cx::new(subject, profile.clone(), options.timeout_scale);
+                cx.rng = Chaos::for_case(options.chaos.unwrap_or(0), &id);
                 let limit = scaled(TURN + TURN + ANSWER, options.timeout_scale);
                 let timeout = async {
                     smol::Timer::after(limit).await;
@@ -299,7 +333,15 @@ fn run_case(case: &Case, profile: &Arc<Profile>, options: &Options) -> CaseRepor
                 cx.subject.wait_stdout_closed(deadline).await;
                 // Everything the agent wrote until it died counts, late lines included.
                 cx.observe_agent();
-                judged(verdict, &cx.violations)
+                let verdict = judged(verdict, &cx.violations);
+                if matches!(&verdict, Err(o) if o.status == Status::Fail) {
+                    let stderr = &cx.subject.stderr;
+                    evidence = (
+                        cx.exchange.drain(..).collect(),
+                        stderr[stderr.len().saturating_sub(STDERR_TAIL)..].to_vec(),
+                    );
+                }
+                verdict
             });
             let _ = std::fs::remove_dir_all(&dir);
             verdict
@@ -309,13 +351,17 @@ fn run_case(case: &Case, profile: &Arc<Profile>, options: &Options) -> CaseRepor
         Ok(detail) => (Status::Pass, detail),
         Err(outcome) => (outcome.status, outcome.detail),
     };
+    let (exchange, stderr) = evidence;
     CaseReport {
         id,
         capability: case.capability,
         rule: case.rule,
+        tier: case.tier,
         status,
         detail,
         ms: started.elapsed().as_millis(),
+        exchange,
+        stderr,
     }
 }
 

@@ -109,6 +109,11 @@ impl Subject {
         self.process.close_stdin();
     }
 
+    /// Closes our end of the agent's stdout (its next write fails): a client that vanished.
+    pub fn close_stdout(&mut self) {
+        self.process.close_stdout();
+    }
+
     /// Sends SIGTERM to the agent process.
     pub fn terminate(&self) -> io::Result<()> {
         self.process.terminate()

@@ -21,6 +21,7 @@ pub(super) fn cases() -> Vec<Case> {
             "cancel",
             "session-cancel-ends-turn-cancelled",
             "R-CANCEL-3",
+            Mandatory,
             "session/cancel during a turn: the prompt is answered with a result whose stopReason is cancelled (not an error, not null).",
             cancel_running
         ),
@@ -28,6 +29,7 @@ pub(super) fn cases() -> Vec<Case> {
             "cancel",
             "no-update-after-cancelled-answer",
             "R-CANCEL-3, R-TURN-3",
+            Mandatory,
             "After a cancelled turn's answer no content update for it follows.",
             no_late_updates
         ),
@@ -35,6 +37,7 @@ pub(super) fn cases() -> Vec<Case> {
             "cancel",
             "cancel-request-answers-prompt",
             "R-CANCEL-4",
+            Advisory,
             "$/cancel_request for a running prompt: it is still answered (cancelled, -32800, or its normal result).",
             cancel_request
         ),
@@ -42,6 +45,7 @@ pub(super) fn cases() -> Vec<Case> {
             "cancel",
             "cancel-request-unknown-id-ignored",
             "R-CANCEL-4",
+            Advisory,
             "$/cancel_request for an id never sent gets no answer; the connection goes on.",
             cancel_request_unknown
         ),
@@ -49,6 +53,7 @@ pub(super) fn cases() -> Vec<Case> {
             "cancel",
             "cancel-idle-session-silent",
             "R-CANCEL-2",
+            Mandatory,
             "session/cancel with no running turn gets no answer; the next prompt runs.",
             cancel_idle
         ),
@@ -56,6 +61,7 @@ pub(super) fn cases() -> Vec<Case> {
             "cancel",
             "cancel-unknown-session-silent",
             "R-CANCEL-2",
+            Mandatory,
             "session/cancel for an unknown session gets no answer.",
             cancel_unknown
         ),
@@ -63,6 +69,7 @@ pub(super) fn cases() -> Vec<Case> {
             "cancel",
             "cancel-twice",
             "R-CANCEL-1",
+            Mandatory,
             "Two session/cancel for one turn: one cancelled answer, nothing else answered.",
             cancel_twice
         ),
@@ -70,6 +77,7 @@ pub(super) fn cases() -> Vec<Case> {
             "cancel",
             "prompt-after-cancel",
             "R-CANCEL-3",
+            Advisory,
             "After a cancelled turn the session takes a new prompt that ends normally.",
             prompt_after_cancel
         ),
@@ -77,6 +85,7 @@ pub(super) fn cases() -> Vec<Case> {
             "cancel",
             "cancel-with-pending-permission",
             "R-CANCEL-3",
+            Capability,
             "session/cancel while a permission request waits: answering it cancelled (as the spec asks of clients) ends the turn cancelled.",
             cancel_with_permission
         ),
@@ -84,6 +93,7 @@ pub(super) fn cases() -> Vec<Case> {
             "cancel",
             "cancel-request-with-pending-permission",
             "R-CANCEL-4",
+            Advisory,
             "$/cancel_request for a prompt waiting on permission: the prompt is still answered.",
             cancel_request_with_permission
         ),
@@ -148,7 +158,7 @@ fn raced(cx: &Cx, message: &Value) -> Option<Outcome> {
     )))
 }
 
-async fn cancelled_answer(cx: &mut Cx, id: &Value) -> Result<usize, Outcome> {
+pub(super) async fn cancelled_answer(cx: &mut Cx, id: &Value) -> Result<usize, Outcome> {
     let end = cx.turn_end(id).await?;
     if let Some(skipped) = raced(cx, cx.message(end)) {
         return Err(skipped);

@@ -16,6 +16,7 @@ pub(super) fn cases() -> Vec<Case> {
             "client",
             "no-fs-read-when-unadvertised",
             "R-FS-1",
+            Capability,
             "Without fs.readTextFile, /read never calls fs/read_text_file (or any fs/* or terminal/*).",
             no_read_unadvertised
         ),
@@ -23,6 +24,7 @@ pub(super) fn cases() -> Vec<Case> {
             "client",
             "fs-read-served",
             "R-FS-1",
+            Capability,
             "With fs.readTextFile, /read calls fs/read_text_file for the file's absolute path in the session, and reports it.",
             read_served
         ),
@@ -30,6 +32,7 @@ pub(super) fn cases() -> Vec<Case> {
             "client",
             "fs-read-error-handled",
             "R-FS-2",
+            Advisory,
             "An error answer to fs/read_text_file fails the tool call, not the connection: the prompt is answered.",
             read_error
         ),
@@ -37,6 +40,7 @@ pub(super) fn cases() -> Vec<Case> {
             "client",
             "no-fs-write-when-unadvertised",
             "R-FS-1",
+            Capability,
             "Without fs.writeTextFile, /write never calls fs/write_text_file.",
             no_write_unadvertised
         ),
@@ -44,6 +48,7 @@ pub(super) fn cases() -> Vec<Case> {
             "client",
             "fs-write-served",
             "R-FS-1",
+            Capability,
             "With fs.writeTextFile, an allowed /write calls fs/write_text_file with exactly the text.",
             write_served
         ),
@@ -51,6 +56,7 @@ pub(super) fn cases() -> Vec<Case> {
             "client",
             "no-terminal-calls",
             "R-FS-1",
+            Capability,
             "The harness never advertises terminal: no terminal/* call during a tool turn.",
             no_terminal
         ),
@@ -58,6 +64,7 @@ pub(super) fn cases() -> Vec<Case> {
             "client",
             "ask-user-answered",
             "R-ASK-1",
+            Capability,
             "When _agentao.cn/ask_user is advertised, /ask sends it with the session and question, and uses the answer.",
             ask_answered
         ),
@@ -65,6 +72,7 @@ pub(super) fn cases() -> Vec<Case> {
             "client",
             "ask-user-error-survived",
             "R-ASK-1",
+            Advisory,
             "An error answer to _agentao.cn/ask_user does not abort the turn.",
             ask_error
         ),

@@ -15,6 +15,7 @@ pub(super) fn cases() -> Vec<Case> {
             "framing",
             "crlf-line-endings",
             "R-FRAME-1",
+            Mandatory,
             "A message ending in \\r\\n is read like one ending in \\n.",
             crlf
         ),
@@ -22,6 +23,7 @@ pub(super) fn cases() -> Vec<Case> {
             "framing",
             "blank-lines-skipped",
             "R-FRAME-2",
+            Advisory,
             "Blank and whitespace-only lines before a message do not stop it being answered.",
             blank_lines
         ),
@@ -29,6 +31,7 @@ pub(super) fn cases() -> Vec<Case> {
             "framing",
             "byte-by-byte-writes",
             "R-FRAME-4",
+            Mandatory,
             "A message written one byte at a time is answered.",
             byte_by_byte
         ),
@@ -36,6 +39,7 @@ pub(super) fn cases() -> Vec<Case> {
             "framing",
             "two-messages-one-write",
             "R-FRAME-4",
+            Mandatory,
             "Two messages in one write are both answered.",
             two_in_one
         ),
@@ -43,6 +47,7 @@ pub(super) fn cases() -> Vec<Case> {
             "framing",
             "last-line-without-newline",
             "R-FRAME-3",
+            Advisory,
             "A last request without a newline, then EOF, is still answered.",
             no_final_newline
         ),
@@ -50,6 +55,7 @@ pub(super) fn cases() -> Vec<Case> {
             "framing",
             "line-over-a-megabyte",
             "R-FRAME-5",
+            Advisory,
             "An initialize of 1.5 MB (a large _meta) is answered: limits are not that small.",
             megabyte_line
         ),
@@ -57,6 +63,7 @@ pub(super) fn cases() -> Vec<Case> {
             "framing",
             "oversized-line-bounded",
             "R-FRAME-5",
+            Advisory,
             "A 64 MiB line without JSON does not grow the agent by 48 MiB or more, and the next request is answered.",
             oversized_line
         ),
@@ -64,6 +71,7 @@ pub(super) fn cases() -> Vec<Case> {
             "framing",
             "invalid-json-parse-error",
             "R-ENV-1",
+            Mandatory,
             "A line that is not JSON is answered -32700 with id null (JSON-RPC 2.0 §5.1).",
             invalid_json_error
         ),
@@ -71,6 +79,7 @@ pub(super) fn cases() -> Vec<Case> {
             "framing",
             "invalid-json-survived",
             "R-ENV-1, R-RPC-3",
+            Advisory,
             "After a line that is not JSON the connection goes on.",
             invalid_json_survived
         ),
@@ -78,6 +87,7 @@ pub(super) fn cases() -> Vec<Case> {
             "framing",
             "invalid-utf8-parse-error",
             "R-FRAME-6",
+            Mandatory,
             "A line that is not UTF-8 is answered -32700 with id null.",
             invalid_utf8_error
         ),
@@ -85,6 +95,7 @@ pub(super) fn cases() -> Vec<Case> {
             "framing",
             "invalid-utf8-survived",
             "R-FRAME-6",
+            Advisory,
             "After a line that is not UTF-8 the agent is alive and answers.",
             invalid_utf8_survived
         ),
@@ -92,6 +103,7 @@ pub(super) fn cases() -> Vec<Case> {
             "framing",
             "batch-array-rejected",
             "R-ENV-2",
+            Advisory,
             "A batch array gets one -32600 (id null); its request is not run (ACP v1 has no batches).",
             batch_array
         ),
@@ -99,6 +111,7 @@ pub(super) fn cases() -> Vec<Case> {
             "framing",
             "empty-array-rejected",
             "R-ENV-2",
+            Mandatory,
             "`[]` gets -32600 with id null.",
             empty_array
         ),
@@ -106,6 +119,7 @@ pub(super) fn cases() -> Vec<Case> {
             "framing",
             "number-rejected",
             "R-ENV-2",
+            Mandatory,
             "A JSON number as a message gets -32600 with id null.",
             number_message
         ),
@@ -113,6 +127,7 @@ pub(super) fn cases() -> Vec<Case> {
             "framing",
             "string-rejected",
             "R-ENV-2",
+            Mandatory,
             "A JSON string as a message gets -32600 with id null.",
             string_message
         ),
@@ -120,6 +135,7 @@ pub(super) fn cases() -> Vec<Case> {
             "framing",
             "null-rejected",
             "R-ENV-2",
+            Mandatory,
             "A JSON null as a message gets -32600 with id null.",
             null_message
         ),
@@ -127,6 +143,7 @@ pub(super) fn cases() -> Vec<Case> {
             "framing",
             "missing-jsonrpc",
             "R-ENV-3",
+            Mandatory,
             "A request without `jsonrpc` gets -32600 (with its id or null).",
             missing_jsonrpc
         ),
@@ -134,6 +151,7 @@ pub(super) fn cases() -> Vec<Case> {
             "framing",
             "wrong-jsonrpc-version",
             "R-ENV-3",
+            Mandatory,
             "A request with `jsonrpc: \"1.0\"` gets -32600.",
             wrong_jsonrpc
         ),
@@ -141,6 +159,7 @@ pub(super) fn cases() -> Vec<Case> {
             "framing",
             "jsonrpc-not-a-string",
             "R-ENV-3",
+            Mandatory,
             "A request with `jsonrpc: 2.0` (a number) gets -32600.",
             jsonrpc_number
         ),
@@ -148,6 +167,7 @@ pub(super) fn cases() -> Vec<Case> {
             "framing",
             "missing-method",
             "R-ENV-6",
+            Mandatory,
             "An object with an id but no method, result or error gets -32600.",
             missing_method
         ),
@@ -155,6 +175,7 @@ pub(super) fn cases() -> Vec<Case> {
             "framing",
             "method-not-a-string",
             "R-ENV-6",
+            Mandatory,
             "A request whose method is a number gets -32600.",
             method_number
         ),
@@ -162,6 +183,7 @@ pub(super) fn cases() -> Vec<Case> {
             "framing",
             "escaped-member-names",
             "R-ENV-7",
+            Mandatory,
             "Member names and the method compare after unescaping (`jso\\u006erpc`, `initi\\u0061lize`).",
             escaped_names
         ),
@@ -169,6 +191,7 @@ pub(super) fn cases() -> Vec<Case> {
             "framing",
             "members-in-any-order",
             "R-ENV-8",
+            Mandatory,
             "Envelope members in another order (params first, jsonrpc last) are fine.",
             any_order
         ),
@@ -176,6 +199,7 @@ pub(super) fn cases() -> Vec<Case> {
             "framing",
             "unknown-members-ignored",
             "R-ENV-8",
+            Advisory,
             "An unknown envelope member is ignored.",
             unknown_members
         ),
@@ -183,6 +207,7 @@ pub(super) fn cases() -> Vec<Case> {
             "framing",
             "whitespace-around-message",
             "R-FRAME-1",
+            Mandatory,
             "Spaces and tabs around the JSON of a line are JSON whitespace.",
             whitespace_around
         ),

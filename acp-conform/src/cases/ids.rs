@@ -15,6 +15,7 @@ pub(super) fn cases() -> Vec<Case> {
             "ids",
             "integer-one",
             "R-ID-1",
+            Mandatory,
             "Id 1 is echoed as the number 1 (not \"1\").",
             one
         ),
@@ -22,6 +23,7 @@ pub(super) fn cases() -> Vec<Case> {
             "ids",
             "integer-zero",
             "R-ID-1",
+            Mandatory,
             "Id 0 is echoed exactly.",
             zero
         ),
@@ -29,6 +31,7 @@ pub(super) fn cases() -> Vec<Case> {
             "ids",
             "negative-integer",
             "R-ID-1",
+            Mandatory,
             "Id -7 is echoed exactly.",
             negative
         ),
@@ -36,6 +39,7 @@ pub(super) fn cases() -> Vec<Case> {
             "ids",
             "integer-past-2-53",
             "R-ID-1",
+            Mandatory,
             "Id 9007199254740993 (2^53+1) is echoed exactly, not rounded.",
             past_2_53
         ),
@@ -43,6 +47,7 @@ pub(super) fn cases() -> Vec<Case> {
             "ids",
             "largest-i64",
             "R-ID-1",
+            Mandatory,
             "Id 9223372036854775807 is echoed exactly.",
             largest_i64
         ),
@@ -50,6 +55,7 @@ pub(super) fn cases() -> Vec<Case> {
             "ids",
             "string",
             "R-ID-1",
+            Mandatory,
             "A string id is echoed exactly.",
             string
         ),
@@ -57,6 +63,7 @@ pub(super) fn cases() -> Vec<Case> {
             "ids",
             "empty-string",
             "R-ID-1",
+            Mandatory,
             "The empty string id is echoed exactly.",
             empty_string
         ),
@@ -64,6 +71,7 @@ pub(super) fn cases() -> Vec<Case> {
             "ids",
             "numeric-string",
             "R-ID-1",
+            Mandatory,
             "The string id \"42\" comes back a string.",
             numeric_string
         ),
@@ -71,6 +79,7 @@ pub(super) fn cases() -> Vec<Case> {
             "ids",
             "escaped-string",
             "R-ID-1, R-ENV-7",
+            Mandatory,
             "A string id with escapes and non-ASCII is echoed as the same string.",
             escaped_string
         ),
@@ -78,6 +87,7 @@ pub(super) fn cases() -> Vec<Case> {
             "ids",
             "echoed-on-errors",
             "R-ID-1",
+            Mandatory,
             "An error response carries the request's id.",
             echoed_on_errors
         ),
@@ -85,6 +95,7 @@ pub(super) fn cases() -> Vec<Case> {
             "ids",
             "number-and-string-distinct",
             "R-ID-1",
+            Mandatory,
             "Ids 5 and \"5\" in flight together are two requests, each answered with its own id.",
             distinct
         ),
@@ -92,6 +103,7 @@ pub(super) fn cases() -> Vec<Case> {
             "ids",
             "reused-after-answer",
             "R-ID-1, R-RPC-1",
+            Mandatory,
             "An id used again after its answer is answered again.",
             reused
         ),
@@ -99,6 +111,7 @@ pub(super) fn cases() -> Vec<Case> {
             "ids",
             "fractional-number",
             "R-ID-2",
+            Advisory,
             "Id 1.5: one answer, with that id or (rejected) null; the connection goes on.",
             fractional
         ),
@@ -106,6 +119,7 @@ pub(super) fn cases() -> Vec<Case> {
             "ids",
             "boolean-rejected",
             "R-ID-2",
+            Mandatory,
             "Id true gets -32600 (id null).",
             boolean
         ),
@@ -113,6 +127,7 @@ pub(super) fn cases() -> Vec<Case> {
             "ids",
             "object-rejected",
             "R-ID-2",
+            Mandatory,
             "An object id gets -32600 (id null).",
             object
         ),
@@ -120,6 +135,7 @@ pub(super) fn cases() -> Vec<Case> {
             "ids",
             "array-rejected",
             "R-ID-2",
+            Mandatory,
             "An array id gets -32600 (id null).",
             array
         ),

@@ -17,6 +17,7 @@ pub(super) fn cases() -> Vec<Case> {
             "initialize",
             "version-1-answered-1",
             "R-INIT-2",
+            Mandatory,
             "protocolVersion 1 is answered with protocolVersion 1.",
             version_1
         ),
@@ -24,6 +25,7 @@ pub(super) fn cases() -> Vec<Case> {
             "initialize",
             "result-shape",
             "R-INIT-5",
+            Mandatory,
             "The answer has an integer protocolVersion; agentCapabilities, authMethods and agentInfo, when present, have the schema's types.",
             result_shape
         ),
@@ -31,6 +33,7 @@ pub(super) fn cases() -> Vec<Case> {
             "initialize",
             "capability-types",
             "R-INIT-5",
+            Capability,
             "Advertised capabilities have the schema's types (booleans, or support-marker objects).",
             capability_types
         ),
@@ -38,6 +41,7 @@ pub(super) fn cases() -> Vec<Case> {
             "initialize",
             "newer-version-negotiated",
             "R-INIT-2",
+            Mandatory,
             "protocolVersion 2 is answered with a version the agent supports, at most 2.",
             newer_version
         ),
@@ -45,6 +49,7 @@ pub(super) fn cases() -> Vec<Case> {
             "initialize",
             "version-0-negotiated",
             "R-INIT-2",
+            Mandatory,
             "protocolVersion 0 is answered with the agent's latest version (a result, not an error).",
             version_0
         ),
@@ -52,6 +57,7 @@ pub(super) fn cases() -> Vec<Case> {
             "initialize",
             "version-65535-negotiated",
             "R-INIT-2",
+            Mandatory,
             "protocolVersion 65535 is answered with the agent's latest version.",
             version_max
         ),
@@ -59,6 +65,7 @@ pub(super) fn cases() -> Vec<Case> {
             "initialize",
             "version-string-rejected",
             "R-INIT-2",
+            Mandatory,
             "protocolVersion \"1\" (a string) gets -32602.",
             version_string
         ),
@@ -66,6 +73,7 @@ pub(super) fn cases() -> Vec<Case> {
             "initialize",
             "version-missing-rejected",
             "R-INIT-2",
+            Mandatory,
             "initialize without protocolVersion gets -32602.",
             version_missing
         ),
@@ -73,6 +81,7 @@ pub(super) fn cases() -> Vec<Case> {
             "initialize",
             "version-negative-rejected",
             "R-INIT-2",
+            Mandatory,
             "protocolVersion -1 (not a uint16) gets -32602.",
             version_negative
         ),
@@ -80,6 +89,7 @@ pub(super) fn cases() -> Vec<Case> {
             "initialize",
             "version-too-large-rejected",
             "R-INIT-2",
+            Mandatory,
             "protocolVersion 65536 (not a uint16) gets -32602.",
             version_too_large
         ),
@@ -87,6 +97,7 @@ pub(super) fn cases() -> Vec<Case> {
             "initialize",
             "client-capabilities-omitted",
             "R-INIT-3",
+            Mandatory,
             "initialize without clientCapabilities is answered (omitted means unsupported).",
             caps_omitted
         ),
@@ -94,6 +105,7 @@ pub(super) fn cases() -> Vec<Case> {
             "initialize",
             "unknown-fields-ignored",
             "R-INIT-3, R-ENV-8",
+            Advisory,
             "Unknown params and unknown client capabilities are ignored.",
             unknown_fields
         ),
@@ -101,6 +113,7 @@ pub(super) fn cases() -> Vec<Case> {
             "initialize",
             "client-capabilities-malformed",
             "R-INIT-3",
+            Mandatory,
             "clientCapabilities: 5 gets -32602 or is read as the defaults (the schema marks it x-deserialize-default-on-error); either way one answer.",
             caps_not_object
         ),
@@ -108,6 +121,7 @@ pub(super) fn cases() -> Vec<Case> {
             "initialize",
             "params-missing",
             "R-INIT-2",
+            Mandatory,
             "initialize without params gets -32602.",
             params_missing
         ),
@@ -115,6 +129,7 @@ pub(super) fn cases() -> Vec<Case> {
             "initialize",
             "meta-accepted",
             "R-ENV-8",
+            Mandatory,
             "_meta with trace context members is accepted.",
             meta_accepted
         ),
@@ -122,6 +137,7 @@ pub(super) fn cases() -> Vec<Case> {
             "initialize",
             "repeated-answered-once",
             "R-INIT-4",
+            Advisory,
             "A second initialize gets exactly one answer, and the connection goes on.",
             repeated
         ),
@@ -129,6 +145,7 @@ pub(super) fn cases() -> Vec<Case> {
             "initialize",
             "request-before-initialize-answered",
             "R-INIT-1",
+            Mandatory,
             "session/new before initialize gets exactly one answer (an error, per R-INIT-1; the spec binds only the client).",
             request_before
         ),
@@ -136,6 +153,7 @@ pub(super) fn cases() -> Vec<Case> {
             "initialize",
             "unknown-method-before-initialize",
             "R-INIT-1, R-RPC-9",
+            Mandatory,
             "An unknown method before initialize gets an error.",
             unknown_before
         ),
@@ -143,6 +161,7 @@ pub(super) fn cases() -> Vec<Case> {
             "initialize",
             "notification-before-initialize-ignored",
             "R-INIT-1",
+            Mandatory,
             "A notification before initialize gets no answer; initialize then works.",
             notification_before
         ),

@@ -14,6 +14,7 @@ pub(super) fn cases() -> Vec<Case> {
             "latency",
             "initialize",
             "R-INIT-5",
+            Informational,
             "Milliseconds from the process start to the initialize answer.",
             initialize
         ),
@@ -21,6 +22,7 @@ pub(super) fn cases() -> Vec<Case> {
             "latency",
             "session-new",
             "R-SESSION-1",
+            Informational,
             "Milliseconds from session/new to its answer.",
             session_new
         ),
@@ -28,6 +30,7 @@ pub(super) fn cases() -> Vec<Case> {
             "latency",
             "first-update",
             "R-TURN-3",
+            Informational,
             "Milliseconds from a prompt to its first session/update, and to its answer.",
             first_update
         ),

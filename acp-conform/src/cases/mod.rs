@@ -7,6 +7,7 @@ use super::cx::{Cx, Kind, kind};
 use super::verdict::{Outcome, fail};
 
 mod cancel;
+mod chaos;
 mod client;
 mod framing;
 mod ids;
@@ -31,6 +32,7 @@ pub fn all() -> Vec<Case> {
         permission::cases(),
         client::cases(),
         process::cases(),
+        chaos::cases(),
         latency::cases(),
     ]
     .concat()

@@ -15,6 +15,7 @@ pub(super) fn cases() -> Vec<Case> {
             "permission",
             "options-well-formed",
             "R-PERM-1",
+            Capability,
             "The request's options each have a string optionId and name and a kind from the schema.",
             options_shape
         ),
@@ -22,6 +23,7 @@ pub(super) fn cases() -> Vec<Case> {
             "permission",
             "tool-call-id-announced",
             "R-PERM-2",
+            Capability,
             "toolCall.toolCallId is the id of a tool_call update sent before the request.",
             tool_call_announced
         ),
@@ -29,6 +31,7 @@ pub(super) fn cases() -> Vec<Case> {
             "permission",
             "session-id-matches",
             "R-PERM-2",
+            Capability,
             "The request names the session of the turn.",
             session_matches
         ),
@@ -36,6 +39,7 @@ pub(super) fn cases() -> Vec<Case> {
             "permission",
             "allow-once-completes",
             "R-PERM-3",
+            Advisory,
             "Selecting allow_once: the tool call completes and the turn ends end_turn.",
             allow_once
         ),
@@ -43,6 +47,7 @@ pub(super) fn cases() -> Vec<Case> {
             "permission",
             "allow-always-completes",
             "R-PERM-3",
+            Advisory,
             "Selecting allow_always: the tool call completes.",
             allow_always
         ),
@@ -50,6 +55,7 @@ pub(super) fn cases() -> Vec<Case> {
             "permission",
             "reject-once-fails-tool",
             "R-PERM-3",
+            Advisory,
             "Selecting reject_once: the tool call does not complete; the turn still ends.",
             reject_once
         ),
@@ -57,6 +63,7 @@ pub(super) fn cases() -> Vec<Case> {
             "permission",
             "reject-always-fails-tool",
             "R-PERM-3",
+            Advisory,
             "Selecting reject_always: the tool call does not complete.",
             reject_always
         ),
@@ -64,6 +71,7 @@ pub(super) fn cases() -> Vec<Case> {
             "permission",
             "cancelled-outcome",
             "R-PERM-3",
+            Advisory,
             "Answering {outcome: cancelled}: the tool call does not complete; the prompt is answered once.",
             cancelled
         ),
@@ -71,6 +79,7 @@ pub(super) fn cases() -> Vec<Case> {
             "permission",
             "error-answer",
             "R-PERM-3",
+            Advisory,
             "Answering the request with a JSON-RPC error: the tool does not run; the prompt is answered once.",
             error_answer
         ),
@@ -78,6 +87,7 @@ pub(super) fn cases() -> Vec<Case> {
             "permission",
             "unknown-option-id",
             "R-PERM-3",
+            Advisory,
             "Selecting an optionId never offered: the tool does not run; the prompt is answered once.",
             unknown_option
         ),

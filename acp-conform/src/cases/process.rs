@@ -17,6 +17,7 @@ pub(super) fn cases() -> Vec<Case> {
             "process",
             "stdout-only-jsonrpc",
             "R-PROC-1",
+            Mandatory,
             "Through initialize, session/new, a turn and an unknown method, every stdout line is one JSON-RPC 2.0 object.",
             stdout_only_jsonrpc
         ),
@@ -24,6 +25,7 @@ pub(super) fn cases() -> Vec<Case> {
             "process",
             "first-line-is-initialize-answer",
             "R-PROC-1",
+            Mandatory,
             "Nothing comes on stdout before the initialize answer.",
             first_line
         ),
@@ -31,6 +33,7 @@ pub(super) fn cases() -> Vec<Case> {
             "process",
             "stdin-eof-exits",
             "R-PROC-2",
+            Advisory,
             "After stdin EOF the process exits within 5 s.",
             eof_exits
         ),
@@ -38,6 +41,7 @@ pub(super) fn cases() -> Vec<Case> {
             "process",
             "stdin-eof-before-initialize-exits",
             "R-PROC-2",
+            Advisory,
             "Stdin closed before any message: the process exits within 5 s.",
             eof_early
         ),
@@ -45,6 +49,7 @@ pub(super) fn cases() -> Vec<Case> {
             "process",
             "stdin-eof-during-turn-exits",
             "R-PROC-2",
+            Advisory,
             "Stdin EOF while a turn runs: the process exits within 5 s.",
             eof_during_turn
         ),
@@ -52,6 +57,7 @@ pub(super) fn cases() -> Vec<Case> {
             "process",
             "sigterm-exits",
             "R-PROC-2",
+            Advisory,
             "SIGTERM ends the process within 5 s.",
             sigterm_exits
         ),
@@ -59,6 +65,7 @@ pub(super) fn cases() -> Vec<Case> {
             "process",
             "no-orphaned-children",
             "R-HOST-4",
+            Advisory,
             "After the process exits at stdin EOF, nothing is left in its process group.",
             no_orphans
         ),
@@ -68,7 +75,7 @@ pub(super) fn cases() -> Vec<Case> {
 /// The bound on exits (times `--timeout-scale`).
 const EXIT: Duration = Duration::from_secs(5);
 
-async fn exits_within(cx: &mut Cx, what: &str) -> Verdict {
+pub(super) async fn exits_within(cx: &mut Cx, what: &str) -> Verdict {
     let limit = cx.time(EXIT);
     let started = Instant::now();
     match cx.subject.wait_exit(started + limit).await {

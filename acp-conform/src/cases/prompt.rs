@@ -15,6 +15,7 @@ pub(super) fn cases() -> Vec<Case> {
             "prompt",
             "answered-exactly-once",
             "R-RPC-1",
+            Mandatory,
             "A text prompt gets exactly one answer (a stopReason or an error).",
             answered_once
         ),
@@ -22,6 +23,7 @@ pub(super) fn cases() -> Vec<Case> {
             "prompt",
             "stop-reason-valid",
             "R-TURN-1",
+            Mandatory,
             "A prompt's result has a stopReason from the schema's enum.",
             stop_reason_valid
         ),
@@ -29,6 +31,7 @@ pub(super) fn cases() -> Vec<Case> {
             "prompt",
             "updates-well-formed",
             "R-TURN-6",
+            Capability,
             "Every session/update of a turn names the session and has a string sessionUpdate.",
             updates_well_formed
         ),
@@ -36,6 +39,7 @@ pub(super) fn cases() -> Vec<Case> {
             "prompt",
             "no-update-after-response",
             "R-TURN-3",
+            Capability,
             "No message chunk, thought, tool call or plan for a turn comes after its answer.",
             no_update_after
         ),
@@ -43,6 +47,7 @@ pub(super) fn cases() -> Vec<Case> {
             "prompt",
             "echo-message-chunk",
             "R-DEMO-1",
+            Advisory,
             "/echo TEXT sends an agent_message_chunk with TEXT and ends end_turn.",
             echo_chunk
         ),
@@ -50,6 +55,7 @@ pub(super) fn cases() -> Vec<Case> {
             "prompt",
             "second-turn-after-first",
             "R-TURN-2",
+            Mandatory,
             "A second prompt after the first one's answer runs normally.",
             second_turn
         ),
@@ -57,6 +63,7 @@ pub(super) fn cases() -> Vec<Case> {
             "prompt",
             "one-turn-at-a-time",
             "R-TURN-2",
+            Advisory,
             "A prompt while the session's turn runs is rejected or queued; both get exactly one answer.",
             one_turn_at_a_time
         ),
@@ -64,6 +71,7 @@ pub(super) fn cases() -> Vec<Case> {
             "prompt",
             "sessions-run-independently",
             "R-TURN-2",
+            Advisory,
             "Turns of two sessions both finish.",
             two_sessions
         ),
@@ -71,6 +79,7 @@ pub(super) fn cases() -> Vec<Case> {
             "prompt",
             "resource-link-accepted",
             "R-TURN-1",
+            Mandatory,
             "A resource_link block is always allowed: not answered -32602.",
             resource_link
         ),
@@ -78,6 +87,7 @@ pub(super) fn cases() -> Vec<Case> {
             "prompt",
             "requested-stop-reason",
             "R-TURN-1",
+            Advisory,
             "/stop max_tokens ends the turn with stopReason max_tokens.",
             requested_stop
         ),
@@ -85,6 +95,7 @@ pub(super) fn cases() -> Vec<Case> {
             "prompt",
             "failed-turn-session-usable",
             "R-RPC-10",
+            Advisory,
             "/error TEXT fails the prompt with an error; the session takes the next prompt.",
             failed_turn
         ),

@@ -15,6 +15,7 @@ pub(super) fn cases() -> Vec<Case> {
             "rpc",
             "unknown-method-32601",
             "R-RPC-9",
+            Mandatory,
             "A request for an unknown method gets -32601 Method not found.",
             unknown_method
         ),
@@ -22,6 +23,7 @@ pub(super) fn cases() -> Vec<Case> {
             "rpc",
             "unknown-extension-method-32601",
             "R-RPC-9",
+            Mandatory,
             "An unknown `_` extension request gets -32601 (spec: extensibility).",
             unknown_extension
         ),
@@ -29,6 +31,7 @@ pub(super) fn cases() -> Vec<Case> {
             "rpc",
             "unknown-dollar-method-32601",
             "R-RPC-9",
+            Mandatory,
             "An unknown `$/` request gets -32601.",
             unknown_dollar
         ),
@@ -36,6 +39,7 @@ pub(super) fn cases() -> Vec<Case> {
             "rpc",
             "unknown-notification-ignored",
             "R-RPC-9",
+            Mandatory,
             "An unknown notification gets no answer.",
             unknown_notification
         ),
@@ -43,6 +47,7 @@ pub(super) fn cases() -> Vec<Case> {
             "rpc",
             "unknown-extension-notification-ignored",
             "R-RPC-9",
+            Mandatory,
             "An unknown `_` notification gets no answer (spec: SHOULD be ignored).",
             unknown_extension_notification
         ),
@@ -50,6 +55,7 @@ pub(super) fn cases() -> Vec<Case> {
             "rpc",
             "exactly-one-response-per-request",
             "R-RPC-1",
+            Mandatory,
             "Eight requests in flight at once (good and bad) are each answered exactly once.",
             exactly_one
         ),
@@ -57,6 +63,7 @@ pub(super) fn cases() -> Vec<Case> {
             "rpc",
             "error-objects-well-formed",
             "R-RPC-4",
+            Mandatory,
             "Every error the agent sends has an integer code and a string message.",
             error_objects
         ),
@@ -64,6 +71,7 @@ pub(super) fn cases() -> Vec<Case> {
             "rpc",
             "stray-result-ignored",
             "R-ID-6",
+            Advisory,
             "A response to a request the agent never sent is not answered.",
             stray_result
         ),
@@ -71,6 +79,7 @@ pub(super) fn cases() -> Vec<Case> {
             "rpc",
             "stray-error-ignored",
             "R-ID-6",
+            Advisory,
             "An error response to a request the agent never sent is not answered.",
             stray_error
         ),
@@ -78,6 +87,7 @@ pub(super) fn cases() -> Vec<Case> {
             "rpc",
             "invalid-params-32602",
             "R-RPC-10",
+            Mandatory,
             "session/new with cwd: 5 gets -32602.",
             invalid_params
         ),
@@ -85,6 +95,7 @@ pub(super) fn cases() -> Vec<Case> {
             "rpc",
             "params-array-32602",
             "R-RPC-10",
+            Mandatory,
             "session/new with params [] (not an object) gets -32602.",
             params_array
         ),
@@ -92,6 +103,7 @@ pub(super) fn cases() -> Vec<Case> {
             "rpc",
             "prompt-missing-prompt-32602",
             "R-RPC-10",
+            Mandatory,
             "session/prompt without prompt gets -32602.",
             prompt_missing
         ),
@@ -99,6 +111,7 @@ pub(super) fn cases() -> Vec<Case> {
             "rpc",
             "prompt-block-missing-text-32602",
             "R-RPC-10",
+            Mandatory,
             "A text block without text gets -32602.",
             block_missing_text
         ),
@@ -106,6 +119,7 @@ pub(super) fn cases() -> Vec<Case> {
             "rpc",
             "prompt-missing-session-id-32602",
             "R-RPC-10",
+            Mandatory,
             "session/prompt without sessionId gets -32602.",
             prompt_no_session
         ),

@@ -16,6 +16,7 @@ pub(super) fn cases() -> Vec<Case> {
             "sessions",
             "new-returns-session-id",
             "R-SESSION-1",
+            Mandatory,
             "session/new with an absolute cwd answers a non-empty string sessionId.",
             new_session_id
         ),
@@ -23,6 +24,7 @@ pub(super) fn cases() -> Vec<Case> {
             "sessions",
             "new-twice-distinct-ids",
             "R-SESSION-1",
+            Mandatory,
             "Two session/new calls give two different sessionIds.",
             distinct_ids
         ),
@@ -30,6 +32,7 @@ pub(super) fn cases() -> Vec<Case> {
             "sessions",
             "new-missing-cwd",
             "R-SESSION-1",
+            Mandatory,
             "session/new without cwd gets -32602.",
             missing_cwd
         ),
@@ -37,6 +40,7 @@ pub(super) fn cases() -> Vec<Case> {
             "sessions",
             "new-relative-cwd",
             "R-SESSION-1",
+            Advisory,
             "session/new with a relative cwd gets an error (spec: all paths are absolute).",
             relative_cwd
         ),
@@ -44,6 +48,7 @@ pub(super) fn cases() -> Vec<Case> {
             "sessions",
             "new-malformed-mcp-server",
             "R-SESSION-2",
+            Mandatory,
             "An mcpServers entry with a numeric name gets -32602.",
             malformed_mcp
         ),
@@ -51,6 +56,7 @@ pub(super) fn cases() -> Vec<Case> {
             "sessions",
             "modes-well-formed",
             "R-MODE-1",
+            Capability,
             "When session/new reports modes, currentModeId is one of availableModes (each with id and name).",
             modes_shape
         ),
@@ -58,6 +64,7 @@ pub(super) fn cases() -> Vec<Case> {
             "sessions",
             "config-options-well-formed",
             "R-CONFIG-1",
+            Capability,
             "When session/new reports configOptions, each has id, name and type; a select's currentValue is one of its options.",
             config_shape
         ),
@@ -65,6 +72,7 @@ pub(super) fn cases() -> Vec<Case> {
             "sessions",
             "prompt-unknown-session",
             "R-SESSION-3",
+            Mandatory,
             "session/prompt for an unknown sessionId gets an error.",
             prompt_unknown
         ),
@@ -72,6 +80,7 @@ pub(super) fn cases() -> Vec<Case> {
             "sessions",
             "set-mode-unknown-session",
             "R-SESSION-3",
+            Mandatory,
             "session/set_mode for an unknown sessionId gets an error.",
             set_mode_unknown
         ),
@@ -79,6 +88,7 @@ pub(super) fn cases() -> Vec<Case> {
             "sessions",
             "set-mode-current",
             "R-MODE-1",
+            Capability,
             "When modes are reported, setting the current mode is answered with a result.",
             set_mode_current
         ),
@@ -86,6 +96,7 @@ pub(super) fn cases() -> Vec<Case> {
             "sessions",
             "set-config-option-current",
             "R-CONFIG-1",
+            Capability,
             "When a select config option is reported, setting its current value answers the full configOptions.",
             set_config_current
         ),
@@ -93,6 +104,7 @@ pub(super) fn cases() -> Vec<Case> {
             "sessions",
             "load-gated",
             "R-RPC-7, R-SESSION-6",
+            Mandatory,
             "session/load: -32601 unless loadSession is advertised; then an unknown id gets an error.",
             load_gated
         ),
@@ -100,6 +112,7 @@ pub(super) fn cases() -> Vec<Case> {
             "sessions",
             "list-gated",
             "R-RPC-7",
+            Mandatory,
             "session/list: -32601 unless advertised; then a result with a sessions array.",
             list_gated
         ),
@@ -107,6 +120,7 @@ pub(super) fn cases() -> Vec<Case> {
             "sessions",
             "resume-gated",
             "R-RPC-7",
+            Mandatory,
             "session/resume: -32601 unless advertised; then an unknown id gets an error.",
             resume_gated
         ),
@@ -114,6 +128,7 @@ pub(super) fn cases() -> Vec<Case> {
             "sessions",
             "close-gated",
             "R-RPC-7, R-SESSION-9",
+            Mandatory,
             "session/close: -32601 unless advertised; then {} and the closed session takes no prompt.",
             close_gated
         ),
@@ -121,6 +136,7 @@ pub(super) fn cases() -> Vec<Case> {
             "sessions",
             "delete-gated",
             "R-RPC-7, R-SESSION-7",
+            Mandatory,
             "session/delete: -32601 unless advertised; then deleting an unknown id is answered once.",
             delete_gated
         ),
@@ -128,6 +144,7 @@ pub(super) fn cases() -> Vec<Case> {
             "sessions",
             "logout-gated",
             "R-RPC-7",
+            Mandatory,
             "logout: -32601 unless auth.logout is advertised.",
             logout_gated
         ),
@@ -135,6 +152,7 @@ pub(super) fn cases() -> Vec<Case> {
             "sessions",
             "authenticate-unknown-method",
             "R-RPC-7",
+            Mandatory,
             "authenticate with a methodId the agent never offered gets an error.",
             authenticate_unknown
         ),
@@ -142,6 +160,7 @@ pub(super) fn cases() -> Vec<Case> {
             "sessions",
             "available-commands-well-formed",
             "R-SESSION-8",
+            Capability,
             "available_commands_update entries have a string name and description.",
             commands_shape
         ),
@@ -149,6 +168,7 @@ pub(super) fn cases() -> Vec<Case> {
             "sessions",
             "no-update-before-session-known",
             "R-TURN-4",
+            Advisory,
             "No session/update names a session before the session/new answer that made it known.",
             no_early_update
         ),
@@ -156,6 +176,7 @@ pub(super) fn cases() -> Vec<Case> {
             "sessions",
             "additional-directories",
             "R-SESSION-4",
+            Capability,
             "When advertised, an absolute additional directory is accepted and a relative one gets an error.",
             additional_directories
         ),

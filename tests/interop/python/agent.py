@@ -11,6 +11,9 @@ our client can be tested against a real SDK agent:
   /ask QUESTION       `_agentao.cn/ask_user`; echoes the answer
   /sleep MS           waits; session/cancel ends the wait -> stopReason cancelled
 
+After every session/new answer it advertises these commands
+(available_commands_update), so a client, and `acp-cli conform`, can drive them.
+
 Run: python agent.py   (speaks ACP over stdin/stdout)
 """
 
@@ -30,14 +33,18 @@ from acp import (
     update_tool_call,
     start_tool_call,
 )
+from acp.helpers import update_available_commands
 from acp.schema import (
     AgentCapabilities,
+    AvailableCommand,
+    AvailableCommandInput,
     Implementation,
     InitializeResponse,
     NewSessionResponse,
     PermissionOption,
     PromptResponse,
     ToolCallUpdate,
+    UnstructuredCommandInput,
 )
 
 ASK_USER = "_agentao.cn/ask_user"
@@ -46,6 +53,14 @@ COMMANDS = "/echo TEXT, /tool KIND TITLE, /read PATH, /ask QUESTION, /sleep MS"
 # Self-check of the client peers (run-peers.sh): PEER_AGENT_FAULT=deny makes every
 # /tool fail even when allowed, so a client that does not notice is caught.
 FAULT_DENY = os.environ.get("PEER_AGENT_FAULT") == "deny"
+# (name, description, input hint) of each command, as advertised after session/new.
+ADVERTISED = [
+    ("echo", "Say TEXT back as one agent message", "TEXT"),
+    ("tool", "A tool call that asks for permission first", "KIND TITLE"),
+    ("read", "Read a file (through the client when it offers fs)", "PATH"),
+    ("ask", "Ask the user a question (_agentao.cn/ask_user)", "QUESTION"),
+    ("sleep", "Wait MS milliseconds; session/cancel ends the wait", "MS"),
+]
 PERMISSION_KINDS = [
     ("allow_once", "Allow once"),
     ("allow_always", "Allow always"),
@@ -71,6 +86,7 @@ class PeerAgent:
         self.client_reads_files = False
         self.next_session = 0
         self.next_tool_call = 0
+        self.background: set[asyncio.Task[None]] = set()
 
     def on_connect(self, conn: Any) -> None:
         self.conn = conn
@@ -90,7 +106,26 @@ class PeerAgent:
         self.next_session += 1
         session_id = f"py-session-{self.next_session}"
         self.sessions[session_id] = Session(cwd)
+        # The commands go after the answer: the SDK queues the answer before this task first
+        # runs (nothing between the handler's return and the queueing waits).
+        task = asyncio.get_running_loop().create_task(self.advertise(session_id))
+        self.background.add(task)
+        task.add_done_callback(self.background.discard)
         return NewSessionResponse(session_id=session_id)
+
+    async def advertise(self, session_id: str) -> None:
+        commands = [
+            AvailableCommand(
+                name=name,
+                description=description,
+                input=AvailableCommandInput(root=UnstructuredCommandInput(hint=hint)),
+            )
+            for name, description, hint in ADVERTISED
+        ]
+        try:
+            await self.conn.session_update(session_id=session_id, update=update_available_commands(commands))
+        except ConnectionError:
+            pass  # the client left first
 
     async def cancel(self, session_id: str, **_: Any) -> None:
         session = self.sessions.get(session_id)

@@ -11,6 +11,9 @@
 //   /ask QUESTION       `_agentao.cn/ask_user`; echoes the answer
 //   /sleep MS           waits; session/cancel ends the wait -> stopReason cancelled
 //
+// After every session/new answer it advertises these commands
+// (available_commands_update), so a client, and `acp-cli conform`, can drive them.
+//
 // Run: node agent.mjs   (speaks ACP over stdin/stdout)
 
 import { readFileSync } from "node:fs";
@@ -21,6 +24,13 @@ import * as acp from "@agentclientprotocol/sdk";
 const ASK_USER = "_agentao.cn/ask_user";
 const USER_UNAVAILABLE = "(user unavailable)";
 const COMMANDS = "/echo TEXT, /tool KIND TITLE, /read PATH, /ask QUESTION, /sleep MS";
+const ADVERTISED = [
+  { name: "echo", description: "Say TEXT back as one agent message", input: { hint: "TEXT" } },
+  { name: "tool", description: "A tool call that asks for permission first", input: { hint: "KIND TITLE" } },
+  { name: "read", description: "Read a file (through the client when it offers fs)", input: { hint: "PATH" } },
+  { name: "ask", description: "Ask the user a question (_agentao.cn/ask_user)", input: { hint: "QUESTION" } },
+  { name: "sleep", description: "Wait MS milliseconds; session/cancel ends the wait", input: { hint: "MS" } },
+];
 const PERMISSION_OPTIONS = [
   { optionId: "allow_once", name: "Allow once", kind: "allow_once" },
   { optionId: "allow_always", name: "Allow always", kind: "allow_always" },
@@ -189,9 +199,19 @@ const app = acp
       _meta: { "_agentao.cn/extensions": [ASK_USER] },
     };
   })
-  .onRequest(acp.methods.agent.session.new, ({ params }) => {
+  .onRequest(acp.methods.agent.session.new, ({ params, client }) => {
     const sessionId = `ts-session-${++nextSession}`;
     sessions.set(sessionId, { cwd: params.cwd, cancel: null });
+    // After the answer: it is written in the promise jobs that follow this return, all of
+    // which run before a setImmediate callback.
+    setImmediate(() => {
+      client
+        .notify(acp.methods.client.session.update, {
+          sessionId,
+          update: { sessionUpdate: "available_commands_update", availableCommands: ADVERTISED },
+        })
+        .catch(() => {});
+    });
     return { sessionId };
   })
   .onNotification(acp.methods.agent.session.cancel, ({ params }) => {

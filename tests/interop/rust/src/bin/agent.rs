@@ -15,6 +15,9 @@
 //!                     every 64 sends as a streaming agent would (the e2e benchmark)
 //! ```
 //!
+//! After every `session/new` answer it advertises these commands
+//! (`available_commands_update`), so a client, and `acp-cli conform`, can drive them.
+//!
 //! Run: `peer-agent` (speaks ACP over stdin/stdout).
 
 use std::collections::HashMap;
@@ -25,11 +28,13 @@ use std::time::Duration;
 
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::schema::{
-    AgentCapabilities, CancelNotification, ContentBlock, ContentChunk, Implementation,
+    AgentCapabilities, AvailableCommand, AvailableCommandInput, AvailableCommandsUpdate,
+    CancelNotification, ContentBlock, ContentChunk, Implementation,
     InitializeRequest, InitializeResponse, Meta, NewSessionRequest, NewSessionResponse,
     PermissionOption, PermissionOptionKind, PromptRequest, PromptResponse, ReadTextFileRequest,
     RequestPermissionOutcome, RequestPermissionRequest, SessionId, SessionNotification,
     SessionUpdate, StopReason, TextContent, ToolCall, ToolCallContent, ToolCallStatus,
+    UnstructuredCommandInput,
     ToolCallUpdate, ToolCallUpdateFields, ToolKind,
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
@@ -358,6 +363,23 @@ impl Turn {
     }
 }
 
+/// The commands this peer serves, as advertised after `session/new`.
+fn advertised_commands() -> AvailableCommandsUpdate {
+    let command = |name: &str, description: &str, hint: &str| {
+        AvailableCommand::new(name, description).input(AvailableCommandInput::Unstructured(
+            UnstructuredCommandInput::new(hint),
+        ))
+    };
+    AvailableCommandsUpdate::new(vec![
+        command("echo", "Say TEXT back as one agent message", "TEXT"),
+        command("tool", "A tool call that asks for permission first", "KIND TITLE"),
+        command("read", "Read a file (through the client when it offers fs)", "PATH"),
+        command("ask", "Ask the user a question (_agentao.cn/ask_user)", "QUESTION"),
+        command("sleep", "Wait MS milliseconds; session/cancel ends the wait", "MS"),
+        command("flood", "N agent message chunks of BYTES bytes each", "N [BYTES]"),
+    ])
+}
+
 fn initialize_response() -> InitializeResponse {
     let mut meta = Meta::new();
     meta.insert(
@@ -401,7 +423,7 @@ async fn main() -> agent_client_protocol::Result<()> {
         .on_receive_request(
             async move |request: NewSessionRequest,
                         responder: Responder<NewSessionResponse>,
-                        _cx: ConnectionTo<Client>| {
+                        cx: ConnectionTo<Client>| {
                 let n = on_new.next_session.fetch_add(1, Ordering::Relaxed) + 1;
                 let id = format!("rust-session-{n}");
                 let session = Arc::new(Session {
@@ -413,7 +435,13 @@ async fn main() -> agent_client_protocol::Result<()> {
                     .lock()
                     .unwrap_or_else(|e| e.into_inner())
                     .insert(id.clone(), session);
-                responder.respond(NewSessionResponse::new(id))
+                // The answer is queued first, so the commands follow it.
+                let answered = responder.respond(NewSessionResponse::new(id.clone()));
+                let _ = cx.send_notification(SessionNotification::new(
+                    id,
+                    SessionUpdate::AvailableCommandsUpdate(advertised_commands()),
+                ));
+                answered
             },
             agent_client_protocol::on_receive_request!(),
         )
