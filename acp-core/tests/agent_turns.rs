@@ -376,7 +376,10 @@ fn a_text_chunk_sent_pre_escaped_is_the_typed_chunks_line_under_the_same_rules()
     h.prompt(8, "s1");
     let big = "x".repeat(4096);
     let refused = loop {
-        match h.agent.send_text_chunk("s1", TextChunkKind::AgentMessage, &big) {
+        match h
+            .agent
+            .send_text_chunk("s1", TextChunkKind::AgentMessage, &big)
+        {
             Ok(_) => {}
             Err(error) => break error,
         }

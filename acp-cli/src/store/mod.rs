@@ -26,6 +26,7 @@
 mod agentao;
 mod directory;
 mod error;
+mod escaped;
 mod history;
 mod list;
 mod replay;
@@ -35,6 +36,7 @@ mod time;
 pub use agentao::EXTENSION_KEY;
 pub use directory::{Deleted, Loaded, SESSIONS_DIR, Saved, SessionStore, StoreConfig};
 pub use error::{StoreError, StoreWarning};
+pub use escaped::EscapedText;
 pub use history::{SessionHistory, Turn, TurnItem};
 pub use list::{DEFAULT_PAGE_SIZE, SessionPage, list_sessions};
 pub use replay::replay;

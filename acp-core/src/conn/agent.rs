@@ -57,8 +57,8 @@ use crate::machine::time::Monotonic;
 use crate::machine::turn::StopReason;
 use crate::machine::{Instant, Rejection, ReqRef, RequestId, SessionId, Table, Ticket, UsageError};
 use crate::view::{ClientRequestView, ViewError};
-use crate::wire::frame::Framer;
 use crate::wire::encode::{self, TextChunkKind};
+use crate::wire::frame::Framer;
 use crate::wire::{ErrorCode, RawValue};
 use state::Asked as AskedRow;
 use wire_out::{
@@ -745,12 +745,12 @@ impl<B: Buffers> AgentConnection<B> {
     ) -> Result<&str, UsageError> {
         self.update_allowed(session, true)?;
         let out = self.transport.outbox();
-        let (line_start, span) = out.push_line_with(|sink| {
-            encode::write_text_chunk(sink, session, kind, text)
-        })?;
+        let (line_start, span) =
+            out.push_line_with(|sink| encode::write_text_chunk(sink, session, kind, text))?;
         // Escaping copies the text's own UTF-8 runs and adds ASCII escapes: always UTF-8, so
         // the check cannot fail (if it did, the line would be taken back, as for a full outbox).
-        if core::str::from_utf8(out.stored(line_start + span.start..line_start + span.end)).is_err() {
+        if core::str::from_utf8(out.stored(line_start + span.start..line_start + span.end)).is_err()
+        {
             let line = out.len() - line_start;
             out.retract(line);
             return Err(UsageError::WouldBlock);

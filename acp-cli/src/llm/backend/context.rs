@@ -58,6 +58,12 @@ pub(crate) fn messages(system: String, history: &SessionHistory) -> Vec<ChatMess
                         .text
                         .push_str(&prompt_text(core::slice::from_ref(block)));
                 }
+                TurnItem::MessageText(text) => {
+                    if !draft.calls.is_empty() {
+                        draft.flush(&mut messages);
+                    }
+                    draft.text.push_str(&text.to_plain());
+                }
                 TurnItem::ToolCall(call) => {
                     let id = call.tool_call_id.clone();
                     draft.calls.push(ModelToolCall {
@@ -73,7 +79,7 @@ pub(crate) fn messages(system: String, history: &SessionHistory) -> Vec<ChatMess
                         content: tool_result(call),
                     });
                 }
-                TurnItem::Thought(_) | TurnItem::Plan(_) => {}
+                TurnItem::Thought(_) | TurnItem::ThoughtText(_) | TurnItem::Plan(_) => {}
             }
         }
         draft.flush(&mut messages);
