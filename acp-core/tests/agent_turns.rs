@@ -336,3 +336,61 @@ fn feeding_input_before_draining_events_panics_in_debug_builds() {
     agent.handle_bytes(acp_core::Instant(0), line);
     agent.handle_bytes(acp_core::Instant(0), line);
 }
+
+/// R-STORE-7: `send_text_chunk` writes the line `send_update` writes for the same plain chunk
+/// and returns the text as escaped in it; it follows the same rules: refused once the turn is
+/// answered (R-TURN-3), for an unknown session, and above the high-water mark.
+#[test]
+fn a_text_chunk_sent_pre_escaped_is_the_typed_chunks_line_under_the_same_rules() {
+    use acp_core::wire::encode::TextChunkKind;
+
+    let mut h = ready();
+    h.prompt(7, "s1");
+    let text = "a \"quoted\"\nline — ok";
+    let escaped = h
+        .agent
+        .send_text_chunk("s1", TextChunkKind::AgentMessage, text)
+        .unwrap()
+        .to_owned();
+    assert_eq!(escaped, r#"a \"quoted\"\nline — ok"#);
+    h.agent.send_update("s1", &chunk(text)).unwrap();
+    let lines = h.take_lines();
+    assert_eq!(lines.len(), 2);
+    assert_eq!(lines[0], lines[1]);
+    assert_eq!(lines[0], chunk_line("s1", &escaped));
+    assert_eq!(
+        h.agent
+            .send_text_chunk("s9", TextChunkKind::AgentThought, "x")
+            .map(str::to_owned),
+        Err(UsageError::UnknownSession)
+    );
+    h.agent.end_turn("s1", StopReason::EndTurn).unwrap();
+    assert_eq!(
+        h.agent
+            .send_text_chunk("s1", TextChunkKind::AgentMessage, "late")
+            .map(str::to_owned),
+        Err(UsageError::TurnAnswered)
+    );
+    h.take_lines();
+    // Above the high-water mark: refused, nothing queued.
+    h.prompt(8, "s1");
+    let big = "x".repeat(4096);
+    let refused = loop {
+        match h
+            .agent
+            .send_text_chunk("s1", TextChunkKind::AgentMessage, &big)
+        {
+            Ok(_) => {}
+            Err(error) => break error,
+        }
+    };
+    assert_eq!(refused, UsageError::WouldBlock);
+    let queued = h.agent.poll_transmit().len();
+    assert_eq!(
+        h.agent
+            .send_text_chunk("s1", TextChunkKind::AgentMessage, "more")
+            .map(str::to_owned),
+        Err(UsageError::WouldBlock)
+    );
+    assert_eq!(h.agent.poll_transmit().len(), queued);
+}

@@ -463,3 +463,54 @@ fn append_line_keeps_only_whole_lines() {
     assert_eq!(error.to_string(), "gave up");
     assert_eq!(text(&out), "{\"jsonrpc\":\"2.0\",\"method\":\"a\"}\n");
 }
+
+/// R-STORE-7: a text chunk written by `write_text_chunk` is byte for byte the notification of
+/// the typed update (escapes, control characters, non-ASCII text, an escaped session id), the
+/// span it returns is the text's escaped contents within that line, and `escape_into` appends
+/// the same contents.
+#[test]
+fn a_text_chunk_line_is_the_typed_updates_line_and_spans_the_escaped_text() {
+    use acp_core::schema::{ContentBlock, ContentChunk, SessionUpdate};
+    use acp_core::wire::encode::{TextChunkKind, write_text_chunk};
+
+    #[derive(Serialize)]
+    struct UpdateParams<'a> {
+        #[serde(rename = "sessionId")]
+        session_id: &'a str,
+        update: &'a SessionUpdate,
+    }
+
+    let texts = [
+        "",
+        "abcdefghijklmnopqrstuvwxyzabcdef",
+        "quote \" backslash \\ slash / done",
+        "lines\nand\ttabs\r\u{8}\u{c}\u{0}\u{1f}\u{7f}",
+        "déjà vu — 日本語 🎉",
+        "\"",
+    ];
+    for session in ["sess_0123", "odd \"id\"\n"] {
+        for sample in texts {
+            for kind in [TextChunkKind::AgentMessage, TextChunkKind::AgentThought] {
+                let chunk = ContentChunk::new(ContentBlock::text(sample));
+                let update = match kind {
+                    TextChunkKind::AgentMessage => SessionUpdate::AgentMessageChunk(chunk),
+                    TextChunkKind::AgentThought => SessionUpdate::AgentThoughtChunk(chunk),
+                };
+                let mut typed = Vec::new();
+                let params = UpdateParams {
+                    session_id: session,
+                    update: &update,
+                };
+                write_notification(&mut typed, "session/update", Some(&params)).unwrap();
+                let mut fast = Vec::new();
+                let span = write_text_chunk(&mut fast, session, kind, sample).unwrap();
+                assert_eq!(text(&fast), text(&typed));
+                let quoted = serde_json::to_string(sample).unwrap();
+                assert_eq!(text(&fast[span]), &quoted[1..quoted.len() - 1]);
+                let mut kept = String::from("kept ");
+                acp_core::wire::encode::escape_into(&mut kept, sample);
+                assert_eq!(kept, format!("kept {}", &quoted[1..quoted.len() - 1]));
+            }
+        }
+    }
+}

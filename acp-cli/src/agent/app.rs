@@ -30,6 +30,7 @@ use acp_core::schema::{
     SetModelResponse, SetSessionConfigOptionResponse, TerminalRequest, WriteTextFileRequest,
 };
 use acp_core::wire::ErrorCode;
+use acp_core::wire::encode::TextChunkKind;
 
 use super::backend::{Backend, ClientFs, Explore, FsVia, Reply, Step, TerminalCall, TurnStart};
 use super::session_map::SessionMap;
@@ -468,14 +469,29 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
         }
     }
 
+    /// Sends a turn's update and records it in the session's history. A plain text chunk (the
+    /// bulk of a streamed answer) is written by acp-core's text-chunk writer and recorded as
+    /// it escaped it (R-STORE-7); anything else goes through `send_update` and is recorded
+    /// as sent.
+    fn send_and_record(&mut self, session: &str, update: &SessionUpdate) {
+        if let Some((kind, text)) = plain_text_chunk(update) {
+            match self.conn.send_text_chunk(session, kind, text) {
+                Ok(escaped) => self.persist.record_text(session, kind, escaped),
+                Err(error) => tracing::warn!(session, %error, "update not sent"),
+            }
+            return;
+        }
+        match self.conn.send_update(session, update) {
+            Ok(()) => self.persist.record(session, update),
+            Err(error) => tracing::warn!(session, %error, "update not sent"),
+        }
+    }
+
     /// One step of a session's turn. Returns whether to keep stepping it.
     fn step_once(&mut self, session: &str, now: Instant) -> bool {
         match self.backend.step(session, now) {
             Step::Update(update) => {
-                match self.conn.send_update(session, &update) {
-                    Ok(()) => self.persist.record(session, &update),
-                    Err(error) => tracing::warn!(session, %error, "update not sent"),
-                }
+                self.send_and_record(session, &update);
                 true
             }
             Step::RequestPermission(tool_call) => {
@@ -1299,6 +1315,27 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
 }
 
 mod persist;
+
+/// The kind and text of a message or thought chunk that is plain text: a text block without
+/// annotations or `_meta`, in a chunk without `messageId` or `_meta`. Its line is the one
+/// acp-core's `send_text_chunk` writes.
+fn plain_text_chunk(update: &SessionUpdate) -> Option<(TextChunkKind, &str)> {
+    let (kind, chunk) = match update {
+        SessionUpdate::AgentMessageChunk(chunk) => (TextChunkKind::AgentMessage, chunk),
+        SessionUpdate::AgentThoughtChunk(chunk) => (TextChunkKind::AgentThought, chunk),
+        _ => return None,
+    };
+    if chunk.message_id.is_some() || chunk.meta.is_some() {
+        return None;
+    }
+    match &chunk.content {
+        ContentBlock::Text(text) if text.annotations.is_none() && text.meta.is_none() => {
+            Some((kind, &text.text))
+        }
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 mod tests;
 

@@ -66,6 +66,9 @@ pub(crate) fn exchanged_bytes(history: &SessionHistory) -> u64 {
                 .iter()
                 .map(|item| match item {
                     TurnItem::Message(block) | TurnItem::Thought(block) => text_len(block),
+                    TurnItem::MessageText(text) | TurnItem::ThoughtText(text) => {
+                        text.to_plain().len()
+                    }
                     _ => 0,
                 })
                 .sum();

@@ -38,6 +38,7 @@ use serde::ser::{SerializeSeq, Serializer};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use super::escaped::EscapedText;
 use super::history::{SessionHistory, Turn, TurnItem};
 use super::text::{block_text, prompt_pieces, strip_system_reminders, tool_output_pieces};
 use super::time::Timestamp;
@@ -595,19 +596,31 @@ struct FunctionOut<'a> {
 enum Text<'a> {
     /// These pieces, one after the other.
     Pieces(Vec<&'a str>),
+    /// An answer's or reasoning's pieces, one after the other: one kept text alone is written
+    /// as it is kept (R-STORE-7), anything else escaped here.
+    Joined(Vec<Piece<'a>>),
     /// A JSON value in compact form (a tool call's input as its `arguments` string).
     Json(&'a Value),
     /// A text made up here.
     Owned(String),
 }
 
+/// A piece of an answer or a reasoning: a block's text, or a text kept as JSON.
+enum Piece<'a> {
+    Plain(&'a str),
+    Kept(&'a EscapedText),
+}
+
 impl<'a> Text<'a> {
-    /// Pieces, or `None` when together they are empty.
-    fn non_empty(pieces: Vec<&'a str>) -> Option<Self> {
+    /// Joined pieces, or `None` when together they are empty.
+    fn non_empty(pieces: Vec<Piece<'a>>) -> Option<Self> {
         pieces
             .iter()
-            .any(|piece| !piece.is_empty())
-            .then_some(Text::Pieces(pieces))
+            .any(|piece| match piece {
+                Piece::Plain(text) => !text.is_empty(),
+                Piece::Kept(text) => !text.is_empty(),
+            })
+            .then_some(Text::Joined(pieces))
     }
 }
 
@@ -615,6 +628,10 @@ impl fmt::Display for Text<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Text::Pieces(pieces) => pieces.iter().try_for_each(|piece| f.write_str(piece)),
+            Text::Joined(pieces) => pieces.iter().try_for_each(|piece| match piece {
+                Piece::Plain(text) => f.write_str(text),
+                Piece::Kept(text) => f.write_str(&text.to_plain()),
+            }),
             Text::Json(value) => fmt::Display::fmt(value, f),
             Text::Owned(text) => f.write_str(text),
         }
@@ -623,7 +640,13 @@ impl fmt::Display for Text<'_> {
 
 impl Serialize for Text<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.collect_str(self)
+        match self {
+            // The streamed answer: written as the encoder escaped it, no second escaping.
+            Text::Joined(pieces) if let [Piece::Kept(text)] = pieces.as_slice() => {
+                text.serialize(serializer)
+            }
+            _ => serializer.collect_str(self),
+        }
     }
 }
 
@@ -674,8 +697,8 @@ pub(crate) fn write_file(
 #[derive(Default)]
 struct AssistantDraft<'a> {
     rank: u8,
-    reasoning: Vec<&'a str>,
-    text: Vec<&'a str>,
+    reasoning: Vec<Piece<'a>>,
+    text: Vec<Piece<'a>>,
     calls: Vec<ToolCallOut<'a>>,
     results: Vec<MessageOut<'a>>,
 }
@@ -720,8 +743,8 @@ fn each_message<'a, E>(
         let mut draft = AssistantDraft::default();
         for (item_index, item) in turn.items.iter().enumerate() {
             let rank = match item {
-                TurnItem::Thought(_) => 0,
-                TurnItem::Message(_) => 1,
+                TurnItem::Thought(_) | TurnItem::ThoughtText(_) => 0,
+                TurnItem::Message(_) | TurnItem::MessageText(_) => 1,
                 TurnItem::ToolCall(_) | TurnItem::Plan(_) => 2,
             };
             if rank < draft.rank {
@@ -729,8 +752,12 @@ fn each_message<'a, E>(
             }
             draft.rank = rank;
             match item {
-                TurnItem::Thought(block) => draft.reasoning.extend(block_text(block)),
-                TurnItem::Message(block) => draft.text.extend(block_text(block)),
+                TurnItem::Thought(block) => {
+                    draft.reasoning.extend(block_text(block).map(Piece::Plain));
+                }
+                TurnItem::Message(block) => draft.text.extend(block_text(block).map(Piece::Plain)),
+                TurnItem::ThoughtText(text) => draft.reasoning.push(Piece::Kept(text)),
+                TurnItem::MessageText(text) => draft.text.push(Piece::Kept(text)),
                 TurnItem::ToolCall(call) => {
                     let name = tool_name_for(&call.kind());
                     let arguments = match &call.raw_input {
@@ -1153,6 +1180,97 @@ mod tests {
             assert!(at(key) < at("messages"), "{key} after messages: {text}");
         }
         assert!(at("messages") < at(EXTENSION_KEY));
+    }
+
+    /// R-STORE-7: a turn recorded from the encoder's escaped chunks (the agent's path) saves
+    /// to the same bytes as the same turn kept as plain text blocks (how turns were kept
+    /// before), and both files load and replay the same updates.
+    #[test]
+    fn text_kept_escaped_saves_the_bytes_plain_text_saved_and_replays_the_same() {
+        use acp_core::schema::{ContentChunk, SessionUpdate, ToolCallStatus};
+        use acp_core::wire::encode::{TextChunkKind, write_text_chunk};
+
+        let chunks: [(TextChunkKind, &str); 7] = [
+            (TextChunkKind::AgentThought, "thinking \"hard\"\n"),
+            (TextChunkKind::AgentThought, "…done"),
+            (
+                TextChunkKind::AgentMessage,
+                "abcdefghijklmnopqrstuvwxyzabcdef",
+            ),
+            (TextChunkKind::AgentMessage, "tab\there, back\\slash, \u{1}"),
+            (TextChunkKind::AgentMessage, "déjà 日本語 🎉"),
+            (TextChunkKind::AgentMessage, ""),
+            (TextChunkKind::AgentMessage, "\r\nend"),
+        ];
+        let mut new = SessionHistory::new("sess_1", "demo");
+        let mut old_items = Vec::new();
+        for prompt in ["first \"turn\"", "second turn"] {
+            new.record_user_prompt(&[ContentBlock::text(prompt)]);
+            let mut thought = String::new();
+            let mut message = String::new();
+            for (kind, text) in chunks {
+                let mut line = Vec::new();
+                let span = write_text_chunk(&mut line, "sess_1", kind, text).unwrap();
+                new.record_text_chunk(kind, std::str::from_utf8(&line[span]).unwrap());
+                match kind {
+                    TextChunkKind::AgentThought => thought.push_str(text),
+                    TextChunkKind::AgentMessage => message.push_str(text),
+                }
+            }
+            let mut call = ToolCall::new("tool-1", "read");
+            call.status = Some(ToolCallStatus::Completed);
+            new.record_update(&SessionUpdate::ToolCall(call.clone()));
+            new.record_update(&SessionUpdate::AgentMessageChunk(ContentChunk::new(
+                ContentBlock::text("after the \"tool\""),
+            )));
+            new.end_turn(StopReason::EndTurn);
+            old_items.push((
+                prompt,
+                vec![
+                    TurnItem::Thought(ContentBlock::text(thought)),
+                    TurnItem::Message(ContentBlock::text(message)),
+                    TurnItem::ToolCall(call),
+                    TurnItem::Message(ContentBlock::text("after the \"tool\"")),
+                ],
+            ));
+        }
+        assert!(matches!(new.turns()[0].items[0], TurnItem::ThoughtText(_)));
+        assert!(matches!(new.turns()[0].items[1], TurnItem::MessageText(_)));
+        let turns = old_items
+            .into_iter()
+            .map(|(prompt, items)| Turn {
+                prompt: vec![ContentBlock::text(prompt)],
+                items,
+                stop_reason: Some(StopReason::EndTurn),
+            })
+            .collect();
+        let old = SessionHistory::from_turns("sess_1".into(), "demo".into(), turns);
+        assert_eq!(new, old);
+
+        let at = Timestamp::from_unix_seconds(1_700_000_000);
+        let mut new_bytes = Vec::new();
+        write_file(&mut new_bytes, &new, at, at).unwrap();
+        let mut old_bytes = Vec::new();
+        write_file(&mut old_bytes, &old, at, at).unwrap();
+        assert_eq!(
+            String::from_utf8(new_bytes.clone()).unwrap(),
+            String::from_utf8(old_bytes).unwrap()
+        );
+
+        let (loaded, note) = SessionFile::parse(&new_bytes).unwrap().into_history();
+        assert_eq!(note, None);
+        assert_eq!(loaded.turns(), old.turns());
+        let replayed = crate::store::replay(&loaded);
+        assert_eq!(replayed, crate::store::replay(&old));
+        assert_eq!(replayed, crate::store::replay(&new));
+        // A loaded file keeps its plain text escaped too: saving it again gives the same bytes.
+        assert!(matches!(
+            loaded.turns()[1].items[1],
+            TurnItem::MessageText(_)
+        ));
+        let mut again = Vec::new();
+        write_file(&mut again, &loaded, at, at).unwrap();
+        assert_eq!(again, new_bytes);
     }
 
     #[test]

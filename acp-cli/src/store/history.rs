@@ -5,11 +5,15 @@
 //! client saw. Only completed turns are saved and replayed: a turn cut short by a crash is lost,
 //! and nothing else.
 
+use std::borrow::Cow;
+
 use acp_core::schema::{
     ContentBlock, Plan, PlanUpdateContent, SessionUpdate, StopReason, ToolCall, ToolCallUpdate,
 };
+use acp_core::wire::encode::TextChunkKind;
 use serde::{Deserialize, Serialize};
 
+use super::escaped::EscapedText;
 use super::time::Timestamp;
 
 /// The conversation of one session plus the settings that travel with it.
@@ -44,8 +48,13 @@ pub struct Turn {
 }
 
 /// One piece of a turn's output.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
+///
+/// Plain text (a text block without annotations or `_meta`, the common case) is kept as
+/// [`TurnItem::MessageText`] and [`TurnItem::ThoughtText`]: the JSON the chunks went out as
+/// (R-STORE-7). Such an item equals the [`TurnItem::Message`] (or `Thought`) of a text block
+/// with the same text, and is saved as one: the file does not tell them apart.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(from = "StoredItem")]
 pub enum TurnItem {
     /// The agent's visible answer. Consecutive text chunks are joined into one block.
     Message(ContentBlock),
@@ -55,6 +64,114 @@ pub enum TurnItem {
     ToolCall(ToolCall),
     /// A plan as sent (each plan replaces the previous one on the client).
     Plan(Plan),
+    /// The agent's visible answer as plain text, kept escaped. Consecutive chunks are joined.
+    MessageText(EscapedText),
+    /// The agent's reasoning as plain text, kept escaped. Consecutive chunks are joined.
+    ThoughtText(EscapedText),
+}
+
+/// A turn item as a file holds it (`{"message": {"type": "text", …}}`, …).
+#[derive(Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum StoredItem {
+    Message(ContentBlock),
+    Thought(ContentBlock),
+    ToolCall(ToolCall),
+    Plan(Plan),
+}
+
+impl From<StoredItem> for TurnItem {
+    /// Plain text is kept escaped from the start, so that later saves copy it.
+    fn from(item: StoredItem) -> Self {
+        match item {
+            StoredItem::Message(block) => match plain_text(&block) {
+                Some(text) => TurnItem::MessageText(EscapedText::from_plain(text)),
+                None => TurnItem::Message(block),
+            },
+            StoredItem::Thought(block) => match plain_text(&block) {
+                Some(text) => TurnItem::ThoughtText(EscapedText::from_plain(text)),
+                None => TurnItem::Thought(block),
+            },
+            StoredItem::ToolCall(call) => TurnItem::ToolCall(call),
+            StoredItem::Plan(plan) => TurnItem::Plan(plan),
+        }
+    }
+}
+
+/// The text of a text block without annotations or `_meta`.
+fn plain_text(block: &ContentBlock) -> Option<&str> {
+    match block {
+        ContentBlock::Text(text) if text.annotations.is_none() && text.meta.is_none() => {
+            Some(&text.text)
+        }
+        _ => None,
+    }
+}
+
+/// A kept text as the text block it stands for: `{"type": "text", "text": …}`, the text
+/// written as it is kept.
+struct TextBlockOut<'a>(&'a EscapedText);
+
+impl Serialize for TextBlockOut<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut block = serializer.serialize_struct("TextContent", 2)?;
+        block.serialize_field("type", "text")?;
+        block.serialize_field("text", self.0)?;
+        block.end()
+    }
+}
+
+impl Serialize for TurnItem {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        const NAME: &str = "TurnItem";
+        match self {
+            TurnItem::Message(block) => {
+                serializer.serialize_newtype_variant(NAME, 0, "message", block)
+            }
+            TurnItem::Thought(block) => {
+                serializer.serialize_newtype_variant(NAME, 1, "thought", block)
+            }
+            TurnItem::ToolCall(call) => {
+                serializer.serialize_newtype_variant(NAME, 2, "tool_call", call)
+            }
+            TurnItem::Plan(plan) => serializer.serialize_newtype_variant(NAME, 3, "plan", plan),
+            TurnItem::MessageText(text) => {
+                serializer.serialize_newtype_variant(NAME, 0, "message", &TextBlockOut(text))
+            }
+            TurnItem::ThoughtText(text) => {
+                serializer.serialize_newtype_variant(NAME, 1, "thought", &TextBlockOut(text))
+            }
+        }
+    }
+}
+
+impl TurnItem {
+    /// Plain text as `(thought, text)`, however it is kept.
+    fn as_plain_text(&self) -> Option<(bool, Cow<'_, str>)> {
+        match self {
+            TurnItem::MessageText(text) => Some((false, text.to_plain())),
+            TurnItem::ThoughtText(text) => Some((true, text.to_plain())),
+            TurnItem::Message(block) => plain_text(block).map(|text| (false, Cow::Borrowed(text))),
+            TurnItem::Thought(block) => plain_text(block).map(|text| (true, Cow::Borrowed(text))),
+            TurnItem::ToolCall(_) | TurnItem::Plan(_) => None,
+        }
+    }
+}
+
+impl PartialEq for TurnItem {
+    fn eq(&self, other: &Self) -> bool {
+        if let (Some(mine), Some(theirs)) = (self.as_plain_text(), other.as_plain_text()) {
+            return mine == theirs;
+        }
+        match (self, other) {
+            (TurnItem::Message(a), TurnItem::Message(b))
+            | (TurnItem::Thought(a), TurnItem::Thought(b)) => a == b,
+            (TurnItem::ToolCall(a), TurnItem::ToolCall(b)) => a == b,
+            (TurnItem::Plan(a), TurnItem::Plan(b)) => a == b,
+            _ => false,
+        }
+    }
 }
 
 /// Most tool calls one turn keeps; further calls are dropped from the history (never a panic,
@@ -177,6 +294,19 @@ impl SessionHistory {
         }
     }
 
+    /// Records a plain text chunk the agent sent with acp-core's `send_text_chunk`, given as
+    /// the encoder escaped it into the chunk's line: kept as it is (R-STORE-7). Like
+    /// [`SessionHistory::record_update`] with the same chunk, without escaping it again.
+    pub fn record_text_chunk(&mut self, kind: TextChunkKind, escaped: &str) {
+        if let Some(turn) = self
+            .turns
+            .last_mut()
+            .filter(|turn| turn.stop_reason.is_none())
+        {
+            turn.push_escaped_text(escaped, kind == TextChunkKind::AgentThought);
+        }
+    }
+
     /// Ends the running turn (no-op when none runs).
     pub fn end_turn(&mut self, stop_reason: StopReason) {
         if let Some(turn) = self
@@ -190,6 +320,30 @@ impl SessionHistory {
 }
 
 impl Turn {
+    /// Appends a plain text chunk given as the encoder escaped it (the text of
+    /// [`SessionHistory::record_text_chunk`]), joined like [`Turn::push_text`] joins it.
+    fn push_escaped_text(&mut self, escaped: &str, thought: bool) {
+        match (self.items.last_mut(), thought) {
+            (Some(TurnItem::MessageText(last)), false)
+            | (Some(TurnItem::ThoughtText(last)), true) => last.push_escaped(escaped),
+            (Some(TurnItem::Message(ContentBlock::Text(_))), false)
+            | (Some(TurnItem::Thought(ContentBlock::Text(_))), true) => {
+                // Joined onto a block with annotations: as plain text, like any chunk.
+                let mut text = EscapedText::default();
+                text.push_escaped(escaped);
+                self.push_text(&ContentBlock::text(text.to_plain()), thought);
+            }
+            _ => {
+                let mut text = EscapedText::default();
+                text.push_escaped(escaped);
+                self.push(match thought {
+                    true => TurnItem::ThoughtText(text),
+                    false => TurnItem::MessageText(text),
+                });
+            }
+        }
+    }
+
     fn push(&mut self, item: TurnItem) {
         if self.items.len() < MAX_ITEMS_PER_TURN {
             self.items.push(item);
@@ -198,16 +352,29 @@ impl Turn {
 
     /// Appends a message (or, with `thought`, a reasoning) chunk, joining text onto the
     /// previous item of the same kind: a streamed text is copied once, onto its item, never
-    /// cloned per chunk.
+    /// cloned per chunk. Plain text starts a kept-escaped item (R-STORE-7).
     fn push_text(&mut self, content: &ContentBlock, thought: bool) {
         if let ContentBlock::Text(next) = content {
             match (self.items.last_mut(), thought) {
+                (Some(TurnItem::MessageText(last)), false)
+                | (Some(TurnItem::ThoughtText(last)), true) => {
+                    last.push_plain(&next.text);
+                    return;
+                }
                 (Some(TurnItem::Message(ContentBlock::Text(last))), false)
                 | (Some(TurnItem::Thought(ContentBlock::Text(last))), true) => {
                     last.text.push_str(&next.text);
                     return;
                 }
                 _ => {}
+            }
+            if let Some(text) = plain_text(content) {
+                let text = EscapedText::from_plain(text);
+                self.push(match thought {
+                    true => TurnItem::ThoughtText(text),
+                    false => TurnItem::MessageText(text),
+                });
+                return;
             }
         }
         let content = content.clone();

@@ -6,7 +6,9 @@
 //!
 //! 1. keeps a [`SessionHistory`] per session and feeds it what it sends:
 //!    [`SessionHistory::record_user_prompt`] when a prompt arrives,
-//!    [`SessionHistory::record_update`] for every `session/update`,
+//!    [`SessionHistory::record_update`] for every `session/update`, or
+//!    [`SessionHistory::record_text_chunk`] with the escaped text acp-core's `send_text_chunk`
+//!    returns for a plain text chunk (kept and saved as it is: R-STORE-7),
 //!    [`SessionHistory::end_turn`] with the stop reason;
 //! 2. calls [`SessionStore::save`] when a session is created (its header, no turn) and after
 //!    every finished turn (atomic; a crash loses at most the running turn);
@@ -26,6 +28,7 @@
 mod agentao;
 mod directory;
 mod error;
+mod escaped;
 mod history;
 mod list;
 mod replay;
@@ -35,6 +38,7 @@ mod time;
 pub use agentao::EXTENSION_KEY;
 pub use directory::{Deleted, Loaded, SESSIONS_DIR, Saved, SessionStore, StoreConfig};
 pub use error::{StoreError, StoreWarning};
+pub use escaped::EscapedText;
 pub use history::{SessionHistory, Turn, TurnItem};
 pub use list::{DEFAULT_PAGE_SIZE, SessionPage, list_sessions};
 pub use replay::replay;

@@ -29,6 +29,12 @@ pub fn replay(history: &SessionHistory) -> Vec<SessionUpdate> {
                 TurnItem::Thought(block) => updates.push(SessionUpdate::AgentThoughtChunk(
                     ContentChunk::new(block.clone()),
                 )),
+                TurnItem::MessageText(text) => updates.push(SessionUpdate::AgentMessageChunk(
+                    ContentChunk::new(ContentBlock::text(text.to_plain())),
+                )),
+                TurnItem::ThoughtText(text) => updates.push(SessionUpdate::AgentThoughtChunk(
+                    ContentChunk::new(ContentBlock::text(text.to_plain())),
+                )),
                 TurnItem::Plan(plan) => updates.push(SessionUpdate::Plan(plan.clone())),
                 TurnItem::ToolCall(call) => {
                     let (announced, finished) = tool_call_pair(call);

@@ -57,6 +57,7 @@ use crate::machine::time::Monotonic;
 use crate::machine::turn::StopReason;
 use crate::machine::{Instant, Rejection, ReqRef, RequestId, SessionId, Table, Ticket, UsageError};
 use crate::view::{ClientRequestView, ViewError};
+use crate::wire::encode::{self, TextChunkKind};
 use crate::wire::frame::Framer;
 use crate::wire::{ErrorCode, RawValue};
 use state::Asked as AskedRow;
@@ -751,6 +752,53 @@ impl<B: Buffers> AgentConnection<B> {
         session: &str,
         update: &U,
     ) -> Result<(), UsageError> {
+        let in_turn = self.update_allowed(session, update.belongs_to_turn())?;
+        wire_out::notification(
+            self.transport.outbox(),
+            "session/update",
+            &UpdateParams {
+                session_id: session,
+                update,
+            },
+        )?;
+        if in_turn && let Some(tool_call) = update.announced_tool_call() {
+            self.core.announce(session, tool_call);
+        }
+        Ok(())
+    }
+
+    /// Sends one plain text chunk (`agent_message_chunk` or `agent_thought_chunk`: no
+    /// annotations, `_meta` or `messageId`) for `session`, exactly as
+    /// [`send_update`](Self::send_update) sends the same chunk as a typed update (same line,
+    /// same rules), and returns the text as it was escaped into the line: a JSON string's
+    /// contents without its quotes. An agent that keeps the conversation as JSON text (to save
+    /// it) records these bytes instead of escaping the text a second time. The returned text
+    /// borrows the outbox: record it before anything else is sent.
+    pub fn send_text_chunk(
+        &mut self,
+        session: &str,
+        kind: TextChunkKind,
+        text: &str,
+    ) -> Result<&str, UsageError> {
+        self.update_allowed(session, true)?;
+        let out = self.transport.outbox();
+        let (line_start, span) =
+            out.push_line_with(|sink| encode::write_text_chunk(sink, session, kind, text))?;
+        // Escaping copies the text's own UTF-8 runs and adds ASCII escapes: always UTF-8, so
+        // the check cannot fail (if it did, the line would be taken back, as for a full outbox).
+        if core::str::from_utf8(out.stored(line_start + span.start..line_start + span.end)).is_err()
+        {
+            let line = out.len() - line_start;
+            out.retract(line);
+            return Err(UsageError::WouldBlock);
+        }
+        let escaped = out.stored(line_start + span.start..line_start + span.end);
+        Ok(core::str::from_utf8(escaped).unwrap_or_default())
+    }
+
+    /// Whether an update may go out now (the checks of [`send_update`](Self::send_update));
+    /// `Ok` says whether it is part of the running turn.
+    fn update_allowed(&mut self, session: &str, belongs_to_turn: bool) -> Result<bool, UsageError> {
         let core = &mut self.core;
         core.live()?;
         let state = core
@@ -762,28 +810,16 @@ impl<B: Buffers> AgentConnection<B> {
             SessionState::Creating { .. } | SessionState::Closed => {
                 return Err(UsageError::SessionNotActive);
             }
-            SessionState::Active { turn: Some(_) } => update.belongs_to_turn(),
-            SessionState::Active { turn: None } if update.belongs_to_turn() => {
+            SessionState::Active { turn: Some(_) } => belongs_to_turn,
+            SessionState::Active { turn: None } if belongs_to_turn => {
                 return Err(UsageError::TurnAnswered);
             }
             SessionState::Active { turn: None } => false,
         };
-        let out = self.transport.outbox();
-        if !out.has_room_for_updates() {
+        if !self.transport.outbox().has_room_for_updates() {
             return Err(UsageError::WouldBlock);
         }
-        wire_out::notification(
-            out,
-            "session/update",
-            &UpdateParams {
-                session_id: session,
-                update,
-            },
-        )?;
-        if in_turn && let Some(tool_call) = update.announced_tool_call() {
-            core.announce(session, tool_call);
-        }
-        Ok(())
+        Ok(in_turn)
     }
 
     /// Sends one update of a stored session's history for a session that is already open: the

@@ -117,6 +117,12 @@ impl<S: ByteStorage> Outbox<S> {
         self.len().saturating_add(n) <= self.limit
     }
 
+    /// Bytes of the storage: `range` of a line [`Outbox::push_line_with`] just pushed, counted
+    /// from the line start it returned plus the writer's own offsets.
+    pub(crate) fn stored(&self, range: core::ops::Range<usize>) -> &[u8] {
+        &self.storage.bytes()[range]
+    }
+
     /// Takes back the last `n` bytes pushed: a line a command wrote and then refused.
     pub(crate) fn retract(&mut self, n: usize) {
         self.end = self.end.saturating_sub(n).max(self.start);
@@ -127,6 +133,16 @@ impl<S: ByteStorage> Outbox<S> {
     pub fn push_line<F>(&mut self, write: F) -> Result<(), UsageError>
     where
         F: FnOnce(&mut OutboxSink<'_, S>) -> Result<(), EncodeError<UsageError>>,
+    {
+        self.push_line_with(write).map(|_| ())
+    }
+
+    /// [`Outbox::push_line`] for a writer that returns something (where a piece of its line
+    /// landed): returns that, with where the line starts in the outbox's storage (see
+    /// [`Outbox::stored`]).
+    pub(crate) fn push_line_with<T, F>(&mut self, write: F) -> Result<(usize, T), UsageError>
+    where
+        F: FnOnce(&mut OutboxSink<'_, S>) -> Result<T, EncodeError<UsageError>>,
     {
         // Make the free space contiguous: move pending bytes to the front. Each byte is moved
         // at most once per trip through the outbox, since new lines only go after it.
@@ -139,7 +155,7 @@ impl<S: ByteStorage> Outbox<S> {
         let line_start = self.end;
         let mut sink = OutboxSink { outbox: self };
         match write(&mut sink) {
-            Ok(()) => Ok(()),
+            Ok(value) => Ok((line_start, value)),
             Err(_) => {
                 self.end = line_start;
                 Err(UsageError::WouldBlock)

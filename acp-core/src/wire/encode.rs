@@ -28,7 +28,12 @@ mod sink;
 mod tests;
 
 pub use error::{EncodeError, ValueError};
-pub use message::{OutgoingId, write_error, write_notification, write_request, write_result};
+#[cfg(feature = "alloc")]
+pub use escape::escape_into;
+pub use message::{
+    OutgoingId, TextChunkKind, write_error, write_notification, write_request, write_result,
+    write_text_chunk,
+};
 #[cfg(feature = "alloc")]
 pub use ser::to_vec;
 pub use ser::{Compound, Serializer, StructCompound, to_sink, to_slice};

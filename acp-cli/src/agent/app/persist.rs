@@ -23,6 +23,7 @@ use acp_core::schema::{
     LoadSessionResponse, McpServer, NewSessionResponse, SessionUpdate, SystemPrompt,
 };
 use acp_core::wire::ErrorCode;
+use acp_core::wire::encode::TextChunkKind;
 use serde::Deserialize;
 
 use super::{AgentApp, Notice, Workspace};
@@ -153,6 +154,13 @@ impl Persistence {
     pub(super) fn record(&mut self, session: &str, update: &SessionUpdate) {
         if let Some(history) = self.histories.get_mut(session) {
             history.record_update(update);
+        }
+    }
+
+    /// A plain text chunk was sent for `session`, escaped into its line as `escaped`.
+    pub(super) fn record_text(&mut self, session: &str, kind: TextChunkKind, escaped: &str) {
+        if let Some(history) = self.histories.get_mut(session) {
+            history.record_text_chunk(kind, escaped);
         }
     }
 

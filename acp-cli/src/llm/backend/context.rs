@@ -73,6 +73,12 @@ pub(crate) fn messages(system: String, history: &SessionHistory, images: bool) -
                         .text
                         .push_str(&prompt_text(core::slice::from_ref(block)));
                 }
+                TurnItem::MessageText(text) => {
+                    if !draft.calls.is_empty() {
+                        draft.flush(&mut messages);
+                    }
+                    draft.text.push_str(&text.to_plain());
+                }
                 TurnItem::ToolCall(call) => {
                     let id = call.tool_call_id.clone();
                     draft.calls.push(ModelToolCall {
@@ -101,7 +107,7 @@ pub(crate) fn messages(system: String, history: &SessionHistory, images: bool) -
                         content: TODO_DONE.to_owned(),
                     });
                 }
-                TurnItem::Thought(_) => {}
+                TurnItem::Thought(_) | TurnItem::ThoughtText(_) => {}
             }
         }
         draft.flush(&mut messages);

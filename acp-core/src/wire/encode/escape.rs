@@ -143,6 +143,28 @@ fn write_escaped_from<S: Sink + ?Sized>(
     }
 }
 
+/// Appends the contents of a JSON string literal for `text` (no quotes) to `out`: the same
+/// bytes the encoder writes for it (so serde_json's), for text kept as JSON to be written
+/// later without escaping it again.
+#[cfg(feature = "alloc")]
+pub fn escape_into(out: &mut alloc::string::String, text: &str) {
+    let mut rest = text;
+    // Bounded: every turn consumes at least one byte or returns.
+    loop {
+        let run = find_escape(rest.as_bytes());
+        // `run` is the end or an ASCII byte: a character boundary either way.
+        out.push_str(&rest[..run]);
+        let Some(&byte) = rest.as_bytes().get(run) else {
+            return;
+        };
+        // At most six ASCII bytes (`\u00XX`): they fit.
+        let mut escape = heapless::Vec::<u8, 6>::new();
+        let _ = write_escape(&mut escape, byte);
+        out.extend(escape.iter().map(|&b| char::from(b)));
+        rest = &rest[run + 1..];
+    }
+}
+
 /// Writes `text` as a quoted JSON string.
 #[inline(always)]
 pub(crate) fn write_quoted<S: Sink + ?Sized>(sink: &mut S, text: &str) -> Result<(), S::Error> {

@@ -166,3 +166,85 @@ where
     }
     put(sink, b"}}\n")
 }
+
+/// The kind of a text chunk written by [`write_text_chunk`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TextChunkKind {
+    /// `agent_message_chunk`: the agent's visible answer.
+    AgentMessage,
+    /// `agent_thought_chunk`: the agent's reasoning.
+    AgentThought,
+}
+
+impl TextChunkKind {
+    /// The `sessionUpdate` tag.
+    pub const fn tag(self) -> &'static str {
+        match self {
+            TextChunkKind::AgentMessage => "agent_message_chunk",
+            TextChunkKind::AgentThought => "agent_thought_chunk",
+        }
+    }
+}
+
+/// A sink that counts what passes through it, so a writer can say where a piece landed.
+struct Counting<'s, S: ?Sized> {
+    sink: &'s mut S,
+    written: usize,
+}
+
+impl<S: Sink + ?Sized> Sink for Counting<'_, S> {
+    type Error = S::Error;
+
+    #[inline]
+    fn write_bytes(&mut self, bytes: &[u8]) -> core::result::Result<(), S::Error> {
+        self.sink.write_bytes(bytes)?;
+        self.written += bytes.len();
+        Ok(())
+    }
+
+    #[inline]
+    fn write_byte(&mut self, byte: u8) -> core::result::Result<(), S::Error> {
+        self.sink.write_byte(byte)?;
+        self.written += 1;
+        Ok(())
+    }
+}
+
+/// Writes the `session/update` notification of one plain text chunk (no annotations, no
+/// `_meta`, no `messageId`) and returns where the text's escaped contents (between its quotes)
+/// lie in the bytes this call wrote, counted from the start of the line.
+///
+/// The line is byte-identical to [`write_notification`] with the typed update
+/// (`{"sessionId":…,"update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text",
+/// "text":…}}}`), written without going through serde: the hot path of a streaming agent.
+/// The returned span lets the caller keep the text as it was escaped here (an agent's session
+/// history, saved as JSON later) instead of escaping it again.
+///
+/// ```
+/// use acp_core::wire::encode::{TextChunkKind, write_text_chunk};
+///
+/// let mut line = Vec::new();
+/// let span = write_text_chunk(&mut line, "s1", TextChunkKind::AgentMessage, "a \"b\"").unwrap();
+/// assert_eq!(&line[span], b"a \\\"b\\\"");
+/// ```
+pub fn write_text_chunk<S: Sink + ?Sized>(
+    sink: &mut S,
+    session: &str,
+    kind: TextChunkKind,
+    text: &str,
+) -> core::result::Result<core::ops::Range<usize>, EncodeError<S::Error>> {
+    let mut out = Counting { sink, written: 0 };
+    put(
+        &mut out,
+        b"{\"jsonrpc\":\"2.0\",\"method\":\"session/update\",\"params\":{\"sessionId\":\"",
+    )?;
+    write_escaped(&mut out, session).map_err(EncodeError::Sink)?;
+    put(&mut out, b"\",\"update\":{\"sessionUpdate\":\"")?;
+    put(&mut out, kind.tag().as_bytes())?;
+    put(&mut out, b"\",\"content\":{\"type\":\"text\",\"text\":\"")?;
+    let start = out.written;
+    write_escaped(&mut out, text).map_err(EncodeError::Sink)?;
+    let end = out.written;
+    put(&mut out, b"\"}}}}\n")?;
+    Ok(start..end)
+}
