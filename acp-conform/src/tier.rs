@@ -47,6 +47,11 @@ impl Tier {
         }
     }
 
+    /// Whether a failure of this tier fails the run: MANDATORY and CAPABILITY ones do.
+    pub fn fails_run(self) -> bool {
+        matches!(self, Tier::Mandatory | Tier::Capability)
+    }
+
     /// Whether a case of this tier that ended `status` keeps the run from being conformant.
     pub fn blocks(self, status: Status) -> bool {
         matches!(

@@ -10,37 +10,8 @@ use crate::verdict::Verdict;
 /// What a case's function returns.
 pub(crate) type CaseFuture<'a> = Pin<Box<dyn Future<Output = Verdict> + 'a>>;
 
-/// How much a broken rule weighs: what a client MUST do fails the run, what it SHOULD do is
-/// reported without failing it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Tier {
-    /// A MUST of the protocol (or of JSON-RPC): a failure fails the run.
-    Mandatory,
-    /// A MUST that applies once the client advertises a capability (`fs`, `terminal`); the
-    /// case is skipped without it. A failure fails the run.
-    Capability,
-    /// A SHOULD: a failure is reported, the run still passes.
-    Advisory,
-    /// Reported to inform (what the client did), never a failure.
-    Informational,
-}
-
-impl Tier {
-    /// `MANDATORY`, `CAPABILITY`, `ADVISORY`, `INFORMATIONAL`.
-    pub fn word(self) -> &'static str {
-        match self {
-            Tier::Mandatory => "MANDATORY",
-            Tier::Capability => "CAPABILITY",
-            Tier::Advisory => "ADVISORY",
-            Tier::Informational => "INFORMATIONAL",
-        }
-    }
-
-    /// Whether a failure of this tier fails the run.
-    pub fn fails_run(self) -> bool {
-        matches!(self, Tier::Mandatory | Tier::Capability)
-    }
-}
+/// How much a broken rule weighs: the agent suite's tiers, so both suites judge alike.
+pub use crate::tier::Tier;
 
 /// A client case; see the module docs.
 #[derive(Clone, Copy)]
