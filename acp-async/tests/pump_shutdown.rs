@@ -9,9 +9,9 @@ use std::pin::pin;
 use std::rc::Rc;
 use std::task::Poll;
 
+use acp_async::NoTimers;
 use acp_async::acp_core::prelude::{AgentConfig, AgentConnection, AgentEvent, AgentInfo, Growable};
 use acp_async::acp_core::schema::{ContentBlock, ContentChunk, SessionUpdate};
-use acp_async::NoTimers;
 use acp_async::pump::{Driver, Pump, Shared};
 use serde_json::json;
 use support::{answer, pair, run, updates};
@@ -99,7 +99,10 @@ fn end_input_answers_the_running_turn_cancelled_and_ends_the_pump() {
         Some(json!("cancelled")),
         "{lines:?}"
     );
-    assert!(answer(&lines, 3).is_none(), "read after end_input: {lines:?}");
+    assert!(
+        answer(&lines, 3).is_none(),
+        "read after end_input: {lines:?}"
+    );
     assert_eq!(
         *heard.borrow(),
         ["new session", "prompt session-1", "closed"]
@@ -126,7 +129,10 @@ fn stop_ends_a_pump_stuck_on_a_peer_that_stopped_reading() {
     // The pipe takes 4 KiB of the 64 KB of chunks, then the pump waits for room.
     assert!(run(pump.as_mut()).is_pending());
     assert!(!shared.borrow().poll_transmit().is_empty());
-    assert!(run(pump.as_mut()).is_pending(), "still waiting for the reader");
+    assert!(
+        run(pump.as_mut()).is_pending(),
+        "still waiting for the reader"
+    );
 
     shared.stop();
     match run(pump.as_mut()) {
@@ -135,6 +141,10 @@ fn stop_ends_a_pump_stuck_on_a_peer_that_stopped_reading() {
     }
     assert!(shared.is_ended());
     let lines = client.lines();
-    assert!(updates(&lines, "agent_message_chunk").len() < 64, "{}", lines.len());
+    assert!(
+        updates(&lines, "agent_message_chunk").len() < 64,
+        "{}",
+        lines.len()
+    );
     assert!(answer(&lines, 2).is_none());
 }
