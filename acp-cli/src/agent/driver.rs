@@ -22,35 +22,30 @@
 //! in the pump. When the turn ends first (a cancel), the app says so and the task is
 //! dropped: the model's connection closes unread, the shell's process group is killed.
 
-use std::cell::Cell;
 use std::collections::HashMap;
 use std::io;
-use std::path::PathBuf;
 use std::pin::Pin;
 use std::rc::Rc;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use acp_async::pump::{Connection, Driver, Pump, Shared};
+use acp_async::Runtime;
+use acp_async::pump::{Driver, Pump, Shared};
 use acp_async::smol::Smol;
-use acp_async::{Instant, Runtime};
-use acp_core::schema::{ListSessionsRequest, McpServer};
-use smol::io::{AsyncRead, AsyncWrite};
+use acp_core::schema::McpServer;
+use smol::io::AsyncRead;
 use smol::stream::{Stream, StreamExt};
 
 use super::app::{AgentApp, Job, JobId, Notice, Workspace, agent_config};
 use super::backend::{Backend, Reply};
+use super::connection::{AppConnection, AppEvent};
 use super::logging::LogSink;
-use super::sessions::{CwdKind, SessionTable};
-use super::{explore, local_fs, shell};
-use crate::agent::paths::Roots;
+use super::sessions::SessionTable;
+use super::workspace::RealWorkspace;
+use super::{explore, shell};
 use crate::mcp::{self, McpClient};
 use crate::model::ModelClient;
-use crate::store::{
-    DEFAULT_PAGE_SIZE, Deleted, Loaded, Saved, SessionHistory, SessionPage, SessionStore,
-    StoreConfig, StoreError, Timestamp, list_sessions,
-};
 
 /// Bytes read from stdin at once.
 const READ_CHUNK: usize = 64 * 1024;
@@ -64,52 +59,6 @@ const CLOSE_GRACE: std::time::Duration = std::time::Duration::from_secs(5);
 pub struct AgentOptions {
     /// `--resume [ID]`: `Some("")` for the latest session, `Some(id)` for one.
     pub resume: Option<String>,
-}
-
-/// The real file system.
-#[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct RealWorkspace;
-
-impl Workspace for RealWorkspace {
-    fn cwd_kind(&self, path: &str) -> CwdKind {
-        match std::fs::metadata(path) {
-            Ok(meta) if meta.is_dir() => CwdKind::Directory,
-            Ok(_) => CwdKind::NotADirectory,
-            Err(_) => CwdKind::Missing,
-        }
-    }
-
-    fn read(&self, roots: Roots<'_>, path: &str) -> Result<String, String> {
-        local_fs::read_inside(roots, path)
-    }
-
-    fn write(&self, roots: Roots<'_>, path: &str, content: &str) -> Result<(), String> {
-        local_fs::write_inside(roots, path, content)
-    }
-
-    fn save_session(&self, cwd: &str, history: &mut SessionHistory) -> Result<Saved, StoreError> {
-        SessionStore::new(cwd, StoreConfig::default()).save(history, Timestamp::now())
-    }
-
-    fn load_session(&self, cwd: &str, id: Option<&str>) -> Result<Loaded, StoreError> {
-        let store = SessionStore::new(cwd, StoreConfig::default());
-        match id {
-            Some(id) => store.load(id),
-            None => store.load_latest(),
-        }
-    }
-
-    fn list_sessions(
-        &self,
-        request: &ListSessionsRequest,
-        known_cwds: &[PathBuf],
-    ) -> Result<SessionPage, StoreError> {
-        list_sessions(request, known_cwds, DEFAULT_PAGE_SIZE)
-    }
-
-    fn delete_session(&self, cwd: &str, id: &str) -> Result<Deleted, StoreError> {
-        SessionStore::new(cwd, StoreConfig::default()).delete(id)
-    }
 }
 
 /// Runs the agent with `backend` on stdin/stdout until the client goes away or a signal
@@ -329,57 +278,6 @@ impl<'ex> Jobs<'ex> {
     }
 }
 
-/// The application as the pump's connection: [`AgentApp`]'s inputs and outputs, and its
-/// notices and jobs as the events the pump hands to [`Agent`].
-struct AppConnection<B, W> {
-    app: AgentApp<B, W>,
-    /// The pump's clock: room in the outbox lets paused turns step at once.
-    clock: Smol,
-}
-
-/// What the application hands the driver.
-enum AppEvent {
-    Notice(Notice),
-    Job(Job),
-}
-
-impl<B: Backend, W: Workspace> Connection for AppConnection<B, W> {
-    type Event = AppEvent;
-    fn handle_bytes(&mut self, now: Instant, bytes: &[u8]) -> usize {
-        self.app.handle_bytes(now, bytes)
-    }
-    fn handle_eof(&mut self, now: Instant) {
-        self.app.handle_eof(now);
-    }
-    fn handle_timeout(&mut self, now: Instant) {
-        self.app.handle_timeout(now);
-    }
-    /// Notices first: a session's log file opens before its jobs run.
-    fn poll_event(&mut self) -> Option<AppEvent> {
-        match self.app.poll_notice() {
-            Some(notice) => Some(AppEvent::Notice(notice)),
-            None => self.app.poll_job().map(AppEvent::Job),
-        }
-    }
-    fn poll_transmit(&self) -> &[u8] {
-        self.app.poll_transmit()
-    }
-    fn transmitted(&mut self, n: usize) {
-        self.app.transmitted(n);
-        // Room again: let paused turns fill the outbox while the pipe takes what was written.
-        self.app.pump(self.clock.now());
-    }
-    fn poll_timeout(&self) -> Option<Instant> {
-        self.app.poll_timeout()
-    }
-    fn is_input_held(&self) -> bool {
-        self.app.is_input_held()
-    }
-    fn is_closed(&self) -> bool {
-        self.app.is_closed()
-    }
-}
-
 type SharedApp<B, W> = Rc<Shared<AppConnection<B, W>>>;
 
 /// acp-cli's side of the pump: notices and jobs from the application, job replies and MCP
@@ -459,7 +357,7 @@ impl<B: Backend + 'static, W: Workspace + 'static> Driver<AppConnection<B, W>> f
             self.grace = Some(self.jobs.executor.spawn(async move {
                 smol::Timer::after(CLOSE_GRACE).await;
                 tracing::warn!(
-                    unwritten = shared.borrow().poll_transmit().len(),
+                    unwritten = shared.borrow().app.poll_transmit().len(),
                     "the client stopped reading; exiting without the last bytes"
                 );
                 shared.stop();
@@ -468,7 +366,8 @@ impl<B: Backend + 'static, W: Workspace + 'static> Driver<AppConnection<B, W>> f
     }
 }
 
-/// stdin, saying when it ends.
+/// stdin, saying when it ends; a read error ends it too (so every error the pump returns is
+/// stdout's).
 struct Stdin(smol::Unblock<io::Stdin>);
 
 impl AsyncRead for Stdin {
@@ -477,53 +376,13 @@ impl AsyncRead for Stdin {
         cx: &mut Context<'_>,
         buf: &mut [u8],
     ) -> Poll<io::Result<usize>> {
-        let read = Pin::new(&mut self.0).poll_read(cx, buf);
-        if matches!(&read, Poll::Ready(Ok(0)))
-            || matches!(&read, Poll::Ready(Err(e)) if e.kind() != io::ErrorKind::Interrupted)
-        {
-            tracing::info!("stdin closed");
+        match Pin::new(&mut self.0).poll_read(cx, buf) {
+            Poll::Ready(Ok(0)) | Poll::Ready(Err(_)) => {
+                tracing::info!("stdin closed");
+                Poll::Ready(Ok(0))
+            }
+            other => other,
         }
-        read
-    }
-}
-
-/// stdout, noting a failed write (the client is gone) for the exit status (R-PROC-3).
-struct Stdout {
-    inner: smol::Unblock<io::Stdout>,
-    failed: Rc<Cell<bool>>,
-}
-
-impl Stdout {
-    fn note<T>(&self, done: Poll<io::Result<T>>) -> Poll<io::Result<T>> {
-        if let Poll::Ready(Err(error)) = &done
-            && error.kind() != io::ErrorKind::Interrupted
-            && !self.failed.replace(true)
-        {
-            tracing::info!(%error, "stdout closed");
-            crate::stdout::note_error(error);
-        }
-        done
-    }
-}
-
-impl AsyncWrite for Stdout {
-    fn poll_write(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &[u8],
-    ) -> Poll<io::Result<usize>> {
-        let done = Pin::new(&mut self.inner).poll_write(cx, buf);
-        self.note(done)
-    }
-
-    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        let done = Pin::new(&mut self.inner).poll_flush(cx);
-        self.note(done)
-    }
-
-    fn poll_close(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        let done = Pin::new(&mut self.inner).poll_close(cx);
-        self.note(done)
     }
 }
 
@@ -553,11 +412,7 @@ async fn serve<B: Backend + 'static, W: Workspace + 'static>(
         }
     });
     let stdin = Stdin(smol::Unblock::with_capacity(READ_CHUNK, io::stdin()));
-    let failed = Rc::new(Cell::new(false));
-    let stdout = Stdout {
-        inner: smol::Unblock::with_capacity(READ_CHUNK, io::stdout()),
-        failed: Rc::clone(&failed),
-    };
+    let stdout = smol::Unblock::with_capacity(READ_CHUNK, io::stdout());
     let agent = Agent {
         shared: Rc::clone(&shared),
         jobs,
@@ -566,10 +421,10 @@ async fn serve<B: Backend + 'static, W: Workspace + 'static>(
     };
     tracing::info!(version = env!("CARGO_PKG_VERSION"), "agent started");
     let mut pump = Pump::new(Rc::clone(&shared), agent, clock, stdin, stdout);
-    // A read error ends the input like EOF and needs nothing more here.
-    let _ = (&mut pump).await;
-    if failed.get() {
-        // The client is gone: nothing more can reach it.
+    if let Err(error) = (&mut pump).await {
+        // The client is gone: nothing more can reach it (R-PROC-3).
+        tracing::info!(%error, "stdout closed");
+        crate::stdout::note_error(&error);
         shared.with(|c| c.app.handle_eof(clock.now()));
         return Ok(());
     }
