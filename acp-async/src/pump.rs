@@ -145,6 +145,10 @@ pub struct Shared<C> {
     /// The application asked to close the output once written out (a client ending its
     /// agent: EOF on the agent's stdin).
     close_output: Cell<bool>,
+    /// [`Shared::end_input`]: read no more, feed EOF.
+    input_ended: Cell<bool>,
+    /// [`Shared::stop`]: end at once.
+    stopped: Cell<bool>,
 }
 
 impl<C: Connection> Shared<C> {
@@ -158,6 +162,8 @@ impl<C: Connection> Shared<C> {
             pump: RefCell::new(None),
             ended: Cell::new(false),
             close_output: Cell::new(false),
+            input_ended: Cell::new(false),
+            stopped: Cell::new(false),
         })
     }
 
@@ -436,7 +442,8 @@ where
         }
 
         // Bytes read and not taken, or lines the connection holds, go in before any read.
-        let held = self.shared.conn.borrow().is_input_held();
+        self.take_end_input();
+        let held = self.shared.conn.borrow().is_input_held() && !self.shared.input_ended.get();
         let ready = self.driver.is_ready();
         if !ready {
             // Held back by the driver (backpressure): nothing is fed or read until it wakes
@@ -530,6 +537,10 @@ where
         // A peer that always has bytes ready must not keep the executor to this future:
         // after a budget of steps, yield and ask to be polled again.
         for _ in 0..STEP_BUDGET {
+            if this.shared.stopped.get() {
+                this.end();
+                return Poll::Ready(Ok(()));
+            }
             if this.closing {
                 let closed = if this.output_closed {
                     Poll::Ready(Ok(()))
@@ -567,5 +578,44 @@ impl<C: Connection, D, R: Runtime, Rd, Wr> Pump<C, D, R, Rd, Wr> {
     fn end(&mut self) {
         self.shared.ended.set(true);
         self.shared.wake_room();
+    }
+}
+
+// Ending early: the application's own shutdown (a signal) and giving up on a stalled peer.
+
+impl<C: Connection> Shared<C> {
+    /// Ends the input as if the peer had closed its output: the pump reads no more, drops the
+    /// bytes it read and has not fed, feeds no more held lines, and gives the connection
+    /// `handle_eof` at its next step; then it ends as at the peer's EOF (last bytes written
+    /// and flushed, writer closed). How an application shuts down gracefully on a signal:
+    /// acp-core answers running turns `cancelled` and settles pending requests (R-RPC-11).
+    pub fn end_input(&self) {
+        self.input_ended.set(true);
+        self.wake_pump();
+    }
+
+    /// Whether [`end_input`](Self::end_input) was called.
+    pub fn is_input_ended(&self) -> bool {
+        self.input_ended.get()
+    }
+
+    /// Ends the pump at its next poll, with `Ok(())`: nothing more is read, written or
+    /// flushed, and the writer is not closed, so bytes not yet written are lost. For giving
+    /// up on a peer that stopped reading (a grace period after EOF ran out, a second
+    /// signal): a pump waiting on a full pipe would wait forever.
+    pub fn stop(&self) {
+        self.stopped.set(true);
+        self.wake_pump();
+    }
+}
+
+impl<C: Connection, D, R: Runtime, Rd, Wr> Pump<C, D, R, Rd, Wr> {
+    /// After [`Shared::end_input`]: what was read and not fed is dropped, and the input is
+    /// at its end (EOF is fed next).
+    fn take_end_input(&mut self) {
+        if self.shared.input_ended.get() && !self.eof_fed {
+            self.eof = true;
+            (self.start, self.end) = (0, 0);
+        }
     }
 }

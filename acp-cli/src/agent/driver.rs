@@ -1,48 +1,51 @@
-//! The driver of `acp-cli --acp --stdio`: the only part of the agent that does I/O.
+//! The driver of `acp-cli --acp --stdio`: what the agent does besides the protocol, on
+//! acp-async's pump.
 //!
-//! One loop on smol: write out what the connection has ready (one `write` for everything
-//! pending where the pipe takes it, then a flush), take the next deadline, race stdin, the
-//! deadline and SIGTERM/SIGINT, feed exactly one input, let the turns run, repeat.
+//! The byte, time and event loop is [`acp_async::pump::Pump`], the one drive loop of the
+//! workspace: it writes out what the connection has ready and flushes, reads stdin only while
+//! the connection takes input and feeds one request line per `handle_bytes`, fires the
+//! deadlines, feeds EOF and closes. The connection it drives is the sans-IO [`AgentApp`]
+//! ([`AppConnection`]); its notices and jobs are the events this driver ([`Agent`]) handles.
 //!
-//! Backpressure: output moves from the connection's outbox to the write buffer only when the
-//! buffer is empty, turns step only while the outbox is under its high-water mark, and stdin
-//! is read only while the connection takes input. A client that stops reading therefore
-//! stops the agent with bounded memory: the outbox, one write buffer and one read buffer.
+//! Backpressure: turns step only while the outbox is under its high-water mark, job replies
+//! are taken only then, and the pump reads stdin only while the connection takes input. A
+//! client that stops reading therefore stops the agent with bounded memory: the outbox and
+//! the pipes' buffers.
 //!
-//! Shutdown: stdin EOF, SIGTERM and SIGINT all end the same way: running turns are answered
-//! `cancelled`, pending requests settled, the last bytes written and the process exits 0.
+//! Shutdown: stdin EOF, SIGTERM and SIGINT all end the same way ([`Shared::end_input`] for a
+//! signal): running turns are answered `cancelled`, pending requests settled, the last bytes
+//! written and the process exits 0. The last bytes get [`CLOSE_GRACE`]; a second signal
+//! gives up on them at once ([`Shared::stop`]).
 //!
 //! Jobs: the work a turn hands out ([`Job`]: a model's stream, a shell command, a look at the
-//! tree) runs as a task on the loop's executor and answers through one channel the loop
-//! races with the rest. When the turn ends first (a cancel), the app says so and the task is
+//! tree) runs as a task on the loop's executor and answers through a channel the driver polls
+//! in the pump. When the turn ends first (a cancel), the app says so and the task is
 //! dropped: the model's connection closes unread, the shell's process group is killed.
 
 use std::collections::HashMap;
 use std::io;
-use std::path::PathBuf;
+use std::pin::Pin;
 use std::rc::Rc;
 use std::sync::Arc;
+use std::task::{Context, Poll};
 use std::time::Duration;
 
-use acp_core::schema::{ListSessionsRequest, McpServer};
-
-use smol::future::FutureExt;
-use smol::io::{AsyncReadExt, AsyncWriteExt};
-use smol::stream::StreamExt;
+use acp_async::Runtime;
+use acp_async::pump::{Driver, Pump, Shared};
+use acp_async::smol::Smol;
+use acp_core::schema::McpServer;
+use smol::io::AsyncRead;
+use smol::stream::{Stream, StreamExt};
 
 use super::app::{AgentApp, Job, JobId, Notice, Workspace, agent_config};
 use super::backend::{Backend, Reply};
+use super::connection::{AppConnection, AppEvent};
 use super::logging::LogSink;
-use super::sessions::{CwdKind, SessionTable};
-use super::{explore, local_fs, shell};
-use crate::agent::paths::Roots;
-use crate::host::clock::HostClock;
+use super::sessions::SessionTable;
+use super::workspace::RealWorkspace;
+use super::{explore, shell};
 use crate::mcp::{self, McpClient};
 use crate::model::ModelClient;
-use crate::store::{
-    DEFAULT_PAGE_SIZE, Deleted, Loaded, Saved, SessionHistory, SessionPage, SessionStore,
-    StoreConfig, StoreError, Timestamp, list_sessions,
-};
 
 /// Bytes read from stdin at once.
 const READ_CHUNK: usize = 64 * 1024;
@@ -58,56 +61,10 @@ pub struct AgentOptions {
     pub resume: Option<String>,
 }
 
-/// The real file system.
-#[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct RealWorkspace;
-
-impl Workspace for RealWorkspace {
-    fn cwd_kind(&self, path: &str) -> CwdKind {
-        match std::fs::metadata(path) {
-            Ok(meta) if meta.is_dir() => CwdKind::Directory,
-            Ok(_) => CwdKind::NotADirectory,
-            Err(_) => CwdKind::Missing,
-        }
-    }
-
-    fn read(&self, roots: Roots<'_>, path: &str) -> Result<String, String> {
-        local_fs::read_inside(roots, path)
-    }
-
-    fn write(&self, roots: Roots<'_>, path: &str, content: &str) -> Result<(), String> {
-        local_fs::write_inside(roots, path, content)
-    }
-
-    fn save_session(&self, cwd: &str, history: &mut SessionHistory) -> Result<Saved, StoreError> {
-        SessionStore::new(cwd, StoreConfig::default()).save(history, Timestamp::now())
-    }
-
-    fn load_session(&self, cwd: &str, id: Option<&str>) -> Result<Loaded, StoreError> {
-        let store = SessionStore::new(cwd, StoreConfig::default());
-        match id {
-            Some(id) => store.load(id),
-            None => store.load_latest(),
-        }
-    }
-
-    fn list_sessions(
-        &self,
-        request: &ListSessionsRequest,
-        known_cwds: &[PathBuf],
-    ) -> Result<SessionPage, StoreError> {
-        list_sessions(request, known_cwds, DEFAULT_PAGE_SIZE)
-    }
-
-    fn delete_session(&self, cwd: &str, id: &str) -> Result<Deleted, StoreError> {
-        SessionStore::new(cwd, StoreConfig::default()).delete(id)
-    }
-}
-
 /// Runs the agent with `backend` on stdin/stdout until the client goes away or a signal
 /// ends it. `sessions` opens sessions with the backend's model; `model` serves the backend's
 /// model calls.
-pub fn run<B: Backend>(
+pub fn run<B: Backend + 'static>(
     backend: B,
     sessions: SessionTable,
     model: Rc<dyn ModelClient>,
@@ -131,24 +88,27 @@ struct Jobs<'ex> {
     model: Rc<dyn ModelClient>,
     running: HashMap<JobId, smol::Task<()>>,
     sender: smol::channel::Sender<(JobId, Reply)>,
-    replies: smol::channel::Receiver<(JobId, Reply)>,
+    replies: Channel<(JobId, Reply)>,
     /// Running MCP servers by session; dropping one kills its process group.
     mcp: HashMap<String, Vec<Arc<McpClient>>>,
     /// Sessions whose servers are starting: dropping the task stops them.
     mcp_starting: HashMap<String, smol::Task<()>>,
     mcp_sender: smol::channel::Sender<(String, mcp::session::Started)>,
-    mcp_started: smol::channel::Receiver<(String, mcp::session::Started)>,
+    mcp_started: Channel<(String, mcp::session::Started)>,
     /// Per session, the tasks that list a server's tools again when it says they changed.
     mcp_watchers: HashMap<String, Vec<smol::Task<()>>>,
     /// Tool lists read again: (session, server, tools), sent before the call's answer.
     relisted_sender: smol::channel::Sender<Relisted>,
-    relisted: smol::channel::Receiver<Relisted>,
+    relisted: Channel<Relisted>,
     /// How long one MCP tool call may take (R-MCP-11).
     mcp_call_timeout: Duration,
 }
 
 /// A server's tools, listed again: session, server, tools (R-MCP-5).
 type Relisted = (String, String, Vec<mcp::Tool>);
+
+/// A channel's receiving end, polled by the driver as a stream.
+type Channel<T> = Pin<Box<smol::channel::Receiver<T>>>;
 
 impl<'ex> Jobs<'ex> {
     fn new(executor: &'ex smol::LocalExecutor<'static>, model: Rc<dyn ModelClient>) -> Self {
@@ -162,14 +122,14 @@ impl<'ex> Jobs<'ex> {
             model,
             running: HashMap::new(),
             sender,
-            replies,
+            replies: Box::pin(replies),
             mcp: HashMap::new(),
             mcp_starting: HashMap::new(),
             mcp_sender,
-            mcp_started,
+            mcp_started: Box::pin(mcp_started),
             mcp_watchers: HashMap::new(),
             relisted_sender,
-            relisted,
+            relisted: Box::pin(relisted),
             mcp_call_timeout: mcp::session::call_timeout(|name| std::env::var(name).ok()),
         }
     }
@@ -318,216 +278,155 @@ impl<'ex> Jobs<'ex> {
     }
 }
 
-/// What woke the loop.
-enum Wake {
-    Read(io::Result<usize>),
-    Wrote(io::Result<usize>),
-    Flushed(io::Result<()>),
-    Deadline,
-    Signal,
-    Job(JobId, Reply),
-    McpStarted(String, mcp::session::Started),
-    McpRelisted(Relisted),
+type SharedApp<B, W> = Rc<Shared<AppConnection<B, W>>>;
+
+/// acp-cli's side of the pump: notices and jobs from the application, job replies and MCP
+/// news back into it, and the grace the last bytes get once the connection has closed.
+struct Agent<'a, B, W> {
+    shared: SharedApp<B, W>,
+    jobs: Jobs<'a>,
+    log: &'a LogSink,
+    /// Started once the connection has closed: stops the pump after [`CLOSE_GRACE`].
+    grace: Option<smol::Task<()>>,
 }
 
-async fn serve<B: Backend, W: Workspace>(
-    mut app: AgentApp<B, W>,
-    mut jobs: Jobs<'_>,
-    log: &LogSink,
-) -> io::Result<()> {
-    let clock = HostClock::new();
-    let mut stdin = smol::Unblock::with_capacity(READ_CHUNK, io::stdin());
-    let mut stdout = smol::Unblock::with_capacity(READ_CHUNK, io::stdout());
-    let mut signals =
-        async_signal::Signals::new([async_signal::Signal::Term, async_signal::Signal::Int])?;
-    let mut read_buf = vec![0u8; READ_CHUNK];
-    // Input the connection has not taken yet (backpressure).
-    let mut carry: Vec<u8> = Vec::new();
-    // Output taken from the outbox, being written.
-    let mut out: Vec<u8> = Vec::new();
-    let mut written = 0;
-    let mut unflushed = false;
-    let mut input_open = true;
-    // When the connection closed: the last bytes get CLOSE_GRACE to go out.
-    let mut closed_at: Option<std::time::Instant> = None;
-    tracing::info!(version = env!("CARGO_PKG_VERSION"), "agent started");
-    loop {
-        let now = clock.now();
-        if !carry.is_empty() {
-            let taken = app.handle_bytes(now, &carry);
-            carry.drain(..taken);
-        } else if app.is_input_held() {
-            app.handle_bytes(now, &[]);
+impl<B: Backend + 'static, W: Workspace + 'static> Driver<AppConnection<B, W>> for Agent<'_, B, W> {
+    fn on_event(&mut self, _: &SharedApp<B, W>, event: AppEvent) {
+        match event {
+            AppEvent::Notice(Notice::FirstSession { cwd }) => self.log.open_in(&cwd),
+            AppEvent::Notice(Notice::McpStart {
+                session,
+                cwd,
+                servers,
+            }) => self.jobs.start_mcp(session, cwd, servers),
+            AppEvent::Notice(Notice::McpStop { session }) => self.jobs.stop_mcp(&session),
+            AppEvent::Job(job) => self.jobs.take(job),
         }
-        if app.poll_timeout().is_some_and(|at| at <= now) {
-            app.handle_timeout(now);
-        }
-        app.pump(now);
-        while let Some(notice) = app.poll_notice() {
-            match notice {
-                Notice::FirstSession { cwd } => log.open_in(&cwd),
-                Notice::McpStart {
-                    session,
-                    cwd,
-                    servers,
-                } => jobs.start_mcp(session, cwd, servers),
-                Notice::McpStop { session } => jobs.stop_mcp(&session),
-            }
-        }
-        while let Some(job) = app.poll_job() {
-            jobs.take(job);
-        }
-        if written == out.len() {
-            out.clear();
-            written = 0;
-            let pending = app.poll_transmit();
-            if !pending.is_empty() {
-                out.extend_from_slice(pending);
-                let n = pending.len();
-                app.transmitted(n);
-                // Room again: let paused turns fill the outbox while this buffer is written.
-                app.pump(now);
-            }
-        }
-        if app.is_closed() {
-            if written == out.len() && app.poll_transmit().is_empty() && !unflushed {
-                break;
-            }
-            closed_at.get_or_insert_with(std::time::Instant::now);
-        }
+    }
 
-        let want_read = input_open && carry.is_empty() && !app.is_input_held();
-        let deadline = app.poll_timeout();
-        let read = async {
-            if want_read {
-                Wake::Read(stdin.read(&mut read_buf).await)
-            } else {
-                std::future::pending().await
+    /// Takes what the jobs and the MCP servers sent, until none has more (each channel then
+    /// wakes the pump when it does).
+    fn poll_work(&mut self, cx: &mut Context<'_>) {
+        let shared = &self.shared;
+        let jobs = &mut self.jobs;
+        loop {
+            // A list read again during a call goes in before the call's answer, so the turn
+            // has it before it builds its next model request.
+            while let Poll::Ready(Some((session, server, tools))) =
+                jobs.relisted.as_mut().poll_next(cx)
+            {
+                shared.with(|c| c.app.mcp_tools_relisted(&session, &server, tools));
             }
-        };
-        let write = async {
-            if written < out.len() {
-                Wake::Wrote(stdout.write(&out[written..]).await)
-            } else if unflushed {
-                Wake::Flushed(stdout.flush().await)
-            } else {
-                std::future::pending().await
-            }
-        };
-        let wake_at = match (deadline.map(|at| clock.wall_time_of(at)), closed_at) {
-            (Some(at), Some(closed)) => Some(at.min(closed + CLOSE_GRACE)),
-            (at, closed) => at.or(closed.map(|c| c + CLOSE_GRACE)),
-        };
-        let timer = async {
-            match wake_at {
-                Some(at) => {
-                    smol::Timer::at(at).await;
-                    Wake::Deadline
-                }
-                None => std::future::pending().await,
-            }
-        };
-        let signal = async {
-            match signals.next().await {
-                Some(_) => Wake::Signal,
-                None => std::future::pending().await,
-            }
-        };
-        // A job's reply becomes updates: taken only while the outbox has room for them.
-        let want_job = !jobs.running.is_empty() && app.has_room_for_updates();
-        let job = async {
-            if want_job && let Ok((id, reply)) = jobs.replies.recv().await {
-                Wake::Job(id, reply)
-            } else {
-                std::future::pending().await
-            }
-        };
-        let want_mcp = !jobs.mcp_starting.is_empty() && app.has_room_for_updates();
-        let mcp_started = async {
-            if want_mcp && let Ok((session, started)) = jobs.mcp_started.recv().await {
-                Wake::McpStarted(session, started)
-            } else {
-                std::future::pending().await
-            }
-        };
-        // Polled before the jobs: a list read again during a call is sent before the call's
-        // answer, so the turn has it before it builds its next model request.
-        let relisted = async {
-            match jobs.relisted.recv().await {
-                Ok(relisted) => Wake::McpRelisted(relisted),
-                Err(_) => std::future::pending().await,
-            }
-        };
-        let wake = write
-            .or(read)
-            .or(timer)
-            .or(signal)
-            .or(relisted)
-            .or(job)
-            .or(mcp_started)
-            .await;
-
-        let now = clock.now();
-        match wake {
-            Wake::Read(Ok(0)) | Wake::Read(Err(_)) => {
-                tracing::info!("stdin closed");
-                input_open = false;
-                app.handle_eof(now);
-            }
-            Wake::Read(Ok(n)) => {
-                let taken = app.handle_bytes(now, &read_buf[..n]);
-                carry.extend_from_slice(&read_buf[taken..n]);
-            }
-            Wake::Wrote(Ok(n)) => {
-                written += n;
-                unflushed = true;
-            }
-            Wake::Flushed(Ok(())) => unflushed = false,
-            Wake::Wrote(Err(error)) | Wake::Flushed(Err(error)) => {
-                // The client is gone: nothing more can reach it.
-                tracing::info!(%error, "stdout closed");
-                crate::stdout::note_error(&error);
-                app.handle_eof(now);
-                return Ok(());
-            }
-            Wake::Deadline if closed_at.is_some_and(|c| c.elapsed() >= CLOSE_GRACE) => {
-                tracing::warn!(
-                    unwritten = out.len() - written,
-                    "the client stopped reading; exiting without the last bytes"
-                );
-                break;
-            }
-            Wake::Deadline => app.handle_timeout(now),
-            Wake::Job(id, reply) => {
+            // A job's reply becomes updates: taken only while the outbox has room for them
+            // (the pump wakes this again once it has written).
+            let room = shared.borrow().app.has_room_for_updates();
+            let mut moved = false;
+            if room
+                && !jobs.running.is_empty()
+                && let Poll::Ready(Some((id, reply))) = jobs.replies.as_mut().poll_next(cx)
+            {
                 jobs.answered(id, &reply);
-                app.job_reply(now, id, reply);
+                shared.with(|c| c.app.job_reply(shared.now(), id, reply));
+                moved = true;
             }
-            Wake::McpStarted(session, started) => {
+            if room
+                && !jobs.mcp_starting.is_empty()
+                && let Poll::Ready(Some((session, started))) =
+                    jobs.mcp_started.as_mut().poll_next(cx)
+            {
                 jobs.mcp_starting.remove(&session);
                 let mcp::session::Started {
                     clients,
                     tools,
                     failures,
                 } = started;
-                if app.mcp_started(now, &session, tools, failures) {
+                let now = shared.now();
+                if shared.with(|c| c.app.mcp_started(now, &session, tools, failures)) {
                     jobs.watch_mcp(&session, &clients);
                     jobs.mcp.insert(session, clients);
                 }
+                shared.with(|c| c.app.pump(now));
+                moved = true;
             }
-            Wake::McpRelisted((session, server, tools)) => {
-                app.mcp_tools_relisted(&session, &server, tools);
-            }
-            Wake::Signal if app.is_closed() => {
-                tracing::info!("second signal: exiting now");
+            if !moved {
                 break;
             }
-            Wake::Signal => {
+        }
+        if self.grace.is_none() && shared.borrow().app.is_closed() {
+            let shared = Rc::clone(shared);
+            self.grace = Some(self.jobs.executor.spawn(async move {
+                smol::Timer::after(CLOSE_GRACE).await;
+                tracing::warn!(
+                    unwritten = shared.borrow().app.poll_transmit().len(),
+                    "the client stopped reading; exiting without the last bytes"
+                );
+                shared.stop();
+            }));
+        }
+    }
+}
+
+/// stdin, saying when it ends; a read error ends it too (so every error the pump returns is
+/// stdout's).
+struct Stdin(smol::Unblock<io::Stdin>);
+
+impl AsyncRead for Stdin {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut [u8],
+    ) -> Poll<io::Result<usize>> {
+        match Pin::new(&mut self.0).poll_read(cx, buf) {
+            Poll::Ready(Ok(0)) | Poll::Ready(Err(_)) => {
+                tracing::info!("stdin closed");
+                Poll::Ready(Ok(0))
+            }
+            other => other,
+        }
+    }
+}
+
+async fn serve<B: Backend + 'static, W: Workspace + 'static>(
+    app: AgentApp<B, W>,
+    jobs: Jobs<'_>,
+    log: &LogSink,
+) -> io::Result<()> {
+    let clock = Smol::new();
+    let shared = Shared::new(AppConnection { app, clock }, &clock);
+    let mut signals =
+        async_signal::Signals::new([async_signal::Signal::Term, async_signal::Signal::Int])?;
+    // SIGTERM and SIGINT end the input as EOF does; a second one, or one once the connection
+    // has closed, gives up on the last bytes.
+    let _signals = jobs.executor.spawn({
+        let shared = Rc::clone(&shared);
+        async move {
+            while signals.next().await.is_some() {
+                if shared.is_input_ended() || shared.borrow().app.is_closed() {
+                    tracing::info!("second signal: exiting now");
+                    shared.stop();
+                    return;
+                }
                 tracing::info!("signal: shutting down as at EOF");
-                input_open = false;
-                carry.clear();
-                app.handle_eof(now);
+                shared.end_input();
             }
         }
+    });
+    let stdin = Stdin(smol::Unblock::with_capacity(READ_CHUNK, io::stdin()));
+    let stdout = smol::Unblock::with_capacity(READ_CHUNK, io::stdout());
+    let agent = Agent {
+        shared: Rc::clone(&shared),
+        jobs,
+        log,
+        grace: None,
+    };
+    tracing::info!(version = env!("CARGO_PKG_VERSION"), "agent started");
+    let mut pump = Pump::new(Rc::clone(&shared), agent, clock, stdin, stdout);
+    if let Err(error) = (&mut pump).await {
+        // The client is gone: nothing more can reach it (R-PROC-3).
+        tracing::info!(%error, "stdout closed");
+        crate::stdout::note_error(&error);
+        shared.with(|c| c.app.handle_eof(clock.now()));
+        return Ok(());
     }
     tracing::info!("agent stopped");
     Ok(())

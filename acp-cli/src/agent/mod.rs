@@ -3,7 +3,9 @@
 //! - [`app`]: the application over the connection: events, sessions, turns and their steps.
 //! - [`auth`]: the auth methods a backend with a login offers, and what it is asked.
 //! - [`backend`]: the trait every agent backend sits behind, and the steps a turn asks for.
-//! - [`driver`]: the only part doing I/O: stdin, stdout, the clock, signals.
+//! - [`connection`]: the application as acp-async's pump sees it (its `Connection`).
+//! - [`driver`]: the agent on acp-async's pump (stdin, stdout, the clock), with what is
+//!   acp-cli's own: the jobs turns hand out, MCP servers, signals.
 //! - [`logging`]: `tracing` to stderr and to `acp-cli.log` in the first session's cwd.
 //! - [`local_fs`]: `/read` and `/write` done by the agent itself, confined to the cwd.
 //! - [`paths`]: which directories a session's files may live in (cwd and additional
@@ -16,10 +18,12 @@
 //!   by the driver.
 //! - [`tools`]: what every backend's tools share: the mode gate, `*_always`, refusal texts.
 //! - [`turns`]: the running turns of a backend by session, stepped, resumed and cancelled.
+//! - [`workspace`]: the real file system behind the application's `Workspace`.
 
 pub mod app;
 pub mod auth;
 pub mod backend;
+pub(crate) mod connection;
 pub mod driver;
 pub(crate) mod explore;
 pub(crate) mod local_fs;
@@ -32,3 +36,4 @@ pub mod sessions;
 pub(crate) mod shell;
 pub(crate) mod tools;
 pub(crate) mod turns;
+pub(crate) mod workspace;
