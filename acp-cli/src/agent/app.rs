@@ -227,6 +227,10 @@ pub struct AgentApp<B, W> {
     client_terminal: bool,
     /// The client shows `notice` updates (`clientCapabilities.session.notices`).
     client_notices: bool,
+    /// The client shows compaction updates (`clientCapabilities.session.compaction`).
+    client_compaction: bool,
+    /// The running turns' token usage, for their prompt's answer (R-LLM-USAGE-3).
+    turn_usage: HashMap<String, acp_core::schema::Usage>,
     /// The tools of each session's MCP servers that started.
     mcp_tools: HashMap<String, Vec<McpTool>>,
     /// Sessions whose MCP servers are starting.
@@ -264,6 +268,8 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
             client_fs: ClientFs::default(),
             client_terminal: false,
             client_notices: false,
+            client_compaction: false,
+            turn_usage: HashMap::new(),
             mcp_tools: HashMap::new(),
             mcp_starting: Default::default(),
             mcp_deferred: HashMap::new(),
@@ -452,6 +458,12 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
     /// One step of a session's turn. Returns whether to keep stepping it.
     fn step_once(&mut self, session: &str, now: Instant) -> bool {
         match self.backend.step(session, now) {
+            // R-LLM-CONTEXT-2: compaction updates go only to a client that shows them
+            // (`session.compaction`); the history keeps the compaction point either way.
+            Step::Update(update) if is_compaction(&update) && !self.client_compaction => {
+                self.persist.record(session, &update);
+                true
+            }
             Step::Update(update) => {
                 match self.conn.send_update(session, &update) {
                     Ok(()) => self.persist.record(session, &update),
@@ -498,9 +510,14 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
                 self.wait_reply(session);
                 false
             }
+            Step::TurnUsage(usage) => {
+                self.turn_usage.insert(session.to_owned(), usage);
+                true
+            }
             Step::End(stop) => {
+                let usage = self.turn_usage.remove(session);
                 self.end_turn(session);
-                let ended = match self.conn.end_turn(session, stop) {
+                let ended = match self.conn.end_turn_with_usage(session, stop, usage.as_ref()) {
                     Ok(sent) => {
                         tracing::info!(session, stop = %sent, "turn ended");
                         sent
@@ -724,6 +741,7 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
     /// its jobs.
     fn end_turn(&mut self, session: &str) {
         self.turns.remove(session);
+        self.turn_usage.remove(session);
         let orphans = &mut self.orphan_terminals;
         self.asked.retain(|id, asked| {
             if asked.session != session {
@@ -796,13 +814,12 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
                     write: client.contains(Capabilities::FS_WRITE),
                 };
                 self.client_terminal = client.contains(Capabilities::TERMINAL);
-                self.client_notices = request.is_some_and(|request| {
-                    request
-                        .client_capabilities
-                        .session
-                        .as_ref()
-                        .is_some_and(|session| session.notices.is_some())
-                });
+                let session_caps = request
+                    .as_ref()
+                    .and_then(|request| request.client_capabilities.session.as_ref());
+                self.client_notices = session_caps.is_some_and(|session| session.notices.is_some());
+                self.client_compaction =
+                    session_caps.is_some_and(|session| session.compaction.is_some());
                 tracing::info!(
                     fs_read = self.client_fs.read,
                     fs_write = self.client_fs.write,
@@ -1226,6 +1243,14 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
 }
 
 mod persist;
+/// Whether an update is one of the compaction kinds (R-LLM-CONTEXT-2).
+pub(crate) fn is_compaction(update: &SessionUpdate) -> bool {
+    matches!(
+        update,
+        SessionUpdate::CompactionUpdate(_) | SessionUpdate::CompactionSummaryChunk(_)
+    )
+}
+
 #[cfg(test)]
 mod tests;
 

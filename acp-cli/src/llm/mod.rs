@@ -8,6 +8,7 @@
 //! - [`retry`]: which failures are tried again, after how long, through which sleeper.
 //! - [`http`]: one streamed request over `crate::net`'s HTTP client, its body through the above;
 //!   `HttpModel`, the `crate::model::ModelClient` the binary plugs in.
+//! - [`window`]: the model's context window (`LLM_CONTEXT_WINDOW`, known defaults).
 //! - [`backend`]: the llm backend: the tool loop, its tools and its context, sans-IO.
 
 pub mod backend;
@@ -15,3 +16,4 @@ pub mod config;
 pub mod http;
 pub mod openai;
 pub mod retry;
+pub mod window;

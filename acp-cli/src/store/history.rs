@@ -5,7 +5,9 @@
 //! client saw. Only completed turns are saved and replayed: a turn cut short by a crash is lost,
 //! and nothing else.
 
-use acp_core::schema::{ContentBlock, Plan, SessionUpdate, StopReason, ToolCall, ToolCallUpdate};
+use acp_core::schema::{
+    CompactionStatus, ContentBlock, Plan, SessionUpdate, StopReason, ToolCall, ToolCallUpdate,
+};
 use serde::{Deserialize, Serialize};
 
 use super::time::Timestamp;
@@ -53,6 +55,18 @@ pub enum TurnItem {
     ToolCall(ToolCall),
     /// A plan as sent (each plan replaces the previous one on the client).
     Plan(Plan),
+    /// The compaction point (R-LLM-CONTEXT-2): what came before is, for the model, this
+    /// summary; the client saw (and a load replays) all of it.
+    Compaction(Compaction),
+}
+
+/// A finished context compaction.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Compaction {
+    /// Its `compactionId`.
+    pub id: String,
+    /// The summary's text.
+    pub summary: String,
 }
 
 /// Most tool calls one turn keeps; further calls are dropped from the history (never a panic,
@@ -162,6 +176,25 @@ impl SessionHistory {
                 }
             },
             SessionUpdate::Plan(plan) => turn.push(TurnItem::Plan(plan.clone())),
+            // The compaction point is kept when it completes, with its whole summary.
+            SessionUpdate::CompactionUpdate(update)
+                if matches!(update.status, CompactionStatus::Completed) =>
+            {
+                let summary = update
+                    .summary
+                    .iter()
+                    .flatten()
+                    .flatten()
+                    .filter_map(|block| match block {
+                        ContentBlock::Text(text) => Some(text.text.as_str()),
+                        _ => None,
+                    })
+                    .collect::<String>();
+                turn.push(TurnItem::Compaction(Compaction {
+                    id: update.compaction_id.clone(),
+                    summary,
+                }));
+            }
             _ => {}
         }
     }

@@ -793,7 +793,19 @@ impl<B: Buffers> AgentConnection<B> {
     /// client cancelled it, whatever `stop` says. Exactly once per turn. Returns the stop
     /// reason sent.
     pub fn end_turn(&mut self, session: &str, stop: StopReason) -> Result<StopReason, UsageError> {
-        match self.finish_turn(session, Ok(stop))? {
+        self.end_turn_with_usage(session, stop, None)
+    }
+
+    /// [`end_turn`](Self::end_turn), the answer carrying the turn's token `usage`
+    /// (`PromptResponse.usage`) when given. A cancelled turn's answer carries it too: the
+    /// tokens were spent.
+    pub fn end_turn_with_usage(
+        &mut self,
+        session: &str,
+        stop: StopReason,
+        usage: Option<&crate::schema::Usage>,
+    ) -> Result<StopReason, UsageError> {
+        match self.finish_turn(session, Ok((stop, usage)))? {
             TurnEnd::Ended(stop) => Ok(stop),
             TurnEnd::Cancelled | TurnEnd::Failed => Ok(StopReason::Cancelled),
         }
@@ -829,7 +841,7 @@ impl<B: Buffers> AgentConnection<B> {
     fn finish_turn(
         &mut self,
         session: &str,
-        how: Result<StopReason, (ErrorCode, &dyn fmt::Display)>,
+        how: Result<(StopReason, Option<&crate::schema::Usage>), (ErrorCode, &dyn fmt::Display)>,
     ) -> Result<TurnEnd, UsageError> {
         let core = &mut self.core;
         core.live()?;
@@ -850,8 +862,12 @@ impl<B: Buffers> AgentConnection<B> {
             .map(|o| o.id.clone())
             .ok_or(UsageError::AlreadySettled)?;
         let out = self.transport.outbox();
+        let usage = match &how {
+            Ok((_, usage)) => *usage,
+            Err(_) => None,
+        };
         let stop = match how {
-            Ok(stop) if !turn.is_cancelling() => stop,
+            Ok((stop, _)) if !turn.is_cancelling() => stop,
             Err((code, message)) if !turn.is_cancelling() => {
                 wire_out::error(out, id.as_raw(), code, message)?;
                 let _ = core.sessions.handle(
@@ -873,6 +889,7 @@ impl<B: Buffers> AgentConnection<B> {
             id.as_raw(),
             &StopResult {
                 stop_reason: stop.as_str(),
+                usage,
             },
         )?;
         let ended = core.sessions.handle(
@@ -1234,6 +1251,7 @@ impl<B: Buffers> Core<B> {
                 owed.id.as_raw(),
                 &StopResult {
                     stop_reason: StopReason::Cancelled.as_str(),
+                    usage: None,
                 },
             );
         }
@@ -1279,6 +1297,7 @@ impl<B: Buffers> Core<B> {
                     owed.id.as_raw(),
                     &StopResult {
                         stop_reason: StopReason::Cancelled.as_str(),
+                        usage: None,
                     },
                 ),
             };

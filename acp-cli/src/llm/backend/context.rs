@@ -37,17 +37,53 @@ pub(crate) fn system_prompt(cwd: &str, client: Option<&str>) -> String {
     }
 }
 
+/// The prompt that forces a compaction (R-LLM-CONTEXT-1); it is not sent to the model.
+pub(crate) const COMPACT_COMMAND: &str = "/compact";
+
+/// Whether a prompt is the `/compact` command.
+pub(crate) fn is_compact_command(prompt: &str) -> bool {
+    prompt.trim() == COMPACT_COMMAND
+}
+
+/// How the model is handed a compaction's summary, in place of what it summarizes.
+pub(crate) fn summary_message(summary: &str) -> ChatMessage {
+    ChatMessage::User(format!(
+        "[The earlier conversation was compacted to fit the context window. Its summary:]\n\n{summary}"
+    ))
+}
+
+/// The user message of a turn's prompt, unless it is empty or `/compact`.
+pub(crate) fn prompt_message(prompt: &[ContentBlock]) -> Option<ChatMessage> {
+    let text = prompt_text(prompt);
+    (!text.is_empty() && !is_compact_command(&text)).then_some(ChatMessage::User(text))
+}
+
 /// The conversation for the model: `system`, then every turn of `history` (the running
-/// turn's prompt last).
+/// turn's prompt last). From the last compaction on (R-LLM-CONTEXT-2): its summary, the
+/// prompt of the turn it happened in, then what followed it.
 pub(crate) fn messages(system: String, history: &SessionHistory) -> Vec<ChatMessage> {
     let mut messages = vec![ChatMessage::System(system)];
-    for turn in history.turns() {
-        let prompt = prompt_text(&turn.prompt);
-        if !prompt.is_empty() {
-            messages.push(ChatMessage::User(prompt));
-        }
+    let turns = history.turns();
+    let point = turns.iter().enumerate().rev().find_map(|(index, turn)| {
+        turn.items
+            .iter()
+            .rposition(|item| matches!(item, TurnItem::Compaction(_)))
+            .map(|at| (index, at))
+    });
+    for (index, turn) in turns.iter().enumerate() {
+        let items = match point {
+            Some((at_turn, _)) if index < at_turn => continue,
+            Some((at_turn, at_item)) if index == at_turn => {
+                if let TurnItem::Compaction(compaction) = &turn.items[at_item] {
+                    messages.push(summary_message(&compaction.summary));
+                }
+                &turn.items[at_item + 1..]
+            }
+            _ => &turn.items[..],
+        };
+        messages.extend(prompt_message(&turn.prompt));
         let mut draft = Draft::default();
-        for item in &turn.items {
+        for item in items {
             match item {
                 TurnItem::Message(block) => {
                     // Text after tool calls belongs to the next answer.
@@ -73,7 +109,7 @@ pub(crate) fn messages(system: String, history: &SessionHistory) -> Vec<ChatMess
                         content: tool_result(call),
                     });
                 }
-                TurnItem::Thought(_) | TurnItem::Plan(_) => {}
+                TurnItem::Thought(_) | TurnItem::Plan(_) | TurnItem::Compaction(_) => {}
             }
         }
         draft.flush(&mut messages);

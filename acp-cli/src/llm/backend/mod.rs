@@ -8,9 +8,11 @@
 //! with a scripted model.
 //!
 //! - [`context`]: the system prompt and the session's history as the model's messages.
+//! - [`compact`]: how big a request is, when it is compacted, and the turn's token sums.
 //! - [`tools`]: the eight tools: their schemas, kinds, titles, and a call's arguments read.
 //! - [`turn`]: one turn as a sequence of steps.
 
+pub(crate) mod compact;
 pub(crate) mod context;
 #[cfg(test)]
 mod tests;
@@ -18,6 +20,7 @@ pub(crate) mod tools;
 pub(crate) mod turn;
 
 use acp_core::Instant;
+use acp_core::schema::{AvailableCommand, AvailableCommandsUpdate, SessionUpdate};
 
 use crate::agent::backend::{Backend, Reply, Step, TurnStart};
 use crate::agent::tools::last_tool_number;
@@ -38,6 +41,8 @@ pub struct LlmBackend {
     turns: Turns<LlmTurn>,
     default_model: String,
     max_tool_rounds: u32,
+    /// `LLM_CONTEXT_WINDOW`, when set: the window of every model (R-LLM-USAGE-2).
+    context_window: Option<u64>,
 }
 
 impl LlmBackend {
@@ -48,7 +53,15 @@ impl LlmBackend {
             turns: Turns::<LlmTurn>::default(),
             default_model: default_model.into(),
             max_tool_rounds,
+            context_window: None,
         }
+    }
+
+    /// The same backend with every model's context window set to `window` tokens (from
+    /// `LLM_CONTEXT_WINDOW`); `None` keeps the known windows.
+    pub fn with_context_window(mut self, window: Option<u64>) -> Self {
+        self.context_window = window;
+        self
     }
 }
 
@@ -65,9 +78,13 @@ impl Backend for LlmBackend {
             "" => self.default_model.clone(),
             model => model.to_owned(),
         };
+        let window = self
+            .context_window
+            .unwrap_or_else(|| crate::llm::window::known_window(&model));
+        let before = shared.context.get(turn.session).copied();
         self.turns.start(
             turn.session,
-            LlmTurn::new(&turn, model, self.max_tool_rounds),
+            LlmTurn::new(&turn, model, self.max_tool_rounds, window, before),
         );
     }
 
@@ -90,5 +107,17 @@ impl Backend for LlmBackend {
     fn forget_session(&mut self, session: &str) {
         self.turns.forget(session);
         self.turns.shared.memory.forget_session(session);
+        self.turns.shared.context.remove(session);
+    }
+
+    /// The commands editors offer when the user types `/`: `/compact` (R-LLM-CONTEXT-1).
+    fn session_opened(&self) -> Vec<SessionUpdate> {
+        let compact = AvailableCommand::new(
+            "compact",
+            "Summarize the conversation so far to free the model's context window",
+        );
+        vec![SessionUpdate::AvailableCommandsUpdate(
+            AvailableCommandsUpdate::new(vec![compact]),
+        )]
     }
 }

@@ -86,6 +86,14 @@ fn render(step: &Step) -> String {
         Step::Explore(Explore { roots, what }) => format!("explore? {what:?} within {roots:?}"),
         Step::Waiting => "waiting".into(),
         Step::End(reason) => format!("end {reason}"),
+        Step::TurnUsage(usage) => format!(
+            "usage in={} out={} total={} thought={:?} cached={:?}",
+            usage.input_tokens,
+            usage.output_tokens,
+            usage.total_tokens,
+            usage.thought_tokens,
+            usage.cached_read_tokens
+        ),
         Step::Fail(text) => format!("fail: {text}"),
         Step::FailWith { code, message } => format!("fail {code}: {message}"),
         Step::SleepUntil(t) => format!("sleep until {}", t.0),
@@ -187,6 +195,7 @@ impl Harness {
             FinishReason::ToolCalls
         };
         self.reply(Reply::ModelDone(Ok(Finished {
+ usage: None,
             reason,
             tool_calls: calls,
         })))
@@ -273,6 +282,7 @@ fn finish_reasons_map_to_stop_reasons() {
         );
         h.run();
         let done = Reply::ModelDone(Ok(Finished {
+ usage: None,
             reason,
             tool_calls: vec![],
         }));
@@ -833,6 +843,7 @@ fn earlier_turns_with_their_tool_calls_are_the_context_of_the_next() {
         &mut h,
         &mut history,
         Some(Reply::ModelDone(Ok(Finished {
+ usage: None,
             reason: FinishReason::ToolCalls,
             tool_calls: vec![call("m1", "read_file", r#"{"path":"a"}"#)],
         }))),
@@ -844,6 +855,7 @@ fn earlier_turns_with_their_tool_calls_are_the_context_of_the_next() {
         &mut h,
         &mut history,
         Some(Reply::ModelDone(Ok(Finished {
+ usage: None,
             reason: FinishReason::Stop,
             tool_calls: vec![],
         }))),
@@ -933,6 +945,7 @@ fn the_clients_system_prompt_is_appended_and_additional_directories_are_inside()
     backend.resume(
         S,
         Reply::ModelDone(Ok(Finished {
+ usage: None,
             reason: FinishReason::ToolCalls,
             tool_calls: vec![
                 call(
