@@ -288,7 +288,7 @@ impl LlmTurn {
             return;
         }
         self.concluded = true;
-        self.used = self.context_tokens(None);
+        self.used = self.context_tokens(&self.tool_specs());
         self.update(reports::usage_update(self.used, self.window));
         if let (Step::End(_), Some(usage)) = (&last, self.tokens.usage()) {
             self.ready.push_back(Step::TurnUsage(usage));
@@ -296,16 +296,13 @@ impl LlmTurn {
         self.ready.push_back(last);
     }
 
-    /// The tokens of the conversation (and of `tools`, when given) as the next request
-    /// would send it: the server's count for what it has seen, an estimate for the rest
+    /// The tokens of the conversation and its `tools` as the next request would send it:
+    /// the server's count for what it has seen (tools included), an estimate for the rest
     /// (R-LLM-CONTEXT-1).
-    fn context_tokens(&self, tools: Option<&[ToolSpec]>) -> u64 {
+    fn context_tokens(&self, tools: &[ToolSpec]) -> u64 {
         let (counted, from) = match self.known {
             Some((tokens, count)) if count <= self.messages.len() => (tokens, count),
-            _ => (
-                tools.map_or(0, |tools| compact::tokens_of(compact::tools_bytes(tools))),
-                0,
-            ),
+            _ => (compact::tokens_of(compact::tools_bytes(tools)), 0),
         };
         let rest: usize = self.messages[from..]
             .iter()
@@ -322,7 +319,7 @@ impl LlmTurn {
             || (self.next == Next::CallModel
                 && !self.compacted
                 && compact::over_trigger(
-                    self.context_tokens(Some(&self.tool_specs())),
+                    self.context_tokens(&self.tool_specs()),
                     self.window,
                 ));
         if !due {
@@ -373,7 +370,7 @@ impl LlmTurn {
         self.messages.extend(self.prompt_message.clone());
         self.known = None;
         self.update(SessionUpdate::CompactionUpdate(update));
-        let used = self.context_tokens(Some(&self.tool_specs()));
+        let used = self.context_tokens(&self.tool_specs());
         self.update(reports::usage_update(used, self.window));
     }
 
