@@ -107,7 +107,10 @@ fn the_mocks_token_counts_reach_the_client() {
 #[test]
 fn a_server_refusing_stream_options_is_asked_without_it_from_then_on() {
     let mock = MockModel::start(vec![
-        Reply::error(400, "Unrecognized request argument supplied: stream_options"),
+        Reply::error(
+            400,
+            "Unrecognized request argument supplied: stream_options",
+        ),
         Reply::text(&["One."]),
         Reply::text(&["Two."]),
     ]);
@@ -163,7 +166,9 @@ fn a_conversation_outgrowing_the_window_is_compacted_and_still_replays_whole() {
             "compaction_update"
         ]
     );
-    let done = updates(&second, "compaction_update").pop().expect("its end");
+    let done = updates(&second, "compaction_update")
+        .pop()
+        .expect("its end");
     assert_eq!(
         done,
         json!({"sessionUpdate": "compaction_update", "compactionId": "compaction-1",
@@ -176,9 +181,17 @@ fn a_conversation_outgrowing_the_window_is_compacted_and_still_replays_whole() {
     assert_eq!(sent(1).len(), 5, "everything, then the instruction");
     let after = sent(2);
     assert_eq!(after.len(), 3);
-    assert!(after[1]["content"].as_str().unwrap().ends_with("We talked about a."));
+    assert!(
+        after[1]["content"]
+            .as_str()
+            .unwrap()
+            .ends_with("We talked about a.")
+    );
     assert_eq!(after[2], json!({"role": "user", "content": "second"}));
-    assert!(requests[2].body.len() * 2 < requests[1].body.len(), "the request shrank");
+    assert!(
+        requests[2].body.len() * 2 < requests[1].body.len(),
+        "the request shrank"
+    );
     drop(agent);
 
     // A client that shows compactions gets the whole conversation back, the compaction in
@@ -201,7 +214,9 @@ fn a_conversation_outgrowing_the_window_is_compacted_and_still_replays_whole() {
         .iter()
         .filter_map(|value| {
             let update = &value["params"]["update"];
-            let text = update["content"]["text"].as_str().map(|t| &t[..t.len().min(8)]);
+            let text = update["content"]["text"]
+                .as_str()
+                .map(|t| &t[..t.len().min(8)]);
             match update["sessionUpdate"].as_str()? {
                 "compaction_update" => Some(format!("compaction {}", update["status"])),
                 kind => Some(format!("{kind} {}", text.unwrap_or(""))),
@@ -225,11 +240,18 @@ fn a_conversation_outgrowing_the_window_is_compacted_and_still_replays_whole() {
         .unwrap()
         .clone();
     assert_eq!(last.len(), 5, "system, summary, second, its answer, third");
-    assert_eq!(last[3], json!({"role": "assistant", "content": "Answer two."}));
+    assert_eq!(
+        last[3],
+        json!({"role": "assistant", "content": "Answer two."})
+    );
     drop(again);
 
     // A client that does not show compactions is sent none, live or replayed.
-    let mut plain = llm_agent("llm-compact-plain", &mock, &[("LLM_CONTEXT_WINDOW", "4000")]);
+    let mut plain = llm_agent(
+        "llm-compact-plain",
+        &mock,
+        &[("LLM_CONTEXT_WINDOW", "4000")],
+    );
     plain.call(
         r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{}}}"#,
         1,
@@ -241,7 +263,10 @@ fn a_conversation_outgrowing_the_window_is_compacted_and_still_replays_whole() {
         ),
         2,
     );
-    assert!(updates(&loaded, "compaction_update").is_empty(), "{loaded:?}");
+    assert!(
+        updates(&loaded, "compaction_update").is_empty(),
+        "{loaded:?}"
+    );
     assert_eq!(updates(&loaded, "user_message_chunk").len(), 3);
 }
 

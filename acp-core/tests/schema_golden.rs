@@ -112,7 +112,11 @@ fn check_all() -> Vec<&'static str> {
         ("prompt_response_usage.json", |n| {
             let usage = round_trip::<PromptResponse>(n).usage.expect("usage");
             assert_eq!(
-                (usage.total_tokens, usage.thought_tokens, usage.cached_write_tokens),
+                (
+                    usage.total_tokens,
+                    usage.thought_tokens,
+                    usage.cached_write_tokens
+                ),
                 (1246, Some(10), None)
             );
         }),

@@ -38,7 +38,11 @@ const KNOWN: &[(&str, u64)] = &[
 
 /// The window of `model` when nothing sets it: the table's, else [`DEFAULT_WINDOW`].
 pub fn known_window(model: &str) -> u64 {
-    let name = model.rsplit('/').next().unwrap_or(model).to_ascii_lowercase();
+    let name = model
+        .rsplit('/')
+        .next()
+        .unwrap_or(model)
+        .to_ascii_lowercase();
     KNOWN
         .iter()
         .find(|(prefix, _)| name.starts_with(prefix))

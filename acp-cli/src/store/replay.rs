@@ -36,9 +36,8 @@ pub fn replay(history: &SessionHistory) -> Vec<SessionUpdate> {
                 TurnItem::Compaction(compaction) => {
                     let mut update =
                         CompactionUpdate::new(compaction.id.clone(), CompactionStatus::Completed);
-                    update.summary = Some(Some(vec![ContentBlock::text(
-                        compaction.summary.clone(),
-                    )]));
+                    update.summary =
+                        Some(Some(vec![ContentBlock::text(compaction.summary.clone())]));
                     updates.push(SessionUpdate::CompactionUpdate(update));
                 }
                 TurnItem::ToolCall(call) => {

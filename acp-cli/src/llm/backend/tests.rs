@@ -217,7 +217,7 @@ impl Harness {
             FinishReason::ToolCalls
         };
         self.reply(Reply::ModelDone(Ok(Finished {
- usage: None,
+            usage: None,
             reason,
             tool_calls: calls,
         })))
@@ -304,7 +304,7 @@ fn finish_reasons_map_to_stop_reasons() {
         );
         h.run();
         let done = Reply::ModelDone(Ok(Finished {
- usage: None,
+            usage: None,
             reason,
             tool_calls: vec![],
         }));
@@ -865,7 +865,7 @@ fn earlier_turns_with_their_tool_calls_are_the_context_of_the_next() {
         &mut h,
         &mut history,
         Some(Reply::ModelDone(Ok(Finished {
- usage: None,
+            usage: None,
             reason: FinishReason::ToolCalls,
             tool_calls: vec![call("m1", "read_file", r#"{"path":"a"}"#)],
         }))),
@@ -877,7 +877,7 @@ fn earlier_turns_with_their_tool_calls_are_the_context_of_the_next() {
         &mut h,
         &mut history,
         Some(Reply::ModelDone(Ok(Finished {
- usage: None,
+            usage: None,
             reason: FinishReason::Stop,
             tool_calls: vec![],
         }))),
@@ -967,7 +967,7 @@ fn the_clients_system_prompt_is_appended_and_additional_directories_are_inside()
     backend.resume(
         S,
         Reply::ModelDone(Ok(Finished {
- usage: None,
+            usage: None,
             reason: FinishReason::ToolCalls,
             tool_calls: vec![
                 call(
@@ -1219,7 +1219,12 @@ fn long_history(turns: usize, answer_bytes: usize) -> SessionHistory {
 #[test]
 fn the_servers_token_counts_are_the_usage_reported() {
     let mut h = with_window(10_000);
-    h.start("hello", Posture::ReadOnly, ClientFs::default(), &mut history());
+    h.start(
+        "hello",
+        Posture::ReadOnly,
+        ClientFs::default(),
+        &mut history(),
+    );
     h.run();
     let counts = crate::model::chat::TokenUsage {
         prompt_tokens: 1200,
@@ -1239,7 +1244,12 @@ fn the_servers_token_counts_are_the_usage_reported() {
     // Unknown models have the default window; without counts, no turn usage is reported and
     // the context is estimated.
     let mut h = Harness::new(50);
-    h.start("hello", Posture::ReadOnly, ClientFs::default(), &mut history());
+    h.start(
+        "hello",
+        Posture::ReadOnly,
+        ClientFs::default(),
+        &mut history(),
+    );
     h.run();
     assert_eq!(
         h.reply(done_with(None)),
@@ -1288,7 +1298,10 @@ fn a_conversation_over_the_trigger_is_compacted_before_the_request() {
         summary_request.messages.last(),
         Some(&ChatMessage::User(super::compact::INSTRUCTION.into()))
     );
-    assert_eq!(summary_request.messages[9], ChatMessage::User("next".into()));
+    assert_eq!(
+        summary_request.messages[9],
+        ChatMessage::User("next".into())
+    );
     for piece in ["We asked ", "four questions."] {
         h.backend
             .resume(S, Reply::ModelEvent(StreamEvent::Text(piece.into())));
@@ -1320,10 +1333,12 @@ fn a_conversation_over_the_trigger_is_compacted_before_the_request() {
         ]
     );
     assert!(!request.tools.is_empty());
-    let bytes = |r: &ChatRequest| -> usize {
-        r.messages.iter().map(super::compact::message_bytes).sum()
-    };
-    assert!(bytes(&request) * 10 < bytes(&summary_request), "the request shrank");
+    let bytes =
+        |r: &ChatRequest| -> usize { r.messages.iter().map(super::compact::message_bytes).sum() };
+    assert!(
+        bytes(&request) * 10 < bytes(&summary_request),
+        "the request shrank"
+    );
     assert_eq!(
         h.reply(done_with(usage(900, 20))),
         [
@@ -1376,7 +1391,12 @@ fn a_failed_compaction_keeps_the_context_and_goes_on() {
 fn slash_compact_forces_a_compaction_and_ends() {
     let mut h = with_window(1_000_000);
     let mut history = long_history(2, 10);
-    h.start("/compact", Posture::ReadOnly, ClientFs::default(), &mut history);
+    h.start(
+        "/compact",
+        Posture::ReadOnly,
+        ClientFs::default(),
+        &mut history,
+    );
     assert_eq!(
         h.run(),
         [
@@ -1404,7 +1424,12 @@ fn slash_compact_forces_a_compaction_and_ends() {
     );
 
     let mut h = with_window(1_000_000);
-    h.start("/compact", Posture::ReadOnly, ClientFs::default(), &mut self::history());
+    h.start(
+        "/compact",
+        Posture::ReadOnly,
+        ClientFs::default(),
+        &mut self::history(),
+    );
     assert_eq!(
         h.run(),
         [
@@ -1417,7 +1442,12 @@ fn slash_compact_forces_a_compaction_and_ends() {
     assert!(h.requests.is_empty());
 
     let mut h = with_window(1_000_000);
-    h.start("/compact", Posture::ReadOnly, ClientFs::default(), &mut long_history(2, 10));
+    h.start(
+        "/compact",
+        Posture::ReadOnly,
+        ClientFs::default(),
+        &mut long_history(2, 10),
+    );
     h.run();
     let failure = ModelError::Stream("gone".into());
     assert_eq!(
@@ -1505,7 +1535,12 @@ fn the_compaction_point_is_kept_and_the_model_context_starts_there() {
     );
     // A second compaction gets the next id.
     let mut h = with_window(1_000_000);
-    h.start("/compact", Posture::ReadOnly, ClientFs::default(), &mut history);
+    h.start(
+        "/compact",
+        Posture::ReadOnly,
+        ClientFs::default(),
+        &mut history,
+    );
     assert_eq!(
         h.run()[0],
         "update compaction compaction-2 in_progress summary=None error=None"
@@ -1516,10 +1551,18 @@ fn the_compaction_point_is_kept_and_the_model_context_starts_there() {
 /// with a note saying how much was cut.
 #[test]
 fn a_tool_result_over_the_budget_is_cut_with_a_note() {
-    assert_eq!(super::turn::tool_budget(1_000_000), super::turn::TOOL_RESULT_MAX);
+    assert_eq!(
+        super::turn::tool_budget(1_000_000),
+        super::turn::TOOL_RESULT_MAX
+    );
     assert_eq!(super::turn::tool_budget(1_000), 1_000);
     let mut h = with_window(1_000);
-    h.start("look", Posture::ReadOnly, ClientFs::default(), &mut history());
+    h.start(
+        "look",
+        Posture::ReadOnly,
+        ClientFs::default(),
+        &mut history(),
+    );
     h.run();
     h.answer(&[], vec![call("r1", "read_file", r#"{"path":"a.txt"}"#)]);
     let text = "é".repeat(1_500);

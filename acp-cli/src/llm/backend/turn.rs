@@ -14,9 +14,8 @@ use acp_core::machine::permission::PermissionDecision;
 use acp_core::machine::turn::StopReason;
 use acp_core::schema::{
     CompactionStatus, CompactionSummaryChunk, CompactionUpdate, ContentBlock, ContentChunk, Diff,
-    SessionUpdate, TerminalContent, TerminalExitStatus,
-    TerminalOutputResponse, ToolCall, ToolCallContent, ToolCallLocation, ToolCallStatus,
-    ToolCallUpdate, ToolContent, ToolKind,
+    SessionUpdate, TerminalContent, TerminalExitStatus, TerminalOutputResponse, ToolCall,
+    ToolCallContent, ToolCallLocation, ToolCallStatus, ToolCallUpdate, ToolContent, ToolKind,
 };
 use serde_json::{Map, Value};
 
@@ -318,10 +317,7 @@ impl LlmTurn {
         let due = forced
             || (self.next == Next::CallModel
                 && !self.compacted
-                && compact::over_trigger(
-                    self.context_tokens(&self.tool_specs()),
-                    self.window,
-                ));
+                && compact::over_trigger(self.context_tokens(&self.tool_specs()), self.window));
         if !due {
             return false;
         }
@@ -522,7 +518,10 @@ impl LlmTurn {
                 {
                     compacting.summary.push_str(&text);
                     self.update(SessionUpdate::CompactionSummaryChunk(
-                        CompactionSummaryChunk::new(compacting.id.clone(), ContentBlock::text(text)),
+                        CompactionSummaryChunk::new(
+                            compacting.id.clone(),
+                            ContentBlock::text(text),
+                        ),
                     ));
                 }
                 self.wait = Wait::Compaction(compacting);
