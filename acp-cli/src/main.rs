@@ -219,6 +219,17 @@ fn agent(cli: &Cli, filter: tracing_subscriber::EnvFilter) -> ExitCode {
     use acp_cli::model::NoModel;
     use std::rc::Rc;
 
+    // R-LLM-USAGE-2: a window that is not a number of tokens stops the agent at once.
+    let window = match cli.backend {
+        Some(BackendChoice::Llm) => {
+            use acp_cli::llm::window::{WINDOW_VARIABLE, window_from_env};
+            match window_from_env(std::env::var(WINDOW_VARIABLE).ok().as_deref()) {
+                Ok(window) => window,
+                Err(message) => return usage_error(&message),
+            }
+        }
+        _ => None,
+    };
     let config = match cli.backend {
         Some(BackendChoice::Llm) => {
             // The environment now, the credentials file at each look (R-AUTH-8).
@@ -254,7 +265,8 @@ fn agent(cli: &Cli, filter: tracing_subscriber::EnvFilter) -> ExitCode {
                 .unwrap_or(acp_cli::llm::backend::DEFAULT_MAX_TOOL_ROUNDS);
             let backend = acp_cli::llm::backend::LlmBackend::new(config.model.clone(), rounds)
                 .with_images(images)
-                .with_login(StoredLogin::new(source.clone()));
+                .with_login(StoredLogin::new(source.clone()))
+                .with_context_window(window);
             let sessions = SessionTable::default().with_model(&config.provider, &config.model);
             run(
                 backend,

@@ -120,6 +120,7 @@ fn a_plain_answer_streams_as_text_chunks_and_finishes_with_stop() {
     assert_eq!(
         outcome.result,
         Ok(Finished {
+            usage: None,
             reason: FinishReason::Stop,
             tool_calls: vec![]
         })
@@ -181,6 +182,7 @@ fn a_tool_call_split_across_chunks_is_assembled() {
     assert_eq!(
         outcome.result,
         Ok(Finished {
+            usage: None,
             reason: FinishReason::ToolCalls,
             tool_calls: vec![ModelToolCall {
                 id: "call_1".into(),

@@ -108,6 +108,18 @@ fn check_all() -> Vec<&'static str> {
         ("prompt_request.json", |n| {
             assert_eq!(round_trip::<PromptRequest>(n).prompt.len(), 2)
         }),
+        // R-LLM-USAGE-3: the turn's usage (unstable in schema 1.20.0) round-trips.
+        ("prompt_response_usage.json", |n| {
+            let usage = round_trip::<PromptResponse>(n).usage.expect("usage");
+            assert_eq!(
+                (
+                    usage.total_tokens,
+                    usage.thought_tokens,
+                    usage.cached_write_tokens
+                ),
+                (1246, Some(10), None)
+            );
+        }),
         ("request_permission_request.json", |n| {
             let req = round_trip::<RequestPermissionRequest>(n);
             assert_eq!(req.options[2].kind, PermissionOptionKind::RejectOnce);
@@ -277,6 +289,7 @@ fn message_params_decode_by_method() {
     let results: &[(&str, &str)] = &[
         ("initialize", "initialize_response.json"),
         ("session/new", "new_session_response.json"),
+        ("session/prompt", "prompt_response_usage.json"),
         (
             "session/set_config_option",
             "set_session_config_option_response.json",

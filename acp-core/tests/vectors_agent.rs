@@ -349,7 +349,15 @@ impl Agent {
             }
             "end_turn" => {
                 let stop = StopReason::from_wire(&text("stop")?).ok_or("unknown stop reason")?;
-                conn.end_turn(&text("session")?, stop).map(drop)
+                // `usage`, when given: the turn's token usage (`PromptResponse.usage`).
+                let usage: Option<acp_core::schema::Usage> = match command.get("usage") {
+                    Some(usage) => {
+                        Some(serde_json::from_value(usage.clone()).map_err(|e| e.to_string())?)
+                    }
+                    None => None,
+                };
+                conn.end_turn_with_usage(&text("session")?, stop, usage.as_ref())
+                    .map(drop)
             }
             "fail_turn" => conn
                 .fail_turn(&text("session")?, &text("message")?)

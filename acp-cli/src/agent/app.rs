@@ -230,6 +230,10 @@ pub struct AgentApp<B, W> {
     client_notices: bool,
     /// The client renders `plan_update` and `plan_removed` (`clientCapabilities.plan`).
     client_plan: bool,
+    /// The client shows compaction updates (`clientCapabilities.session.compaction`).
+    client_compaction: bool,
+    /// The running turns' token usage, for their prompt's answer (R-LLM-USAGE-3).
+    turn_usage: HashMap<String, acp_core::schema::Usage>,
     /// The tools of each session's MCP servers that started.
     mcp_tools: HashMap<String, Vec<McpTool>>,
     /// Sessions whose MCP servers are starting.
@@ -284,6 +288,8 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
             client_terminal: false,
             client_notices: false,
             client_plan: false,
+            client_compaction: false,
+            turn_usage: HashMap::new(),
             mcp_tools: HashMap::new(),
             mcp_starting: Default::default(),
             mcp_deferred: HashMap::new(),
@@ -490,6 +496,12 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
     /// One step of a session's turn. Returns whether to keep stepping it.
     fn step_once(&mut self, session: &str, now: Instant) -> bool {
         match self.backend.step(session, now) {
+            // R-LLM-CONTEXT-2: compaction updates go only to a client that shows them
+            // (`session.compaction`); the history keeps the compaction point either way.
+            Step::Update(update) if is_compaction(&update) && !self.client_compaction => {
+                self.persist.record(session, &update);
+                true
+            }
             Step::Update(update) => {
                 self.send_and_record(session, &update);
                 true
@@ -533,9 +545,14 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
                 self.wait_reply(session);
                 false
             }
+            Step::TurnUsage(usage) => {
+                self.turn_usage.insert(session.to_owned(), usage);
+                true
+            }
             Step::End(stop) => {
+                let usage = self.turn_usage.remove(session);
                 self.end_turn(session);
-                let ended = match self.conn.end_turn(session, stop) {
+                let ended = match self.conn.end_turn_with_usage(session, stop, usage.as_ref()) {
                     Ok(sent) => {
                         tracing::info!(session, stop = %sent, "turn ended");
                         sent
@@ -759,6 +776,7 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
     /// its jobs.
     fn end_turn(&mut self, session: &str) {
         self.turns.remove(session);
+        self.turn_usage.remove(session);
         let orphans = &mut self.orphan_terminals;
         self.asked.retain(|id, asked| {
             if asked.session != session {
@@ -831,13 +849,12 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
                     write: client.contains(Capabilities::FS_WRITE),
                 };
                 self.client_terminal = client.contains(Capabilities::TERMINAL);
-                self.client_notices = request.as_ref().is_some_and(|request| {
-                    request
-                        .client_capabilities
-                        .session
-                        .as_ref()
-                        .is_some_and(|session| session.notices.is_some())
-                });
+                let session_caps = request
+                    .as_ref()
+                    .and_then(|request| request.client_capabilities.session.as_ref());
+                self.client_notices = session_caps.is_some_and(|session| session.notices.is_some());
+                self.client_compaction =
+                    session_caps.is_some_and(|session| session.compaction.is_some());
                 self.client_plan = request
                     .as_ref()
                     .is_some_and(|request| request.client_capabilities.plan.is_some());
@@ -1334,6 +1351,14 @@ fn plain_text_chunk(update: &SessionUpdate) -> Option<(TextChunkKind, &str)> {
         }
         _ => None,
     }
+}
+
+/// Whether an update is one of the compaction kinds (R-LLM-CONTEXT-2).
+pub(crate) fn is_compaction(update: &SessionUpdate) -> bool {
+    matches!(
+        update,
+        SessionUpdate::CompactionUpdate(_) | SessionUpdate::CompactionSummaryChunk(_)
+    )
 }
 
 #[cfg(test)]

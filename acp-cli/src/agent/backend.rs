@@ -99,6 +99,9 @@ pub enum Step {
     Waiting,
     /// The turn is over: answer the prompt with this stop reason.
     End(StopReason),
+    /// The turn's token usage, for the answer of its prompt (`PromptResponse.usage`,
+    /// R-LLM-USAGE-3): handed out just before [`Step::End`]; step again.
+    TurnUsage(acp_core::schema::Usage),
     /// The turn failed: answer the prompt with `-32603` and this text.
     Fail(String),
     /// The turn failed with its own JSON-RPC error: answer the prompt with exactly this code

@@ -1,7 +1,8 @@
 //! What an agent backend tells the client about a session outside the conversation itself
-//! (R-SESSION-8, R-TURN-5): the title taken from the first prompt, and how much text the
-//! session has exchanged. Both backends (demo and llm) report them the same way; the commands
-//! each offers are its own (`demo::script::available_commands`).
+//! (R-SESSION-8, R-TURN-5): the title taken from the first prompt, and the `usage_update`.
+//! Both backends title sessions the same way; the demo's usage is the text the session has
+//! exchanged, the llm backend's the model's tokens (R-LLM-USAGE-2); the commands each offers
+//! are its own (`demo::script::available_commands`).
 //!
 //! Editors show the title in their session list and the usage as a context meter; these are
 //! honest, deterministic figures so a client can be tested against them.

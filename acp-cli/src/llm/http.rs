@@ -51,6 +51,69 @@ pub async fn stream_chat(
     .await
 }
 
+/// Whether a request asks for usage, and whether the server refused the field.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UsageAsk {
+    /// Send `stream_options.include_usage`; if the server refuses it, send the request again
+    /// without it.
+    Ask,
+    /// Leave it out (the server refused it before).
+    Skip,
+}
+
+/// The answer of [`stream_chat_usage`]: the outcome, and whether the server refused
+/// `stream_options` on the way (so the caller stops asking, R-LLM-USAGE-1).
+pub struct UsageOutcome {
+    /// The answer or the error.
+    pub result: Result<Finished, ModelError>,
+    /// The server answered 400 or 422 naming `stream_options` or `include_usage`.
+    pub refused: bool,
+}
+
+/// Streams one chat completion as [`stream_chat_with`], asking for usage as `ask` says.
+/// A 400 or 422 whose message names `stream_options` or `include_usage` is the server
+/// refusing the field: the request is sent once more without it (R-LLM-USAGE-1).
+pub async fn stream_chat_usage(
+    config: &ModelConfig,
+    request: &ChatRequest,
+    mut on_event: impl FnMut(StreamEvent),
+    ask: UsageAsk,
+    policy: &RetryPolicy,
+    sleeper: &mut impl Sleeper,
+) -> UsageOutcome {
+    if ask == UsageAsk::Ask {
+        let result = stream_once(config, request, &mut on_event, true, policy, sleeper).await;
+        match &result {
+            Err(ModelError::Status { status, message }) if refuses_usage(*status, message) => {
+                tracing::info!(
+                    provider = %config.provider,
+                    status,
+                    "the server refused stream_options; asking without usage from now on"
+                );
+            }
+            _ => {
+                return UsageOutcome {
+                    result,
+                    refused: false,
+                };
+            }
+        }
+    }
+    let result = stream_once(config, request, &mut on_event, false, policy, sleeper).await;
+    UsageOutcome {
+        result,
+        refused: ask == UsageAsk::Ask,
+    }
+}
+
+/// Whether an error answer is the server refusing `stream_options`: 400 or 422 whose
+/// message names the field.
+pub(crate) fn refuses_usage(status: u16, message: &str) -> bool {
+    let message = message.to_ascii_lowercase();
+    matches!(status, 400 | 422)
+        && (message.contains("stream_options") || message.contains("include_usage"))
+}
+
 /// Streams one chat completion: `POST <base_url>/chat/completions` with `stream: true`.
 /// 429 and 5xx answers are retried as `policy` says, waiting through `sleeper`; once the
 /// body streams, a failure is final (its events were already handed out).
@@ -58,6 +121,18 @@ pub async fn stream_chat_with(
     config: &ModelConfig,
     request: &ChatRequest,
     mut on_event: impl FnMut(StreamEvent),
+    policy: &RetryPolicy,
+    sleeper: &mut impl Sleeper,
+) -> Result<Finished, ModelError> {
+    stream_once(config, request, &mut on_event, false, policy, sleeper).await
+}
+
+/// One streamed completion, with `stream_options.include_usage` when `include_usage`.
+async fn stream_once(
+    config: &ModelConfig,
+    request: &ChatRequest,
+    mut on_event: impl FnMut(StreamEvent),
+    include_usage: bool,
     policy: &RetryPolicy,
     sleeper: &mut impl Sleeper,
 ) -> Result<Finished, ModelError> {
@@ -69,7 +144,7 @@ pub async fn stream_chat_with(
         .as_ref()
         .map(|key| key.expose())
         .unwrap_or_default();
-    let body = openai::request_body(request);
+    let body = openai::request_body(request, include_usage);
     let head = request_head(&endpoint, key, body.len());
     let url = format!(
         "{}://{}{}/chat/completions",
@@ -362,16 +437,23 @@ fn scrub(error: ModelError, key: &str) -> ModelError {
     }
 }
 
-/// The OpenAI-compatible server of the configuration, over HTTP(S).
+/// The OpenAI-compatible server of the configuration, over HTTP(S). It asks for usage until
+/// the server refuses the field, then remembers that for the rest of the run
+/// (R-LLM-USAGE-1): one `HttpModel` serves one provider.
 #[derive(Clone, Debug)]
 pub struct HttpModel {
     config: ModelConfig,
+    /// The server refused `stream_options`.
+    usage_refused: std::rc::Rc<core::cell::Cell<bool>>,
 }
 
 impl HttpModel {
     /// A client for the server, key and model of `config` (the request names its model).
     pub fn new(config: ModelConfig) -> Self {
-        Self { config }
+        Self {
+            config,
+            usage_refused: Default::default(),
+        }
     }
 }
 
@@ -381,7 +463,26 @@ impl ModelClient for HttpModel {
         request: &'a ChatRequest,
         on_event: &'a mut dyn FnMut(StreamEvent),
     ) -> Completion<'a> {
-        Box::pin(stream_chat(&self.config, request, on_event))
+        Box::pin(async move {
+            let ask = if self.usage_refused.get() {
+                UsageAsk::Skip
+            } else {
+                UsageAsk::Ask
+            };
+            let outcome = stream_chat_usage(
+                &self.config,
+                request,
+                on_event,
+                ask,
+                &RetryPolicy::default(),
+                &mut TimerSleeper,
+            )
+            .await;
+            if outcome.refused {
+                self.usage_refused.set(true);
+            }
+            outcome.result
+        })
     }
 }
 
@@ -398,7 +499,7 @@ mod tests {
             messages: vec![ChatMessage::User("hi".into())],
             tools: vec![],
         };
-        let length = openai::request_body(&request).len();
+        let length = openai::request_body(&request, false).len();
         let head = String::from_utf8(request_head(&endpoint, "sk-k", length)).unwrap();
         assert_eq!(
             head,

@@ -9,6 +9,7 @@
 //! - [`retry`]: which failures are tried again, after how long, through which sleeper.
 //! - [`http`]: one streamed request over `crate::net`'s HTTP client, its body through the above;
 //!   `HttpModel`, the `crate::model::ModelClient` the binary plugs in.
+//! - [`window`]: the model's context window (`LLM_CONTEXT_WINDOW`, known defaults).
 //! - [`backend`]: the llm backend: the tool loop, its tools and its context, sans-IO.
 //! - [`credentials`]: the stored login (its file, mode 0600) and how it meets the environment.
 //! - [`login`]: `acp-cli --login` / `--logout`, the terminal auth method's command.
@@ -21,3 +22,4 @@ pub mod images;
 pub mod login;
 pub mod openai;
 pub mod retry;
+pub mod window;

@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 
 use crate::model::chat::{
     ChatMessage, ChatRequest, FinishReason, Finished, ModelError, ModelToolCall, StreamEvent,
-    UserPart,
+    TokenUsage, UserPart,
 };
 use crate::net::sse::SseEvent;
 
@@ -25,15 +25,19 @@ pub(crate) const TOOL_ARGUMENTS_LIMIT: usize = 16 << 20;
 /// How much of an unparsable chunk or error body an error message quotes.
 const QUOTE_LIMIT: usize = 200;
 
-/// The JSON body of a streamed request. `stream_options` is left out: usage is not needed,
-/// and some OpenAI-compatible servers refuse fields they do not know.
-pub(crate) fn request_body(request: &ChatRequest) -> Vec<u8> {
+/// The JSON body of a streamed request. With `include_usage` it asks for the token counts
+/// (`stream_options.include_usage`, R-LLM-USAGE-1); some OpenAI-compatible servers refuse
+/// fields they do not know, so the caller can leave it out.
+pub(crate) fn request_body(request: &ChatRequest, include_usage: bool) -> Vec<u8> {
     let messages: Vec<Value> = request.messages.iter().map(message_json).collect();
     let mut body = json!({
         "model": request.model,
         "messages": messages,
         "stream": true,
     });
+    if include_usage {
+        body["stream_options"] = json!({"include_usage": true});
+    }
     if !request.tools.is_empty() {
         let tools: Vec<Value> = request
             .tools
@@ -163,6 +167,8 @@ pub struct StreamAssembler {
     done: bool,
     /// How many chunks were read (for error messages).
     chunks: usize,
+    /// The last `usage` a chunk carried (the final chunk, with `include_usage`).
+    usage: Option<TokenUsage>,
 }
 
 /// One `chat.completion.chunk` (the fields the client reads; others are skipped).
@@ -172,6 +178,51 @@ struct Chunk<'a> {
     choices: Vec<Choice<'a>>,
     #[serde(default)]
     error: Option<Value>,
+    /// Sent in the last chunk (empty `choices`) when usage was asked for; `null` before.
+    #[serde(default)]
+    usage: Option<UsageJson>,
+}
+
+/// A chunk's `usage` object (the counts the client reads).
+#[derive(Deserialize)]
+struct UsageJson {
+    #[serde(default)]
+    prompt_tokens: u64,
+    #[serde(default)]
+    completion_tokens: u64,
+    #[serde(default)]
+    completion_tokens_details: Option<CompletionDetails>,
+    #[serde(default)]
+    prompt_tokens_details: Option<PromptDetails>,
+}
+
+/// `usage.completion_tokens_details`.
+#[derive(Deserialize)]
+struct CompletionDetails {
+    #[serde(default)]
+    reasoning_tokens: Option<u64>,
+}
+
+/// `usage.prompt_tokens_details`.
+#[derive(Deserialize)]
+struct PromptDetails {
+    #[serde(default)]
+    cached_tokens: Option<u64>,
+}
+
+impl From<UsageJson> for TokenUsage {
+    fn from(usage: UsageJson) -> Self {
+        Self {
+            prompt_tokens: usage.prompt_tokens,
+            completion_tokens: usage.completion_tokens,
+            reasoning_tokens: usage
+                .completion_tokens_details
+                .and_then(|details| details.reasoning_tokens),
+            cached_tokens: usage
+                .prompt_tokens_details
+                .and_then(|details| details.cached_tokens),
+        }
+    }
 }
 
 /// One choice of a chunk.
@@ -259,6 +310,9 @@ impl StreamAssembler {
                 "the server reported an error: {}",
                 error_message(&body)
             )));
+        }
+        if let Some(usage) = chunk.usage {
+            self.usage = Some(usage.into());
         }
         for choice in chunk.choices.into_iter().filter(|c| c.index == 0) {
             if let Some(delta) = choice.delta {
@@ -388,7 +442,11 @@ impl StreamAssembler {
                 arguments: call.arguments,
             });
         }
-        Ok(Finished { reason, tool_calls })
+        Ok(Finished {
+            reason,
+            tool_calls,
+            usage: self.usage,
+        })
     }
 }
 
@@ -452,9 +510,35 @@ mod tests {
             end,
             Ok(Finished {
                 reason: FinishReason::Stop,
-                tool_calls: vec![]
+                tool_calls: vec![],
+                usage: Some(TokenUsage::default()),
             })
         );
+    }
+
+    /// R-LLM-USAGE-1: the last chunk's `usage` (with its details when sent) is the answer's.
+    #[test]
+    fn the_usage_chunk_gives_the_token_counts() {
+        let (_, end) = assemble(&[
+            r#"{"choices":[{"index":0,"delta":{"content":"a"}}],"usage":null}"#,
+            r#"{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}],"usage":null}"#,
+            r#"{"choices":[],"usage":{"prompt_tokens":120,"completion_tokens":7,"total_tokens":127,"completion_tokens_details":{"reasoning_tokens":3},"prompt_tokens_details":{"cached_tokens":64}}}"#,
+            "[DONE]",
+        ]);
+        assert_eq!(
+            end.unwrap().usage,
+            Some(TokenUsage {
+                prompt_tokens: 120,
+                completion_tokens: 7,
+                reasoning_tokens: Some(3),
+                cached_tokens: Some(64),
+            })
+        );
+        let (_, end) = assemble(&[
+            r#"{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}"#,
+            "[DONE]",
+        ]);
+        assert_eq!(end.unwrap().usage, None, "no usage sent, none reported");
     }
 
     #[test]
@@ -488,6 +572,7 @@ mod tests {
             end,
             Ok(Finished {
                 reason: FinishReason::ToolCalls,
+                usage: None,
                 tool_calls: vec![
                     ModelToolCall {
                         id: "call_a".into(),
@@ -633,7 +718,7 @@ mod tests {
                 parameters: json!({"type":"object","properties":{"path":{"type":"string"}}}),
             }],
         };
-        let body: Value = serde_json::from_slice(&request_body(&request)).unwrap();
+        let body: Value = serde_json::from_slice(&request_body(&request, false)).unwrap();
         assert_eq!(
             body,
             json!({
@@ -662,9 +747,12 @@ mod tests {
             }],
             tools: vec![],
         };
-        let body: Value = serde_json::from_slice(&request_body(&bare)).unwrap();
+        let body: Value = serde_json::from_slice(&request_body(&bare, false)).unwrap();
         assert_eq!(body.get("tools"), None);
+        assert_eq!(body.get("stream_options"), None);
         assert_eq!(body["messages"][0]["content"], "");
+        let body: Value = serde_json::from_slice(&request_body(&bare, true)).unwrap();
+        assert_eq!(body["stream_options"], json!({"include_usage": true}));
     }
 
     #[test]

@@ -111,6 +111,29 @@ pub struct Finished {
     pub reason: FinishReason,
     /// The tool calls of this answer, assembled, in index order (empty if none).
     pub tool_calls: Vec<ModelToolCall>,
+    /// The server's token counts for this request (`stream_options.include_usage`), when
+    /// it sent them.
+    pub usage: Option<TokenUsage>,
+}
+
+/// A request's token counts as the server reported them (its `usage` object).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TokenUsage {
+    /// `prompt_tokens`: the request's messages and tools.
+    pub prompt_tokens: u64,
+    /// `completion_tokens`: the answer (reasoning included).
+    pub completion_tokens: u64,
+    /// `completion_tokens_details.reasoning_tokens`, when reported.
+    pub reasoning_tokens: Option<u64>,
+    /// `prompt_tokens_details.cached_tokens`, when reported.
+    pub cached_tokens: Option<u64>,
+}
+
+impl TokenUsage {
+    /// The tokens in the model's context after this answer: its prompt and its answer.
+    pub fn context_tokens(&self) -> u64 {
+        self.prompt_tokens.saturating_add(self.completion_tokens)
+    }
 }
 
 /// Why a request failed. Its `Display` is the text the user sees; it never holds the API key.

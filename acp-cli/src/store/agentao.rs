@@ -746,6 +746,8 @@ fn each_message<'a, E>(
                 TurnItem::Thought(_) | TurnItem::ThoughtText(_) => 0,
                 TurnItem::Message(_) | TurnItem::MessageText(_) => 1,
                 TurnItem::ToolCall(_) | TurnItem::Plan(_) => 2,
+                // Agentao gets the whole conversation; the point is kept in `_acp` only.
+                TurnItem::Compaction(_) => continue,
             };
             if rank < draft.rank {
                 draft.flush_into(&mut emit)?;
@@ -779,6 +781,7 @@ fn each_message<'a, E>(
                         .push(tool_result(id.clone(), name, Text::Pieces(result)));
                     draft.calls.push(function_call(id, name, arguments));
                 }
+                TurnItem::Compaction(_) => {}
                 TurnItem::Plan(plan) => {
                     let id = format!("plan_{turn_index}_{item_index}");
                     let todos: Vec<Value> = plan

@@ -8,7 +8,8 @@
 use std::borrow::Cow;
 
 use acp_core::schema::{
-    ContentBlock, Plan, PlanUpdateContent, SessionUpdate, StopReason, ToolCall, ToolCallUpdate,
+    CompactionStatus, ContentBlock, Plan, PlanUpdateContent, SessionUpdate, StopReason, ToolCall,
+    ToolCallUpdate,
 };
 use acp_core::wire::encode::TextChunkKind;
 use serde::{Deserialize, Serialize};
@@ -68,6 +69,18 @@ pub enum TurnItem {
     MessageText(EscapedText),
     /// The agent's reasoning as plain text, kept escaped. Consecutive chunks are joined.
     ThoughtText(EscapedText),
+    /// The compaction point (R-LLM-CONTEXT-2): what came before is, for the model, this
+    /// summary; the client saw (and a load replays) all of it.
+    Compaction(Compaction),
+}
+
+/// A finished context compaction.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Compaction {
+    /// Its `compactionId`.
+    pub id: String,
+    /// The summary's text.
+    pub summary: String,
 }
 
 /// A turn item as a file holds it (`{"message": {"type": "text", …}}`, …).
@@ -78,6 +91,7 @@ enum StoredItem {
     Thought(ContentBlock),
     ToolCall(ToolCall),
     Plan(Plan),
+    Compaction(Compaction),
 }
 
 impl From<StoredItem> for TurnItem {
@@ -94,6 +108,7 @@ impl From<StoredItem> for TurnItem {
             },
             StoredItem::ToolCall(call) => TurnItem::ToolCall(call),
             StoredItem::Plan(plan) => TurnItem::Plan(plan),
+            StoredItem::Compaction(compaction) => TurnItem::Compaction(compaction),
         }
     }
 }
@@ -136,6 +151,9 @@ impl Serialize for TurnItem {
                 serializer.serialize_newtype_variant(NAME, 2, "tool_call", call)
             }
             TurnItem::Plan(plan) => serializer.serialize_newtype_variant(NAME, 3, "plan", plan),
+            TurnItem::Compaction(compaction) => {
+                serializer.serialize_newtype_variant(NAME, 4, "compaction", compaction)
+            }
             TurnItem::MessageText(text) => {
                 serializer.serialize_newtype_variant(NAME, 0, "message", &TextBlockOut(text))
             }
@@ -154,7 +172,7 @@ impl TurnItem {
             TurnItem::ThoughtText(text) => Some((true, text.to_plain())),
             TurnItem::Message(block) => plain_text(block).map(|text| (false, Cow::Borrowed(text))),
             TurnItem::Thought(block) => plain_text(block).map(|text| (true, Cow::Borrowed(text))),
-            TurnItem::ToolCall(_) | TurnItem::Plan(_) => None,
+            TurnItem::ToolCall(_) | TurnItem::Plan(_) | TurnItem::Compaction(_) => None,
         }
     }
 }
@@ -169,6 +187,7 @@ impl PartialEq for TurnItem {
             | (TurnItem::Thought(a), TurnItem::Thought(b)) => a == b,
             (TurnItem::ToolCall(a), TurnItem::ToolCall(b)) => a == b,
             (TurnItem::Plan(a), TurnItem::Plan(b)) => a == b,
+            (TurnItem::Compaction(a), TurnItem::Compaction(b)) => a == b,
             _ => false,
         }
     }
@@ -289,6 +308,25 @@ impl SessionHistory {
                     plan.entries = items.entries.clone();
                     turn.push(TurnItem::Plan(plan));
                 }
+            }
+            // The compaction point is kept when it completes, with its whole summary.
+            SessionUpdate::CompactionUpdate(update)
+                if matches!(update.status, CompactionStatus::Completed) =>
+            {
+                let summary = update
+                    .summary
+                    .iter()
+                    .flatten()
+                    .flatten()
+                    .filter_map(|block| match block {
+                        ContentBlock::Text(text) => Some(text.text.as_str()),
+                        _ => None,
+                    })
+                    .collect::<String>();
+                turn.push(TurnItem::Compaction(Compaction {
+                    id: update.compaction_id.clone(),
+                    summary,
+                }));
             }
             _ => {}
         }

@@ -39,7 +39,7 @@ pub use agentao::EXTENSION_KEY;
 pub use directory::{Deleted, Loaded, SESSIONS_DIR, Saved, SessionStore, StoreConfig};
 pub use error::{StoreError, StoreWarning};
 pub use escaped::EscapedText;
-pub use history::{SessionHistory, Turn, TurnItem};
+pub use history::{Compaction, SessionHistory, Turn, TurnItem};
 pub use list::{DEFAULT_PAGE_SIZE, SessionPage, list_sessions};
 pub use replay::replay;
 pub use time::Timestamp;

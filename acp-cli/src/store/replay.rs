@@ -3,11 +3,13 @@
 //! Per turn: the prompt as `user_message_chunk`s, then the output in the order it was sent:
 //! `agent_message_chunk`, `agent_thought_chunk`, `plan`, and for each tool call a `tool_call`
 //! (as announced: `pending`, with its input) followed by a `tool_call_update` carrying the
-//! status it really ended with and its final content. Agentao replays every tool call as
+//! status it really ended with and its final content; a compaction as one `compaction_update`
+//! `completed` with its summary. Agentao replays every tool call as
 //! `completed`, failed ones included (R-STORE-4); that is the bug fixed here.
 
 use acp_core::schema::{
-    ContentBlock, ContentChunk, SessionUpdate, ToolCall, ToolCallStatus, ToolCallUpdate,
+    CompactionStatus, CompactionUpdate, ContentBlock, ContentChunk, SessionUpdate, ToolCall,
+    ToolCallStatus, ToolCallUpdate,
 };
 
 use super::history::{SessionHistory, TurnItem};
@@ -36,6 +38,14 @@ pub fn replay(history: &SessionHistory) -> Vec<SessionUpdate> {
                     ContentChunk::new(ContentBlock::text(text.to_plain())),
                 )),
                 TurnItem::Plan(plan) => updates.push(SessionUpdate::Plan(plan.clone())),
+                // R-LLM-CONTEXT-2: the compaction as its final upsert, summary included.
+                TurnItem::Compaction(compaction) => {
+                    let mut update =
+                        CompactionUpdate::new(compaction.id.clone(), CompactionStatus::Completed);
+                    update.summary =
+                        Some(Some(vec![ContentBlock::text(compaction.summary.clone())]));
+                    updates.push(SessionUpdate::CompactionUpdate(update));
+                }
                 TurnItem::ToolCall(call) => {
                     let (announced, finished) = tool_call_pair(call);
                     updates.push(SessionUpdate::ToolCall(announced));

@@ -866,7 +866,19 @@ impl<B: Buffers> AgentConnection<B> {
     /// client cancelled it, whatever `stop` says. Exactly once per turn. Returns the stop
     /// reason sent.
     pub fn end_turn(&mut self, session: &str, stop: StopReason) -> Result<StopReason, UsageError> {
-        match self.finish_turn(session, Ok(stop))? {
+        self.end_turn_with_usage(session, stop, None)
+    }
+
+    /// [`end_turn`](Self::end_turn), the answer carrying the turn's token `usage`
+    /// (`PromptResponse.usage`) when given. A cancelled turn's answer carries it too: the
+    /// tokens were spent.
+    pub fn end_turn_with_usage(
+        &mut self,
+        session: &str,
+        stop: StopReason,
+        usage: Option<&crate::schema::Usage>,
+    ) -> Result<StopReason, UsageError> {
+        match self.finish_turn(session, Ok((stop, usage)))? {
             TurnEnd::Ended(stop) => Ok(stop),
             TurnEnd::Cancelled | TurnEnd::Failed => Ok(StopReason::Cancelled),
         }
@@ -902,7 +914,7 @@ impl<B: Buffers> AgentConnection<B> {
     fn finish_turn(
         &mut self,
         session: &str,
-        how: Result<StopReason, (ErrorCode, &dyn fmt::Display)>,
+        how: Result<(StopReason, Option<&crate::schema::Usage>), (ErrorCode, &dyn fmt::Display)>,
     ) -> Result<TurnEnd, UsageError> {
         let core = &mut self.core;
         core.live()?;
@@ -923,8 +935,12 @@ impl<B: Buffers> AgentConnection<B> {
             .map(|o| o.id.clone())
             .ok_or(UsageError::AlreadySettled)?;
         let out = self.transport.outbox();
+        let usage = match &how {
+            Ok((_, usage)) => *usage,
+            Err(_) => None,
+        };
         let stop = match how {
-            Ok(stop) if !turn.is_cancelling() => stop,
+            Ok((stop, _)) if !turn.is_cancelling() => stop,
             Err((code, message)) if !turn.is_cancelling() => {
                 wire_out::error(out, id.as_raw(), code, message)?;
                 let _ = core.sessions.handle(
@@ -946,6 +962,7 @@ impl<B: Buffers> AgentConnection<B> {
             id.as_raw(),
             &StopResult {
                 stop_reason: stop.as_str(),
+                usage,
             },
         )?;
         let ended = core.sessions.handle(
@@ -1307,6 +1324,7 @@ impl<B: Buffers> Core<B> {
                 owed.id.as_raw(),
                 &StopResult {
                     stop_reason: StopReason::Cancelled.as_str(),
+                    usage: None,
                 },
             );
         }
@@ -1352,6 +1370,7 @@ impl<B: Buffers> Core<B> {
                     owed.id.as_raw(),
                     &StopResult {
                         stop_reason: StopReason::Cancelled.as_str(),
+                        usage: None,
                     },
                 ),
             };

@@ -69,6 +69,14 @@ fn content_blocks<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<ContentB
 pub struct PromptResponse {
     /// Why the turn ended.
     pub stop_reason: StopReason,
+    /// The turn's token usage. Unstable in schema 1.20.0 (`unstable_end_turn_token_usage`):
+    /// a client on the stable schema ignores it; one that is not an object reads as absent.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::or_default"
+    )]
+    pub usage: Option<Usage>,
     /// Extension data.
     #[serde(
         rename = "_meta",
@@ -84,7 +92,68 @@ impl PromptResponse {
     pub fn new(stop_reason: StopReason) -> Self {
         Self {
             stop_reason,
+            usage: None,
             meta: None,
+        }
+    }
+
+    /// The same answer, with the turn's token usage.
+    pub fn with_usage(mut self, usage: Usage) -> Self {
+        self.usage = Some(usage);
+        self
+    }
+}
+
+/// A turn's token usage (`PromptResponse.usage`).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct Usage {
+    /// All tokens: input and output.
+    pub total_tokens: u64,
+    /// Input tokens.
+    pub input_tokens: u64,
+    /// Output tokens.
+    pub output_tokens: u64,
+    /// Reasoning tokens, when known.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::opt"
+    )]
+    pub thought_tokens: Option<u64>,
+    /// Input tokens read from the provider's cache, when known.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::opt"
+    )]
+    pub cached_read_tokens: Option<u64>,
+    /// Input tokens written to the provider's cache, when known.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::opt"
+    )]
+    pub cached_write_tokens: Option<u64>,
+    /// Extension data.
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::meta"
+    )]
+    pub meta: Option<Meta>,
+}
+
+impl Usage {
+    /// `input_tokens` in and `output_tokens` out; `total_tokens` is their sum.
+    pub fn new(input_tokens: u64, output_tokens: u64) -> Self {
+        Self {
+            total_tokens: input_tokens.saturating_add(output_tokens),
+            input_tokens,
+            output_tokens,
+            ..Self::default()
         }
     }
 }

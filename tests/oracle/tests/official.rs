@@ -334,6 +334,10 @@ fn our_encoding_of_every_sample_message_reads_as_official() {
             message_through_ours::<ours::PromptRequest, o::PromptRequest>,
         ),
         (
+            "prompt_response_usage.json",
+            message_through_ours::<ours::PromptResponse, o::PromptResponse>,
+        ),
+        (
             "request_permission_request.json",
             message_through_ours::<ours::RequestPermissionRequest, o::RequestPermissionRequest>,
         ),

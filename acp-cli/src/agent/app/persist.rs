@@ -303,7 +303,7 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
             self.sessions.remove(&id);
             return false;
         }
-        let updates: VecDeque<SessionUpdate> = replay(&history).into();
+        let updates = self.replayed(&history);
         tracing::info!(
             session = id.as_str(),
             cwd,
@@ -388,7 +388,7 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
         let updates = if resume {
             VecDeque::new()
         } else {
-            replay(&loaded.history).into()
+            self.replayed(&loaded.history)
         };
         tracing::info!(
             session,
@@ -408,6 +408,15 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
             history: loaded.history,
         });
         self.progress_loads();
+    }
+
+    /// The updates that replay `history` to this client: all of them, compaction updates
+    /// only when it shows them (R-LLM-CONTEXT-2).
+    fn replayed(&self, history: &SessionHistory) -> VecDeque<SessionUpdate> {
+        replay(history)
+            .into_iter()
+            .filter(|update| self.client_compaction || !super::is_compaction(update))
+            .collect()
     }
 
     /// Sends what the outbox takes of each replay, and answers the loads whose replay is

@@ -52,17 +52,57 @@ pub(crate) fn system_prompt(
     prompt
 }
 
+/// The prompt that forces a compaction (R-LLM-CONTEXT-1); it is not sent to the model.
+pub(crate) const COMPACT_COMMAND: &str = "/compact";
+
+/// Whether a prompt is the `/compact` command.
+pub(crate) fn is_compact_command(prompt: &str) -> bool {
+    prompt.trim() == COMPACT_COMMAND
+}
+
+/// How the model is handed a compaction's summary, in place of what it summarizes.
+pub(crate) fn summary_message(summary: &str) -> ChatMessage {
+    ChatMessage::User(format!(
+        "[The earlier conversation was compacted to fit the context window. Its summary:]\n\n{summary}"
+    ))
+}
+
+/// The user message of a turn's prompt (with its images when `images`), unless it is empty
+/// or `/compact`.
+pub(crate) fn prompt_message(prompt: &[ContentBlock], images: bool) -> Option<ChatMessage> {
+    if is_compact_command(&prompt_text(prompt)) {
+        return None;
+    }
+    user_message(prompt, images)
+}
+
 /// The conversation for the model: `system`, then every turn of `history` (the running
-/// turn's prompt last). With `images` a prompt's image blocks go along as images (R-LLM-9);
-/// without, they are left out.
+/// turn's prompt last). From the last compaction on (R-LLM-CONTEXT-2): its summary, the
+/// prompt of the turn it happened in, then what followed it. With `images` a prompt's image
+/// blocks go along as images (R-LLM-9); without, they are left out.
 pub(crate) fn messages(system: String, history: &SessionHistory, images: bool) -> Vec<ChatMessage> {
     let mut messages = vec![ChatMessage::System(system)];
-    for (turn_index, turn) in history.turns().iter().enumerate() {
-        if let Some(prompt) = user_message(&turn.prompt, images) {
-            messages.push(prompt);
-        }
+    let turns = history.turns();
+    let point = turns.iter().enumerate().rev().find_map(|(index, turn)| {
+        turn.items
+            .iter()
+            .rposition(|item| matches!(item, TurnItem::Compaction(_)))
+            .map(|at| (index, at))
+    });
+    for (turn_index, turn) in turns.iter().enumerate() {
+        let items = match point {
+            Some((at_turn, _)) if turn_index < at_turn => continue,
+            Some((at_turn, at_item)) if turn_index == at_turn => {
+                if let TurnItem::Compaction(compaction) = &turn.items[at_item] {
+                    messages.push(summary_message(&compaction.summary));
+                }
+                &turn.items[at_item + 1..]
+            }
+            _ => &turn.items[..],
+        };
+        messages.extend(prompt_message(&turn.prompt, images));
         let mut draft = Draft::default();
-        for (item_index, item) in turn.items.iter().enumerate() {
+        for (item_index, item) in items.iter().enumerate() {
             match item {
                 TurnItem::Message(block) => {
                     // Text after tool calls belongs to the next answer.
@@ -107,7 +147,7 @@ pub(crate) fn messages(system: String, history: &SessionHistory, images: bool) -
                         content: TODO_DONE.to_owned(),
                     });
                 }
-                TurnItem::Thought(_) | TurnItem::ThoughtText(_) => {}
+                TurnItem::Thought(_) | TurnItem::ThoughtText(_) | TurnItem::Compaction(_) => {}
             }
         }
         draft.flush(&mut messages);

@@ -8,10 +8,12 @@
 //! with a scripted model.
 //!
 //! - [`context`]: the system prompt and the session's history as the model's messages.
+//! - [`compact`]: how big a request is, when it is compacted, and the turn's token sums.
 //! - [`instructions`]: the project's `AGENTS.md` / `AGENTAO.md` files for the system prompt.
 //! - [`tools`]: the nine tools: their schemas, kinds, titles, and a call's arguments read.
 //! - [`turn`]: one turn as a sequence of steps.
 
+pub(crate) mod compact;
 pub(crate) mod context;
 pub(crate) mod instructions;
 #[cfg(test)]
@@ -20,6 +22,7 @@ pub(crate) mod tools;
 pub(crate) mod turn;
 
 use acp_core::Instant;
+use acp_core::schema::{AvailableCommand, AvailableCommandsUpdate, SessionUpdate};
 
 use crate::agent::auth::Login;
 use crate::agent::backend::{Backend, Reply, Step, TurnStart};
@@ -50,6 +53,8 @@ pub struct LlmBackend {
     images: bool,
     /// The credentials the agent asks about (R-AUTH-8); `None` needs no login (unit tests).
     login: Option<Box<dyn Login>>,
+    /// `LLM_CONTEXT_WINDOW`, when set: the window of every model (R-LLM-USAGE-2).
+    context_window: Option<u64>,
 }
 
 impl LlmBackend {
@@ -67,6 +72,7 @@ impl LlmBackend {
             files: Box::new(files),
             images: false,
             login: None,
+            context_window: None,
         }
     }
 
@@ -94,6 +100,13 @@ impl LlmBackend {
     #[must_use]
     pub fn with_login(mut self, login: impl Login + 'static) -> Self {
         self.login = Some(Box::new(login));
+        self
+    }
+
+    /// The same backend with every model's context window set to `window` tokens (from
+    /// `LLM_CONTEXT_WINDOW`); `None` keeps the known windows.
+    pub fn with_context_window(mut self, window: Option<u64>) -> Self {
+        self.context_window = window;
         self
     }
 }
@@ -124,6 +137,10 @@ impl Backend for LlmBackend {
         // Read at every turn, so an edited AGENTS.md counts from the next prompt.
         let instructions =
             instructions::gather(turn.cwd, self.files.as_ref(), self.home.as_deref());
+        let window = self
+            .context_window
+            .unwrap_or_else(|| crate::llm::window::known_window(&model));
+        let before = shared.context.get(turn.session).copied();
         self.turns.start(
             turn.session,
             LlmTurn::new(
@@ -132,6 +149,8 @@ impl Backend for LlmBackend {
                 self.max_tool_rounds,
                 &instructions,
                 self.images,
+                window,
+                before,
             ),
         );
     }
@@ -155,5 +174,17 @@ impl Backend for LlmBackend {
     fn forget_session(&mut self, session: &str) {
         self.turns.forget(session);
         self.turns.shared.memory.forget_session(session);
+        self.turns.shared.context.remove(session);
+    }
+
+    /// The commands editors offer when the user types `/`: `/compact` (R-LLM-CONTEXT-1).
+    fn session_opened(&self) -> Vec<SessionUpdate> {
+        let compact = AvailableCommand::new(
+            "compact",
+            "Summarize the conversation so far to free the model's context window",
+        );
+        vec![SessionUpdate::AvailableCommandsUpdate(
+            AvailableCommandsUpdate::new(vec![compact]),
+        )]
     }
 }

@@ -72,6 +72,19 @@ fn render(step: &Step) -> String {
                     .join(", "),
                 contents(&call.content),
             ),
+            SessionUpdate::CompactionUpdate(u) => format!(
+                "update compaction {} {} summary={:?} error={:?}",
+                u.compaction_id,
+                u.status,
+                u.summary
+                    .clone()
+                    .flatten()
+                    .map(|blocks| blocks.iter().map(text_of).collect::<String>()),
+                u.error.clone().flatten(),
+            ),
+            SessionUpdate::CompactionSummaryChunk(c) => {
+                format!("summary chunk {}: {}", c.compaction_id, text_of(&c.content))
+            }
             SessionUpdate::ToolCallUpdate(u) => format!(
                 "tool_call_update {} {} [{}]",
                 u.tool_call_id,
@@ -106,6 +119,14 @@ fn render(step: &Step) -> String {
         Step::Explore(Explore { roots, what }) => format!("explore? {what:?} within {roots:?}"),
         Step::Waiting => "waiting".into(),
         Step::End(reason) => format!("end {reason}"),
+        Step::TurnUsage(usage) => format!(
+            "usage in={} out={} total={} thought={:?} cached={:?}",
+            usage.input_tokens,
+            usage.output_tokens,
+            usage.total_tokens,
+            usage.thought_tokens,
+            usage.cached_read_tokens
+        ),
         Step::Fail(text) => format!("fail: {text}"),
         Step::FailWith { code, message } => format!("fail {code}: {message}"),
         Step::SleepUntil(t) => format!("sleep until {}", t.0),
@@ -143,6 +164,8 @@ struct Harness {
     plan: bool,
     /// The turn's clock, in ms.
     now: u64,
+    /// Every `usage_update` the turn sent, as (used, size).
+    usage: Vec<(u64, u64)>,
 }
 
 impl Harness {
@@ -154,6 +177,7 @@ impl Harness {
             terminal: false,
             plan: false,
             now: 0,
+            usage: Vec::new(),
         }
     }
 
@@ -188,7 +212,13 @@ impl Harness {
             if let Step::CallModel(request) = &step {
                 self.requests.push(request.clone());
             }
-            if !matches!(step, Step::Update(_) | Step::Terminal(_)) {
+            if let Step::Update(SessionUpdate::UsageUpdate(usage)) = &step {
+                self.usage.push((usage.used, usage.size));
+            }
+            if !matches!(
+                step,
+                Step::Update(_) | Step::Terminal(_) | Step::TurnUsage(_)
+            ) {
                 return out;
             }
         }
@@ -212,6 +242,7 @@ impl Harness {
             FinishReason::ToolCalls
         };
         self.reply(Reply::ModelDone(Ok(Finished {
+            usage: None,
             reason,
             tool_calls: calls,
         })))
@@ -298,6 +329,7 @@ fn finish_reasons_map_to_stop_reasons() {
         );
         h.run();
         let done = Reply::ModelDone(Ok(Finished {
+            usage: None,
             reason,
             tool_calls: vec![],
         }));
@@ -858,6 +890,7 @@ fn earlier_turns_with_their_tool_calls_are_the_context_of_the_next() {
         &mut h,
         &mut history,
         Some(Reply::ModelDone(Ok(Finished {
+            usage: None,
             reason: FinishReason::ToolCalls,
             tool_calls: vec![call("m1", "read_file", r#"{"path":"a"}"#)],
         }))),
@@ -869,6 +902,7 @@ fn earlier_turns_with_their_tool_calls_are_the_context_of_the_next() {
         &mut h,
         &mut history,
         Some(Reply::ModelDone(Ok(Finished {
+            usage: None,
             reason: FinishReason::Stop,
             tool_calls: vec![],
         }))),
@@ -959,6 +993,7 @@ fn the_clients_system_prompt_is_appended_and_additional_directories_are_inside()
     backend.resume(
         S,
         Reply::ModelDone(Ok(Finished {
+            usage: None,
             reason: FinishReason::ToolCalls,
             tool_calls: vec![
                 call(
@@ -1356,5 +1391,407 @@ fn image_blocks_go_to_the_model_only_when_it_takes_images() {
     assert_eq!(
         user_message_with_images(false),
         ChatMessage::User("what is it?".into())
+    );
+}
+
+// ----- usage and context that fits (R-LLM-USAGE-*, R-LLM-CONTEXT-*) -----
+
+fn usage(prompt: u64, completion: u64) -> Option<crate::model::chat::TokenUsage> {
+    Some(crate::model::chat::TokenUsage {
+        prompt_tokens: prompt,
+        completion_tokens: completion,
+        reasoning_tokens: None,
+        cached_tokens: None,
+    })
+}
+
+fn done_with(usage: Option<crate::model::chat::TokenUsage>) -> Reply {
+    Reply::ModelDone(Ok(Finished {
+        reason: FinishReason::Stop,
+        tool_calls: vec![],
+        usage,
+    }))
+}
+
+/// A harness whose models have a `window` of tokens.
+fn with_window(window: u64) -> Harness {
+    let mut h = Harness::new(50);
+    h.backend = LlmBackend::new("test-model", 50).with_context_window(Some(window));
+    h
+}
+
+/// A history of `turns` finished turns, each answered with `answer_bytes` bytes.
+fn long_history(turns: usize, answer_bytes: usize) -> SessionHistory {
+    let mut history = history();
+    for index in 0..turns {
+        history.record_user_prompt(&[ContentBlock::text(format!("question {index}"))]);
+        history.record_update(&SessionUpdate::AgentMessageChunk(
+            acp_core::schema::ContentChunk::new(ContentBlock::text("x".repeat(answer_bytes))),
+        ));
+        history.end_turn(acp_core::schema::StopReason::EndTurn);
+    }
+    history
+}
+
+/// R-LLM-USAGE-1, R-LLM-USAGE-2, R-LLM-USAGE-3: the server's counts are the usage: the
+/// context's tokens of the window, and the turn's sums just before its end.
+#[test]
+fn the_servers_token_counts_are_the_usage_reported() {
+    let mut h = with_window(10_000);
+    h.start(
+        "hello",
+        Posture::ReadOnly,
+        ClientFs::default(),
+        &mut history(),
+    );
+    h.run();
+    let counts = crate::model::chat::TokenUsage {
+        prompt_tokens: 1200,
+        completion_tokens: 34,
+        reasoning_tokens: Some(5),
+        cached_tokens: Some(1000),
+    };
+    assert_eq!(
+        h.reply(done_with(Some(counts))),
+        [
+            "update usage_update",
+            "usage in=1200 out=34 total=1234 thought=Some(5) cached=Some(1000)",
+            "end end_turn"
+        ]
+    );
+    assert_eq!(h.usage, [(1234, 10_000)]);
+    // Unknown models have the default window; without counts, no turn usage is reported and
+    // the context is estimated.
+    let mut h = Harness::new(50);
+    h.start(
+        "hello",
+        Posture::ReadOnly,
+        ClientFs::default(),
+        &mut history(),
+    );
+    h.run();
+    assert_eq!(
+        h.reply(done_with(None)),
+        ["update usage_update", "end end_turn"]
+    );
+    assert_eq!(h.usage.len(), 1);
+    let (used, size) = h.usage[0];
+    assert_eq!(size, crate::llm::window::DEFAULT_WINDOW);
+    assert!(used > 0 && used < 10_000, "{used}");
+}
+
+/// R-LLM-USAGE-3: the next turn's size starts from the last turn's count, not an estimate.
+#[test]
+fn the_last_turns_count_is_where_the_next_estimate_starts() {
+    let mut h = with_window(1_000_000);
+    let mut history = history();
+    h.start("one", Posture::ReadOnly, ClientFs::default(), &mut history);
+    h.run();
+    h.reply(done_with(usage(50_000, 10)));
+    history.end_turn(acp_core::schema::StopReason::EndTurn);
+    h.start("two", Posture::ReadOnly, ClientFs::default(), &mut history);
+    h.run();
+    h.reply(done_with(None));
+    // 50,010 counted, plus "two" (1 token).
+    assert_eq!(h.usage, [(50_010, 1_000_000), (50_011, 1_000_000)]);
+}
+
+/// R-LLM-CONTEXT-1, R-LLM-CONTEXT-2: a request over 80% of the window is preceded by a
+/// compaction: the model summarizes, the summary streams as compaction updates, and the
+/// request that follows is the summary and this turn's prompt.
+#[test]
+fn a_conversation_over_the_trigger_is_compacted_before_the_request() {
+    let mut h = with_window(4_000);
+    let mut history = long_history(4, 4_000);
+    h.start("next", Posture::ReadOnly, ClientFs::default(), &mut history);
+    assert_eq!(
+        h.run(),
+        [
+            "update compaction compaction-1 in_progress summary=None error=None",
+            "model? 11 messages"
+        ]
+    );
+    let summary_request = h.requests[0].clone();
+    assert!(summary_request.tools.is_empty());
+    assert_eq!(
+        summary_request.messages.last(),
+        Some(&ChatMessage::User(super::compact::INSTRUCTION.into()))
+    );
+    assert_eq!(
+        summary_request.messages[9],
+        ChatMessage::User("next".into())
+    );
+    for piece in ["We asked ", "four questions."] {
+        h.backend
+            .resume(S, Reply::ModelEvent(StreamEvent::Text(piece.into())));
+    }
+    h.backend
+        .resume(S, Reply::ModelEvent(StreamEvent::Reasoning("hm".into())));
+    assert_eq!(
+        h.run(),
+        [
+            "summary chunk compaction-1: We asked ",
+            "summary chunk compaction-1: four questions.",
+            "waiting"
+        ]
+    );
+    assert_eq!(
+        h.reply(done_with(usage(4_100, 6))),
+        [
+            "update compaction compaction-1 completed summary=Some(\"We asked four questions.\") error=None",
+            "update usage_update",
+            "model? 3 messages"
+        ]
+    );
+    let request = h.requests[1].clone();
+    assert_eq!(
+        request.messages[1..],
+        [
+            super::context::summary_message("We asked four questions."),
+            ChatMessage::User("next".into())
+        ]
+    );
+    assert!(!request.tools.is_empty());
+    let bytes =
+        |r: &ChatRequest| -> usize { r.messages.iter().map(super::compact::message_bytes).sum() };
+    assert!(
+        bytes(&request) * 10 < bytes(&summary_request),
+        "the request shrank"
+    );
+    assert_eq!(
+        h.reply(done_with(usage(900, 20))),
+        [
+            "update usage_update",
+            "usage in=5000 out=26 total=5026 thought=None cached=None",
+            "end end_turn"
+        ]
+    );
+    assert_eq!(h.usage.last(), Some(&(920, 4_000)));
+}
+
+/// R-LLM-CONTEXT-1: under the trigger nothing is compacted; a failed summary leaves the
+/// context as it was and the turn goes on.
+#[test]
+fn a_failed_compaction_keeps_the_context_and_goes_on() {
+    let mut h = with_window(1_000_000);
+    h.start(
+        "hi",
+        Posture::ReadOnly,
+        ClientFs::default(),
+        &mut long_history(4, 4_000),
+    );
+    assert_eq!(h.run(), ["model? 10 messages"], "far under the trigger");
+
+    let mut h = with_window(4_000);
+    h.start(
+        "hi",
+        Posture::ReadOnly,
+        ClientFs::default(),
+        &mut long_history(4, 4_000),
+    );
+    h.run();
+    let failure = ModelError::Status {
+        status: 500,
+        message: "boom".into(),
+    };
+    assert_eq!(
+        h.reply(Reply::ModelDone(Err(failure))),
+        [
+            "update compaction compaction-1 failed summary=None error=Some(\"the model server answered HTTP 500: boom\")",
+            "model? 10 messages"
+        ]
+    );
+    assert!(!h.requests[1].tools.is_empty(), "the turn's own request");
+}
+
+/// R-LLM-CONTEXT-1: `/compact` compacts whatever the size and ends the turn; with nothing to
+/// compact it says so; a failure fails the turn.
+#[test]
+fn slash_compact_forces_a_compaction_and_ends() {
+    let mut h = with_window(1_000_000);
+    let mut history = long_history(2, 10);
+    h.start(
+        "/compact",
+        Posture::ReadOnly,
+        ClientFs::default(),
+        &mut history,
+    );
+    assert_eq!(
+        h.run(),
+        [
+            "update compaction compaction-1 in_progress summary=None error=None",
+            "model? 6 messages"
+        ]
+    );
+    assert!(
+        !h.requests[0]
+            .messages
+            .contains(&ChatMessage::User("/compact".into())),
+        "/compact is not sent to the model"
+    );
+    h.backend
+        .resume(S, Reply::ModelEvent(StreamEvent::Text("Short.".into())));
+    assert_eq!(
+        h.reply(done_with(None)),
+        [
+            "summary chunk compaction-1: Short.",
+            "update compaction compaction-1 completed summary=Some(\"Short.\") error=None",
+            "update usage_update",
+            "update usage_update",
+            "end end_turn"
+        ]
+    );
+
+    let mut h = with_window(1_000_000);
+    h.start(
+        "/compact",
+        Posture::ReadOnly,
+        ClientFs::default(),
+        &mut self::history(),
+    );
+    assert_eq!(
+        h.run(),
+        [
+            "update session_info_update",
+            "message: Nothing to compact yet.",
+            "update usage_update",
+            "end end_turn"
+        ]
+    );
+    assert!(h.requests.is_empty());
+
+    let mut h = with_window(1_000_000);
+    h.start(
+        "/compact",
+        Posture::ReadOnly,
+        ClientFs::default(),
+        &mut long_history(2, 10),
+    );
+    h.run();
+    let failure = ModelError::Stream("gone".into());
+    assert_eq!(
+        h.reply(Reply::ModelDone(Err(failure))),
+        [
+            "update compaction compaction-1 failed summary=None error=Some(\"the model's stream broke off: gone\")",
+            "update usage_update",
+            "fail: the model's stream broke off: gone"
+        ]
+    );
+}
+
+/// R-LLM-CONTEXT-1: a cancel during a compaction cancels it and ends the turn `cancelled`.
+#[test]
+fn a_cancel_during_a_compaction_cancels_it() {
+    let mut h = with_window(4_000);
+    h.start(
+        "hi",
+        Posture::ReadOnly,
+        ClientFs::default(),
+        &mut long_history(4, 4_000),
+    );
+    h.run();
+    h.backend.cancel(S);
+    assert_eq!(
+        h.run(),
+        [
+            "update compaction compaction-1 cancelled summary=None error=None",
+            "update usage_update",
+            "end cancelled"
+        ]
+    );
+}
+
+/// R-LLM-CONTEXT-2: the history keeps the compaction point; the next turn's model context
+/// starts at its summary, while a load replays everything, the compaction included.
+#[test]
+fn the_compaction_point_is_kept_and_the_model_context_starts_there() {
+    use acp_core::schema::{CompactionStatus, CompactionUpdate};
+    let mut history = long_history(2, 10);
+    history.record_user_prompt(&[ContentBlock::text("third")]);
+    let mut done = CompactionUpdate::new("compaction-1", CompactionStatus::Completed);
+    done.summary = Some(Some(vec![ContentBlock::text("Two questions.")]));
+    history.record_update(&SessionUpdate::CompactionUpdate(CompactionUpdate::new(
+        "compaction-1",
+        CompactionStatus::InProgress,
+    )));
+    history.record_update(&SessionUpdate::CompactionUpdate(done.clone()));
+    history.record_update(&SessionUpdate::AgentMessageChunk(
+        acp_core::schema::ContentChunk::new(ContentBlock::text("answer three")),
+    ));
+    history.end_turn(acp_core::schema::StopReason::EndTurn);
+    history.record_user_prompt(&[ContentBlock::text("fourth")]);
+    let messages = super::context::messages("sys".into(), &history, false);
+    assert_eq!(
+        messages,
+        [
+            ChatMessage::System("sys".into()),
+            super::context::summary_message("Two questions."),
+            ChatMessage::User("third".into()),
+            ChatMessage::Assistant {
+                content: Some("answer three".into()),
+                tool_calls: vec![]
+            },
+            ChatMessage::User("fourth".into()),
+        ]
+    );
+    history.end_turn(acp_core::schema::StopReason::EndTurn);
+    let replayed: Vec<String> = crate::store::replay(&history)
+        .iter()
+        .map(|update| render(&Step::Update(update.clone())))
+        .collect();
+    assert_eq!(
+        replayed,
+        [
+            "update user_message_chunk",
+            "message: xxxxxxxxxx",
+            "update user_message_chunk",
+            "message: xxxxxxxxxx",
+            "update user_message_chunk",
+            "update compaction compaction-1 completed summary=Some(\"Two questions.\") error=None",
+            "message: answer three",
+            "update user_message_chunk",
+        ]
+    );
+    // A second compaction gets the next id.
+    let mut h = with_window(1_000_000);
+    h.start(
+        "/compact",
+        Posture::ReadOnly,
+        ClientFs::default(),
+        &mut history,
+    );
+    assert_eq!(
+        h.run()[0],
+        "update compaction compaction-2 in_progress summary=None error=None"
+    );
+}
+
+/// R-LLM-CONTEXT-3: a tool result over the budget (64 KiB, less in a small window) is cut
+/// with a note saying how much was cut.
+#[test]
+fn a_tool_result_over_the_budget_is_cut_with_a_note() {
+    assert_eq!(
+        super::turn::tool_budget(1_000_000),
+        super::turn::TOOL_RESULT_MAX
+    );
+    assert_eq!(super::turn::tool_budget(1_000), 1_000);
+    let mut h = with_window(1_000);
+    h.start(
+        "look",
+        Posture::ReadOnly,
+        ClientFs::default(),
+        &mut history(),
+    );
+    h.run();
+    h.answer(&[], vec![call("r1", "read_file", r#"{"path":"a.txt"}"#)]);
+    let text = "é".repeat(1_500);
+    h.reply(Reply::FileRead(Ok(text)));
+    let (_, result) = &h.tool_results()[0];
+    assert_eq!(
+        result.as_str(),
+        format!(
+            "{}\n[2000 of 3000 bytes cut: a tool result is kept to 1000 bytes]",
+            "é".repeat(500)
+        )
     );
 }

@@ -13,12 +13,14 @@ use acp_core::Instant;
 use acp_core::machine::permission::PermissionDecision;
 use acp_core::machine::turn::StopReason;
 use acp_core::schema::{
-    ContentBlock, ContentChunk, Diff, Plan, PlanEntry, PlanItems, PlanUpdate, PlanUpdateContent,
+    CompactionStatus, CompactionSummaryChunk, CompactionUpdate, ContentBlock, ContentChunk, Diff,
+    Plan, PlanEntry, PlanItems, PlanUpdate, PlanUpdateContent,
     SessionUpdate, TerminalContent, TerminalExitStatus, TerminalOutputResponse, ToolCall,
     ToolCallContent, ToolCallLocation, ToolCallStatus, ToolCallUpdate, ToolContent, ToolKind,
 };
 use serde_json::{Map, Value};
 
+use super::compact::{self, TurnTokens};
 use super::context::{self, TOOL_NAME_META};
 use super::instructions::Instruction;
 use super::tools::{TODO_DONE, ToolRequest, specs};
@@ -30,10 +32,12 @@ use crate::agent::reports;
 use crate::agent::tools::{self, AlwaysMemory, CANCELLED_TEXT, Gate, rejection_text};
 use crate::mcp::McpTool;
 use crate::model::chat::{
-    ChatMessage, ChatRequest, FinishReason, ModelToolCall, StreamEvent, ToolSpec,
+    ChatMessage, ChatRequest, FinishReason, ModelToolCall, StreamEvent, TokenUsage, ToolSpec,
 };
+use crate::store::TurnItem;
 
-/// Most bytes of one tool result, for the model and on screen; the rest is cut with a note.
+/// Most bytes of one tool result, for the model and on screen; the rest is cut with a note
+/// (R-LLM-CONTEXT-3). A small context window lowers it (see [`tool_budget`]).
 pub(crate) const TOOL_RESULT_MAX: usize = 64 * 1024;
 
 /// Lines `read_file` returns when the model gives no `limit`.
@@ -59,6 +63,9 @@ pub(crate) struct Shared {
     pub memory: AlwaysMemory,
     /// The number of the last tool call id handed out (`tool-1`, `tool-2`, …).
     pub last_tool: u64,
+    /// Per session, the tokens in the model's context after its last turn (the server's
+    /// count, or the estimate): where the next turn's size estimate starts.
+    pub context: std::collections::HashMap<String, u64>,
 }
 
 impl Default for Shared {
@@ -66,6 +73,7 @@ impl Default for Shared {
         Self {
             memory: tools::always_memory(),
             last_tool: 0,
+            context: Default::default(),
         }
     }
 }
@@ -142,6 +150,19 @@ enum Wait {
     Permission(OpenTool),
     /// The outcome of this tool's work (a file, the shell, a look at the tree, an answer).
     Tool(OpenTool),
+    /// The model's summary of the conversation (R-LLM-CONTEXT-1).
+    Compaction(Compacting),
+}
+
+/// A compaction under way.
+#[derive(Clone, Debug, PartialEq)]
+struct Compacting {
+    /// Its `compactionId`.
+    id: String,
+    /// The summary streamed so far.
+    summary: String,
+    /// Asked for by `/compact`: a failure fails the turn.
+    forced: bool,
 }
 
 /// One turn of the llm backend.
@@ -169,10 +190,24 @@ pub(crate) struct LlmTurn {
     /// Answers with tool calls run so far, and the most allowed.
     rounds: u32,
     max_rounds: u32,
-    /// Bytes of text the session has exchanged, this turn's updates included (what the
-    /// closing `usage_update` reports, as the demo's does: the model's own token counts are
-    /// not streamed).
-    exchanged: u64,
+    /// The model's context window, in tokens (R-LLM-USAGE-2).
+    window: u64,
+    /// The most bytes of one tool result (R-LLM-CONTEXT-3).
+    tool_budget: usize,
+    /// The server's token count for the first `.1` messages, from its last answer.
+    known: Option<(u64, usize)>,
+    /// The token counts of this turn's requests.
+    tokens: TurnTokens,
+    /// The prompt's message, which follows a compaction's summary.
+    prompt_message: Option<ChatMessage>,
+    /// The turn is `/compact`: compact, then end.
+    force_compact: bool,
+    /// A compaction ran since the last answer: no second one before the next request.
+    compacted: bool,
+    /// Compactions in the session so far (for their ids).
+    compactions: usize,
+    /// The tokens in context the closing `usage_update` reported.
+    used: u64,
     /// The closing `usage_update` and the end are queued.
     concluded: bool,
     cancelled: bool,
@@ -182,14 +217,35 @@ pub(crate) struct LlmTurn {
 impl LlmTurn {
     /// A turn in the session described by `start`, asking `model` (the session's model when
     /// empty), told the project's `instructions`, with the conversation (system prompt and
-    /// history, this prompt last; image blocks as images when `images`).
+    /// history, this prompt last; image blocks as images when `images`) in a `window` of tokens.
     pub(crate) fn new(
         start: &TurnStart<'_>,
         model: String,
         max_rounds: u32,
         instructions: &[Instruction],
         images: bool,
+        window: u64,
+        context_before: Option<u64>,
     ) -> Self {
+        let prompt_message = context::prompt_message(start.prompt, images);
+        let force_compact = context::is_compact_command(&context::prompt_text(start.prompt));
+        let messages = context::messages(
+            context::system_prompt(start.cwd, instructions, start.system_prompt),
+            start.history,
+            images,
+        );
+        // The last turn's count covers everything but this prompt.
+        let known = context_before.map(|tokens| {
+            let before = messages.len() - usize::from(prompt_message.is_some());
+            (tokens, before)
+        });
+        let compactions = start
+            .history
+            .turns()
+            .iter()
+            .flat_map(|turn| &turn.items)
+            .filter(|item| matches!(item, TurnItem::Compaction(_)))
+            .count();
         let mut turn = Self {
             session: start.session.to_owned(),
             cwd: start.cwd.to_owned(),
@@ -200,19 +256,27 @@ impl LlmTurn {
             client_plan: start.client_plan,
             mcp_tools: start.mcp_tools.to_vec(),
             model,
-            messages: context::messages(
-                context::system_prompt(start.cwd, instructions, start.system_prompt),
-                start.history,
-                images,
-            ),
+            messages,
             ready: VecDeque::new(),
             wait: Wait::Nothing,
-            next: Next::CallModel,
+            next: if force_compact {
+                Next::End(StopReason::EndTurn)
+            } else {
+                Next::CallModel
+            },
             calls: VecDeque::new(),
             answer: String::new(),
             rounds: 0,
             max_rounds,
-            exchanged: reports::exchanged_bytes(start.history),
+            window,
+            tool_budget: tool_budget(window),
+            known,
+            tokens: TurnTokens::default(),
+            prompt_message,
+            force_compact,
+            compacted: false,
+            compactions,
+            used: 0,
             concluded: false,
             cancelled: false,
             finished: false,
@@ -226,15 +290,111 @@ impl LlmTurn {
         turn
     }
 
-    /// Ends the turn with `last` (an `End` or a failure) after a `usage_update` (R-TURN-5,
-    /// R-TURN-3: nothing of a turn follows its answer).
+    /// Ends the turn with `last` (an `End` or a failure) after a `usage_update` with the
+    /// tokens in context and the window (R-TURN-5, R-LLM-USAGE-2; R-TURN-3: nothing of a
+    /// turn follows its answer). An `End` is preceded by the turn's token usage, when the
+    /// server reported any (R-LLM-USAGE-3).
     fn conclude(&mut self, last: Step) {
         if self.concluded {
             return;
         }
         self.concluded = true;
-        self.update(reports::usage_update(self.exchanged, reports::CONTEXT_SIZE));
+        self.used = self.context_tokens(&self.tool_specs());
+        self.update(reports::usage_update(self.used, self.window));
+        if let (Step::End(_), Some(usage)) = (&last, self.tokens.usage()) {
+            self.ready.push_back(Step::TurnUsage(usage));
+        }
         self.ready.push_back(last);
+    }
+
+    /// The tokens of the conversation and its `tools` as the next request would send it:
+    /// the server's count for what it has seen (tools included), an estimate for the rest
+    /// (R-LLM-CONTEXT-1).
+    fn context_tokens(&self, tools: &[ToolSpec]) -> u64 {
+        let (counted, from) = match self.known {
+            Some((tokens, count)) if count <= self.messages.len() => (tokens, count),
+            _ => (compact::tokens_of(compact::tools_bytes(tools)), 0),
+        };
+        let rest: usize = self.messages[from..]
+            .iter()
+            .map(compact::message_bytes)
+            .sum();
+        counted.saturating_add(compact::tokens_of(rest))
+    }
+
+    /// Starts a compaction when one is due: forced by `/compact`, or the next request would
+    /// be over the trigger (R-LLM-CONTEXT-1). Queues its start and the summary request.
+    fn maybe_compact(&mut self) -> bool {
+        let forced = core::mem::take(&mut self.force_compact);
+        let due = forced
+            || (self.next == Next::CallModel
+                && !self.compacted
+                && compact::over_trigger(self.context_tokens(&self.tool_specs()), self.window));
+        if !due {
+            return false;
+        }
+        self.compacted = true;
+        // Something besides the system prompt and this turn's prompt.
+        let kept = 1 + usize::from(self.prompt_message.is_some() && !forced);
+        if self.messages.len() <= kept {
+            if forced {
+                self.update(SessionUpdate::AgentMessageChunk(ContentChunk::new(
+                    ContentBlock::text("Nothing to compact yet."),
+                )));
+            }
+            return false;
+        }
+        self.compactions += 1;
+        let id = format!("compaction-{}", self.compactions);
+        self.update(SessionUpdate::CompactionUpdate(CompactionUpdate::new(
+            id.clone(),
+            CompactionStatus::InProgress,
+        )));
+        self.ready
+            .push_back(Step::CallModel(compact::summary_request(
+                &self.model,
+                &self.messages,
+            )));
+        self.wait = Wait::Compaction(Compacting {
+            id,
+            summary: String::new(),
+            forced,
+        });
+        true
+    }
+
+    /// The model's summary is complete: the context becomes the summary and this turn's
+    /// prompt; the client is told (R-LLM-CONTEXT-2).
+    fn compaction_done(&mut self, compacting: Compacting) {
+        let summary = compacting.summary.trim();
+        if summary.is_empty() {
+            return self.compaction_failed(compacting, "the model's summary was empty".into());
+        }
+        let mut update = CompactionUpdate::new(compacting.id, CompactionStatus::Completed);
+        update.summary = Some(Some(vec![ContentBlock::text(summary)]));
+        let system = self.messages.first().cloned();
+        self.messages = system.into_iter().collect();
+        self.messages.push(context::summary_message(summary));
+        self.messages.extend(self.prompt_message.clone());
+        self.known = None;
+        self.update(SessionUpdate::CompactionUpdate(update));
+        let used = self.context_tokens(&self.tool_specs());
+        self.update(reports::usage_update(used, self.window));
+    }
+
+    /// The summary could not be had: the context stays as it was, except after `/compact`,
+    /// which fails with the model's error.
+    fn compaction_failed(&mut self, compacting: Compacting, why: String) {
+        let mut update = CompactionUpdate::new(compacting.id, CompactionStatus::Failed);
+        update.error = Some(Some(why));
+        self.update(SessionUpdate::CompactionUpdate(update));
+    }
+
+    /// Records a request's token counts.
+    fn count(&mut self, usage: Option<TokenUsage>) {
+        if let Some(usage) = usage {
+            self.tokens.add(&usage);
+        }
     }
 
     /// Whether the turn has handed out its end.
@@ -258,6 +418,7 @@ impl LlmTurn {
             if let Some(step) = self.ready.pop_front() {
                 if matches!(step, Step::End(_) | Step::Fail(_) | Step::FailWith { .. }) {
                     self.finished = true;
+                    shared.context.insert(self.session.clone(), self.used);
                 }
                 return step;
             }
@@ -275,6 +436,14 @@ impl LlmTurn {
                             });
                         }
                         self.fail_tool(&tool, CANCELLED_TEXT.to_owned());
+                        continue;
+                    }
+                    Wait::Compaction(compacting) => {
+                        self.update(SessionUpdate::CompactionUpdate(CompactionUpdate::new(
+                            compacting.id,
+                            CompactionStatus::Cancelled,
+                        )));
+                        self.conclude(Step::End(StopReason::Cancelled));
                         continue;
                     }
                     Wait::Nothing | Wait::Model => {
@@ -312,6 +481,9 @@ impl LlmTurn {
             }
             if let Some(call) = self.calls.pop_front() {
                 self.start_tool(shared, call);
+                continue;
+            }
+            if self.maybe_compact() {
                 continue;
             }
             match self.next {
@@ -352,7 +524,34 @@ impl LlmTurn {
                     _ => {}
                 }
             }
+            (Wait::Compaction(mut compacting), Reply::ModelEvent(event)) => {
+                if let StreamEvent::Text(text) = event
+                    && !text.is_empty()
+                {
+                    compacting.summary.push_str(&text);
+                    self.update(SessionUpdate::CompactionSummaryChunk(
+                        CompactionSummaryChunk::new(
+                            compacting.id.clone(),
+                            ContentBlock::text(text),
+                        ),
+                    ));
+                }
+                self.wait = Wait::Compaction(compacting);
+            }
+            (Wait::Compaction(compacting), Reply::ModelDone(Ok(finished))) => {
+                self.count(finished.usage);
+                self.compaction_done(compacting);
+            }
+            (Wait::Compaction(compacting), Reply::ModelDone(Err(error))) => {
+                let forced = compacting.forced;
+                self.compaction_failed(compacting, error.to_string());
+                if forced {
+                    self.model_failed(error);
+                }
+            }
             (Wait::Model, Reply::ModelDone(Ok(finished))) => {
+                self.count(finished.usage);
+                self.compacted = false;
                 let mut calls = finished.tool_calls;
                 for (index, call) in calls.iter_mut().enumerate() {
                     if call.id.is_empty() {
@@ -366,6 +565,10 @@ impl LlmTurn {
                         tool_calls: calls.clone(),
                     });
                 }
+                // The server's count covers the conversation up to this answer.
+                if let Some(usage) = finished.usage {
+                    self.known = Some((usage.context_tokens(), self.messages.len()));
+                }
                 if calls.is_empty() {
                     self.next = Next::End(stop_reason(finished.reason));
                 } else if self.rounds >= self.max_rounds {
@@ -376,19 +579,7 @@ impl LlmTurn {
                     self.next = Next::CallModel;
                 }
             }
-            (Wait::Model, Reply::ModelDone(Err(error))) => {
-                // R-LLM-2: credentials are `-32000` with the error's own text; everything else
-                // is an application failure, `-32603 Internal error: <text>` (R-RPC-10).
-                let message = error.to_string();
-                self.conclude(if error.code() == -32603 {
-                    Step::Fail(message)
-                } else {
-                    Step::FailWith {
-                        code: error.code(),
-                        message,
-                    }
-                });
-            }
+            (Wait::Model, Reply::ModelDone(Err(error))) => self.model_failed(error),
             (Wait::Permission(tool), Reply::Permission(decision)) => {
                 shared
                     .memory
@@ -406,6 +597,21 @@ impl LlmTurn {
             (Wait::Tool(tool), reply) => self.tool_reply(shared, tool, reply),
             (wait, _) => self.wait = wait,
         }
+    }
+
+    /// The model's request failed: so does the turn.
+    fn model_failed(&mut self, error: crate::model::chat::ModelError) {
+        // R-LLM-2: credentials are `-32000` with the error's own text; everything else
+        // is an application failure, `-32603 Internal error: <text>` (R-RPC-10).
+        let message = error.to_string();
+        self.conclude(if error.code() == -32603 {
+            Step::Fail(message)
+        } else {
+            Step::FailWith {
+                code: error.code(),
+                message,
+            }
+        });
     }
 
     /// Announces a tool call, then refuses, runs or asks about it.
@@ -764,7 +970,7 @@ impl LlmTurn {
             // The result's blocks are shown as they came; the model gets them as text, an
             // error result marked as such (R-MCP-6).
             Reply::McpDone(Ok(result)) => {
-                let text = cap(result.model_text());
+                let text = cap(result.model_text(), self.tool_budget);
                 let mut update = ToolCallUpdate::new(tool.id.clone());
                 update.status = Some(if result.is_error {
                     ToolCallStatus::Failed
@@ -861,7 +1067,7 @@ impl LlmTurn {
 
     /// `completed`, with the tool's content and its result; the model gets the result.
     fn finish_tool(&mut self, tool: &OpenTool, result: String) {
-        let result = cap(result);
+        let result = cap(result, self.tool_budget);
         self.close_tool(tool, ToolCallStatus::Completed, result.clone());
         self.tool_message(tool.model_id.clone(), result);
     }
@@ -889,7 +1095,6 @@ impl LlmTurn {
     }
 
     fn update(&mut self, update: SessionUpdate) {
-        self.exchanged += reports::update_text_len(&update);
         self.ready.push_back(Step::Update(update));
     }
 }
@@ -1020,17 +1225,29 @@ fn shell_text(outcome: &ShellOutcome, timeout_ms: u64) -> String {
     text
 }
 
-/// A tool result cut to [`TOOL_RESULT_MAX`] bytes (on a character boundary) with a note.
-fn cap(mut text: String) -> String {
-    if text.len() <= TOOL_RESULT_MAX {
+/// The most bytes of one tool result under a `window` of tokens: [`TOOL_RESULT_MAX`], or a
+/// quarter of the window (at [`compact::BYTES_PER_TOKEN`] bytes a token) when that is less
+/// (R-LLM-CONTEXT-3).
+pub(crate) fn tool_budget(window: u64) -> usize {
+    usize::try_from(window).map_or(TOOL_RESULT_MAX, |window| window.min(TOOL_RESULT_MAX))
+}
+
+/// A tool result cut to `budget` bytes (on a character boundary) with a note saying how
+/// much was cut (R-LLM-CONTEXT-3).
+fn cap(mut text: String, budget: usize) -> String {
+    if text.len() <= budget {
         return text;
     }
-    let mut cut = TOOL_RESULT_MAX;
+    let total = text.len();
+    let mut cut = budget;
     while !text.is_char_boundary(cut) {
         cut -= 1;
     }
     text.truncate(cut);
-    text.push_str("\n[cut at 64 KiB]");
+    text.push_str(&format!(
+        "\n[{} of {total} bytes cut: a tool result is kept to {budget} bytes]",
+        total - cut
+    ));
     text
 }
 

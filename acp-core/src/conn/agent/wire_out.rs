@@ -66,11 +66,13 @@ pub(crate) fn request<O: ByteStorage, P: Serialize + ?Sized>(
     out.push_line(|sink| encode::write_request(sink, id, method, Some(params)))
 }
 
-/// `{"stopReason":…}`.
+/// `{"stopReason":…}`, with the turn's `usage` when the agent reports it.
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
-pub(crate) struct StopResult {
+pub(crate) struct StopResult<'a> {
     pub(crate) stop_reason: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) usage: Option<&'a crate::schema::Usage>,
 }
 
 /// `{}`.

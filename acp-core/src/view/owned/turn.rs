@@ -182,9 +182,15 @@ fn permission_option(option: RawValue<'_>) -> Option<PermissionOption> {
 }
 
 fn prompt_response(result: RawValue<'_>) -> Option<PromptResponse> {
-    let view = PromptResponseView::read(object(result)?).ok()?;
+    let result = object(result)?;
+    // `usage` is rare: serde reads it.
+    if result.get_field("usage").is_some() {
+        return None;
+    }
+    let view = PromptResponseView::read(result).ok()?;
     Some(PromptResponse {
         stop_reason: <StopReason as LeafKind>::from_str(view.stop_reason.as_str())?,
+        usage: None,
         meta: meta(view.meta)?,
     })
 }

@@ -96,6 +96,7 @@ fn done(calls: Vec<ModelToolCall>) -> Reply {
         false => FinishReason::ToolCalls,
     };
     Reply::ModelDone(Ok(Finished {
+        usage: None,
         reason,
         tool_calls: calls,
     }))
