@@ -14,9 +14,9 @@ use acp_core::machine::permission::PermissionDecision;
 use acp_core::machine::turn::StopReason;
 use acp_core::schema::{
     CompactionStatus, CompactionSummaryChunk, CompactionUpdate, ContentBlock, ContentChunk, Diff,
-    Plan, PlanEntry, PlanItems, PlanUpdate, PlanUpdateContent,
-    SessionUpdate, TerminalContent, TerminalExitStatus, TerminalOutputResponse, ToolCall,
-    ToolCallContent, ToolCallLocation, ToolCallStatus, ToolCallUpdate, ToolContent, ToolKind,
+    Plan, PlanEntry, PlanItems, PlanUpdate, PlanUpdateContent, SessionUpdate, TerminalContent,
+    TerminalExitStatus, TerminalOutputResponse, ToolCall, ToolCallContent, ToolCallLocation,
+    ToolCallStatus, ToolCallUpdate, ToolContent, ToolKind,
 };
 use serde_json::{Map, Value};
 
