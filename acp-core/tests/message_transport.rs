@@ -3,6 +3,7 @@
 //! is one message per frame (R-MSG-1, R-MSG-2). The vectors (`vectors/*/message_*.jsonl`) hold
 //! the wire-level cases; these are the ones a vector cannot state: every placement of a
 //! newline, backpressure, bytes that are not UTF-8.
+#![cfg(feature = "std")]
 
 use acp_core::Instant;
 use acp_core::conn::agent::{AgentConfig, AgentConnection, AgentEvent, AgentInfo, Growable};

@@ -866,12 +866,16 @@ impl<B: Buffers> AgentConnection<B> {
     /// client cancelled it, whatever `stop` says. Exactly once per turn. Returns the stop
     /// reason sent.
     pub fn end_turn(&mut self, session: &str, stop: StopReason) -> Result<StopReason, UsageError> {
-        self.end_turn_with_usage(session, stop, None)
+        match self.finish_turn(session, Ok((stop, None)))? {
+            TurnEnd::Ended(stop) => Ok(stop),
+            TurnEnd::Cancelled | TurnEnd::Failed => Ok(StopReason::Cancelled),
+        }
     }
 
     /// [`end_turn`](Self::end_turn), the answer carrying the turn's token `usage`
     /// (`PromptResponse.usage`) when given. A cancelled turn's answer carries it too: the
-    /// tokens were spent.
+    /// tokens were spent. (With `alloc`: the usage is the schema's type.)
+    #[cfg(feature = "alloc")]
     pub fn end_turn_with_usage(
         &mut self,
         session: &str,
@@ -914,7 +918,7 @@ impl<B: Buffers> AgentConnection<B> {
     fn finish_turn(
         &mut self,
         session: &str,
-        how: Result<(StopReason, Option<&crate::schema::Usage>), (ErrorCode, &dyn fmt::Display)>,
+        how: Result<(StopReason, Option<&wire_out::TurnUsage>), (ErrorCode, &dyn fmt::Display)>,
     ) -> Result<TurnEnd, UsageError> {
         let core = &mut self.core;
         core.live()?;

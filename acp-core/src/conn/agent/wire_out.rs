@@ -66,13 +66,22 @@ pub(crate) fn request<O: ByteStorage, P: Serialize + ?Sized>(
     out.push_line(|sink| encode::write_request(sink, id, method, Some(params)))
 }
 
+/// The token usage a prompt's answer may carry: the schema's type with `alloc`.
+#[cfg(feature = "alloc")]
+pub(crate) type TurnUsage = crate::schema::Usage;
+
+/// Without `alloc` an answer carries no usage: a type with no value.
+#[cfg(not(feature = "alloc"))]
+#[derive(Serialize)]
+pub(crate) enum TurnUsage {}
+
 /// `{"stopReason":…}`, with the turn's `usage` when the agent reports it.
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct StopResult<'a> {
     pub(crate) stop_reason: &'static str,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) usage: Option<&'a crate::schema::Usage>,
+    pub(crate) usage: Option<&'a TurnUsage>,
 }
 
 /// `{}`.

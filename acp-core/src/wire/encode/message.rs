@@ -221,11 +221,13 @@ impl<S: Sink + ?Sized> Sink for Counting<'_, S> {
 /// history, saved as JSON later) instead of escaping it again.
 ///
 /// ```
+/// # #[cfg(feature = "alloc")] {
 /// use acp_core::wire::encode::{TextChunkKind, write_text_chunk};
 ///
 /// let mut line = Vec::new();
 /// let span = write_text_chunk(&mut line, "s1", TextChunkKind::AgentMessage, "a \"b\"").unwrap();
 /// assert_eq!(&line[span], b"a \\\"b\\\"");
+/// # }
 /// ```
 pub fn write_text_chunk<S: Sink + ?Sized>(
     sink: &mut S,
