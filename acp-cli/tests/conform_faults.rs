@@ -198,13 +198,21 @@ fn strict_fails_on_an_advisory_failure_the_verdict_forgives() {
 
 #[test]
 fn an_untested_mandatory_case_is_not_conformant() {
-    // The llm backend without a key refuses every prompt (-32000): a turn cannot be run, so
-    // the MANDATORY cancel case goes untested, and the verdict says so.
+    // The llm backend with a key for a loopback port where nothing listens fails every
+    // prompt at once: a turn cannot be run, so the MANDATORY cancel case goes untested, and
+    // the verdict says so. (Without a key, sessions need authentication, R-AUTH-8.)
     let path = format!("PATH={}", std::env::var("PATH").unwrap_or_default());
+    let dead = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|listener| listener.local_addr())
+        .expect("a free loopback port")
+        .port();
+    let base = format!("OPENAI_BASE_URL=http://127.0.0.1:{dead}/v1");
     let agent = [
         "env",
         "-i",
         &path,
+        "OPENAI_API_KEY=sk-unused",
+        &base,
         ACP_CLI,
         "--acp",
         "--stdio",

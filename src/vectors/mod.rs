@@ -1133,7 +1133,10 @@ mod tests {
             assert!(vector.name.starts_with("wire/"), "{}", vector.name);
             // Every vector feeds something and expects something.
             assert!(
-                vector.steps.iter().any(|step| matches!(step, Step::In(_))),
+                vector
+                    .steps
+                    .iter()
+                    .any(|step| matches!(step, Step::In(_) | Step::Message(_))),
                 "{}",
                 vector.name
             );

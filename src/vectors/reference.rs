@@ -220,6 +220,35 @@ impl Harness for Model {
         Model::feed(self, bytes);
     }
 
+    /// R-MSG-1, written out plainly: a newline outside a string is a space, one inside a
+    /// string another control character (still not JSON), and the frame's end ends the line.
+    fn message(&mut self, message: &[u8]) -> Result<(), String> {
+        let mut line = Vec::with_capacity(message.len() + 1);
+        let (mut in_string, mut escaped) = (false, false);
+        for &byte in message {
+            if byte == b'\n' || byte == b'\r' {
+                line.push(if in_string { 0x1F } else { b' ' });
+                escaped = false;
+                continue;
+            }
+            if in_string {
+                if escaped {
+                    escaped = false;
+                } else if byte == b'\\' {
+                    escaped = true;
+                } else if byte == b'"' {
+                    in_string = false;
+                }
+            } else if byte == b'"' {
+                in_string = true;
+            }
+            line.push(byte);
+        }
+        line.push(b'\n');
+        Model::feed(self, &line);
+        Ok(())
+    }
+
     fn eof(&mut self) {
         Model::eof(self);
     }

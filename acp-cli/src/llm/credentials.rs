@@ -268,12 +268,18 @@ impl Login for StoredLogin {
 #[derive(Clone, Debug)]
 pub struct SourcedModel {
     source: ConfigSource,
+    /// Providers whose server refused `stream_options`: asked without it for the rest of the
+    /// run (R-LLM-USAGE-1).
+    usage_refused: std::cell::RefCell<std::collections::HashSet<String>>,
 }
 
 impl SourcedModel {
     /// A client reading its configuration from `source`.
     pub fn new(source: ConfigSource) -> Self {
-        Self { source }
+        Self {
+            source,
+            usage_refused: Default::default(),
+        }
     }
 }
 
@@ -285,7 +291,26 @@ impl ModelClient for SourcedModel {
     ) -> Completion<'a> {
         Box::pin(async move {
             let config = self.source.resolve().map_err(ModelError::Config)?;
-            super::http::stream_chat(&config, request, on_event).await
+            let ask = if self.usage_refused.borrow().contains(&config.provider) {
+                super::http::UsageAsk::Skip
+            } else {
+                super::http::UsageAsk::Ask
+            };
+            let outcome = super::http::stream_chat_usage(
+                &config,
+                request,
+                on_event,
+                ask,
+                &super::retry::RetryPolicy::default(),
+                &mut super::retry::TimerSleeper,
+            )
+            .await;
+            if outcome.refused {
+                self.usage_refused
+                    .borrow_mut()
+                    .insert(config.provider.clone());
+            }
+            outcome.result
         })
     }
 }
