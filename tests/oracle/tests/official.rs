@@ -540,6 +540,17 @@ fn every_line_our_encoder_writes_in_the_vectors_reads_as_official() {
                             }
                         }
                     }
+                    // A whole message of a message transport (R-MSG-1).
+                    Step::Message(bytes) => {
+                        if let Ok(message) = serde_json::from_slice::<Value>(bytes)
+                            && let (Some(id), Some(method)) = (
+                                message.get("id"),
+                                message.get("method").and_then(Value::as_str),
+                            )
+                        {
+                            pending.insert(id.to_string(), method.to_owned());
+                        }
+                    }
                     Step::Out(line) => read_as_official(&vector.name, line, &pending, &mut tally),
                     _ => {}
                 }
