@@ -48,7 +48,12 @@ run() {
 }
 
 run demo ours "$bin" --acp --stdio
-run llm-no-key ours-untested env -i "PATH=$PATH" "$bin" --acp --stdio --backend llm
+# A key, for a loopback port where nothing listens: without any key the llm backend answers
+# session/new auth-required (R-AUTH-8), which the suite does not do; with this one every
+# prompt fails at once and nothing leaves the machine.
+dead=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+run llm-no-key ours-untested env -i "PATH=$PATH" OPENAI_API_KEY=sk-unused \
+    "OPENAI_BASE_URL=http://127.0.0.1:$dead/v1" "$bin" --acp --stdio --backend llm
 run python peer "$interop/.venv/bin/python" "$interop/python/agent.py"
 run typescript peer node "$interop/ts/agent.mjs"
 run rust peer "$interop/rust/target/debug/peer-agent"
