@@ -4,6 +4,8 @@
 # `agent.json` entry beside it (the registry's FORMAT.md and agent.schema.json).
 #
 # Usage: bash scripts/release.sh OUTDIR
+# ACP_RELEASE_PROFILE=NAME builds with another cargo profile (CI packs the `dev` build it
+# already has: the packing is what it checks, and an optimised build takes minutes).
 # Writes OUTDIR/acp-cli-VERSION-PLATFORM.tar.gz, its .sha256 and OUTDIR/agent.json, and prints
 # the archive's sha256. Honours CARGO_TARGET_DIR (and a cargo config's target-dir). Only this machine's platform is built;
 # run it on each platform to be listed (the entries merge by platform key).
@@ -30,11 +32,14 @@ case "$(uname -m)" in
 esac
 platform="$os-$arch"
 
-cargo build --release --quiet -p acp-rs-cli --bin acp-cli
+profile=${ACP_RELEASE_PROFILE:-release}
+cargo build --profile "$profile" --quiet -p acp-rs-cli --bin acp-cli
 # Where cargo put it: CARGO_TARGET_DIR, a cargo config's target-dir or the default.
 target_dir=$(cargo metadata --format-version 1 --no-deps \
     | python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')
-bin="$target_dir/release/acp-cli"
+# cargo's `dev` profile builds into debug/; every other profile into a directory of its name.
+[ "$profile" = dev ] && profile_dir=debug || profile_dir=$profile
+bin="$target_dir/$profile_dir/acp-cli"
 # The version is the built binary's own (`acp-cli 0.1.0`), so entry and archive cannot disagree.
 version=$("$bin" --version | awk '{ print $2 }')
 [[ "$version" =~ ^[0-9]+\.[0-9]+\.[0-9]+ ]] || { echo "release.sh: '$bin --version' gave no version" >&2; exit 1; }
