@@ -162,10 +162,9 @@ fn alive(pid: u32) -> bool {
 
 /// Kills a server the agent left behind (the case's own hygiene, not a verdict).
 fn reap(record: &Value) {
-    if let Some(pid) = pid_of(record).filter(|&p| alive(p)) {
-        if let Some(id) = rustix::process::Pid::from_raw(pid as i32) {
-            let _ = rustix::process::kill_process(id, rustix::process::Signal::KILL);
-        }
+    let pid = pid_of(record).filter(|&p| alive(p));
+    if let Some(id) = pid.and_then(|p| rustix::process::Pid::from_raw(p as i32)) {
+        let _ = rustix::process::kill_process(id, rustix::process::Signal::KILL);
     }
 }
 
