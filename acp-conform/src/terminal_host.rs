@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
 
 use rustix::process::{Pid, Signal};
 use serde_json::{Value, json};
@@ -21,6 +22,8 @@ use serde_json::{Value, json};
 /// What a command keeps when the agent names no `outputByteLimit`: a bound on the harness's
 /// own memory, reported as a truncation like any other.
 const DEFAULT_KEPT: usize = 16 << 20;
+/// How long the output readers get to copy what a command wrote before its exit is told.
+const READERS_DRAIN: Duration = Duration::from_secs(2);
 
 /// A reply the connection sends: a result, or a JSON-RPC error `(code, message)`.
 pub(crate) type Reply = Result<Value, (i64, &'static str)>;
@@ -104,11 +107,15 @@ impl HostedTerminal {
 
     /// After the leader's exit: whatever it left in its group goes too (so the pipes close),
     /// and the readers have copied everything before the exit is told.
+    /// A command that left its group (`setsid`) may hold the pipes open: the readers get
+    /// [`READERS_DRAIN`], not forever.
     fn finish(&mut self, status: ExitStatus) {
         kill_group(self.child.id());
-        for reader in self.readers.drain(..) {
-            let _ = reader.join();
+        let give_up = Instant::now() + READERS_DRAIN;
+        while self.readers.iter().any(|r| !r.is_finished()) && Instant::now() < give_up {
+            std::thread::sleep(Duration::from_millis(2));
         }
+        self.readers.clear();
         self.exit = Some(exit_of(status));
     }
 
@@ -384,5 +391,109 @@ mod tests {
         };
         short.push("aé".as_bytes());
         assert_eq!((short.text().as_str(), short.truncated), ("aé", false));
+    }
+
+    fn now(handled: Handled) -> Reply {
+        match handled {
+            Handled::Now(reply) => reply,
+            Handled::Later => panic!("answered later"),
+        }
+    }
+
+    /// The pending waits' answers, once there are any (a guard against a hang, not a timing
+    /// assertion).
+    fn answered_waits(host: &mut TerminalHost) -> Vec<(Value, Reply)> {
+        let give_up = Instant::now() + Duration::from_secs(30);
+        loop {
+            let done = host.finished_waits();
+            if !done.is_empty() || Instant::now() > give_up {
+                return done;
+            }
+            std::thread::yield_now();
+        }
+    }
+
+    /// R-FS-5: a real command through `sh -c` in the host's directory: its output cut to the
+    /// limit at a character boundary, its exit told by `wait_for_exit` and `output`.
+    #[test]
+    fn a_command_runs_in_the_directory_and_its_output_keeps_the_limit() {
+        let dir = std::env::temp_dir().join(format!("acp-conform-th-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut host = TerminalHost::new(&dir);
+        let created = now(host.handle(
+            &json!(1),
+            "terminal/create",
+            &json!({"sessionId": "s", "command": "printf 'aé€b' > made; cat made; exit 3",
+                    "outputByteLimit": 5}),
+        ));
+        assert_eq!(created, Ok(json!({"terminalId": "term-1"})));
+        let params = json!({"sessionId": "s", "terminalId": "term-1"});
+        if let Handled::Now(reply) = host.handle(&json!(2), "terminal/wait_for_exit", &params) {
+            assert_eq!(reply, Ok(json!({"exitCode": 3, "signal": null})));
+        } else {
+            let done = answered_waits(&mut host);
+            assert_eq!(
+                done,
+                [(json!(2), Ok(json!({"exitCode": 3, "signal": null})))]
+            );
+        }
+        assert!(dir.join("made").exists());
+        assert_eq!(
+            now(host.handle(&json!(3), "terminal/output", &params)),
+            Ok(json!({"output": "€b", "truncated": true,
+                      "exitStatus": {"exitCode": 3, "signal": null}}))
+        );
+        assert_eq!(
+            now(host.handle(&json!(4), "terminal/release", &params)),
+            Ok(json!({}))
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// R-FS-4: `kill` ends a running command (a pending wait is answered with the signal);
+    /// after `release` the id is unknown.
+    #[test]
+    fn kill_answers_the_pending_wait_and_release_frees_the_id() {
+        let mut host = TerminalHost::new(&std::env::temp_dir());
+        let create = json!({"sessionId": "s", "command": "sleep", "args": ["30"]});
+        assert!(now(host.handle(&json!(1), "terminal/create", &create)).is_ok());
+        let params = json!({"sessionId": "s", "terminalId": "term-1"});
+        assert!(matches!(
+            host.handle(&json!(2), "terminal/wait_for_exit", &params),
+            Handled::Later
+        ));
+        assert!(host.has_waits());
+        assert!(host.get("term-1").unwrap().running());
+        assert_eq!(
+            now(host.handle(&json!(3), "terminal/kill", &params)),
+            Ok(json!({}))
+        );
+        let killed = json!({"exitCode": null, "signal": "SIGKILL"});
+        assert_eq!(host.finished_waits(), [(json!(2), Ok(killed))]);
+        assert!(!host.has_waits());
+        assert_eq!(
+            now(host.handle(&json!(4), "terminal/release", &params)),
+            Ok(json!({}))
+        );
+        assert_eq!(
+            now(host.handle(&json!(5), "terminal/output", &params)),
+            Err((-32602, "Invalid params: unknown terminalId"))
+        );
+    }
+
+    /// The harness's own errors, with their exact messages.
+    #[test]
+    fn a_bad_create_is_refused_with_its_reason() {
+        let mut host = TerminalHost::new(&std::env::temp_dir());
+        assert_eq!(
+            now(host.handle(&json!(1), "terminal/create", &json!({"sessionId": "s"}))),
+            Err((-32602, "Invalid params: command must be a string"))
+        );
+        let missing = json!({"sessionId": "s", "command": "/nonexistent/conform", "args": ["x"]});
+        assert_eq!(
+            now(host.handle(&json!(2), "terminal/create", &missing)),
+            Err((-32603, "Internal error: the command did not start"))
+        );
+        assert!(host.terminals.is_empty());
     }
 }
