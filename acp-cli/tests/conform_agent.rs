@@ -21,10 +21,12 @@ fn the_demo_agent_passes_every_case() {
     let report = check(&[ACP_CLI, "--acp", "--stdio"]).expect("the agent starts");
     assert!(report.cases.len() >= 100, "{} cases", report.cases.len());
     assert_eq!(failures(&report), Vec::<String>::new());
+    // The demo backend runs its tools itself and never uses the client's terminal, so the
+    // `terminal/*` cases do not apply (R-FS-3); everything else runs.
     let skipped: Vec<_> = report
         .cases
         .iter()
-        .filter(|c| c.status == Status::Skip)
+        .filter(|c| c.status == Status::Skip && !c.id.starts_with("terminal/"))
         .map(|c| &c.id)
         .collect();
     assert!(

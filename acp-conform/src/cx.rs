@@ -1,6 +1,7 @@
 //! What a case works with: the agent under test ([`Subject`]) plus the client half of
 //! JSON-RPC — requests with counting ids, waiting for their answers, and serving the requests
-//! the agent sends (permission, `fs/*`, `ask_user`) the way the case asked for. Everything
+//! the agent sends (permission, `fs/*`, `ask_user`, `terminal/*` through `terminal_host`) the way
+//! the case asked for. Everything
 //! received is kept in order, so a case can check what came before or after what.
 
 use std::collections::HashMap;
@@ -73,6 +74,8 @@ pub struct Cx {
     pub offer_write: bool,
     /// How permission requests are answered.
     pub permission: PermissionReply,
+    /// The harness's terminals, when the case offers `terminal: true` ([`Cx::offer_terminal`]).
+    pub(crate) terminals: Option<crate::terminal_host::TerminalHost>,
     /// The text `_agentao.cn/ask_user` is answered with (empty: an error answer).
     pub ask_answer: String,
     /// Indexes (into `subject.lines`) of every request the agent sent.
@@ -131,6 +134,7 @@ impl Cx {
             offer_read: false,
             offer_write: false,
             permission: PermissionReply::Select("allow_once"),
+            terminals: None,
             ask_answer: String::from("conform-answer"),
             calls: Vec::new(),
             held: Vec::new(),
@@ -174,6 +178,11 @@ impl Cx {
             self.observe(Side::Agent, &bytes);
             self.subject.lines[self.monitored - 1].bytes = bytes;
         }
+    }
+
+    /// Offers `terminal: true` in [`Cx::initialize`] and serves `terminal/*` for real.
+    pub(crate) fn offer_terminal(&mut self) {
+        self.terminals = Some(crate::terminal_host::TerminalHost::new(&self.subject.cwd));
     }
 
     /// `base` times `--timeout-scale`.
@@ -266,7 +275,7 @@ impl Cx {
     /// on the way; `None` at `deadline` or when stdout ended.
     pub async fn next_message(&mut self, deadline: Instant) -> Option<usize> {
         loop {
-            let index = self.subject.next_line(deadline).await?;
+            let index = self.next_line_answering_waits(deadline).await?;
             self.seen = index + 1;
             self.observe_agent();
             let Some(message) = self.subject.lines[index].message.clone() else {
@@ -284,6 +293,31 @@ impl Cx {
                 Kind::Notification => {}
             }
             return Some(index);
+        }
+    }
+
+    /// The next line, as [`Subject::next_line`]; while a `terminal/wait_for_exit` is pending it
+    /// looks every few milliseconds whether its command has exited, and answers it.
+    async fn next_line_answering_waits(&mut self, deadline: Instant) -> Option<usize> {
+        loop {
+            let finished = match self.terminals.as_mut() {
+                Some(host) => host.finished_waits(),
+                None => Vec::new(),
+            };
+            for (id, reply) in finished {
+                let _ = self.send(&reply_message(id, reply)).await;
+            }
+            let waiting = self.terminals.as_ref().is_some_and(|h| h.has_waits());
+            let slice = match waiting {
+                true => deadline.min(Instant::now() + Duration::from_millis(10)),
+                false => deadline,
+            };
+            if let Some(index) = self.subject.next_line(slice).await {
+                return Some(index);
+            }
+            if !waiting || self.subject.stdout_closed || Instant::now() >= deadline {
+                return None;
+            }
         }
     }
 
@@ -399,7 +433,7 @@ impl Cx {
             "protocolVersion": 1,
             "clientCapabilities": {
                 "fs": {"readTextFile": self.offer_read, "writeTextFile": self.offer_write},
-                "terminal": false
+                "terminal": self.terminals.is_some()
             },
             "clientInfo": {"name": "acp-cli-conform", "version": env!("CARGO_PKG_VERSION")}
         });
@@ -516,6 +550,13 @@ impl Cx {
             },
             "fs/read_text_file" if self.offer_read => self.read_file(&params),
             "fs/write_text_file" if self.offer_write => self.write_file(&params),
+            m if m.starts_with("terminal/") && self.terminals.is_some() => {
+                let host = self.terminals.as_mut().expect("offered");
+                match host.handle(&id, m, &params) {
+                    crate::terminal_host::Handled::Now(reply) => reply,
+                    crate::terminal_host::Handled::Later => return,
+                }
+            }
             "_agentao.cn/ask_user" if self.ask_answer.is_empty() => {
                 Err((-32603, "Internal error: conform refused"))
             }
@@ -523,12 +564,7 @@ impl Cx {
             // An unadvertised fs/* or terminal/* call is R-FS-1 for the monitor.
             _ => Err((-32601, "Method not found")),
         };
-        let message = match reply {
-            Ok(result) => json!({"jsonrpc": "2.0", "id": id, "result": result}),
-            Err((code, text)) => {
-                json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": text}})
-            }
-        };
+        let message = reply_message(id, reply);
         // A failed write shows up as the agent's silence in the case itself.
         let _ = self.send(&message).await;
     }
@@ -562,6 +598,16 @@ impl Cx {
         match std::fs::write(path, content.unwrap_or_default()) {
             Ok(()) => Ok(json!({})),
             Err(_) => Err((-32603, "Internal error: cannot write")),
+        }
+    }
+}
+
+/// The answer to request `id`: its result or its error.
+fn reply_message(id: Value, reply: crate::terminal_host::Reply) -> Value {
+    match reply {
+        Ok(result) => json!({"jsonrpc": "2.0", "id": id, "result": result}),
+        Err((code, text)) => {
+            json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": text}})
         }
     }
 }

@@ -43,7 +43,8 @@
 //! - [`process`]: one agent process on real pipes (own process group, events, signals); the
 //!   harness runs the agent under test with it, and `acp-cli`'s host its project agents.
 //! - Internal: `subject` (the agent under test as lines), `cx` (the client half of JSON-RPC
-//!   that cases use), `profile` (what the agent advertised), `chaos` (`--chaos SEED`).
+//!   that cases use), `terminal_host` (the `terminal/*` it serves when a case offers it),
+//!   `profile` (what the agent advertised), `chaos` (`--chaos SEED`).
 
 #![warn(missing_docs, unreachable_pub)]
 
@@ -59,6 +60,7 @@ pub mod report;
 pub mod rules;
 pub mod runner;
 mod subject;
+mod terminal_host;
 pub mod tier;
 pub mod trace;
 mod verdict;

@@ -13,11 +13,13 @@ mod framing;
 mod ids;
 mod initialize;
 mod latency;
+mod mcp;
 mod permission;
 mod process;
 mod prompt;
 mod rpc;
 mod sessions;
+pub mod terminal;
 
 /// Every case, in the order they run and are reported.
 pub fn all() -> Vec<Case> {
@@ -31,6 +33,8 @@ pub fn all() -> Vec<Case> {
         cancel::cases(),
         permission::cases(),
         client::cases(),
+        terminal::cases(),
+        mcp::cases(),
         process::cases(),
         chaos::cases(),
         latency::cases(),
