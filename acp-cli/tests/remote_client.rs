@@ -415,3 +415,101 @@ fn bad_urls_and_token_files_are_refused_at_once() {
         );
     }
 }
+
+/// R-NETC-8: `conform --url` runs the suite against a remote agent: the cases that need the
+/// agent's own process are skipped as not applicable, with the reason; the others run and
+/// the verdict counts them only.
+#[test]
+fn conform_runs_against_a_remote_agent() {
+    let cwd = scratch_dir("conform");
+    let (url, log) = ws_agent_server(&cwd, None);
+    let finished = run(
+        &["conform", "--url", &url, "--only", "process/,initialize/"],
+        &cwd,
+        "",
+        &[],
+    );
+    assert_eq!(finished.code, Some(0), "{finished:?}");
+    let lines: Vec<&str> = finished.stdout.lines().collect();
+    for (id, tier, why) in [
+        (
+            "process/stdin-eof-exits",
+            "ADVISORY",
+            "it needs the agent's own process (stdin EOF, exit)",
+        ),
+        (
+            "process/sigterm-exits",
+            "ADVISORY",
+            "it needs the agent's own process (signals)",
+        ),
+        (
+            "process/no-orphaned-children",
+            "ADVISORY",
+            "it needs the agent's own process group",
+        ),
+    ] {
+        let line = format!("SKIP {id} [{tier}] — not applicable over --url: {why}");
+        assert!(
+            lines.contains(&line.as_str()),
+            "{line}\n{}",
+            finished.stdout
+        );
+    }
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with("PASS process/stdout-only-jsonrpc [MANDATORY]")),
+        "{}",
+        finished.stdout
+    );
+    assert!(
+        lines.iter().any(|l| l.starts_with("PASS initialize/")),
+        "{}",
+        finished.stdout
+    );
+    assert!(
+        !lines.iter().any(|l| l.starts_with("FAIL")),
+        "{}",
+        finished.stdout
+    );
+    assert!(
+        lines.last().unwrap().starts_with("verdict: conformant"),
+        "{}",
+        finished.stdout
+    );
+    assert!(log.frames.lock().unwrap().len() > 3);
+}
+
+/// R-NETC-5: over Streamable HTTP the suite runs too; a notification sent before
+/// `initialize` waits for the connection (`initialize/notification-before-initialize-ignored`),
+/// and every connection gets its own id.
+#[test]
+fn conform_runs_against_a_remote_agent_over_streamable_http() {
+    let cwd = scratch_dir("conform-http");
+    let (url, seen) = http_agent_server(&cwd, None);
+    let finished = run(
+        &["conform", "--url", &url, "--only", "initialize/,sessions/"],
+        &cwd,
+        "",
+        &[],
+    );
+    assert_eq!(finished.code, Some(0), "{finished:?}");
+    assert!(
+        finished
+            .stdout
+            .lines()
+            .any(|l| l.starts_with("PASS initialize/notification-before-initialize-ignored")),
+        "{}",
+        finished.stdout
+    );
+    assert!(!finished.stdout.contains("FAIL"), "{}", finished.stdout);
+    let seen = seen.lock().unwrap();
+    let opened = seen.iter().filter(|r| r.connection.is_none()).count();
+    assert!(opened > 10, "{opened}");
+    assert!(
+        seen.iter()
+            .filter(|r| r.connection.is_none())
+            .all(|r| r.method == "POST" && !r.body.contains("\"id\":null")),
+        "only requests open a connection"
+    );
+}

@@ -73,8 +73,25 @@ pub(super) fn start(
     });
     smol::spawn(async move {
         let mut failed = false;
+        // Notifications and answers that come before the connection is open (no request
+        // has opened it yet) wait for it, in order.
+        let mut held: Vec<String> = Vec::new();
         while let Ok(message) = outgoing.recv().await {
-            if let Err(error) = shared.post(&message).await {
+            let open = lock(&shared.connection).is_some();
+            if !open && !is_request(&message) {
+                held.push(message);
+                continue;
+            }
+            let mut sent = shared.post(&message).await;
+            if sent.is_ok() && !held.is_empty() && lock(&shared.connection).is_some() {
+                for message in std::mem::take(&mut held) {
+                    sent = shared.post(&message).await;
+                    if sent.is_err() {
+                        break;
+                    }
+                }
+            }
+            if let Err(error) = sent {
                 let _ = shared.incoming.send(Incoming::Ended(Some(error))).await;
                 failed = true;
                 break;
@@ -261,6 +278,15 @@ impl Shared {
         let opening = connection.is_none();
         let status = response.head.status;
         let kind = response.kind();
+        if opening && (400..500).contains(&status) && kind == "application/json" {
+            // The server refused the request that was to open the connection, with a JSON-RPC
+            // error: that is the answer; the next request tries again.
+            if ![401, 403, 404].contains(&status) {
+                let body = response.body().await?;
+                self.take_incoming(body, None).await;
+                return Ok(());
+            }
+        }
         if opening && ![200, 401, 403, 404].contains(&status) {
             return Err(self.not_acp(format!(
                 "it answered the initialize POST with {status} {}",
@@ -501,6 +527,15 @@ impl Shared {
         {
             tracing::debug!(status = response.head.status, "remote connection deleted");
         }
+    }
+}
+
+/// Whether a message we send is a request (a `method` and an `id`); text that is not JSON
+/// counts as one, so the server answers it.
+fn is_request(message: &str) -> bool {
+    match serde_json::from_str::<Value>(message) {
+        Ok(value) => request_id(&value).is_some(),
+        Err(_) => true,
     }
 }
 

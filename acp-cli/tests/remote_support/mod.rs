@@ -306,16 +306,24 @@ enum Scope {
     Stream(String),
 }
 
-/// The Streamable HTTP server's state: one connection (`c1`) with one agent.
-struct HttpState {
-    cwd: PathBuf,
-    token: Option<String>,
-    seen: Arc<Mutex<Vec<Seen>>>,
-    agent: Mutex<Option<Arc<Agent>>>,
+/// One Streamable HTTP connection: its agent, where answers go, its streams' queues.
+struct HttpConnection {
+    agent: Arc<Agent>,
     scopes: Arc<Mutex<HashMap<String, Scope>>>,
     streams: Arc<Mutex<HashMap<String, (Sender<String>, Receiver<String>)>>>,
 }
 
+/// The Streamable HTTP server's state: connections `c1`, `c2`, … each with its own agent.
+struct HttpState {
+    cwd: PathBuf,
+    token: Option<String>,
+    seen: Arc<Mutex<Vec<Seen>>>,
+    connections: Mutex<HashMap<String, Arc<HttpConnection>>>,
+    opened: std::sync::atomic::AtomicUsize,
+}
+
+/// The queue of a stream (`""`: the connection's), made when first needed so what comes
+/// before its GET waits.
 fn stream_of(
     streams: &Mutex<HashMap<String, (Sender<String>, Receiver<String>)>>,
     key: &str,
@@ -338,9 +346,8 @@ pub fn http_agent_server(cwd: &Path, token: Option<&str>) -> (String, Arc<Mutex<
         cwd: cwd.to_path_buf(),
         token: token.map(str::to_owned),
         seen: Arc::new(Mutex::new(Vec::new())),
-        agent: Mutex::new(None),
-        scopes: Arc::new(Mutex::new(HashMap::new())),
-        streams: Arc::new(Mutex::new(HashMap::new())),
+        connections: Mutex::new(HashMap::new()),
+        opened: std::sync::atomic::AtomicUsize::new(0),
     });
     let seen = state.seen.clone();
     let address = serve(move |stream| handle_http(stream, state.clone()));
@@ -391,7 +398,7 @@ async fn handle_http(mut stream: TcpStream, state: Arc<HttpState>) {
         body: body.clone(),
     };
     state.seen.lock().unwrap().push(seen.clone());
-    let reply = |status: &str, extra: &str, body: &str| {
+    let reply = |status: &str, extra: &str, body: &str| -> String {
         format!(
             "HTTP/1.1 {status}\r\n{extra}Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
             body.len()
@@ -405,40 +412,65 @@ async fn handle_http(mut stream: TcpStream, state: Arc<HttpState>) {
             .await;
         return;
     }
-    if seen.connection.is_some() && seen.connection.as_deref() != Some("c1") {
-        let _ = stream
-            .write_all(reply("404 Not Found", "", "").as_bytes())
-            .await;
-        return;
-    }
-    match method.as_str() {
-        "POST" if seen.connection.is_none() => {
-            let agent = Arc::new(Agent::start(&state.cwd));
-            *state.agent.lock().unwrap() = Some(agent.clone());
-            route(agent.clone(), state.scopes.clone(), state.streams.clone());
+    let known = seen
+        .connection
+        .as_ref()
+        .map(|id| state.connections.lock().unwrap().get(id).cloned());
+    let connection = match known {
+        Some(Some(connection)) => Some(connection),
+        Some(None) => {
+            let _ = stream
+                .write_all(reply("404 Not Found", "", "").as_bytes())
+                .await;
+            return;
+        }
+        None => None,
+    };
+    match (method.as_str(), connection) {
+        ("POST", None) => {
+            let n = state
+                .opened
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+                + 1;
+            let id = format!("c{n}");
+            let connection = Arc::new(HttpConnection {
+                agent: Arc::new(Agent::start(&state.cwd)),
+                scopes: Arc::new(Mutex::new(HashMap::new())),
+                streams: Arc::new(Mutex::new(HashMap::new())),
+            });
+            state
+                .connections
+                .lock()
+                .unwrap()
+                .insert(id.clone(), connection.clone());
+            route(
+                connection.agent.clone(),
+                connection.scopes.clone(),
+                connection.streams.clone(),
+            );
             let message: Value = serde_json::from_str(&body).unwrap_or_default();
             let (sender, answer) = smol::channel::bounded(1);
-            state
+            connection
                 .scopes
                 .lock()
                 .unwrap()
                 .insert(message["id"].to_string(), Scope::Post(sender));
-            agent.write(&body).await;
+            connection.agent.write(&body).await;
             let Ok(answer) = answer.recv().await else {
                 return;
             };
-            let extra = "Content-Type: application/json\r\nAcp-Connection-Id: c1\r\nSet-Cookie: route=r1; Path=/\r\n";
+            let extra = format!(
+                "Content-Type: application/json\r\nAcp-Connection-Id: {id}\r\nSet-Cookie: route=r1; Path=/\r\n"
+            );
             let _ = stream
-                .write_all(reply("200 OK", extra, &answer).as_bytes())
+                .write_all(reply("200 OK", &extra, &answer).as_bytes())
                 .await;
         }
-        "POST" => {
-            let agent = state.agent.lock().unwrap().clone();
-            let Some(agent) = agent else { return };
+        ("POST", Some(connection)) => {
             let message: Value = serde_json::from_str(&body).unwrap_or_default();
             if message.get("method").is_some() && message.get("id").is_some() {
                 let scope = seen.session.clone().unwrap_or_default();
-                state
+                connection
                     .scopes
                     .lock()
                     .unwrap()
@@ -447,11 +479,11 @@ async fn handle_http(mut stream: TcpStream, state: Arc<HttpState>) {
             let _ = stream
                 .write_all(reply("202 Accepted", "", "").as_bytes())
                 .await;
-            agent.write(&body).await;
+            connection.agent.write(&body).await;
         }
-        "GET" => {
+        ("GET", Some(connection)) => {
             let key = seen.session.clone().unwrap_or_default();
-            let (_, messages) = stream_of(&state.streams, &key);
+            let (_, messages) = stream_of(&connection.streams, &key);
             let head = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n\r\n";
             if stream.write_all(head.as_bytes()).await.is_err() {
                 return;
@@ -465,10 +497,17 @@ async fn handle_http(mut stream: TcpStream, state: Arc<HttpState>) {
                 let _ = stream.flush().await;
             }
         }
-        "DELETE" => {
-            state.agent.lock().unwrap().take();
+        ("DELETE", Some(_)) => {
+            if let Some(id) = &seen.connection {
+                state.connections.lock().unwrap().remove(id);
+            }
             let _ = stream
                 .write_all(reply("202 Accepted", "", "").as_bytes())
+                .await;
+        }
+        (_, None) => {
+            let _ = stream
+                .write_all(reply("400 Bad Request", "", "").as_bytes())
                 .await;
         }
         _ => {
