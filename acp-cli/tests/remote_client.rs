@@ -248,6 +248,28 @@ fn the_bridge_answers_a_line_that_is_not_utf8() {
     );
 }
 
+/// R-NETC-7: a stdin line over 16 MiB is answered by the bridge itself (R-FRAME-5), never
+/// sent, and the relay goes on.
+#[test]
+fn the_bridge_answers_an_oversized_line() {
+    let (url, log) = ws_scripted_server(vec!["{\"id\":3,\"result\":{}}".to_owned()], None);
+    let mut bridge = Bridge::start(&url);
+    let huge = format!("{{\"pad\":\"{}\"}}\n", "x".repeat((16 << 20) + 1));
+    bridge.write(&huge);
+    assert_eq!(
+        bridge.read_line(),
+        "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32700,\"message\":\"Parse error: line exceeds the maximum length of 16777216 bytes\"}}\n"
+    );
+    bridge.write("{\"id\":3}\n");
+    assert_eq!(bridge.read_line(), "{\"id\":3,\"result\":{}}\n");
+    let finished = bridge.finish(false);
+    assert_eq!(finished.code, Some(0), "{finished:?}");
+    assert_eq!(
+        log.frames.lock().unwrap().as_slice(),
+        ["{\"id\":3}".to_owned()]
+    );
+}
+
 /// R-NETC-7: when the remote agent closes the connection, the bridge says so and exits 1.
 #[test]
 fn the_bridge_ends_when_the_remote_agent_does() {

@@ -3,7 +3,8 @@
 //! Each stdin line, without its `\n`, is one message to the remote agent, byte for byte;
 //! each message of the remote agent is one stdout line. The exceptions keep NDJSON framing
 //! whole: a blank line is skipped (R-FRAME-2); a line that is not UTF-8 (which no text frame
-//! can carry) is answered here as the agent would answer it (R-FRAME-6); a raw `\r` or `\n`
+//! can carry) or longer than 16 MiB is answered here as the agent would answer it
+//! (R-FRAME-6, R-FRAME-5) and memory stays bounded; a raw `\r` or `\n`
 //! in a remote message, which can only be whitespace between JSON tokens (R-MSG-1), is
 //! written as a space.
 
@@ -40,7 +41,7 @@ pub fn run(url: &str, token_file: Option<&Path>) -> i32 {
 
 /// What woke the relay.
 enum Wake {
-    Line(Option<Vec<u8>>),
+    Line(Option<StdinLine>),
     Remote(Incoming),
     Signal(i32),
 }
@@ -78,27 +79,33 @@ async fn relay(url: RemoteUrl, token: Option<Token>) -> i32 {
         )
         .await;
         match wake {
-            Wake::Line(Some(line)) => {
+            Wake::Line(Some(StdinLine::Line(line))) => {
                 if line.iter().all(u8::is_ascii_whitespace) {
                     continue;
                 }
-                match String::from_utf8(line) {
+                let answer = match String::from_utf8(line) {
                     Ok(text) => {
-                        if !remote.send(text).await {
-                            // The remote's end is reported by `next`.
-                            continue;
-                        }
+                        // A `false` (the remote ended) is reported by `next`.
+                        remote.send(text).await;
+                        continue;
                     }
-                    Err(error) => {
-                        let at = error.utf8_error().valid_up_to();
-                        let answer = format!(
-                            "{{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{{\"code\":-32700,\"message\":\"Parse error: invalid UTF-8 at byte {at}\"}}}}"
-                        );
-                        if !write_line(&mut stdout, answer.as_bytes()) {
-                            remote.close().await;
-                            return 0;
-                        }
-                    }
+                    Err(error) => parse_error(&format!(
+                        "invalid UTF-8 at byte {}",
+                        error.utf8_error().valid_up_to()
+                    )),
+                };
+                if !write_line(&mut stdout, answer.as_bytes()) {
+                    remote.close().await;
+                    return 0;
+                }
+            }
+            Wake::Line(Some(StdinLine::TooLong)) => {
+                let answer = parse_error(&format!(
+                    "line exceeds the maximum length of {MAX_LINE} bytes"
+                ));
+                if !write_line(&mut stdout, answer.as_bytes()) {
+                    remote.close().await;
+                    return 0;
                 }
             }
             Wake::Line(None) => {
@@ -127,30 +134,73 @@ async fn relay(url: RemoteUrl, token: Option<Token>) -> i32 {
     }
 }
 
-/// stdin's lines without their `\n` (a last line without one included), read on a blocking
-/// thread; `None` at the end.
-fn stdin_lines() -> smol::channel::Receiver<Option<Vec<u8>>> {
+/// The longest stdin line relayed: the stdio line limit (R-FRAME-5).
+const MAX_LINE: usize = 16 << 20;
+
+/// One stdin line, as read.
+enum StdinLine {
+    /// A line without its `\n` (a last line without one included).
+    Line(Vec<u8>),
+    /// A line longer than [`MAX_LINE`], dropped up to its end.
+    TooLong,
+}
+
+/// stdin's lines, read on a blocking thread, each bounded by [`MAX_LINE`]; `None` at the
+/// end.
+fn stdin_lines() -> smol::channel::Receiver<Option<StdinLine>> {
     let (sender, receiver) = smol::channel::bounded(16);
     smol::spawn(async move {
         let mut stdin = smol::io::BufReader::new(smol::Unblock::new(std::io::stdin()));
+        let mut line = Vec::new();
+        let mut too_long = false;
         loop {
-            let mut line = Vec::new();
-            match stdin.read_until(b'\n', &mut line).await {
-                Ok(0) | Err(_) => break,
-                Ok(_) => {
-                    if line.last() == Some(&b'\n') {
-                        line.pop();
-                    }
-                    if sender.send(Some(line)).await.is_err() {
-                        return;
-                    }
+            let buffer = match stdin.fill_buf().await {
+                Ok([]) | Err(_) => break,
+                Ok(buffer) => buffer,
+            };
+            let (part, ended) = match memchr::memchr(b'\n', buffer) {
+                Some(at) => (&buffer[..at], Some(at + 1)),
+                None => (buffer, None),
+            };
+            if !too_long && line.len() + part.len() > MAX_LINE {
+                too_long = true;
+                line = Vec::new();
+            }
+            if !too_long {
+                line.extend_from_slice(part);
+            }
+            let used = ended.unwrap_or(buffer.len());
+            stdin.consume(used);
+            if ended.is_some() {
+                let item = if std::mem::take(&mut too_long) {
+                    StdinLine::TooLong
+                } else {
+                    StdinLine::Line(std::mem::take(&mut line))
+                };
+                if sender.send(Some(item)).await.is_err() {
+                    return;
                 }
             }
+        }
+        let last = if too_long {
+            Some(StdinLine::TooLong)
+        } else {
+            (!line.is_empty()).then_some(StdinLine::Line(line))
+        };
+        if let Some(last) = last {
+            let _ = sender.send(Some(last)).await;
         }
         let _ = sender.send(None).await;
     })
     .detach();
     receiver
+}
+
+/// The bridge's own answer to a line it cannot relay (R-FRAME-5, R-FRAME-6).
+fn parse_error(why: &str) -> String {
+    format!(
+        "{{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{{\"code\":-32700,\"message\":\"Parse error: {why}\"}}}}"
+    )
 }
 
 /// A remote message as one stdout line's content: raw line breaks become spaces.
