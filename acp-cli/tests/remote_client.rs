@@ -284,6 +284,9 @@ fn the_bridge_ends_when_the_remote_agent_does() {
     );
 }
 
+/// A URL, the environment, and the message `client --url` gives.
+type FailureCase = (String, Vec<(&'static str, &'static str)>, String);
+
 /// R-NETC-4: each failure to reach a remote agent is one line, exit 1, from `client --url`.
 #[test]
 fn connection_failures_are_one_line_each() {
@@ -296,7 +299,7 @@ fn connection_failures_are_one_line_each() {
         "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 4\r\n\r\n<p/>",
     );
     let not_http = canned_server("SSH-2.0-OpenSSH_9.6\r\n\r\n");
-    let cases: Vec<(String, Vec<(&str, &str)>, String)> = vec![
+    let cases: Vec<FailureCase> = vec![
         (
             format!("ws://127.0.0.1:{refused}/acp"),
             vec![],
@@ -533,5 +536,36 @@ fn conform_runs_against_a_remote_agent_over_streamable_http() {
             .filter(|r| r.connection.is_none())
             .all(|r| r.method == "POST" && !r.body.contains("\"id\":null")),
         "only requests open a connection"
+    );
+}
+
+/// R-NETC-8: `repl --url` drives a remote main agent as it drives a local one.
+#[test]
+fn the_repl_drives_a_remote_main_agent() {
+    let cwd = scratch_dir("repl");
+    let (url, log) = ws_agent_server(&cwd, None);
+    let finished = run(
+        &["repl", "--url", &url],
+        &cwd,
+        "hello over the network\n",
+        &[],
+    );
+    assert_eq!(finished.code, Some(0), "{finished:?}");
+    assert!(
+        finished
+            .stdout
+            .contains("hello over the network\n  · usage:"),
+        "{finished:?}"
+    );
+    assert!(
+        finished.stdout.contains("turn finished (end_turn)"),
+        "{finished:?}"
+    );
+    assert!(
+        log.frames
+            .lock()
+            .unwrap()
+            .iter()
+            .any(|f| f.contains("session/prompt") && f.contains("hello over the network"))
     );
 }

@@ -52,9 +52,11 @@ pub(crate) const EXIT_INTERRUPTED: i32 = 130;
 #[derive(Clone, Debug, clap::Args)]
 #[command(
     about = "Run an ACP agent, send it one prompt and stream its answer",
+    override_usage = "acp-cli client [OPTIONS] -- <AGENT>...\n       acp-cli client [OPTIONS] --url <URL> [--token-file <FILE>]",
     after_help = "Examples:\n  \
         acp-cli client --prompt 'list the files' -- my-agent --stdio\n  \
-        echo 'review main.rs' | acp-cli client --approve allow --cwd ./proj -- python agent.py\n\n\
+        echo 'review main.rs' | acp-cli client --approve allow --cwd ./proj -- python agent.py\n  \
+        ACP_TOKEN=... acp-cli client --prompt hi --url wss://devbox.example/acp\n\n\
         The answer goes to stdout; thoughts, plans, tool calls and the stop reason to stderr.\n\
         Through the client the agent may read and write files inside --cwd only; with --no-fs\n\
         it works on files itself. Ctrl-C cancels the turn; a second Ctrl-C stops the agent.\n\

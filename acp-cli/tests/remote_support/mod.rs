@@ -233,6 +233,8 @@ pub fn ws_scripted_server(replies: Vec<String>, close_after: Option<usize>) -> (
     (format!("ws://{address}/acp"), log)
 }
 
+// The handshake callback's error type is the library's.
+#[allow(clippy::result_large_err)]
 async fn accept(
     stream: TcpStream,
     token: Option<String>,
@@ -306,11 +308,17 @@ enum Scope {
     Stream(String),
 }
 
+/// A stream's queue of messages.
+type Queue = (Sender<String>, Receiver<String>);
+
+/// A connection's streams' queues by key (`""`: the connection's own).
+type Streams = Arc<Mutex<HashMap<String, Queue>>>;
+
 /// One Streamable HTTP connection: its agent, where answers go, its streams' queues.
 struct HttpConnection {
     agent: Arc<Agent>,
     scopes: Arc<Mutex<HashMap<String, Scope>>>,
-    streams: Arc<Mutex<HashMap<String, (Sender<String>, Receiver<String>)>>>,
+    streams: Streams,
 }
 
 /// The Streamable HTTP server's state: connections `c1`, `c2`, … each with its own agent.
@@ -325,7 +333,7 @@ struct HttpState {
 /// The queue of a stream (`""`: the connection's), made when first needed so what comes
 /// before its GET waits.
 fn stream_of(
-    streams: &Mutex<HashMap<String, (Sender<String>, Receiver<String>)>>,
+    streams: &Mutex<HashMap<String, Queue>>,
     key: &str,
 ) -> (Sender<String>, Receiver<String>) {
     streams
@@ -520,11 +528,7 @@ async fn handle_http(mut stream: TcpStream, state: Arc<HttpState>) {
 
 /// Moves the agent's lines to where they belong: an answer to its request's scope, anything
 /// else to its session's stream (or the connection's).
-fn route(
-    agent: Arc<Agent>,
-    scopes: Arc<Mutex<HashMap<String, Scope>>>,
-    streams: Arc<Mutex<HashMap<String, (Sender<String>, Receiver<String>)>>>,
-) {
+fn route(agent: Arc<Agent>, scopes: Arc<Mutex<HashMap<String, Scope>>>, streams: Streams) {
     let lines = agent.lines.clone();
     smol::spawn(async move {
         while let Ok(line) = lines.recv().await {
