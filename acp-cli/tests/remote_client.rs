@@ -193,7 +193,7 @@ impl Bridge {
 
 /// R-NETC-7: the bridge relays stdin lines and the remote agent's frames byte for byte,
 /// skips blank lines, writes a frame's raw line breaks as spaces, and at stdin's end closes
-/// the WebSocket and exits 0.
+/// the WebSocket and exits 0; binary frames and pings pass nothing on (R-NETC-3).
 #[test]
 fn the_bridge_relays_byte_for_byte() {
     let sent =

@@ -84,6 +84,8 @@ where
                 let Ok((stream, _)) = listener.accept().await else {
                     return;
                 };
+                // Messages are small writes: send them at once.
+                let _ = stream.set_nodelay(true);
                 smol::spawn(handle(stream)).detach();
             }
         })
@@ -194,8 +196,9 @@ pub fn ws_agent_server(cwd: &Path, token: Option<&str>) -> (String, WsLog) {
     (format!("ws://{address}/acp"), log)
 }
 
-/// A WebSocket server that records what it gets and sends `replies` (one text frame each,
-/// as given) after the first frame, then closes when `close_after` frames came in.
+/// A WebSocket server that records what it gets and, after the first frame, sends a binary
+/// frame, a ping and `replies` (one text frame each, as given); it closes when `close_after`
+/// frames came in.
 pub fn ws_scripted_server(replies: Vec<String>, close_after: Option<usize>) -> (String, WsLog) {
     let log = WsLog::default();
     let kept = log.clone();
@@ -212,6 +215,9 @@ pub fn ws_scripted_server(replies: Vec<String>, close_after: Option<usize>) -> (
                         log.frames.lock().unwrap().push(text.as_str().to_owned());
                         count += 1;
                         if count == 1 {
+                            // A binary frame and a ping carry no message.
+                            let _ = socket.send(Message::binary(b"{\"id\":9}".to_vec())).await;
+                            let _ = socket.send(Message::Ping(b"p".to_vec().into())).await;
                             for reply in &replies {
                                 let _ = socket.send(Message::text(reply.clone())).await;
                             }
