@@ -470,7 +470,11 @@ impl Client {
                 }
             }
             AgentEvent::HandshakeFailed(failure) => {
-                if let Some(code) = self.remote_failure().await {
+                // An error answer is the remote agent's own; no answer means the bridge
+                // ended, with its line.
+                if failure.code.is_none()
+                    && let Some(code) = self.remote_failure().await
+                {
                     return Some(code);
                 }
                 let mut message = format!("acp-cli client: handshake failed: {failure}");
