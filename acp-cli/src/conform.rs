@@ -83,20 +83,94 @@ pub struct ConformArgs {
     /// The scripted agent a client under test runs (started by the suite itself)
     #[arg(long, hide = true, value_name = "TOKEN@ADDR")]
     pub scripted_agent: Option<String>,
+    /// Check the remote agent at URL (ws://, wss://, http://, https://) instead of a command;
+    /// cases that need the agent's own process are skipped as not applicable
+    #[arg(long, value_name = "URL", conflicts_with_all = ["agent", "client"])]
+    pub url: Option<String>,
+    /// With --url: the bearer token is in FILE [default: the ACP_TOKEN environment variable]
+    #[arg(long, value_name = "FILE", requires = "url")]
+    pub token_file: Option<PathBuf>,
     /// The agent's command line (with --client: the client's)
     #[arg(last = true, value_name = "AGENT")]
     pub agent: Vec<String>,
 }
 
+/// The cases `--url` cannot run, by id, with why: over the network the agent's process is
+/// the bridge's (R-NETC-8).
+pub const NOT_APPLICABLE_REMOTE: &[(&str, &str)] = &[
+    (
+        "framing/last-line-without-newline",
+        "it needs stdin EOF, which ends the bridge's connection",
+    ),
+    (
+        "framing/oversized-line-bounded",
+        "it measures the agent process's memory, which is the bridge's",
+    ),
+    (
+        "framing/invalid-utf8-parse-error",
+        "a message that is not UTF-8 cannot travel in a text frame; the bridge answers it",
+    ),
+    (
+        "framing/invalid-utf8-survived",
+        "a message that is not UTF-8 cannot travel in a text frame; the bridge answers it",
+    ),
+    (
+        "process/stdin-eof-exits",
+        "it needs the agent's own process (stdin EOF, exit)",
+    ),
+    (
+        "process/stdin-eof-before-initialize-exits",
+        "it needs the agent's own process (stdin EOF, exit)",
+    ),
+    (
+        "process/stdin-eof-during-turn-exits",
+        "it needs the agent's own process (stdin EOF, exit)",
+    ),
+    (
+        "process/sigterm-exits",
+        "it needs the agent's own process (signals)",
+    ),
+    (
+        "process/no-orphaned-children",
+        "it needs the agent's own process group",
+    ),
+    (
+        "chaos/client-vanishes-mid-turn",
+        "it needs the agent's own process (stdin EOF, exit, process group)",
+    ),
+];
+
 /// Runs the command; returns the exit status.
-pub fn run(args: ConformArgs) -> i32 {
+pub fn run(mut args: ConformArgs) -> i32 {
     if let Some(target) = &args.scripted_agent {
         return acp_conform::client::relay::scripted_agent(target);
     }
     if args.client {
         return client::run(&args);
     }
-    let cases = acp_conform::cases::all();
+    let mut cases = acp_conform::cases::all();
+    if let Some(url) = &args.url {
+        // R-NETC-8: the remote agent is the bridge's process; what needs the agent's own
+        // process is not applicable.
+        match crate::remote::agent::bridge_command(url, args.token_file.as_deref()) {
+            Ok(argv) => args.agent = argv,
+            Err(message) => {
+                eprintln!("acp-cli conform: {message}");
+                return 2;
+            }
+        }
+        let skipped = not_applicable_remote(&cases, args.only.as_deref());
+        if !args.json && !args.list {
+            for (case, why) in &skipped {
+                crate::stdout::print(format_args!(
+                    "SKIP {} [{}] — not applicable over --url: {why}\n",
+                    case.id(),
+                    case.tier.word()
+                ));
+            }
+        }
+        cases.retain(|case| !skipped.iter().any(|(s, _)| s.id() == case.id()));
+    }
     if args.list {
         for case in cases
             .iter()
@@ -163,4 +237,21 @@ pub fn run(args: ConformArgs) -> i32 {
         return 2;
     }
     report.exit_code(args.strict)
+}
+
+/// The selected cases `--url` cannot run, with why.
+fn not_applicable_remote(
+    cases: &[acp_conform::case::Case],
+    only: Option<&str>,
+) -> Vec<(acp_conform::case::Case, &'static str)> {
+    cases
+        .iter()
+        .filter(|case| runner::selected(&case.id(), only))
+        .filter_map(|case| {
+            NOT_APPLICABLE_REMOTE
+                .iter()
+                .find(|(id, _)| *id == case.id())
+                .map(|(_, why)| (*case, *why))
+        })
+        .collect()
 }

@@ -21,6 +21,7 @@
 
 pub mod agent;
 pub mod bench;
+pub mod bridge;
 pub mod client;
 pub mod conform;
 pub mod demo;
@@ -30,6 +31,7 @@ pub mod llm;
 pub mod mcp;
 pub mod model;
 pub mod net;
+pub mod remote;
 pub mod repl;
 pub mod stdout;
 pub mod store;

@@ -63,6 +63,9 @@ enum Command {
     Conform(acp_cli::conform::ConformArgs),
     /// An interactive loop: a main agent, and the project agents of .agentao/acp.json
     Repl(acp_cli::repl::ReplArgs),
+    /// Put ACP between stdio and the network: `acp-cli bridge --connect URL`
+    #[command(long_about = acp_cli::bridge::ABOUT)]
+    Bridge(acp_cli::bridge::BridgeArgs),
     /// Record an editor ↔ agent exchange: `acp-cli trace --out FILE -- AGENT [ARGS...]`
     #[command(long_about = acp_cli::trace::TRACE_ABOUT)]
     Trace(acp_cli::trace::TraceArgs),
@@ -178,6 +181,7 @@ fn run() -> ExitCode {
         Some(Command::Client(args)) => exit_code(acp_cli::client::command::run(args)),
         Some(Command::Conform(args)) => exit_code(acp_cli::conform::run(args)),
         Some(Command::Repl(args)) => exit_code(acp_cli::repl::run(args)),
+        Some(Command::Bridge(args)) => exit_code(acp_cli::bridge::run(args)),
         Some(Command::Trace(args)) => exit_code(acp_cli::trace::run(args)),
         Some(Command::Lint(args)) => exit_code(acp_cli::lint::run(&args)),
         Some(Command::View(args)) => exit_code(acp_cli::view::run(&args)),

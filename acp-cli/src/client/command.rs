@@ -52,9 +52,11 @@ pub(crate) const EXIT_INTERRUPTED: i32 = 130;
 #[derive(Clone, Debug, clap::Args)]
 #[command(
     about = "Run an ACP agent, send it one prompt and stream its answer",
+    override_usage = "acp-cli client [OPTIONS] -- <AGENT>...\n       acp-cli client [OPTIONS] --url <URL> [--token-file <FILE>]",
     after_help = "Examples:\n  \
         acp-cli client --prompt 'list the files' -- my-agent --stdio\n  \
-        echo 'review main.rs' | acp-cli client --approve allow --cwd ./proj -- python agent.py\n\n\
+        echo 'review main.rs' | acp-cli client --approve allow --cwd ./proj -- python agent.py\n  \
+        ACP_TOKEN=... acp-cli client --prompt hi --url wss://devbox.example/acp\n\n\
         The answer goes to stdout; thoughts, plans, tool calls and the stop reason to stderr.\n\
         Through the client the agent may read and write files inside --cwd only; with --no-fs\n\
         it works on files itself. Ctrl-C cancels the turn; a second Ctrl-C stops the agent.\n\
@@ -79,9 +81,17 @@ pub struct ClientArgs {
     /// client capability): the agent then reads and writes files itself.
     #[arg(long)]
     pub no_fs: bool,
+    /// Drive the remote agent at URL instead of a command: ws:// or wss:// (WebSocket),
+    /// http:// or https:// (Streamable HTTP).
+    #[arg(long, value_name = "URL", conflicts_with = "agent")]
+    pub url: Option<String>,
+    /// With --url: the bearer token is in FILE [default: the ACP_TOKEN environment
+    /// variable].
+    #[arg(long, value_name = "FILE", requires = "url")]
+    pub token_file: Option<PathBuf>,
     /// The agent's command line. It runs in --cwd; a program path with a slash is taken
     /// from the current directory.
-    #[arg(last = true, required = true, value_name = "AGENT")]
+    #[arg(last = true, required_unless_present = "url", value_name = "AGENT")]
     pub agent: Vec<String>,
 }
 
@@ -94,7 +104,17 @@ enum Phase {
 }
 
 /// Runs the command; returns the exit status.
-pub fn run(args: ClientArgs) -> i32 {
+pub fn run(mut args: ClientArgs) -> i32 {
+    if let Some(url) = &args.url {
+        // R-NETC-8: the remote agent is the bridge's process.
+        match crate::remote::agent::bridge_command(url, args.token_file.as_deref()) {
+            Ok(argv) => args.agent = argv,
+            Err(message) => {
+                eprintln!("acp-cli client: {message}");
+                return 1;
+            }
+        }
+    }
     match prepare(&args) {
         Ok((cwd, prompt, approve)) => smol::block_on(Client::new(args, cwd, prompt, approve).run()),
         Err(message) => {
@@ -256,11 +276,17 @@ struct Client {
     cwd: PathBuf,
     /// stdin is a terminal: a `terminal` auth method can run there (R-AUTH-7).
     terminal_auth: bool,
+    /// The agent is a remote one behind the bridge (`--url`): its failures are the
+    /// bridge's one line (R-NETC-4).
+    remote: bool,
 }
 
 impl Client {
     fn new(args: ClientArgs, cwd: PathBuf, prompt: String, approve: Approve) -> Client {
-        let name = agent_name(&args.agent);
+        let name = match &args.url {
+            Some(url) => crate::remote::agent::remote_name(url),
+            None => agent_name(&args.agent),
+        };
         let timeout_ms = (args.timeout * 1000.0).ceil() as u64;
         let config = single_agent_config(&name, &args.agent, &cwd, timeout_ms);
         let host_env = host_env();
@@ -279,6 +305,7 @@ impl Client {
             agent: args.agent.clone(),
             cwd,
             terminal_auth,
+            remote: args.url.is_some(),
             runner,
             glue,
             name,
@@ -443,6 +470,13 @@ impl Client {
                 }
             }
             AgentEvent::HandshakeFailed(failure) => {
+                // An error answer is the remote agent's own; no answer means the bridge
+                // ended, with its line.
+                if failure.code.is_none()
+                    && let Some(code) = self.remote_failure().await
+                {
+                    return Some(code);
+                }
                 let mut message = format!("acp-cli client: handshake failed: {failure}");
                 if let Some(status) = self.exit {
                     message.push_str(&format!(" (the agent ended: {status})"));
@@ -656,6 +690,9 @@ impl Client {
                 1
             }
             TurnOutcome::Disconnected => {
+                if let Some(code) = self.remote_failure_now() {
+                    return code;
+                }
                 let how = match self.exit {
                     Some(status) => format!("the agent exited ({status}) before the turn ended"),
                     None => String::from("the agent closed its output before the turn ended"),
@@ -670,12 +707,51 @@ impl Client {
     /// Nothing can happen any more (no process, no deadline) and no outcome was reported.
     fn gone(&mut self) -> i32 {
         self.end_line();
+        if let Some(code) = self.remote_failure_now() {
+            return code;
+        }
         match self.exit {
             Some(status) => eprintln!("acp-cli client: the agent exited ({status})"),
             None => eprintln!("acp-cli client: the agent is gone"),
         }
         self.print_stderr_tail();
         1
+    }
+
+    /// With `--url`: the bridge's failure as this command's one line, once the bridge has
+    /// written it (its stderr may still be on the way when its output closes). Returns the
+    /// exit status.
+    async fn remote_failure(&mut self) -> Option<i32> {
+        if !self.remote {
+            return None;
+        }
+        let name = self.name.clone();
+        // The bridge writes its line before it exits; only a crash leaves none.
+        let said = |s: &acp_host::supervisor::Supervisor<Question>| {
+            s.server(&name)
+                .is_some_and(|l| crate::remote::agent::bridge_failure(l.stderr().tail(1)).is_some())
+        };
+        smol::future::or(
+            async {
+                self.runner.run_until(said).await;
+            },
+            async {
+                smol::Timer::after(crate::remote::CLOSE_TIMEOUT).await;
+            },
+        )
+        .await;
+        self.remote_failure_now()
+    }
+
+    /// With `--url`: the bridge's failure line already read, printed as this command's.
+    fn remote_failure_now(&mut self) -> Option<i32> {
+        if !self.remote {
+            return None;
+        }
+        let lifecycle = self.runner.supervisor().server(&self.name)?;
+        let line = crate::remote::agent::bridge_failure(lifecycle.stderr().tail(1))?;
+        eprintln!("acp-cli client: {}", acp_host::sanitize::sanitize(line));
+        Some(1)
     }
 
     fn print_stderr_tail(&self) {

@@ -163,18 +163,35 @@ impl Connection {
         if !endpoint.tls {
             return Ok(Self::Plain(tcp));
         }
+        Self::wrap_tls(endpoint, tcp, ca_file)
+            .await
+            .map_err(|error| match error {
+                TlsFailure::Config(why) => ConnectError::Config(why),
+                TlsFailure::Name(why) => ConnectError::Unreachable(why),
+                TlsFailure::Handshake(why) => {
+                    ConnectError::Unreachable(format!("TLS handshake with {place} failed: {why}"))
+                }
+            })
+    }
+
+    /// Shakes hands over `tcp` with `endpoint.host` (the remote agent client opens the TCP
+    /// connection itself, to tell a refused connection from a failed handshake).
+    pub(crate) async fn wrap_tls(
+        endpoint: &Endpoint,
+        tcp: TcpStream,
+        ca_file: Option<&str>,
+    ) -> Result<Self, TlsFailure> {
         let name = ServerName::try_from(endpoint.host.clone()).map_err(|_| {
-            ConnectError::Unreachable(format!(
+            TlsFailure::Name(format!(
                 "'{}' is not a valid TLS server name",
                 endpoint.host
             ))
         })?;
-        let tls = TlsConnector::from(tls_config(ca_file)?)
+        let config = tls_config(ca_file).map_err(|error| TlsFailure::Config(error.text()))?;
+        let tls = TlsConnector::from(config)
             .connect(name, tcp)
             .await
-            .map_err(|error| {
-                ConnectError::Unreachable(format!("TLS handshake with {place} failed: {error}"))
-            })?;
+            .map_err(|error| TlsFailure::Handshake(error.to_string()))?;
         Ok(Self::Tls(Box::new(tls)))
     }
 
@@ -216,6 +233,64 @@ impl Connection {
                 buffer.truncate(start);
                 Err(format!("reading the response failed: {error}"))
             }
+        }
+    }
+}
+
+/// Why [`Connection::wrap_tls`] failed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum TlsFailure {
+    /// `SSL_CERT_FILE` cannot be used.
+    Config(String),
+    /// The host is no TLS server name.
+    Name(String),
+    /// The handshake failed: rustls's words.
+    Handshake(String),
+}
+
+/// The connection as a byte stream (the WebSocket client runs over it).
+impl smol::io::AsyncRead for Connection {
+    fn poll_read(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &mut [u8],
+    ) -> std::task::Poll<std::io::Result<usize>> {
+        match self.get_mut() {
+            Self::Plain(stream) => std::pin::Pin::new(stream).poll_read(cx, buf),
+            Self::Tls(stream) => std::pin::Pin::new(stream.as_mut()).poll_read(cx, buf),
+        }
+    }
+}
+
+impl smol::io::AsyncWrite for Connection {
+    fn poll_write(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &[u8],
+    ) -> std::task::Poll<std::io::Result<usize>> {
+        match self.get_mut() {
+            Self::Plain(stream) => std::pin::Pin::new(stream).poll_write(cx, buf),
+            Self::Tls(stream) => std::pin::Pin::new(stream.as_mut()).poll_write(cx, buf),
+        }
+    }
+
+    fn poll_flush(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        match self.get_mut() {
+            Self::Plain(stream) => std::pin::Pin::new(stream).poll_flush(cx),
+            Self::Tls(stream) => std::pin::Pin::new(stream.as_mut()).poll_flush(cx),
+        }
+    }
+
+    fn poll_close(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        match self.get_mut() {
+            Self::Plain(stream) => std::pin::Pin::new(stream).poll_close(cx),
+            Self::Tls(stream) => std::pin::Pin::new(stream.as_mut()).poll_close(cx),
         }
     }
 }

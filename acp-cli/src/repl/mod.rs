@@ -67,6 +67,14 @@ use editor::{Keyboard, Typed};
         Delegate with '@name task', 'name: task', '让 name task' or '请 name task'."
 )]
 pub struct ReplArgs {
+    /// The main agent is the remote one at URL: ws:// or wss:// (WebSocket), http:// or
+    /// https:// (Streamable HTTP).
+    #[arg(long, value_name = "URL", conflicts_with = "agent")]
+    pub url: Option<String>,
+    /// With --url: the bearer token is in FILE [default: the ACP_TOKEN environment
+    /// variable].
+    #[arg(long, value_name = "FILE", requires = "url")]
+    pub token_file: Option<PathBuf>,
     /// The main agent's command line (plain text goes to it).
     #[arg(last = true, value_name = "AGENT")]
     pub agent: Vec<String>,
@@ -107,7 +115,17 @@ struct Foreground {
 }
 
 /// Runs the REPL; returns the exit status.
-pub fn run(args: ReplArgs) -> i32 {
+pub fn run(mut args: ReplArgs) -> i32 {
+    if let Some(url) = &args.url {
+        // R-NETC-8: the remote main agent is the bridge's process.
+        match crate::remote::agent::bridge_command(url, args.token_file.as_deref()) {
+            Ok(argv) => args.agent = argv,
+            Err(message) => {
+                eprintln!("acp-cli repl: {message}");
+                return 1;
+            }
+        }
+    }
     smol::block_on(async {
         let mut repl = Repl::new(args);
         repl.run().await;
@@ -163,7 +181,10 @@ impl Repl {
             ),
         };
         let main = (!args.agent.is_empty()).then(|| {
-            let name = agent_name(&args.agent);
+            let name = match &args.url {
+                Some(url) => crate::remote::agent::remote_name(url),
+                None => agent_name(&args.agent),
+            };
             let timeout_ms = (DEFAULT_TIMEOUT_SECS * 1000.0) as u64;
             let config = single_agent_config(&name, &args.agent, &root, timeout_ms);
             let mut runner =
