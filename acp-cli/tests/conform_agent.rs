@@ -97,7 +97,9 @@ fn the_llm_agent_without_a_model_server_passes_the_protocol_cases() {
         (acp_conform::Tier::Capability, Status::Skip)
     );
     assert!(
-        logout.detail.starts_with("not applicable: auth.logout is advertised"),
+        logout
+            .detail
+            .starts_with("not applicable: auth.logout is advertised"),
         "{}",
         logout.detail
     );

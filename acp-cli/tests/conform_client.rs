@@ -221,7 +221,10 @@ fn junit_report_is_written_for_a_client() {
         ),
         "{xml}"
     );
-    assert!(xml.contains("<testsuite name=\"ids\" tests=\"5\" failures=\""), "{xml}");
+    assert!(
+        xml.contains("<testsuite name=\"ids\" tests=\"5\" failures=\""),
+        "{xml}"
+    );
     assert!(
         xml.contains("<testcase classname=\"conform.ids\" name=\"string-id\" time=\""),
         "{xml}"
@@ -275,10 +278,7 @@ fn usage_errors_are_exit_2_with_their_text() {
         text(&out.stderr),
         "acp-cli conform: --chaos is not available with --client\n"
     );
-    let out = conform(
-        &["--junit", "/nonexistent/conform.xml"],
-        &["x", "{agent}"],
-    );
+    let out = conform(&["--junit", "/nonexistent/conform.xml"], &["x", "{agent}"]);
     assert_eq!(out.status.code(), Some(2));
     assert_eq!(
         text(&out.stderr),
