@@ -201,6 +201,43 @@ fn json_report_has_rules_and_tiers() {
     }
 }
 
+/// R-ID-1, R-ID-6: `--junit FILE` writes the client run as JUnit XML with the agent
+/// suite's writer: one test suite per group, a failure with its tier and rule.
+#[test]
+fn junit_report_is_written_for_a_client() {
+    let dir = std::env::temp_dir().join(format!("conform-client-junit-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("client.xml");
+    let out = conform(
+        &["--only", "ids/", "--junit", path.to_str().unwrap()],
+        &faulty("wrong-id"),
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stdout));
+    let xml = std::fs::read_to_string(&path).expect("the JUnit file");
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(
+        xml.starts_with(
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"acp-cli conform --client\" tests=\"5\" failures=\""
+        ),
+        "{xml}"
+    );
+    assert!(
+        xml.contains("<testsuite name=\"ids\" tests=\"5\" failures=\""),
+        "{xml}"
+    );
+    assert!(
+        xml.contains("<testcase classname=\"conform.ids\" name=\"string-id\" time=\""),
+        "{xml}"
+    );
+    assert!(
+        xml.contains("<failure message=\"")
+            && xml.contains("R-ID-6 — response to id &quot;conform-ß-1-other&quot;"),
+        "{xml}"
+    );
+    assert!(xml.contains(" type=\"MANDATORY\">R-ID-1: "), "{xml}");
+    assert!(xml.ends_with("  </testsuite>\n</testsuites>\n"), "{xml}");
+}
+
 /// R-CLIENT-1: `--list` names every client case with its rule and tier, without a client.
 #[test]
 fn list_names_every_client_case() {
@@ -235,11 +272,17 @@ fn usage_errors_are_exit_2_with_their_text() {
         text(&out.stderr),
         "acp-cli conform: --only no-such-case matches no case\n"
     );
-    let out = conform(&["--junit", "x.xml"], &["x", "{agent}"]);
+    let out = conform(&["--chaos", "1"], &["x", "{agent}"]);
     assert_eq!(out.status.code(), Some(2));
     assert_eq!(
         text(&out.stderr),
-        "acp-cli conform: --junit and --chaos are not available with --client\n"
+        "acp-cli conform: --chaos is not available with --client\n"
+    );
+    let out = conform(&["--junit", "/nonexistent/conform.xml"], &["x", "{agent}"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        text(&out.stderr),
+        "acp-cli conform: cannot write /nonexistent/conform.xml: No such file or directory (os error 2)\n"
     );
     let out = conform(
         &["--only", "ids/zero-id"],
@@ -280,23 +323,40 @@ fn a_client_without_the_placeholder_is_pointed_at_a_printed_command() {
     );
 }
 
-/// R-CLIENT-4, R-CLIENT-6, R-CLIENT-7: the REPL, driven in a pty by
-/// `tests/conform/repl_pty.py` (a person's part: type `hi`, reject permissions, Ctrl-D at the
-/// end), passes the handshake, permission and turn cases (`.ci/run` runs the whole suite).
+/// R-CLIENT-4, R-CLIENT-5, R-CLIENT-6, R-CLIENT-7, R-CLIENT-8: the REPL, driven in a pty
+/// by `tests/conform/repl_pty.py` (a person's part: type `hi`, reject permissions, Ctrl-C
+/// to stop a turn, Ctrl-D at the prompt after the turn), passes every case of the groups
+/// where a person's part matters, none skipped (`.ci/run` runs the whole suite). The cases
+/// named below once failed: the driver typed Ctrl-D before the line editor's raw mode (the
+/// REPL never saw it) or rescanned a 1 MiB answer on every read, and a Ctrl-C that met a
+/// permission question only rejected it.
 #[test]
 fn the_repl_in_a_pty_passes() {
     let driver = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/conform/repl_pty.py");
     let out = conform(
         &[
             "--only",
-            "handshake/initialize-first,permission/,turn/late-update-tolerated,turn/unknown-session-ignored",
+            "handshake/initialize-first,session/failed-session-new-handled,turn/,permission/,cancel/,lifecycle/",
         ],
         &["python3", driver, "--", ACP_CLI, "repl", "--", "{agent}"],
     );
     let stdout = text(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{stdout}{}", text(&out.stderr));
     assert!(
-        stdout.ends_with("6 passed, 0 failed, 0 skipped\nverdict: conformant\n"),
+        stdout.ends_with(" passed, 0 failed, 0 skipped\nverdict: conformant\n"),
         "{stdout}"
     );
+    for case in [
+        "[ADVISORY] session/failed-session-new-handled",
+        "[MANDATORY] turn/every-update-kind",
+        "[ADVISORY] turn/large-update",
+        "[MANDATORY] turn/late-update-tolerated",
+        "[MANDATORY] cancel/pending-permission-cancelled",
+        "[ADVISORY] lifecycle/agent-exit-mid-turn",
+    ] {
+        assert!(
+            stdout.contains(&format!("PASS {case} — ")),
+            "{case} did not pass:\n{stdout}"
+        );
+    }
 }

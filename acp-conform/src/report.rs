@@ -142,34 +142,77 @@ pub fn to_json(report: &Report) -> Value {
 
 /// JUnit XML: one `testsuite` per capability, one `testcase` per case.
 pub fn to_junit(report: &Report) -> String {
+    let cases: Vec<JunitCase<'_>> = report
+        .cases
+        .iter()
+        .map(|c| JunitCase {
+            group: c.capability,
+            id: &c.id,
+            rule: c.rule,
+            tier: c.tier,
+            status: c.status,
+            detail: &c.detail,
+            ms: c.ms,
+        })
+        .collect();
+    junit("acp-cli conform", &cases)
+}
+
+/// One case as JUnit XML shows it; the agent and the client suites both write through
+/// [`junit`].
+#[derive(Clone, Copy, Debug)]
+pub struct JunitCase<'a> {
+    /// The group it is reported under (a `testsuite`).
+    pub group: &'a str,
+    /// `group/name`.
+    pub id: &'a str,
+    /// The rule it checks.
+    pub rule: &'a str,
+    /// Its tier.
+    pub tier: Tier,
+    /// How it ended.
+    pub status: Status,
+    /// What was observed, or why it failed or was skipped.
+    pub detail: &'a str,
+    /// How long it took, in milliseconds.
+    pub ms: u128,
+}
+
+/// JUnit XML named `name`: one `testsuite` per group in order of first appearance, one
+/// `testcase` per case.
+pub fn junit(name: &str, cases: &[JunitCase<'_>]) -> String {
+    let count = |cases: &[&JunitCase<'_>], s| cases.iter().filter(|c| c.status == s).count();
+    let all: Vec<&JunitCase<'_>> = cases.iter().collect();
     let mut out = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
     out.push_str(&format!(
-        "<testsuites name=\"acp-cli conform\" tests=\"{}\" failures=\"{}\" skipped=\"{}\">\n",
-        report.cases.len(),
-        report.count(Status::Fail),
-        report.count(Status::Skip)
+        "<testsuites name=\"{}\" tests=\"{}\" failures=\"{}\" skipped=\"{}\">\n",
+        xml(name),
+        cases.len(),
+        count(&all, Status::Fail),
+        count(&all, Status::Skip)
     ));
-    for capability in capabilities(report) {
-        let cases: Vec<&CaseReport> = report
-            .cases
-            .iter()
-            .filter(|c| c.capability == capability)
-            .collect();
-        let count = |s| cases.iter().filter(|c| c.status == s).count();
+    let mut groups: Vec<&str> = Vec::new();
+    for case in cases {
+        if !groups.contains(&case.group) {
+            groups.push(case.group);
+        }
+    }
+    for group in groups {
+        let cases: Vec<&JunitCase<'_>> = cases.iter().filter(|c| c.group == group).collect();
         let seconds: u128 = cases.iter().map(|c| c.ms).sum();
         out.push_str(&format!(
             "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" skipped=\"{}\" time=\"{}\">\n",
-            xml(capability),
+            xml(group),
             cases.len(),
-            count(Status::Fail),
-            count(Status::Skip),
+            count(&cases, Status::Fail),
+            count(&cases, Status::Skip),
             millis(seconds)
         ));
         for case in cases {
-            let name = case.id.split_once('/').map_or(case.id.as_str(), |(_, n)| n);
+            let name = case.id.split_once('/').map_or(case.id, |(_, n)| n);
             out.push_str(&format!(
                 "    <testcase classname=\"conform.{}\" name=\"{}\" time=\"{}\"",
-                xml(capability),
+                xml(group),
                 xml(name),
                 millis(case.ms)
             ));
@@ -178,18 +221,18 @@ pub fn to_junit(report: &Report) -> String {
                     ">\n      <system-out>{} [{}]: {}</system-out>\n    </testcase>\n",
                     xml(case.rule),
                     case.tier.word(),
-                    xml(&case.detail)
+                    xml(case.detail)
                 )),
                 Status::Fail => out.push_str(&format!(
                     ">\n      <failure message=\"{}\" type=\"{}\">{}: {}</failure>\n    </testcase>\n",
-                    xml(&case.detail),
+                    xml(case.detail),
                     case.tier.word(),
                     xml(case.rule),
-                    xml(&case.detail)
+                    xml(case.detail)
                 )),
                 Status::Skip => out.push_str(&format!(
                     ">\n      <skipped message=\"{}\"/>\n    </testcase>\n",
-                    xml(&case.detail)
+                    xml(case.detail)
                 )),
             }
         }

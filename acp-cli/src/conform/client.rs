@@ -34,8 +34,8 @@ pub(super) fn run(args: &ConformArgs) -> i32 {
         eprintln!("acp-cli conform: --timeout-scale must be a positive number");
         return 2;
     }
-    if args.junit.is_some() || args.chaos.is_some() {
-        eprintln!("acp-cli conform: --junit and --chaos are not available with --client");
+    if args.chaos.is_some() {
+        eprintln!("acp-cli conform: --chaos is not available with --client");
         return 2;
     }
     let exe = match std::env::current_exe() {
@@ -78,6 +78,17 @@ pub(super) fn run(args: &ConformArgs) -> i32 {
             words.join(" ")
         );
     }
+    // The JUnit file is created before the run, so a bad path costs no run.
+    let mut junit = match &args.junit {
+        Some(path) => match std::fs::File::create(path) {
+            Ok(file) => Some((path, file)),
+            Err(e) => {
+                eprintln!("acp-cli conform: cannot write {}: {e}", path.display());
+                return 2;
+            }
+        },
+        None => None,
+    };
     let json = args.json;
     let result = runner::run(
         &all,
@@ -100,6 +111,12 @@ pub(super) fn run(args: &ConformArgs) -> i32 {
         crate::stdout::print(format_args!("{}\n", runner::to_json(&report)));
     } else {
         crate::stdout::print(format_args!("{}", runner::summary(&report)));
+    }
+    if let Some((path, file)) = &mut junit
+        && let Err(e) = std::io::Write::write_all(file, runner::to_junit(&report).as_bytes())
+    {
+        eprintln!("acp-cli conform: cannot write {}: {e}", path.display());
+        return 2;
     }
     report.exit_code()
 }

@@ -143,9 +143,9 @@ pub(super) fn cases() -> Vec<Case> {
         case!(
             "sessions",
             "logout-gated",
-            "R-RPC-7",
-            Mandatory,
-            "logout: -32601 unless auth.logout is advertised.",
+            "R-AUTH-5, R-RPC-7",
+            Capability,
+            "logout: -32601 unless auth.logout is advertised (an agent that advertises it is not logged out: not applicable).",
             logout_gated
         ),
         case!(
@@ -478,11 +478,17 @@ async fn delete_gated(cx: &mut Cx) -> Verdict {
     }
 }
 
+/// The gate's MUST binds only an agent that does not advertise `auth.logout`, hence
+/// CAPABILITY: for one that does, the case does not apply (a skip, not an untested
+/// MANDATORY case). Logging such an agent out to see `logout` served is not done: the agent
+/// runs with the user's environment, and logging out ends the user's own login (ours
+/// removes the stored credentials, R-AUTH-8).
 async fn logout_gated(cx: &mut Cx) -> Verdict {
     let advertised = cx.profile.advertises(&["auth", "logout"]);
     if advertised {
         return Err(skip(
-            "auth.logout is advertised; logging out is not something the suite does",
+            "not applicable: auth.logout is advertised, so logout is served; the suite does \
+             not log an agent out (that would end the user's own login)",
         ));
     }
     gated(cx, "logout", false, json!({})).await?;

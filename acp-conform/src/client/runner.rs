@@ -562,6 +562,25 @@ pub fn to_json(report: &ClientReport) -> serde_json::Value {
     })
 }
 
+/// The `--junit` file of a client run: the agent suite's writer
+/// ([`crate::report::junit`]), one `testsuite` per group.
+pub fn to_junit(report: &ClientReport) -> String {
+    let cases: Vec<crate::report::JunitCase<'_>> = report
+        .cases
+        .iter()
+        .map(|c| crate::report::JunitCase {
+            group: c.group,
+            id: &c.id,
+            rule: c.rule,
+            tier: c.tier,
+            status: c.status,
+            detail: &c.detail,
+            ms: c.ms,
+        })
+        .collect();
+    crate::report::junit("acp-cli conform --client", &cases)
+}
+
 /// `PASS [MANDATORY] handshake/initialize-first — <detail>`.
 pub fn case_line(case: &ClientCaseReport) -> String {
     format!(
