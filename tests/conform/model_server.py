@@ -12,7 +12,7 @@ server-sent events when the request says `"stream": true` (with a usage chunk wh
 Two replies, chosen by the last user message, so conform's prompt cases see a real turn:
 - a prompt that asks for an essay (conform's "Write a long, detailed essay ..." that
   it sends to keep a turn running when the agent has no `/sleep`) is streamed slowly, one
-  word every 100 ms for about 12 s, so a cancel arrives while the turn runs; the stream
+  word every 100 ms for about 6 s, so a cancel arrives while the turn runs; the stream
   stops when the client closes the connection (a cancelled turn);
 - anything else gets one short sentence at once.
 """
@@ -24,7 +24,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 MODEL = "conform-model"
 SHORT = "Hello from the conform model server."
-LONG_WORDS = 120
+LONG_WORDS = 60
 LONG_PAUSE = 0.1
 
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# `acp-cli conform` against our agent -- the demo backend, and the llm backend
-# with no key (so no network) -- the three official-SDK peer agents that
+# `acp-cli conform` against our agent -- the demo backend, the llm backend with no key (so
+# no network), and the llm backend with model_server.py as its model -- the three official-SDK peer agents that
 # tests/interop/setup.sh installs, and Agentao (the Python package `agentao`, pinned in
 # agentao-requirements.txt and installed by agentao-setup.sh) driven by model_server.py, an
 # OpenAI-compatible model on loopback. Prints each run's summary, then the README's table: per
@@ -9,9 +9,9 @@
 # agent cannot be run (conform exit 2); the peers' and Agentao's failures are findings,
 # documented in docs/conform.md, not CI failures. Without a key the llm backend cannot run a
 # turn, so the MANDATORY cases that need one are untested and its verdict is "not conformant"
-# (exit 1): it must still fail nothing.
-# Usage: table.sh [--release] [COLUMN...]: COLUMNs (demo, llm-no-key, python, typescript,
-# rust, agentao) run only those agents, in that order, and print only their columns; none
+# (exit 1): it must still fail nothing; so must the llm backend with a model.
+# Usage: table.sh [--release] [COLUMN...]: COLUMNs (demo, llm-no-key, llm-model, python,
+# typescript, rust, agentao) run only those agents, in that order, and print only their columns; none
 # runs them all. CONFORM_TIMEOUT_SCALE=X passes --timeout-scale X (a loaded
 # machine: the Python SDK agent alone takes seconds to answer initialize there). CI uses the debug build `cargo test` already made (no second
 # build of the workspace); --release measures the build users install. CONFORM_REPORTS=DIR
@@ -22,7 +22,7 @@ if [ "${1:-}" = --release ]; then
     profile=release
     shift
 fi
-all=(demo llm-no-key python typescript rust agentao)
+all=(demo llm-no-key llm-model python typescript rust agentao)
 if [ "$#" -eq 0 ]; then set -- "${all[@]}"; fi
 for name in "$@"; do
     case " ${all[*]} " in
@@ -45,7 +45,8 @@ fi
 bin="${CARGO_TARGET_DIR:-target}/$profile/acp-cli"
 [ -x "$bin" ] || bin="$root/$bin"
 out="$(mktemp -d)"
-trap 'rm -rf "$out"' EXIT
+model_pid=
+trap '[ -z "$model_pid" ] || kill "$model_pid" 2>/dev/null; rm -rf "$out"' EXIT
 interop=tests/interop
 
 status=0
@@ -72,6 +73,20 @@ run() {
     fi
 }
 
+# model_server.py, the model of the llm-model and agentao columns: started once, on loopback,
+# when one of them runs; MODEL_URL is its OpenAI-compatible base URL.
+start_model() {
+    [ -z "$model_pid" ] || return 0
+    python3 tests/conform/model_server.py >"$out/model-port" &
+    model_pid=$!
+    for _ in $(seq 300); do
+        [ -s "$out/model-port" ] && break
+        sleep 0.1
+    done
+    [ -s "$out/model-port" ] || { echo "table.sh: model_server.py printed no port in 30 s" >&2; exit 2; }
+    MODEL_URL="http://127.0.0.1:$(cat "$out/model-port")/v1"
+}
+
 if wanted demo; then
     run demo ours "$bin" --acp --stdio
 fi
@@ -82,6 +97,16 @@ if wanted llm-no-key; then
     dead=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
     run llm-no-key ours-untested env -i "PATH=$PATH" OPENAI_API_KEY=sk-unused \
         "OPENAI_BASE_URL=http://127.0.0.1:$dead/v1" "$bin" --acp --stdio --backend llm
+fi
+if wanted llm-model; then
+    # The llm backend with a model that answers: its turns run, cancels included (the
+    # suite's essay prompt streams for seconds). Still "ours-untested": it advertises
+    # auth.logout, and the suite never logs an agent out (sessions/logout-gated).
+    start_model
+    mkdir "$out/llm-home"
+    run llm-model ours-untested env -i "PATH=$PATH" "HOME=$out/llm-home" \
+        OPENAI_API_KEY=sk-conform "OPENAI_BASE_URL=$MODEL_URL" OPENAI_MODEL=conform-model \
+        "$bin" --acp --stdio --backend llm
 fi
 if wanted python; then
     run python peer "$interop/.venv/bin/python" "$interop/python/agent.py"
@@ -95,20 +120,15 @@ fi
 if wanted agentao; then
     bash tests/conform/agentao-setup.sh
     # Agentao reads its model from OPENAI_API_KEY, OPENAI_BASE_URL and OPENAI_MODEL (or a
-    # login file under HOME, here an empty temporary one); its model is model_server.py, on
-    # loopback, so nothing leaves the machine.
-    mkdir "$out/model" "$out/home"
-    python3 tests/conform/model_server.py >"$out/model/port" &
-    model_pid=$!
-    trap 'kill "$model_pid" 2>/dev/null; rm -rf "$out"' EXIT
-    for _ in $(seq 100); do
-        [ -s "$out/model/port" ] && break
-        sleep 0.1
-    done
-    port=$(cat "$out/model/port")
-    run agentao peer env -i "PATH=$PATH" "HOME=$out/home" PYTHONUTF8=1 \
-        OPENAI_API_KEY=sk-conform "OPENAI_BASE_URL=http://127.0.0.1:$port/v1" \
-        OPENAI_MODEL=conform-model "$root/tests/conform/.venv-agentao/bin/python" -m agentao --acp --stdio
+    # login file under HOME, here an empty temporary one). Each of its 147 processes imports
+    # its Python stack first (over a second when idle, several on a loaded machine), so its
+    # timeouts are doubled unless CONFORM_TIMEOUT_SCALE says otherwise.
+    start_model
+    mkdir "$out/agentao-home"
+    CONFORM_TIMEOUT_SCALE="${CONFORM_TIMEOUT_SCALE:-2}" run agentao peer \
+        env -i "PATH=$PATH" "HOME=$out/agentao-home" PYTHONUTF8=1 \
+        OPENAI_API_KEY=sk-conform "OPENAI_BASE_URL=$MODEL_URL" OPENAI_MODEL=conform-model \
+        "$root/tests/conform/.venv-agentao/bin/python" -m agentao --acp --stdio
 fi
 
 python3 - "$out" "${columns[@]}" <<'PY'
