@@ -1,21 +1,23 @@
 #!/usr/bin/env bash
 # `acp-cli conform` against our agent -- the demo backend, the llm backend with no key (so
-# no network), and the llm backend with model_server.py as its model -- the three official-SDK peer agents that
-# tests/interop/setup.sh installs, and Agentao (the Python package `agentao`, pinned in
-# agentao-requirements.txt and installed by agentao-setup.sh) driven by model_server.py, an
-# OpenAI-compatible model on loopback. Prints each run's summary, then the README's table: per
-# capability and per tier, passed / failed / skipped for each agent, and each one's verdict.
+# no network), and the llm backend with model_server.py as its model -- the three
+# official-SDK peer agents that tests/interop/setup.sh installs, and Agentao (the Python
+# package `agentao`, pinned in agentao-requirements.txt and installed by agentao-setup.sh)
+# driven by model_server.py, an OpenAI-compatible model on loopback. Prints each run's
+# summary, then docs/conform.md's table: per capability and per tier, passed / failed /
+# skipped for each agent, and each one's verdict.
 # Fails when our agent fails a case (with the demo backend: when it is not conformant) or any
 # agent cannot be run (conform exit 2); the peers' and Agentao's failures are findings,
 # documented in docs/conform.md, not CI failures. Without a key the llm backend cannot run a
 # turn, so the MANDATORY cases that need one are untested and its verdict is "not conformant"
 # (exit 1): it must still fail nothing; so must the llm backend with a model.
 # Usage: table.sh [--release] [COLUMN...]: COLUMNs (demo, llm-no-key, llm-model, python,
-# typescript, rust, agentao) run only those agents, in that order, and print only their columns; none
-# runs them all. CONFORM_TIMEOUT_SCALE=X passes --timeout-scale X (a loaded
-# machine: the Python SDK agent alone takes seconds to answer initialize there). CI uses the debug build `cargo test` already made (no second
-# build of the workspace); --release measures the build users install. CONFORM_REPORTS=DIR
-# keeps each run's `--json` report there, as COLUMN.json.
+# typescript, rust, agentao) run only those agents, in the order given, and print only their
+# columns; none runs them all. CONFORM_TIMEOUT_SCALE=X passes --timeout-scale X (a loaded
+# machine: the Python SDK agent alone takes seconds to answer initialize there). CI uses the
+# debug build `cargo test` already made (no second build of the workspace); --release
+# measures the build users install. CONFORM_REPORTS=DIR keeps each run's `--json` report
+# there, as COLUMN.json.
 set -euo pipefail
 profile=debug
 if [ "${1:-}" = --release ]; then
@@ -83,7 +85,10 @@ start_model() {
         [ -s "$out/model-port" ] && break
         sleep 0.1
     done
-    [ -s "$out/model-port" ] || { echo "table.sh: model_server.py printed no port in 30 s" >&2; exit 2; }
+    if [ ! -s "$out/model-port" ]; then
+        echo "table.sh: model_server.py printed no port in 30 s" >&2
+        exit 2
+    fi
     MODEL_URL="http://127.0.0.1:$(cat "$out/model-port")/v1"
 }
 
