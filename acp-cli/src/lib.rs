@@ -21,6 +21,7 @@
 
 pub mod agent;
 pub mod bench;
+pub mod bridge;
 pub mod client;
 pub mod conform;
 pub mod demo;
@@ -31,6 +32,7 @@ pub mod mcp;
 pub mod model;
 pub mod net;
 pub mod repl;
+pub mod serve;
 pub mod stdout;
 pub mod store;
 pub mod trace;
