@@ -373,3 +373,35 @@ fn sigterm_exits_zero() {
     let status = server.child.wait().unwrap();
     assert_eq!(status.code(), Some(0));
 }
+
+/// R-NET-8: a WebSocket with nothing either way for --idle-timeout is closed by the server;
+/// an idle HTTP connection is ended (its id is then unknown).
+#[test]
+fn idle_connections_are_closed() {
+    let server = Server::start("idle", &["--idle-timeout", "1"]);
+    let mut ws = Ws::connect(server.addr, &[]).unwrap();
+    let init = post(server.addr, &[], INITIALIZE);
+    let id = init.header("acp-connection-id").unwrap().to_owned();
+    // The server closes the WebSocket: the read ends (the guard only bounds a broken server).
+    loop {
+        match ws.socket.read() {
+            Ok(tungstenite::Message::Close(_)) => continue,
+            Ok(other) => panic!("nothing but the close, got {other:?}"),
+            Err(_) => break,
+        }
+    }
+    // The HTTP connection goes the same way. The probe is refused before it reaches the
+    // connection (400 while it lives), so it does not keep it alive.
+    let probe = [("Acp-Connection-Id", id.as_str()), ("Acp-Session-Id", "other")];
+    let start = std::time::Instant::now();
+    loop {
+        let gone = post(server.addr, &probe, &prompt(2, "s", "/echo"));
+        if gone.status == 404 {
+            assert_eq!(gone.text(), refusal("unknown Acp-Connection-Id"));
+            break;
+        }
+        assert_eq!(gone.status, 400, "{}", gone.text());
+        assert!(start.elapsed() < GUARD, "the idle HTTP connection was never closed");
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+}

@@ -44,8 +44,14 @@ impl Server {
     }
 
     pub fn start_in(cwd: PathBuf, args: &[&str]) -> Self {
+        let mut all = vec!["--acp", "--listen", "127.0.0.1:0"];
+        all.extend_from_slice(args);
+        Self::command_in(cwd, &all)
+    }
+
+    /// `acp-cli ARGS…` (which must listen on port 0) in `cwd`.
+    pub fn command_in(cwd: PathBuf, args: &[&str]) -> Self {
         let mut child = Command::new(env!("CARGO_BIN_EXE_acp-cli"))
-            .args(["--acp", "--listen", "127.0.0.1:0"])
             .args(args)
             .current_dir(&cwd)
             .env("HOME", &cwd)
