@@ -151,7 +151,9 @@ fn run() -> ExitCode {
         return usage_error(&format!("{flag} requires --acp --listen ADDR"));
     }
     if cli.resume.is_some() && listening {
-        return usage_error("--resume requires --acp --stdio (each network connection starts fresh)");
+        return usage_error(
+            "--resume requires --acp --stdio (each network connection starts fresh)",
+        );
     }
     if cli.resume.is_some() && !cli.acp && !cli.login && !cli.logout {
         return usage_error("--resume requires --acp --stdio");

@@ -42,7 +42,15 @@ fn bridge_relays_a_stdio_agent_byte_exact() {
     let agent = env!("CARGO_BIN_EXE_acp-cli");
     let server = Server::command_in(
         cwd.clone(),
-        &["bridge", "--listen", "127.0.0.1:0", "--", agent, "--acp", "--stdio"],
+        &[
+            "bridge",
+            "--listen",
+            "127.0.0.1:0",
+            "--",
+            agent,
+            "--acp",
+            "--stdio",
+        ],
     );
     let mut ws = Ws::connect(server.addr, &[]).expect("upgrade");
     ws.send(INITIALIZE);
@@ -60,7 +68,10 @@ fn bridge_relays_a_stdio_agent_byte_exact() {
     ws.send(&prompt(3, &sid, "/tool execute Run tests"));
     let ask = ws.until_method("session/request_permission").pop().unwrap();
     ws.send(&choose(&ask["id"], "allow_once"));
-    assert_eq!(ws.until_answer(3).last().unwrap()["result"]["stopReason"], "end_turn");
+    assert_eq!(
+        ws.until_answer(3).last().unwrap()["result"]["stopReason"],
+        "end_turn"
+    );
 }
 
 /// R-NET-10: the child's exit ends the connection.
@@ -88,5 +99,8 @@ fn bridge_usage() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
-    assert_eq!(String::from_utf8_lossy(&out.stderr), "acp-cli: bridge needs --listen ADDR\n");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "acp-cli: bridge needs --listen ADDR\n"
+    );
 }

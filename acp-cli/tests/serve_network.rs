@@ -37,7 +37,9 @@ fn websocket_prompt_turn_with_permission() {
     let after = ws.until_answer(3);
     assert_eq!(after.last().unwrap()["result"]["stopReason"], "end_turn");
     assert!(
-        after.iter().any(|e| e["params"]["update"]["status"] == "completed"),
+        after
+            .iter()
+            .any(|e| e["params"]["update"]["status"] == "completed"),
         "{after:?}"
     );
 }
@@ -49,7 +51,9 @@ fn websocket_binary_ignored_malformed_answered() {
     let server = Server::start("ws-malformed", &[]);
     let mut ws = Ws::connect(server.addr, &[]).expect("upgrade");
     ws.socket
-        .send(tungstenite::Message::binary(b"{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"initialize\"}".to_vec()))
+        .send(tungstenite::Message::binary(
+            b"{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"initialize\"}".to_vec(),
+        ))
         .unwrap();
     ws.send("{not json");
     let error = ws.recv();
@@ -71,7 +75,10 @@ fn streamable_http_prompt_turn_with_permission() {
     let init = post(server.addr, &[], INITIALIZE);
     assert_eq!(init.status, 200, "{}", init.text());
     assert_eq!(init.header("content-type"), Some("application/json"));
-    let id = init.header("acp-connection-id").expect("a connection id").to_owned();
+    let id = init
+        .header("acp-connection-id")
+        .expect("a connection id")
+        .to_owned();
     let answer: Value = serde_json::from_slice(&init.body).unwrap();
     assert_eq!(answer["id"], 1);
     assert_eq!(answer["result"]["protocolVersion"], 1);
@@ -83,7 +90,10 @@ fn streamable_http_prompt_turn_with_permission() {
     assert_eq!((posted.status, posted.body.len()), (202, 0));
     let opened = connection.until_answer(2);
     assert_eq!(opened.len(), 1, "{opened:?}");
-    let sid = opened[0]["result"]["sessionId"].as_str().unwrap().to_owned();
+    let sid = opened[0]["result"]["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
 
     let session = Sse::open(server.addr, &id, Some(&sid));
     assert_eq!(session.status, 200);
@@ -91,8 +101,15 @@ fn streamable_http_prompt_turn_with_permission() {
         shapes(&session.until_method("session/update")),
         ["session/update:available_commands_update"]
     );
-    let scoped = [("Acp-Connection-Id", id.as_str()), ("Acp-Session-Id", sid.as_str())];
-    let posted = post(server.addr, &scoped, &prompt(3, &sid, "/tool execute Run tests"));
+    let scoped = [
+        ("Acp-Connection-Id", id.as_str()),
+        ("Acp-Session-Id", sid.as_str()),
+    ];
+    let posted = post(
+        server.addr,
+        &scoped,
+        &prompt(3, &sid, "/tool execute Run tests"),
+    );
     assert_eq!(posted.status, 202);
     let before = session.until_method("session/request_permission");
     let ask = before.last().unwrap();
@@ -109,7 +126,10 @@ fn streamable_http_prompt_turn_with_permission() {
     );
     assert_eq!(deleted.status, 202);
     let gone = post(server.addr, &conn, &prompt(4, &sid, "/echo x"));
-    assert_eq!((gone.status, gone.text()), (404, refusal("unknown Acp-Connection-Id")));
+    assert_eq!(
+        (gone.status, gone.text()),
+        (404, refusal("unknown Acp-Connection-Id"))
+    );
 }
 
 /// R-NET-3: `params.sessionId` stands in for a missing `Acp-Session-Id`; a mismatch, or
@@ -122,14 +142,23 @@ fn session_id_from_header_or_params() {
     let connection = Sse::open(server.addr, &id, None);
     let conn = [("Acp-Connection-Id", id.as_str())];
     post(server.addr, &conn, &new_session(2, &server.cwd));
-    let sid = connection.until_answer(2)[0]["result"]["sessionId"].as_str().unwrap().to_owned();
+    let sid = connection.until_answer(2)[0]["result"]["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
     let session = Sse::open(server.addr, &id, Some(&sid));
 
-    let mismatch = [("Acp-Connection-Id", id.as_str()), ("Acp-Session-Id", "other")];
+    let mismatch = [
+        ("Acp-Connection-Id", id.as_str()),
+        ("Acp-Session-Id", "other"),
+    ];
     let refused = post(server.addr, &mismatch, &prompt(3, &sid, "/echo hi"));
     assert_eq!(
         (refused.status, refused.text()),
-        (400, refusal("Acp-Session-Id does not match params.sessionId"))
+        (
+            400,
+            refusal("Acp-Session-Id does not match params.sessionId")
+        )
     );
     let neither = post(
         server.addr,
@@ -138,7 +167,10 @@ fn session_id_from_header_or_params() {
     );
     assert_eq!(
         (neither.status, neither.text()),
-        (400, refusal("session/prompt needs Acp-Session-Id (or params.sessionId)"))
+        (
+            400,
+            refusal("session/prompt needs Acp-Session-Id (or params.sessionId)")
+        )
     );
     // params alone: taken, answered on the session stream.
     let taken = post(server.addr, &conn, &prompt(4, &sid, "/echo hi"));
@@ -202,7 +234,10 @@ fn error_statuses_and_bodies() {
         (request(addr, b"NOT HTTP\r\n\r\n"), 400, "not an HTTP/1.1 request"),
     ];
     for (response, status, message) in cases {
-        assert_eq!((response.status, response.text()), (status, refusal(message)));
+        assert_eq!(
+            (response.status, response.text()),
+            (status, refusal(message))
+        );
         assert_eq!(response.header("content-type"), Some("application/json"));
     }
 
@@ -212,7 +247,9 @@ fn error_statuses_and_bodies() {
     let first = Sse::open(addr, &id, None);
     assert_eq!(first.status, 200);
     let get = |session: Option<&str>| {
-        let mut raw = format!("GET /acp HTTP/1.1\r\nHost: x\r\nAccept: text/event-stream\r\nAcp-Connection-Id: {id}\r\n");
+        let mut raw = format!(
+            "GET /acp HTTP/1.1\r\nHost: x\r\nAccept: text/event-stream\r\nAcp-Connection-Id: {id}\r\n"
+        );
         if let Some(session) = session {
             raw.push_str(&format!("Acp-Session-Id: {session}\r\n"));
         }
@@ -220,11 +257,19 @@ fn error_statuses_and_bodies() {
         raw
     };
     let second = request(addr, get(None).as_bytes());
-    assert_eq!((second.status, second.text()), (409, refusal("this stream already has a listener")));
-    let ahead: Vec<Sse> = (0..4).map(|i| Sse::open(addr, &id, Some(&format!("ahead-{i}")))).collect();
+    assert_eq!(
+        (second.status, second.text()),
+        (409, refusal("this stream already has a listener"))
+    );
+    let ahead: Vec<Sse> = (0..4)
+        .map(|i| Sse::open(addr, &id, Some(&format!("ahead-{i}"))))
+        .collect();
     assert!(ahead.iter().all(|s| s.status == 200));
     let unknown = request(addr, get(Some("ahead-4")).as_bytes());
-    assert_eq!((unknown.status, unknown.text()), (404, refusal("unknown Acp-Session-Id")));
+    assert_eq!(
+        (unknown.status, unknown.text()),
+        (404, refusal("unknown Acp-Session-Id"))
+    );
 }
 
 /// R-NET-9: two connections at once, each with its own agent and sessions.
@@ -244,12 +289,18 @@ fn two_connections_at_once() {
     // b cannot see a's session: it is not open on b's connection.
     b.send(&prompt(4, &sa, "/echo x"));
     let refused = b.until_answer(4);
-    assert!(refused.last().unwrap().get("error").is_some(), "{refused:?}");
+    assert!(
+        refused.last().unwrap().get("error").is_some(),
+        "{refused:?}"
+    );
     a.send(&format!(
         r#"{{"jsonrpc":"2.0","method":"session/cancel","params":{{"sessionId":"{sa}"}}}}"#
     ));
     let cancelled = a.until_answer(3);
-    assert_eq!(cancelled.last().unwrap()["result"]["stopReason"], "cancelled");
+    assert_eq!(
+        cancelled.last().unwrap()["result"]["stopReason"],
+        "cancelled"
+    );
 }
 
 /// R-NET-9: a session outlives its connection: a new connection loads it, history replayed.
@@ -281,19 +332,39 @@ fn token_required_and_checked() {
     std::fs::write(cwd.join("token"), "s3cret-token\n").unwrap();
     let server = Server::start_in(cwd.clone(), &["--token-file", s(&cwd.join("token"))]);
     let none = post(server.addr, &[], INITIALIZE);
-    assert_eq!((none.status, none.text()), (401, refusal("missing or wrong token")));
-    let wrong = post(server.addr, &[("Authorization", "Bearer s3cret-toke")], INITIALIZE);
-    assert_eq!((wrong.status, wrong.text()), (401, refusal("missing or wrong token")));
-    let right = post(server.addr, &[("Authorization", "Bearer s3cret-token")], INITIALIZE);
+    assert_eq!(
+        (none.status, none.text()),
+        (401, refusal("missing or wrong token"))
+    );
+    let wrong = post(
+        server.addr,
+        &[("Authorization", "Bearer s3cret-toke")],
+        INITIALIZE,
+    );
+    assert_eq!(
+        (wrong.status, wrong.text()),
+        (401, refusal("missing or wrong token"))
+    );
+    let right = post(
+        server.addr,
+        &[("Authorization", "Bearer s3cret-token")],
+        INITIALIZE,
+    );
     assert_eq!(right.status, 200);
     match Ws::connect(server.addr, &[]) {
         Err(tungstenite::Error::Http(response)) => assert_eq!(response.status(), 401),
         other => panic!("expected 401, got {:?}", other.map(|w| w.connection_id)),
     }
-    let mut ws = Ws::connect(server.addr, &[("Sec-WebSocket-Protocol", "acp, acp.bearer.s3cret-token")])
-        .expect("the subprotocol token passes");
+    let mut ws = Ws::connect(
+        server.addr,
+        &[("Sec-WebSocket-Protocol", "acp, acp.bearer.s3cret-token")],
+    )
+    .expect("the subprotocol token passes");
     ws.send(INITIALIZE);
-    assert_eq!(ws.until_answer(1).last().unwrap()["result"]["protocolVersion"], 1);
+    assert_eq!(
+        ws.until_answer(1).last().unwrap()["result"]["protocolVersion"],
+        1
+    );
 }
 
 /// R-NET-5: a WebSocket from an Origin not allowed is 403; a loopback one passes by default;
@@ -305,7 +376,10 @@ fn foreign_origin_forbidden() {
         Err(tungstenite::Error::Http(response)) => {
             assert_eq!(response.status(), 403);
             let body = response.body().as_deref().map(String::from_utf8_lossy);
-            assert_eq!(body.as_deref(), Some(refusal("Origin not allowed").as_str()));
+            assert_eq!(
+                body.as_deref(),
+                Some(refusal("Origin not allowed").as_str())
+            );
         }
         other => panic!("expected 403, got {:?}", other.map(|w| w.connection_id)),
     }
@@ -323,7 +397,10 @@ fn oversized_body_refused() {
         "a".repeat(200)
     );
     let refused = post(server.addr, &[], &big);
-    assert_eq!((refused.status, refused.text()), (413, refusal("the body is larger than 100 bytes")));
+    assert_eq!(
+        (refused.status, refused.text()),
+        (413, refusal("the body is larger than 100 bytes"))
+    );
 }
 
 /// R-NET-5: a non-loopback bind without a token refuses to start, exit 2.
@@ -345,11 +422,26 @@ fn non_loopback_without_token_refuses() {
 #[test]
 fn listen_flag_combinations() {
     let cases: &[(&[&str], &str)] = &[
-        (&["--listen", "127.0.0.1:0"], "acp-cli: --listen requires --acp (`acp-cli --acp --listen ADDR`)\n"),
-        (&["--acp", "--stdio", "--listen", "127.0.0.1:0"], "acp-cli: --stdio and --listen are two transports: choose one\n"),
-        (&["--acp"], "acp-cli: --acp requires --stdio or --listen ADDR\n"),
-        (&["--acp", "--stdio", "--token-file", "t"], "acp-cli: --token-file requires --acp --listen ADDR\n"),
-        (&["--acp", "--listen", "127.0.0.1:0", "--resume"], "acp-cli: --resume requires --acp --stdio (each network connection starts fresh)\n"),
+        (
+            &["--listen", "127.0.0.1:0"],
+            "acp-cli: --listen requires --acp (`acp-cli --acp --listen ADDR`)\n",
+        ),
+        (
+            &["--acp", "--stdio", "--listen", "127.0.0.1:0"],
+            "acp-cli: --stdio and --listen are two transports: choose one\n",
+        ),
+        (
+            &["--acp"],
+            "acp-cli: --acp requires --stdio or --listen ADDR\n",
+        ),
+        (
+            &["--acp", "--stdio", "--token-file", "t"],
+            "acp-cli: --token-file requires --acp --listen ADDR\n",
+        ),
+        (
+            &["--acp", "--listen", "127.0.0.1:0", "--resume"],
+            "acp-cli: --resume requires --acp --stdio (each network connection starts fresh)\n",
+        ),
     ];
     for (args, message) in cases {
         let out = std::process::Command::new(env!("CARGO_BIN_EXE_acp-cli"))
@@ -368,7 +460,10 @@ fn sigterm_exits_zero() {
     let mut ws = Ws::connect(server.addr, &[]).unwrap();
     ws.handshake(&server.cwd);
     let pid = server.child.id();
-    let killed = std::process::Command::new("kill").args(["-TERM", &pid.to_string()]).status().unwrap();
+    let killed = std::process::Command::new("kill")
+        .args(["-TERM", &pid.to_string()])
+        .status()
+        .unwrap();
     assert!(killed.success());
     let status = server.child.wait().unwrap();
     assert_eq!(status.code(), Some(0));
@@ -392,7 +487,10 @@ fn idle_connections_are_closed() {
     }
     // The HTTP connection goes the same way. The probe is refused before it reaches the
     // connection (400 while it lives), so it does not keep it alive.
-    let probe = [("Acp-Connection-Id", id.as_str()), ("Acp-Session-Id", "other")];
+    let probe = [
+        ("Acp-Connection-Id", id.as_str()),
+        ("Acp-Session-Id", "other"),
+    ];
     let start = std::time::Instant::now();
     loop {
         let gone = post(server.addr, &probe, &prompt(2, "s", "/echo"));
@@ -401,7 +499,10 @@ fn idle_connections_are_closed() {
             break;
         }
         assert_eq!(gone.status, 400, "{}", gone.text());
-        assert!(start.elapsed() < GUARD, "the idle HTTP connection was never closed");
+        assert!(
+            start.elapsed() < GUARD,
+            "the idle HTTP connection was never closed"
+        );
         std::thread::sleep(std::time::Duration::from_millis(100));
     }
 }

@@ -33,7 +33,8 @@ fn stalled_sse_reader_keeps_the_queue_bounded() {
         };
         let prepared = serve::prepare(&args).expect("prepared");
         let make = || (acp_cli::demo::DemoBackend::new(), SessionTable::default());
-        let spawner = serve::agent_spawner(make, Rc::new(acp_cli::model::NoModel), LogSink::default());
+        let spawner =
+            serve::agent_spawner(make, Rc::new(acp_cli::model::NoModel), LogSink::default());
         serve::run_until(
             prepared,
             server_stats,
@@ -51,7 +52,10 @@ fn stalled_sse_reader_keeps_the_queue_bounded() {
     let connection = Sse::open(addr, &id, None);
     let conn = [("Acp-Connection-Id", id.as_str())];
     post(addr, &conn, &new_session(2, &cwd));
-    let sid = connection.until_answer(2)[0]["result"]["sessionId"].as_str().unwrap().to_owned();
+    let sid = connection.until_answer(2)[0]["result"]["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
 
     // The session stream, opened and never read.
     let mut stalled = TcpStream::connect(addr).unwrap();
@@ -60,8 +64,14 @@ fn stalled_sse_reader_keeps_the_queue_bounded() {
         "GET /acp HTTP/1.1\r\nHost: x\r\nAccept: text/event-stream\r\nAcp-Connection-Id: {id}\r\nAcp-Session-Id: {sid}\r\n\r\n"
     )
     .unwrap();
-    let scoped = [("Acp-Connection-Id", id.as_str()), ("Acp-Session-Id", sid.as_str())];
-    assert_eq!(post(addr, &scoped, &prompt(3, &sid, "/flood 1000000")).status, 202);
+    let scoped = [
+        ("Acp-Connection-Id", id.as_str()),
+        ("Acp-Session-Id", sid.as_str()),
+    ];
+    assert_eq!(
+        post(addr, &scoped, &prompt(3, &sid, "/flood 1000000")).status,
+        202
+    );
 
     // The socket's buffers fill, then the queue: wait for it (a guard, not a timing).
     let start = Instant::now();
@@ -69,7 +79,10 @@ fn stalled_sse_reader_keeps_the_queue_bounded() {
         assert!(start.elapsed() < GUARD, "the queue never filled");
         std::thread::sleep(std::time::Duration::from_millis(10));
     }
-    assert_eq!(stats.stream_queue_peak.load(Ordering::Relaxed), STREAM_QUEUE);
+    assert_eq!(
+        stats.stream_queue_peak.load(Ordering::Relaxed),
+        STREAM_QUEUE
+    );
 
     // The client cancels, reads again, and gets the turn's answer.
     let cancel = format!(
@@ -80,15 +93,23 @@ fn stalled_sse_reader_keeps_the_queue_bounded() {
     let mut answer = None;
     for line in std::io::BufRead::lines(std::io::BufReader::new(stalled)) {
         let line = line.expect("the stream goes on");
-        let Some(data) = line.strip_prefix("data: ") else { continue };
+        let Some(data) = line.strip_prefix("data: ") else {
+            continue;
+        };
         let event: serde_json::Value = serde_json::from_str(data).unwrap();
         if event["id"] == 3 && event.get("method").is_none() {
             answer = Some(event);
             break;
         }
     }
-    assert_eq!(answer.expect("the prompt's answer")["result"]["stopReason"], "cancelled");
-    assert_eq!(stats.stream_queue_peak.load(Ordering::Relaxed), STREAM_QUEUE);
+    assert_eq!(
+        answer.expect("the prompt's answer")["result"]["stopReason"],
+        "cancelled"
+    );
+    assert_eq!(
+        stats.stream_queue_peak.load(Ordering::Relaxed),
+        STREAM_QUEUE
+    );
 
     stop.try_send(()).unwrap();
     server.join().unwrap().unwrap();

@@ -39,7 +39,8 @@ impl Gate {
     /// Checks a request's token (either form); for a WebSocket upgrade, its Origin too.
     pub(crate) fn check(&self, head: &Head, websocket: bool) -> Verdict {
         if let Some(token) = &self.token
-            && !presented(head).is_some_and(|sent| constant_time_eq(sent.as_bytes(), token.as_bytes()))
+            && !presented(head)
+                .is_some_and(|sent| constant_time_eq(sent.as_bytes(), token.as_bytes()))
         {
             return Verdict::Unauthorized;
         }
@@ -56,7 +57,9 @@ impl Gate {
         if self.origins.is_empty() {
             return is_loopback_origin(origin);
         }
-        self.origins.iter().any(|allowed| allowed == "*" || allowed.eq_ignore_ascii_case(origin))
+        self.origins
+            .iter()
+            .any(|allowed| allowed == "*" || allowed.eq_ignore_ascii_case(origin))
     }
 }
 
@@ -118,9 +121,15 @@ pub(crate) fn read_token(path: &std::path::Path) -> Result<String, String> {
         .map_err(|e| format!("--token-file {}: {e}", path.display()))?;
     let token = text.trim();
     if token.is_empty() {
-        return Err(format!("--token-file {}: the file is empty", path.display()));
+        return Err(format!(
+            "--token-file {}: the file is empty",
+            path.display()
+        ));
     }
-    if token.chars().any(|c| c.is_whitespace() || c.is_control() || c == ',') {
+    if token
+        .chars()
+        .any(|c| c.is_whitespace() || c.is_control() || c == ',')
+    {
         return Err(format!(
             "--token-file {}: the token holds whitespace, a comma or a control character",
             path.display()
@@ -152,13 +161,23 @@ mod tests {
             token: Some("s3cret".into()),
             origins: vec![],
         };
-        assert_eq!(gate.check(&head(&[("authorization", "Bearer s3cret")]), false), Verdict::Pass);
         assert_eq!(
-            gate.check(&head(&[("sec-websocket-protocol", "acp, acp.bearer.s3cret")]), true),
+            gate.check(&head(&[("authorization", "Bearer s3cret")]), false),
+            Verdict::Pass
+        );
+        assert_eq!(
+            gate.check(
+                &head(&[("sec-websocket-protocol", "acp, acp.bearer.s3cret")]),
+                true
+            ),
             Verdict::Pass
         );
         for wrong in ["Bearer s3cre", "Bearer s3cret2", "Basic s3cret", "s3cret"] {
-            assert_eq!(gate.check(&head(&[("authorization", wrong)]), false), Verdict::Unauthorized, "{wrong}");
+            assert_eq!(
+                gate.check(&head(&[("authorization", wrong)]), false),
+                Verdict::Unauthorized,
+                "{wrong}"
+            );
         }
         assert_eq!(gate.check(&head(&[]), false), Verdict::Unauthorized);
     }
@@ -167,18 +186,40 @@ mod tests {
     #[test]
     fn origins() {
         let gate = Gate::default();
-        for ok in ["http://localhost:3000", "http://127.0.0.1", "https://[::1]:8"] {
-            assert_eq!(gate.check(&head(&[("origin", ok)]), true), Verdict::Pass, "{ok}");
+        for ok in [
+            "http://localhost:3000",
+            "http://127.0.0.1",
+            "https://[::1]:8",
+        ] {
+            assert_eq!(
+                gate.check(&head(&[("origin", ok)]), true),
+                Verdict::Pass,
+                "{ok}"
+            );
         }
-        for bad in ["https://evil.example", "null", "http://localhost.evil.example"] {
-            assert_eq!(gate.check(&head(&[("origin", bad)]), true), Verdict::ForbiddenOrigin, "{bad}");
+        for bad in [
+            "https://evil.example",
+            "null",
+            "http://localhost.evil.example",
+        ] {
+            assert_eq!(
+                gate.check(&head(&[("origin", bad)]), true),
+                Verdict::ForbiddenOrigin,
+                "{bad}"
+            );
         }
         let listed = Gate {
             token: None,
             origins: vec!["https://app.example".into()],
         };
-        assert_eq!(listed.check(&head(&[("origin", "https://app.example")]), true), Verdict::Pass);
-        assert_eq!(listed.check(&head(&[("origin", "http://localhost")]), true), Verdict::ForbiddenOrigin);
+        assert_eq!(
+            listed.check(&head(&[("origin", "https://app.example")]), true),
+            Verdict::Pass
+        );
+        assert_eq!(
+            listed.check(&head(&[("origin", "http://localhost")]), true),
+            Verdict::ForbiddenOrigin
+        );
     }
 
     /// R-NET-5: the comparison is equality.

@@ -2,26 +2,27 @@
 //! without a socket (R-NET-1).
 
 /// Longest request head taken; longer is refused with 431 (R-NET-7).
-pub(crate) const MAX_HEAD: usize = 64 * 1024;
+pub const MAX_HEAD: usize = 64 * 1024;
 
 /// Most header lines in one head.
 const MAX_HEADERS: usize = 64;
 
 /// A parsed request head.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct Head {
-    pub(crate) method: String,
+pub struct Head {
+    /// `GET`, `POST`, …, as sent.
+    pub method: String,
     /// The request target without its query.
-    pub(crate) path: String,
+    pub path: String,
     /// `1` for HTTP/1.1, `0` for HTTP/1.0.
-    pub(crate) version: u8,
+    pub version: u8,
     /// Names lowercased, values as sent (invalid UTF-8 values are dropped).
-    pub(crate) headers: Vec<(String, String)>,
+    pub headers: Vec<(String, String)>,
 }
 
 /// Why a head was refused.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) enum HeadError {
+pub enum HeadError {
     /// Longer than [`MAX_HEAD`] or more than the header lines allowed: 431.
     TooLarge,
     /// Not an HTTP/1.x request head: 400.
@@ -30,7 +31,7 @@ pub(crate) enum HeadError {
 
 impl Head {
     /// The first value of a header (`name` lowercase).
-    pub(crate) fn header(&self, name: &str) -> Option<&str> {
+    pub fn header(&self, name: &str) -> Option<&str> {
         self.headers
             .iter()
             .find(|(n, _)| n == name)
@@ -39,7 +40,7 @@ impl Head {
 
     /// Whether a comma-separated header holds `token` (case-insensitive), as `Connection`,
     /// `Upgrade` and `Accept` list theirs.
-    pub(crate) fn header_has(&self, name: &str, token: &str) -> bool {
+    pub fn header_has(&self, name: &str, token: &str) -> bool {
         self.headers
             .iter()
             .filter(|(n, _)| n == name)
@@ -53,7 +54,7 @@ impl Head {
 
 /// Parses the head at the start of `buf`: `Ok(None)` while it is incomplete, else the head
 /// and how many bytes it took (the body follows).
-pub(crate) fn parse(buf: &[u8]) -> Result<Option<(Head, usize)>, HeadError> {
+pub fn parse(buf: &[u8]) -> Result<Option<(Head, usize)>, HeadError> {
     let mut slots = [httparse::EMPTY_HEADER; MAX_HEADERS];
     let mut request = httparse::Request::new(&mut slots);
     match request.parse(buf) {
@@ -90,7 +91,7 @@ pub(crate) fn parse(buf: &[u8]) -> Result<Option<(Head, usize)>, HeadError> {
 }
 
 /// A status line's reason phrase.
-pub(crate) fn reason(status: u16) -> &'static str {
+pub fn reason(status: u16) -> &'static str {
     match status {
         101 => "Switching Protocols",
         200 => "OK",
@@ -114,7 +115,7 @@ pub(crate) fn reason(status: u16) -> &'static str {
 }
 
 /// A response head: status line, the headers given, and the blank line.
-pub(crate) fn response_head(status: u16, headers: &[(&str, &str)]) -> Vec<u8> {
+pub fn response_head(status: u16, headers: &[(&str, &str)]) -> Vec<u8> {
     let mut out = format!("HTTP/1.1 {status} {}\r\n", reason(status)).into_bytes();
     for (name, value) in headers {
         out.extend_from_slice(format!("{name}: {value}\r\n").as_bytes());
@@ -124,7 +125,7 @@ pub(crate) fn response_head(status: u16, headers: &[(&str, &str)]) -> Vec<u8> {
 }
 
 /// A whole response with a body and its length.
-pub(crate) fn response(status: u16, headers: &[(&str, &str)], body: &[u8]) -> Vec<u8> {
+pub fn response(status: u16, headers: &[(&str, &str)], body: &[u8]) -> Vec<u8> {
     let length = body.len().to_string();
     let mut all: Vec<(&str, &str)> = headers.to_vec();
     all.push(("Content-Length", &length));

@@ -175,6 +175,9 @@ mod tests {
         assert_eq!(message_line(b"{\"a\":1}"), b"{\"a\":1}\n");
         assert_eq!(message_line(b"{\n\"a\":\r\n1}"), b"{ \"a\":  1}\n");
         assert_eq!(message_line(b"{\"a\":\"x\ny\"}"), b"{\"a\":\"x\x1Fy\"}\n");
-        assert_eq!(message_line(b"{\"a\":\"\\\"\n\"}"), b"{\"a\":\"\\\"\x1F\"}\n");
+        assert_eq!(
+            message_line(b"{\"a\":\"\\\"\n\"}"),
+            b"{\"a\":\"\\\"\x1F\"}\n"
+        );
     }
 }

@@ -147,7 +147,10 @@ pub(crate) fn tls_acceptor(
         .and_then(Iterator::collect::<Result<Vec<_>, _>>)
         .map_err(|e| format!("--tls-cert {}: {e}", cert.display()))?;
     if certs.is_empty() {
-        return Err(format!("--tls-cert {}: no certificate in the file", cert.display()));
+        return Err(format!(
+            "--tls-cert {}: no certificate in the file",
+            cert.display()
+        ));
     }
     let key = PrivateKeyDer::from_pem_file(key)
         .map_err(|e| format!("--tls-key {}: {e}", key.display()))?;

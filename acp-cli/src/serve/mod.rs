@@ -16,7 +16,7 @@
 //! - [`task`]: the one executor every task runs on.
 
 pub(crate) mod auth;
-pub(crate) mod head;
+pub mod head;
 pub mod link;
 pub(crate) mod listener;
 pub(crate) mod registry;
@@ -169,7 +169,11 @@ pub fn run(
     let mut signals =
         async_signal::Signals::new([async_signal::Signal::Term, async_signal::Signal::Int])
             .map_err(|e| format!("signals: {e}"))?;
-    let scheme = if prepared.tls.is_some() { "https" } else { "http" };
+    let scheme = if prepared.tls.is_some() {
+        "https"
+    } else {
+        "http"
+    };
     let announce = move |bound: SocketAddr| {
         let mut stdout = std::io::stdout().lock();
         let _ = writeln!(stdout, "listening {scheme}://{bound}/acp");

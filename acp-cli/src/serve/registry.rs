@@ -18,9 +18,8 @@ use smol::channel::{Receiver, Sender};
 use super::task::spawn_local;
 
 use super::link::{self, Link};
-use super::{STREAM_QUEUE, SpawnAgent, Stats};
 use super::route::{self, SESSION_OPENING};
-
+use super::{STREAM_QUEUE, SpawnAgent, Stats};
 
 /// Session streams a connection may open for sessions it has not seen yet (a client opens a
 /// session's stream before it posts its `session/load`); past this an unknown session is 404
@@ -245,7 +244,12 @@ impl HttpConnection {
 
     /// Hands one client message to the agent, remembering where its answer goes. Waits while
     /// the agent's input queue is full (R-NET-6). `false` once the connection has ended.
-    pub(crate) async fn send(&self, message: &[u8], peek: &route::Peek, session: Option<&str>) -> bool {
+    pub(crate) async fn send(
+        &self,
+        message: &[u8],
+        peek: &route::Peek,
+        session: Option<&str>,
+    ) -> bool {
         self.touch();
         if let (Some(id), Some(method)) = (&peek.id, &peek.method) {
             let scope = match session {
@@ -326,7 +330,11 @@ impl HttpConnection {
             });
         }
         let id = peek.id.unwrap_or_default();
-        let init = self.init.borrow().as_ref().is_some_and(|(wanted, _)| *wanted == id);
+        let init = self
+            .init
+            .borrow()
+            .as_ref()
+            .is_some_and(|(wanted, _)| *wanted == id);
         if init && let Some((_, answer)) = self.init.borrow_mut().take() {
             let _ = answer.try_send(message.to_vec());
             return None;
@@ -369,7 +377,10 @@ async fn route_all(connection: &HttpConnection, output: Receiver<Vec<u8>>) {
             continue;
         }
         let held = stream.sender.len();
-        connection.stats.stream_queue_peak.fetch_max(held, Ordering::Relaxed);
+        connection
+            .stats
+            .stream_queue_peak
+            .fetch_max(held, Ordering::Relaxed);
     }
     // The agent has ended: an `initialize` still waiting gets no answer.
     connection.init.borrow_mut().take();

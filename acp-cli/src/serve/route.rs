@@ -21,7 +21,12 @@ pub(crate) const SESSION_SCOPED: &[&str] = &[
 
 /// The requests whose answer names or opens a session: answered on the connection stream,
 /// as the RFD says for `session/new` and `session/load` (R-NET-3).
-pub(crate) const SESSION_OPENING: &[&str] = &["session/new", "session/load", "session/resume", "session/fork"];
+pub(crate) const SESSION_OPENING: &[&str] = &[
+    "session/new",
+    "session/load",
+    "session/resume",
+    "session/fork",
+];
 
 /// What the router needs of one message.
 #[derive(Debug, Default)]

@@ -18,7 +18,10 @@ pub(crate) enum Read {
 }
 
 /// Reads one request head; bytes past it stay at the start of `buf`.
-pub(crate) async fn read_head<S: AsyncRead + Unpin>(io: &mut S, buf: &mut Vec<u8>) -> io::Result<Read> {
+pub(crate) async fn read_head<S: AsyncRead + Unpin>(
+    io: &mut S,
+    buf: &mut Vec<u8>,
+) -> io::Result<Read> {
     loop {
         match head::parse(buf) {
             Ok(Some((head, len))) => {

@@ -35,15 +35,25 @@ pub(crate) async fn post<S: AsyncRead + AsyncWrite + Unpin>(
     io: &mut S,
     buf: &mut Vec<u8>,
 ) -> io::Result<KeepAlive> {
-    if !head
-        .header("content-type")
-        .is_some_and(|t| t.split(';').next().unwrap_or("").trim().eq_ignore_ascii_case("application/json"))
-    {
+    if !head.header("content-type").is_some_and(|t| {
+        t.split(';')
+            .next()
+            .unwrap_or("")
+            .trim()
+            .eq_ignore_ascii_case("application/json")
+    }) {
         socket::send(io, &refusal(415, "Content-Type must be application/json")).await?;
         return Ok(false);
     }
     if head.header("transfer-encoding").is_some() {
-        socket::send(io, &refusal(411, "a POST needs Content-Length (chunked bodies are not taken)")).await?;
+        socket::send(
+            io,
+            &refusal(
+                411,
+                "a POST needs Content-Length (chunked bodies are not taken)",
+            ),
+        )
+        .await?;
         return Ok(false);
     }
     let length = match head.header("content-length").map(str::parse::<usize>) {
@@ -59,7 +69,10 @@ pub(crate) async fn post<S: AsyncRead + AsyncWrite + Unpin>(
         socket::send(io, &refusal(413, &message)).await?;
         return Ok(false);
     }
-    if head.header("expect").is_some_and(|e| e.eq_ignore_ascii_case("100-continue")) {
+    if head
+        .header("expect")
+        .is_some_and(|e| e.eq_ignore_ascii_case("100-continue"))
+    {
         socket::send(io, b"HTTP/1.1 100 Continue\r\n\r\n").await?;
     }
     let body = socket::read_body(io, buf, length).await?;
@@ -79,7 +92,10 @@ pub(crate) async fn post<S: AsyncRead + AsyncWrite + Unpin>(
         }
     };
     let header = head.header(SESSION_ID);
-    let scoped = peek.method.as_deref().is_some_and(|m| SESSION_SCOPED.contains(&m));
+    let scoped = peek
+        .method
+        .as_deref()
+        .is_some_and(|m| SESSION_SCOPED.contains(&m));
     let session = match (header, peek.params_session.as_deref()) {
         (Some(h), Some(p)) if scoped && h != p => {
             let response = refusal(400, "Acp-Session-Id does not match params.sessionId");
@@ -114,13 +130,24 @@ async fn initialize<S: AsyncWrite + Unpin>(
     id: Option<&str>,
 ) -> io::Result<KeepAlive> {
     let Some(id) = id else {
-        socket::send(io, &refusal(400, "initialize must be a request (with an id)")).await?;
+        socket::send(
+            io,
+            &refusal(400, "initialize must be a request (with an id)"),
+        )
+        .await?;
         return Ok(true);
     };
     let connection = server.open_http();
-    tracing::info!(connection = connection.id.as_str(), "http connection opened");
+    tracing::info!(
+        connection = connection.id.as_str(),
+        "http connection opened"
+    );
     let Some(answer) = connection.initialize(body, id).await else {
-        socket::send(io, &refusal(503, "the agent ended before answering initialize")).await?;
+        socket::send(
+            io,
+            &refusal(503, "the agent ended before answering initialize"),
+        )
+        .await?;
         return Ok(true);
     };
     let response = wire::response(

@@ -37,7 +37,10 @@ pub(crate) async fn serve<S: AsyncRead + AsyncWrite + Unpin>(
 ) -> io::Result<()> {
     let key = request.header("sec-websocket-key");
     let Some(key) = key.filter(|_| request.header("sec-websocket-version") == Some("13")) else {
-        let response = refusal(400, "a WebSocket upgrade needs Sec-WebSocket-Key and Sec-WebSocket-Version: 13");
+        let response = refusal(
+            400,
+            "a WebSocket upgrade needs Sec-WebSocket-Key and Sec-WebSocket-Version: 13",
+        );
         return socket::send(&mut io, &response).await;
     };
     let accept = derive_accept_key(key.as_bytes());
@@ -101,7 +104,11 @@ pub(crate) async fn serve<S: AsyncRead + AsyncWrite + Unpin>(
                     Some(None | Some(Err(_))) | Some(Some(Ok(Message::Close(_)))) => break,
                     Some(Some(Ok(Message::Text(text)))) => {
                         last_active.set(Instant::now());
-                        if input.send(link::message_line(text.as_bytes())).await.is_err() {
+                        if input
+                            .send(link::message_line(text.as_bytes()))
+                            .await
+                            .is_err()
+                        {
                             break;
                         }
                     }

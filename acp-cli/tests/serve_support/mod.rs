@@ -244,8 +244,7 @@ impl Sse {
 }
 
 /// `initialize` with no capabilities, id 1.
-pub const INITIALIZE: &str =
-    r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{}}}"#;
+pub const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{}}}"#;
 
 /// `session/new` in `cwd`.
 pub fn new_session(id: u64, cwd: &Path) -> String {
@@ -286,10 +285,7 @@ pub struct Ws {
 
 impl Ws {
     /// Connects with extra request headers; the handshake's error when refused.
-    pub fn connect(
-        addr: SocketAddr,
-        headers: &[(&str, &str)],
-    ) -> Result<Self, tungstenite::Error> {
+    pub fn connect(addr: SocketAddr, headers: &[(&str, &str)]) -> Result<Self, tungstenite::Error> {
         use tungstenite::client::IntoClientRequest;
         let mut request = format!("ws://{addr}/acp").into_client_request().unwrap();
         for (name, value) in headers {
@@ -300,8 +296,8 @@ impl Ws {
         }
         let stream = TcpStream::connect(addr).expect("connect");
         stream.set_read_timeout(Some(GUARD)).unwrap();
-        let (socket, response) = tungstenite::client::client(request, stream)
-            .map_err(|e| match e {
+        let (socket, response) =
+            tungstenite::client::client(request, stream).map_err(|e| match e {
                 tungstenite::HandshakeError::Failure(e) => e,
                 tungstenite::HandshakeError::Interrupted(_) => panic!("blocking handshake"),
             })?;
