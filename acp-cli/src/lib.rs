@@ -33,6 +33,7 @@ pub mod model;
 pub mod net;
 pub mod remote;
 pub mod repl;
+pub mod serve;
 pub mod stdout;
 pub mod store;
 pub mod trace;

@@ -15,9 +15,11 @@ struct Cli {
     /// Run as an ACP agent that editors launch (with --stdio)
     #[arg(long)]
     acp: bool,
-    /// Speak ACP over stdin/stdout, the only transport (with --acp)
+    /// Speak ACP over stdin/stdout (with --acp)
     #[arg(long)]
     stdio: bool,
+    #[command(flatten)]
+    net: acp_cli::serve::ListenArgs,
     /// Resume a saved session with the first session/new: the latest in its cwd, or ID
     #[arg(long, value_name = "ID", num_args = 0..=1, default_missing_value = "")]
     resume: Option<String>,
@@ -63,7 +65,7 @@ enum Command {
     Conform(acp_cli::conform::ConformArgs),
     /// An interactive loop: a main agent, and the project agents of .agentao/acp.json
     Repl(acp_cli::repl::ReplArgs),
-    /// Put ACP between stdio and the network: `acp-cli bridge --connect URL`
+    /// Put ACP between stdio and the network: `bridge --listen ADDR -- AGENT…` or `bridge --connect URL`
     #[command(long_about = acp_cli::bridge::ABOUT)]
     Bridge(acp_cli::bridge::BridgeArgs),
     /// Record an editor ↔ agent exchange: `acp-cli trace --out FILE -- AGENT [ARGS...]`
@@ -136,8 +138,23 @@ fn run() -> ExitCode {
     if cli.stdio && !cli.acp {
         return usage_error("--stdio requires --acp (no other transport mode uses stdio)");
     }
-    if cli.acp && !cli.stdio {
-        return usage_error("--acp requires --stdio (stdio is the only ACP transport)");
+    let listening = cli.net.listen.is_some();
+    if listening && !cli.acp {
+        return usage_error("--listen requires --acp (`acp-cli --acp --listen ADDR`)");
+    }
+    if cli.acp && cli.stdio && listening {
+        return usage_error("--stdio and --listen are two transports: choose one");
+    }
+    if cli.acp && !cli.stdio && !listening {
+        return usage_error("--acp requires --stdio or --listen ADDR");
+    }
+    if let Some(flag) = cli.net.stray_flag() {
+        return usage_error(&format!("{flag} requires --acp --listen ADDR"));
+    }
+    if cli.resume.is_some() && listening {
+        return usage_error(
+            "--resume requires --acp --stdio (each network connection starts fresh)",
+        );
     }
     if cli.resume.is_some() && !cli.acp && !cli.login && !cli.logout {
         return usage_error("--resume requires --acp --stdio");
@@ -181,7 +198,7 @@ fn run() -> ExitCode {
         Some(Command::Client(args)) => exit_code(acp_cli::client::command::run(args)),
         Some(Command::Conform(args)) => exit_code(acp_cli::conform::run(args)),
         Some(Command::Repl(args)) => exit_code(acp_cli::repl::run(args)),
-        Some(Command::Bridge(args)) => exit_code(acp_cli::bridge::run(args)),
+        Some(Command::Bridge(args)) => acp_cli::bridge::run(args),
         Some(Command::Trace(args)) => exit_code(acp_cli::trace::run(args)),
         Some(Command::Lint(args)) => exit_code(acp_cli::lint::run(&args)),
         Some(Command::View(args)) => exit_code(acp_cli::view::run(&args)),
@@ -251,6 +268,9 @@ fn agent(cli: &Cli, filter: tracing_subscriber::EnvFilter) -> ExitCode {
         _ => None,
     };
     let log = acp_cli::agent::logging::init(filter);
+    if cli.net.listen.is_some() {
+        return listen(cli, config, window, log);
+    }
     let options = AgentOptions {
         resume: cli.resume.clone(),
     };
@@ -295,6 +315,59 @@ fn agent(cli: &Cli, filter: tracing_subscriber::EnvFilter) -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
             tracing::error!(%error, "agent failed");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// `acp-cli --acp --listen ADDR [--backend demo|llm]`: the same backends, one application
+/// per network connection (docs/network.md).
+fn listen(
+    cli: &Cli,
+    config: Option<(
+        acp_cli::llm::credentials::ConfigSource,
+        acp_cli::llm::config::ModelConfig,
+        bool,
+    )>,
+    window: Option<u64>,
+    log: acp_cli::agent::logging::LogSink,
+) -> ExitCode {
+    use acp_cli::agent::sessions::SessionTable;
+    use acp_cli::llm::credentials::{SourcedModel, StoredLogin};
+    use acp_cli::serve;
+    use std::rc::Rc;
+
+    let prepared = match serve::prepare(&cli.net) {
+        Ok(prepared) => prepared,
+        Err(message) => return usage_error(&message),
+    };
+    let stats = std::sync::Arc::default();
+    let served = match config {
+        Some((source, config, images)) => {
+            let rounds = cli
+                .max_tool_rounds
+                .unwrap_or(acp_cli::llm::backend::DEFAULT_MAX_TOOL_ROUNDS);
+            let model = Rc::new(SourcedModel::new(source.clone()));
+            let make = move || {
+                let backend = acp_cli::llm::backend::LlmBackend::new(config.model.clone(), rounds)
+                    .with_images(images)
+                    .with_login(StoredLogin::new(source.clone()))
+                    .with_context_window(window);
+                let sessions = SessionTable::default().with_model(&config.provider, &config.model);
+                (backend, sessions)
+            };
+            serve::run(prepared, stats, serve::agent_spawner(make, model, log))
+        }
+        None => {
+            let make = || (acp_cli::demo::DemoBackend::new(), SessionTable::default());
+            let model = Rc::new(acp_cli::model::NoModel);
+            serve::run(prepared, stats, serve::agent_spawner(make, model, log))
+        }
+    };
+    match served {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("acp-cli: {message}");
             ExitCode::FAILURE
         }
     }

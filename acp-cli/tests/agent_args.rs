@@ -33,7 +33,7 @@ fn acp_without_stdio_is_refused_with_exit_2() {
         (
             2,
             String::new(),
-            "acp-cli: --acp requires --stdio (stdio is the only ACP transport)\n".into()
+            "acp-cli: --acp requires --stdio or --listen ADDR\n".into()
         )
     );
 }

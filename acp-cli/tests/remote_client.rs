@@ -428,7 +428,7 @@ fn bad_urls_and_token_files_are_refused_at_once() {
         (
             vec!["bridge"],
             2,
-            "acp-cli bridge: nothing to do; give --connect URL\n".to_owned(),
+            "acp-cli bridge: nothing to do; give --listen ADDR -- AGENT [ARGS...] or --connect URL\n".to_owned(),
         ),
     ];
     for (args, code, message) in cases {

@@ -413,15 +413,8 @@ async fn serve<B: Backend + 'static, W: Workspace + 'static>(
     });
     let stdin = Stdin(smol::Unblock::with_capacity(READ_CHUNK, io::stdin()));
     let stdout = smol::Unblock::with_capacity(READ_CHUNK, io::stdout());
-    let agent = Agent {
-        shared: Rc::clone(&shared),
-        jobs,
-        log,
-        grace: None,
-    };
     tracing::info!(version = env!("CARGO_PKG_VERSION"), "agent started");
-    let mut pump = Pump::new(Rc::clone(&shared), agent, clock, stdin, stdout);
-    if let Err(error) = (&mut pump).await {
+    if let Err(error) = pump(&shared, jobs, log, stdin, stdout).await {
         // The client is gone: nothing more can reach it (R-PROC-3).
         tracing::info!(%error, "stdout closed");
         crate::stdout::note_error(&error);
@@ -430,4 +423,58 @@ async fn serve<B: Backend + 'static, W: Workspace + 'static>(
     }
     tracing::info!("agent stopped");
     Ok(())
+}
+
+/// The agent's pump on any byte pipe: requests in as lines, answers out as lines.
+async fn pump<B, W, Rd, Wr>(
+    shared: &SharedApp<B, W>,
+    jobs: Jobs<'_>,
+    log: &LogSink,
+    reader: Rd,
+    writer: Wr,
+) -> io::Result<()>
+where
+    B: Backend + 'static,
+    W: Workspace + 'static,
+    Rd: AsyncRead + Unpin,
+    Wr: smol::io::AsyncWrite + Unpin,
+{
+    let clock = Smol::new();
+    let agent = Agent {
+        shared: Rc::clone(shared),
+        jobs,
+        log,
+        grace: None,
+    };
+    let mut pump = Pump::new(Rc::clone(shared), agent, clock, reader, writer);
+    (&mut pump).await
+}
+
+/// One agent connection of `acp-cli --acp --listen` on an in-memory pipe: a fresh
+/// application with `backend` and `sessions`, its jobs on `executor` (shared by every
+/// connection of the server). Ends when the input ends and the last lines are written, or
+/// when the writer fails (the network connection is gone: the application then sees EOF, so
+/// its sessions are saved as at a stdio agent's EOF).
+pub async fn serve_pipe<B, Rd, Wr>(
+    executor: &'static smol::LocalExecutor<'static>,
+    backend: B,
+    sessions: SessionTable,
+    model: Rc<dyn ModelClient>,
+    log: &LogSink,
+    reader: Rd,
+    writer: Wr,
+) where
+    B: Backend + 'static,
+    Rd: AsyncRead + Unpin,
+    Wr: smol::io::AsyncWrite + Unpin,
+{
+    let config = agent_config(backend.title());
+    let app = AgentApp::new(config, backend, RealWorkspace, sessions);
+    let jobs = Jobs::new(executor, model);
+    let clock = Smol::new();
+    let shared = Shared::new(AppConnection { app, clock }, &clock);
+    if let Err(error) = pump(&shared, jobs, log, reader, writer).await {
+        tracing::info!(%error, "network connection gone");
+        shared.with(|c| c.app.handle_eof(clock.now()));
+    }
 }
