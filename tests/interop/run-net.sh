@@ -108,25 +108,63 @@ check() {
     failed=$((failed + 1))
 }
 
+# known CLIENT SERVER_NAME TRANSPORT: the error a pair gives because of a known incompatibility
+# between the two SDKs (docs/network-interop.md, "Found on the wire"), or nothing.
+known() {
+    # The Rust client POSTs its answer to a session-scoped agent request (here
+    # session/request_permission) without Acp-Session-Id; the TypeScript server requires it.
+    if [ "$1" = rust ] && [ "$2" = ts ] && [ "$3" = http ]; then echo 'Missing Acp-Session-Id'; fi
+}
+
+# expect_known NAME SERVER_NAME RC OUTPUT PATTERN: a run that must fail with PATTERN; a pass
+# fails too, so a fixed SDK shows up here.
+expect_known() {
+    local name="$1" srv="$2" rc="$3" out="$4" pattern="$5"
+    if [ "$rc" -ne 0 ] && grep -Fq -- "$pattern" <<<"$out"; then
+        echo "ok $name: fails as known ($pattern)"
+        passed=$((passed + 1))
+    elif [ "$rc" -eq 0 ]; then
+        echo "FAIL $name: passed, but the known incompatibility '$pattern' was expected: update known() in run-net.sh"
+        failed=$((failed + 1))
+    else
+        check "$name" "$srv" "$rc" "$out" "$pattern"
+    fi
+}
+
 # sdk_clients LABEL SERVER_NAME [CLIENT ARGS...]: every SDK client over both transports, in
-# one-prompt mode, then the Rust client's scenario over both transports.
+# one-prompt mode, then the Rust client's scenario over both transports. A pair with a known
+# incompatibility must fail with it, and must pass a turn that avoids it (`/echo hello`).
 sdk_clients() {
     local label="$1" srv="$2"
     shift 2
-    local c t out rc
+    local c t out rc issue
     for c in rust ts; do
         for t in ws http; do
+            issue="$(known "$c" "$srv" "$t")"
             # shellcheck disable=SC2086 # the commands are word lists on purpose
             out="$(cd "$work" && timeout 60 ${client[$c]} --url "${url[$srv]}" --transport "$t" "$@" --prompt "$prompt" 2>&1)"
             rc=$?
+            if [ -n "$issue" ]; then
+                expect_known "$c SDK client -> $label ($t)" "$srv" "$rc" "$out" "$issue"
+                # shellcheck disable=SC2086
+                out="$(cd "$work" && timeout 60 ${client[$c]} --url "${url[$srv]}" --transport "$t" "$@" --prompt '/echo hello' 2>&1)"
+                rc=$?
+                check "$c SDK client -> $label ($t), no permission" "$srv" "$rc" "$out" 'hello' '^stop reason: end_turn$'
+                continue
+            fi
             check "$c SDK client -> $label ($t)" "$srv" "$rc" "$out" \
                 'hello' 'permission: .* -> allow_once$' '^stop reason: end_turn$'
         done
     done
     for t in ws http; do
+        issue="$(known rust "$srv" "$t")"
         out="$(cd "$work" && timeout 60 "${client[rust]}" --url "${url[$srv]}" --transport "$t" "$@" 2>&1)"
         rc=$?
-        check "rust SDK client scenario -> $label ($t)" "$srv" "$rc" "$out" '^7 passed, 0 failed$'
+        if [ -n "$issue" ]; then
+            expect_known "rust SDK client scenario -> $label ($t)" "$srv" "$rc" "$out" "$issue"
+        else
+            check "rust SDK client scenario -> $label ($t)" "$srv" "$rc" "$out" '^7 passed, 0 failed$'
+        fi
     done
 }
 
@@ -153,8 +191,15 @@ else
             # shellcheck disable=SC2086
             out="$(cd "$work" && timeout 60 ${client[$c]} --url "${url[ours-token]}" --prompt "$prompt" 2>&1)"
             rc=$?
-            if [ "$rc" -ne 0 ]; then rc=0; else rc=1; fi
-            check "$c SDK client without the token -> acp-cli --token-file (must fail)" ours-token "$rc" "$out" '^FAIL '
+            name="$c SDK client without the token -> acp-cli --token-file (must fail)"
+            if [ "$rc" -ne 0 ] && grep -q '^FAIL ' <<<"$out"; then
+                echo "ok $name"
+                passed=$((passed + 1))
+            else
+                echo "FAIL $name: exit $rc, the turn was not refused; its output:"
+                tail -n 30 <<<"$out" | sed 's/^/    /'
+                failed=$((failed + 1))
+            fi
         done
     fi
 fi

@@ -5,7 +5,7 @@
 //! Usage: `net-bench --url http://HOST:PORT/acp [--token-file FILE] [--server-pid PID]
 //!                   [--only rate|latency|idle|stalled] [--transport ws|http]
 //!                   [--count N] [--turns K] [--connections C] [--stall-count N]
-//!                   [--stall-seconds S]`
+//!                   [--stall-seconds S] [--stall-cap-mib M]`
 //!
 //! - `rate`: one turn `/flood N` (default 100 000) after a warm-up turn; the client counts the
 //!   `session/update` notifications that arrive before the prompt's answer and prints
@@ -17,7 +17,8 @@
 //! - `stalled` (needs `--server-pid`, Streamable HTTP only, by hand on HTTP/1.1 so nothing
 //!   reads for us): opens the session's SSE stream and never reads it, starts `/flood N`
 //!   (default 1 000 000) and samples the server's VmRSS and VmHWM every 100 ms for S seconds
-//!   (default 10); prints the peak. A server whose per-stream queue is bounded stays flat.
+//!   (default 10), stopping early once the server is resident beyond M MiB (default 4096);
+//!   prints the peak. A server whose per-stream queue is bounded stays flat.
 //!
 //! The clients are the official crate's `HttpClient` (WebSocket for `ws`, POST + SSE for `http`)
 //! so every server is measured through the same client. Each mode runs over both transports
@@ -43,7 +44,7 @@ use tokio::sync::Notify;
 
 const USAGE: &str = "usage: net-bench --url URL [--token-file FILE] [--server-pid PID] \
 [--only rate|latency|idle|stalled] [--transport ws|http] [--count N] [--turns K] \
-[--connections C] [--stall-count N] [--stall-seconds S]";
+[--connections C] [--stall-count N] [--stall-seconds S] [--stall-cap-mib M]";
 /// A turn longer than this is a failure, not a figure.
 const TURN_TIMEOUT: Duration = Duration::from_secs(120);
 
@@ -58,6 +59,7 @@ struct Opts {
     connections: usize,
     stall_count: u64,
     stall_seconds: u64,
+    stall_cap_mib: u64,
 }
 
 fn parse_args(args: &[String]) -> Result<Opts, String> {
@@ -72,6 +74,7 @@ fn parse_args(args: &[String]) -> Result<Opts, String> {
         connections: 100,
         stall_count: 1_000_000,
         stall_seconds: 10,
+        stall_cap_mib: 4096,
     };
     let mut args = args.iter();
     while let Some(flag) = args.next() {
@@ -94,6 +97,7 @@ fn parse_args(args: &[String]) -> Result<Opts, String> {
             "--connections" => opts.connections = number()? as usize,
             "--stall-count" => opts.stall_count = number()?,
             "--stall-seconds" => opts.stall_seconds = number()?,
+            "--stall-cap-mib" => opts.stall_cap_mib = number()?,
             _ => return Err(USAGE.to_owned()),
         }
     }
@@ -496,7 +500,12 @@ async fn stalled(opts: &Opts, pid: u32) -> Result<(), String> {
     let mut peak_rss = rss_before;
     let mut hwm = 0;
     let mut alive = true;
+    let mut capped = false;
     while start.elapsed() < Duration::from_secs(opts.stall_seconds) {
+        if peak_rss > opts.stall_cap_mib * 1024 {
+            capped = true;
+            break;
+        }
         tokio::time::sleep(Duration::from_millis(100)).await;
         match memory(pid) {
             Ok((rss, high)) => {
@@ -510,14 +519,18 @@ async fn stalled(opts: &Opts, pid: u32) -> Result<(), String> {
         }
     }
     println!(
-        "stalled http: /flood {} with the session's SSE stream unread for {} s: server VmRSS {:.1} \
-         MiB before, peak {:.1} MiB, VmHWM {:.1} MiB{}",
+        "stalled http: /flood {} with the session's SSE stream unread for {:.1} s: server VmRSS \
+         {:.1} MiB before, peak {:.1} MiB, VmHWM {:.1} MiB{}",
         opts.stall_count,
-        opts.stall_seconds,
+        start.elapsed().as_secs_f64(),
         mib(rss_before),
         mib(peak_rss),
         mib(hwm),
-        if alive { "" } else { " (the server exited)" }
+        match (alive, capped) {
+            (false, _) => " (the server exited)",
+            (true, true) => " (stopped at the --stall-cap-mib cap)",
+            (true, false) => "",
+        }
     );
     // End the connection and its sessions, so the flood stops.
     let _ = http
