@@ -1,7 +1,7 @@
 //! ACP agent peer served over the network by the official Rust crate
 //! `agent-client-protocol-http` (Streamable HTTP with SSE, and WebSocket, on `/acp`).
 //!
-//! Usage: `net-agent [--listen HOST:PORT]` (default `127.0.0.1:0`). Once it accepts
+//! Usage: `net-agent [--listen HOST:PORT] [--tcp-nodelay]` (default `127.0.0.1:0`). Once it accepts
 //! connections it prints one stdout line `listening http://HOST:PORT/acp`, as
 //! `acp-cli --acp --listen` does; the WebSocket is at `ws://HOST:PORT/acp`. It runs until
 //! killed. Every connection gets its own agent (the crate's factory), serving the commands
@@ -33,17 +33,17 @@ use std::time::Duration;
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::schema::{
     AgentCapabilities, AvailableCommand, AvailableCommandInput, AvailableCommandsUpdate,
-    CancelNotification, ContentBlock, ContentChunk, Implementation,
-    InitializeRequest, InitializeResponse, Meta, NewSessionRequest, NewSessionResponse,
-    PermissionOption, PermissionOptionKind, PromptRequest, PromptResponse, ReadTextFileRequest,
+    CancelNotification, ContentBlock, ContentChunk, Implementation, InitializeRequest,
+    InitializeResponse, Meta, NewSessionRequest, NewSessionResponse, PermissionOption,
+    PermissionOptionKind, PromptRequest, PromptResponse, ReadTextFileRequest,
     RequestPermissionOutcome, RequestPermissionRequest, SessionId, SessionNotification,
     SessionUpdate, StopReason, TextContent, ToolCall, ToolCallContent, ToolCallStatus,
-    UnstructuredCommandInput,
-    ToolCallUpdate, ToolCallUpdateFields, ToolKind,
+    ToolCallUpdate, ToolCallUpdateFields, ToolKind, UnstructuredCommandInput,
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Agent, Client, ConnectTo, JsonRpcRequest, JsonRpcResponse};
 use agent_client_protocol_http::AcpHttpServer;
+use axum::serve::ListenerExt;
 use serde::{Deserialize, Serialize};
 use tokio::sync::watch;
 
@@ -375,11 +375,31 @@ fn advertised_commands() -> AvailableCommandsUpdate {
     };
     AvailableCommandsUpdate::new(vec![
         command("echo", "Say TEXT back as one agent message", "TEXT"),
-        command("tool", "A tool call that asks for permission first", "KIND TITLE"),
-        command("read", "Read a file (through the client when it offers fs)", "PATH"),
-        command("ask", "Ask the user a question (_agentao.cn/ask_user)", "QUESTION"),
-        command("sleep", "Wait MS milliseconds; session/cancel ends the wait", "MS"),
-        command("flood", "N agent message chunks of BYTES bytes each", "N [BYTES]"),
+        command(
+            "tool",
+            "A tool call that asks for permission first",
+            "KIND TITLE",
+        ),
+        command(
+            "read",
+            "Read a file (through the client when it offers fs)",
+            "PATH",
+        ),
+        command(
+            "ask",
+            "Ask the user a question (_agentao.cn/ask_user)",
+            "QUESTION",
+        ),
+        command(
+            "sleep",
+            "Wait MS milliseconds; session/cancel ends the wait",
+            "MS",
+        ),
+        command(
+            "flood",
+            "N agent message chunks of BYTES bytes each",
+            "N [BYTES]",
+        ),
     ])
 }
 
@@ -393,7 +413,8 @@ fn initialize_response() -> InitializeResponse {
         .agent_capabilities(AgentCapabilities::new())
         .auth_methods(Vec::new())
         .agent_info(
-            Implementation::new("net-agent-rust", "0.0.0").title("Rust SDK network peer agent".to_owned()),
+            Implementation::new("net-agent-rust", "0.0.0")
+                .title("Rust SDK network peer agent".to_owned()),
         )
         .meta(meta)
 }
@@ -485,12 +506,17 @@ fn agent() -> impl ConnectTo<Client> {
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> std::process::ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
+    let mut args: Vec<String> = std::env::args().skip(1).collect();
+    // `--tcp-nodelay`: set TCP_NODELAY on accepted sockets. The crate's documented
+    // `axum::serve(listener, router)` leaves Nagle's algorithm on, which costs a WebSocket
+    // turn a delayed ACK (tens of ms); benches/net measures both.
+    let nodelay = args.iter().any(|a| a == "--tcp-nodelay");
+    args.retain(|a| a != "--tcp-nodelay");
     let listen = match args.as_slice() {
         [] => "127.0.0.1:0",
         [flag, addr] if flag == "--listen" => addr.as_str(),
         _ => {
-            eprintln!("usage: net-agent [--listen HOST:PORT]");
+            eprintln!("usage: net-agent [--listen HOST:PORT] [--tcp-nodelay]");
             return std::process::ExitCode::from(2);
         }
     };
@@ -506,7 +532,16 @@ async fn main() -> std::process::ExitCode {
         .map_or_else(|_| listen.to_owned(), |a| a.to_string());
     println!("listening http://{address}/acp");
     let router = AcpHttpServer::new(agent).into_router();
-    match axum::serve(listener, router).await {
+    let served = if nodelay {
+        let listener = listener.tap_io(|tcp| {
+            // A socket that refuses the option is still served, with Nagle on.
+            let _ = tcp.set_nodelay(true);
+        });
+        axum::serve(listener, router).await
+    } else {
+        axum::serve(listener, router).await
+    };
+    match served {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("net-agent: {e}");

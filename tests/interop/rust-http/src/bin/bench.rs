@@ -79,7 +79,11 @@ fn parse_args(args: &[String]) -> Result<Opts, String> {
     let mut args = args.iter();
     while let Some(flag) = args.next() {
         let value = args.next().ok_or(USAGE)?;
-        let number = || value.parse::<u64>().map_err(|_| format!("{flag}: not a number: {value}"));
+        let number = || {
+            value
+                .parse::<u64>()
+                .map_err(|_| format!("{flag}: not a number: {value}"))
+        };
         match flag.as_str() {
             "--url" => opts.url = value.clone(),
             "--token-file" => {
@@ -208,7 +212,11 @@ async fn rate(opts: &Opts, transport: &str) -> Result<(), String> {
     let seen = chunks.clone();
     let (elapsed, got) = with_connection(client(opts, transport)?, chunks, async move |cx| {
         let session = open_session(&cx).await.map_err(|e| e.to_string())?;
-        ended(turn(&cx, &session, "/flood 1000").await.map_err(|e| e.to_string())?)?;
+        ended(
+            turn(&cx, &session, "/flood 1000")
+                .await
+                .map_err(|e| e.to_string())?,
+        )?;
         let before = seen.load(Ordering::Relaxed);
         let start = Instant::now();
         ended(
@@ -220,7 +228,9 @@ async fn rate(opts: &Opts, transport: &str) -> Result<(), String> {
     })
     .await?;
     if got != count {
-        return Err(format!("{got} notifications arrived before the answer, expected {count}"));
+        return Err(format!(
+            "{got} notifications arrived before the answer, expected {count}"
+        ));
     }
     let per_second = got as f64 / elapsed.as_secs_f64();
     println!(
@@ -236,12 +246,20 @@ async fn latency(opts: &Opts, transport: &str) -> Result<(), String> {
     let mut times = with_connection(client(opts, transport)?, chunks, async move |cx| {
         let session = open_session(&cx).await.map_err(|e| e.to_string())?;
         for _ in 0..20 {
-            ended(turn(&cx, &session, "/echo x").await.map_err(|e| e.to_string())?)?;
+            ended(
+                turn(&cx, &session, "/echo x")
+                    .await
+                    .map_err(|e| e.to_string())?,
+            )?;
         }
         let mut times = Vec::with_capacity(turns);
         for _ in 0..turns {
             let start = Instant::now();
-            ended(turn(&cx, &session, "/echo x").await.map_err(|e| e.to_string())?)?;
+            ended(
+                turn(&cx, &session, "/echo x")
+                    .await
+                    .map_err(|e| e.to_string())?,
+            )?;
             times.push(start.elapsed());
         }
         Ok(times)
@@ -274,6 +292,23 @@ fn memory(pid: u32) -> Result<(u64, u64), String> {
     Ok((field("VmRSS:")?, field("VmHWM:")?))
 }
 
+/// CPU seconds `pid` has used (user + system), from `/proc/PID/stat`.
+fn cpu_seconds(pid: u32) -> Result<f64, String> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .map_err(|e| format!("/proc/{pid}/stat: {e}"))?;
+    // The fields after the command's closing parenthesis; utime and stime are the 12th and
+    // 13th of them, in clock ticks (100 per second on Linux).
+    let after = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
+    let fields: Vec<&str> = after.split_whitespace().collect();
+    let ticks = |i: usize| {
+        fields
+            .get(i)
+            .and_then(|f| f.parse::<u64>().ok())
+            .unwrap_or(0)
+    };
+    Ok((ticks(11) + ticks(12)) as f64 / 100.0)
+}
+
 fn mib(kib: u64) -> f64 {
     kib as f64 / 1024.0
 }
@@ -281,7 +316,8 @@ fn mib(kib: u64) -> f64 {
 async fn idle(opts: &Opts, transport: &str, pid: u32) -> Result<(), String> {
     let (before, _) = memory(pid)?;
     let release = Arc::new(Notify::new());
-    let (ready_tx, mut ready_rx) = tokio::sync::mpsc::channel::<Result<(), String>>(opts.connections);
+    let (ready_tx, mut ready_rx) =
+        tokio::sync::mpsc::channel::<Result<(), String>>(opts.connections);
     let mut tasks = Vec::new();
     for _ in 0..opts.connections {
         let transport = client(opts, transport)?;
@@ -386,7 +422,12 @@ impl Http {
         let mut lines = Vec::new();
         loop {
             let mut line = String::new();
-            if reader.read_line(&mut line).await.map_err(|e| e.to_string())? == 0 {
+            if reader
+                .read_line(&mut line)
+                .await
+                .map_err(|e| e.to_string())?
+                == 0
+            {
                 return Err(format!("{method}: the server closed before the head ended"));
             }
             let line = line.trim_end().to_owned();
@@ -404,7 +445,11 @@ impl Http {
     }
 
     /// A POST whose answer is read whole (`Connection: close`).
-    async fn post(&self, headers: &[(&str, &str)], body: &str) -> Result<(u16, Vec<String>, String), String> {
+    async fn post(
+        &self,
+        headers: &[(&str, &str)],
+        body: &str,
+    ) -> Result<(u16, Vec<String>, String), String> {
         let mut all = vec![
             ("Content-Type", "application/json"),
             ("Accept", "application/json, text/event-stream"),
@@ -426,10 +471,18 @@ fn header<'a>(lines: &'a [String], name: &str) -> Option<&'a str> {
 }
 
 /// Reads SSE events from `reader` until one is the answer to request `id`.
-async fn answer_on_stream(reader: &mut BufReader<TcpStream>, id: u64) -> Result<serde_json::Value, String> {
+async fn answer_on_stream(
+    reader: &mut BufReader<TcpStream>,
+    id: u64,
+) -> Result<serde_json::Value, String> {
     loop {
         let mut line = String::new();
-        if reader.read_line(&mut line).await.map_err(|e| e.to_string())? == 0 {
+        if reader
+            .read_line(&mut line)
+            .await
+            .map_err(|e| e.to_string())?
+            == 0
+        {
             return Err(format!("the stream ended before the answer to {id}"));
         }
         let Some(data) = line.trim_end().strip_prefix("data:") else {
@@ -451,7 +504,10 @@ async fn stalled(opts: &Opts, pid: u32) -> Result<(), String> {
     let connection = header(&lines, "acp-connection-id")
         .ok_or_else(|| format!("initialize: {status} without Acp-Connection-Id: {body}"))?
         .to_owned();
-    let sse = [("Accept", "text/event-stream"), ("Acp-Connection-Id", connection.as_str())];
+    let sse = [
+        ("Accept", "text/event-stream"),
+        ("Acp-Connection-Id", connection.as_str()),
+    ];
     let (mut connection_stream, status, _) = http.send("GET", &sse, "").await?;
     if status != 200 {
         return Err(format!("the connection's SSE stream: status {status}"));
@@ -485,11 +541,15 @@ async fn stalled(opts: &Opts, pid: u32) -> Result<(), String> {
         return Err(format!("the session's SSE stream: status {status}"));
     }
     let (rss_before, _) = memory(pid)?;
+    let cpu_before = cpu_seconds(pid)?;
     let prompt = serde_json::json!({"jsonrpc":"2.0","id":3,"method":"session/prompt",
         "params":{"sessionId": session, "prompt":[{"type":"text","text": format!("/flood {}", opts.stall_count)}]}});
     let (status, _, body) = http
         .post(
-            &[("Acp-Connection-Id", &connection), ("Acp-Session-Id", &session)],
+            &[
+                ("Acp-Connection-Id", &connection),
+                ("Acp-Session-Id", &session),
+            ],
             &prompt.to_string(),
         )
         .await?;
@@ -518,9 +578,10 @@ async fn stalled(opts: &Opts, pid: u32) -> Result<(), String> {
             }
         }
     }
+    let cpu = cpu_seconds(pid).map_or(0.0, |after| after - cpu_before);
     println!(
         "stalled http: /flood {} with the session's SSE stream unread for {:.1} s: server VmRSS \
-         {:.1} MiB before, peak {:.1} MiB, VmHWM {:.1} MiB{}",
+         {:.1} MiB before, peak {:.1} MiB, VmHWM {:.1} MiB, {cpu:.1} CPU s{}",
         opts.stall_count,
         start.elapsed().as_secs_f64(),
         mib(rss_before),
@@ -561,12 +622,16 @@ async fn run(opts: &Opts) -> Result<(), String> {
         }
         opts.server_pid
     };
-    if wanted("idle") && let Some(pid) = needs_pid("idle") {
+    if wanted("idle")
+        && let Some(pid) = needs_pid("idle")
+    {
         for transport in &opts.transports {
             idle(opts, transport, pid).await?;
         }
     }
-    if wanted("stalled") && let Some(pid) = needs_pid("stalled") {
+    if wanted("stalled")
+        && let Some(pid) = needs_pid("stalled")
+    {
         stalled(opts, pid).await?;
     }
     Ok(())
