@@ -16,9 +16,11 @@
 //!   `session/new`, held open; the server's VmRSS before and after (from `/proc/PID/status`).
 //! - `stalled` (needs `--server-pid`, Streamable HTTP only, by hand on HTTP/1.1 so nothing
 //!   reads for us): opens the session's SSE stream and never reads it, starts `/flood N`
-//!   (default 1 000 000) and samples the server's VmRSS and VmHWM every 100 ms for S seconds
-//!   (default 10), stopping early once the server is resident beyond M MiB (default 4096);
-//!   prints the peak. A server whose per-stream queue is bounded stays flat.
+//!   (default 1 000 000) and samples the server's VmRSS and VmHWM every 100 ms until the server
+//!   goes quiet (no CPU used for 2 s: the flood is done, or held back by a bounded queue), S
+//!   seconds pass (default 120), or the server is resident beyond M MiB (default 4096); prints
+//!   the peak and the server's CPU seconds. A server whose per-stream queue is bounded stays
+//!   flat.
 //!
 //! The clients are the official crate's `HttpClient` (WebSocket for `ws`, POST + SSE for `http`)
 //! so every server is measured through the same client. Each mode runs over both transports
@@ -73,7 +75,7 @@ fn parse_args(args: &[String]) -> Result<Opts, String> {
         turns: 200,
         connections: 100,
         stall_count: 1_000_000,
-        stall_seconds: 10,
+        stall_seconds: 120,
         stall_cap_mib: 4096,
     };
     let mut args = args.iter();
@@ -561,18 +563,29 @@ async fn stalled(opts: &Opts, pid: u32) -> Result<(), String> {
     let mut hwm = 0;
     let mut alive = true;
     let mut capped = false;
+    // CPU seconds at each sample, to see the server go quiet.
+    let mut cpu_samples = std::collections::VecDeque::new();
+    let quiet_samples = 20; // 2 s of 100 ms samples
     while start.elapsed() < Duration::from_secs(opts.stall_seconds) {
         if peak_rss > opts.stall_cap_mib * 1024 {
             capped = true;
             break;
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
-        match memory(pid) {
-            Ok((rss, high)) => {
+        match (memory(pid), cpu_seconds(pid)) {
+            (Ok((rss, high)), Ok(cpu)) => {
                 peak_rss = peak_rss.max(rss);
                 hwm = high;
+                cpu_samples.push_back(cpu);
+                if cpu_samples.len() > quiet_samples {
+                    cpu_samples.pop_front();
+                    let used = cpu - cpu_samples.front().copied().unwrap_or(cpu);
+                    if used < 0.02 {
+                        break;
+                    }
+                }
             }
-            Err(_) => {
+            _ => {
                 alive = false;
                 break;
             }
