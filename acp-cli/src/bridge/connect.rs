@@ -11,7 +11,7 @@
 use std::path::Path;
 
 use async_signal::{Signal, Signals};
-use smol::io::AsyncBufReadExt as _;
+use smol::io::AsyncReadExt as _;
 use smol::stream::StreamExt as _;
 
 use crate::remote::target::{RemoteUrl, TOKEN_VARIABLE, Token};
@@ -39,9 +39,14 @@ pub fn run(url: &str, token_file: Option<&Path>) -> i32 {
     smol::block_on(relay(url, token))
 }
 
+/// How long, after stdin's end, the answers to requests already sent are waited for.
+const DRAIN_GRACE: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// What woke the relay.
 enum Wake {
     Line(Option<StdinLine>),
+    /// stdin ended and [`DRAIN_GRACE`] passed with answers still missing.
+    DrainOver,
     Remote(Incoming),
     Signal(i32),
 }
@@ -67,9 +72,20 @@ async fn relay(url: RemoteUrl, token: Option<Token>) -> i32 {
         })
     });
     let mut stdout = std::io::stdout().lock();
+    let mut pending = Pending::default();
+    // Set at stdin's end while requests still wait for their answers (R-NETC-9).
+    let mut draining: Option<std::time::Instant> = None;
     loop {
         let wake = smol::future::or(
-            async { Wake::Line(lines.recv().await.ok().flatten()) },
+            async {
+                match draining {
+                    Some(deadline) => {
+                        smol::Timer::at(deadline).await;
+                        Wake::DrainOver
+                    }
+                    None => Wake::Line(lines.recv().await.ok().flatten()),
+                }
+            },
             smol::future::or(async { Wake::Remote(remote.next().await) }, async {
                 match signal_numbers.1.recv().await {
                     Ok(signal) => Wake::Signal(signal),
@@ -85,6 +101,7 @@ async fn relay(url: RemoteUrl, token: Option<Token>) -> i32 {
                 }
                 let answer = match String::from_utf8(line) {
                     Ok(text) => {
+                        pending.sent(&text);
                         // A `false` (the remote ended) is reported by `next`.
                         remote.send(text).await;
                         continue;
@@ -108,12 +125,22 @@ async fn relay(url: RemoteUrl, token: Option<Token>) -> i32 {
                     return 0;
                 }
             }
-            Wake::Line(None) => {
+            Wake::Line(None) if pending.is_empty() => {
+                remote.close().await;
+                return 0;
+            }
+            Wake::Line(None) => draining = Some(std::time::Instant::now() + DRAIN_GRACE),
+            Wake::DrainOver => {
                 remote.close().await;
                 return 0;
             }
             Wake::Remote(Incoming::Message(message)) => {
+                pending.received(&message);
                 if !write_line(&mut stdout, &one_line(message)) {
+                    remote.close().await;
+                    return 0;
+                }
+                if draining.is_some() && pending.is_empty() {
                     remote.close().await;
                     return 0;
                 }
@@ -146,39 +173,43 @@ enum StdinLine {
 }
 
 /// stdin's lines, read on a blocking thread, each bounded by [`MAX_LINE`]; `None` at the
-/// end.
+/// end. (Plain reads, not `fill_buf`: smol's `Unblock` starts a new blocking read when polled
+/// again after the end, which `fill_buf`'s second poll does.)
 fn stdin_lines() -> smol::channel::Receiver<Option<StdinLine>> {
     let (sender, receiver) = smol::channel::bounded(16);
     smol::spawn(async move {
-        let mut stdin = smol::io::BufReader::new(smol::Unblock::new(std::io::stdin()));
+        let mut stdin = smol::Unblock::new(std::io::stdin());
+        let mut buffer = vec![0u8; 64 * 1024];
         let mut line = Vec::new();
         let mut too_long = false;
         loop {
-            let buffer = match stdin.fill_buf().await {
-                Ok([]) | Err(_) => break,
-                Ok(buffer) => buffer,
+            let read = match stdin.read(&mut buffer).await {
+                Ok(0) | Err(_) => break,
+                Ok(read) => read,
             };
-            let (part, ended) = match memchr::memchr(b'\n', buffer) {
-                Some(at) => (&buffer[..at], Some(at + 1)),
-                None => (buffer, None),
-            };
-            if !too_long && line.len() + part.len() > MAX_LINE {
-                too_long = true;
-                line = Vec::new();
-            }
-            if !too_long {
-                line.extend_from_slice(part);
-            }
-            let used = ended.unwrap_or(buffer.len());
-            stdin.consume(used);
-            if ended.is_some() {
-                let item = if std::mem::take(&mut too_long) {
-                    StdinLine::TooLong
-                } else {
-                    StdinLine::Line(std::mem::take(&mut line))
+            let mut rest = &buffer[..read];
+            while !rest.is_empty() {
+                let (part, ended) = match memchr::memchr(b'\n', rest) {
+                    Some(at) => (&rest[..at], Some(at + 1)),
+                    None => (rest, None),
                 };
-                if sender.send(Some(item)).await.is_err() {
-                    return;
+                if !too_long && line.len() + part.len() > MAX_LINE {
+                    too_long = true;
+                    line = Vec::new();
+                }
+                if !too_long {
+                    line.extend_from_slice(part);
+                }
+                rest = &rest[ended.unwrap_or(rest.len())..];
+                if ended.is_some() {
+                    let item = if std::mem::take(&mut too_long) {
+                        StdinLine::TooLong
+                    } else {
+                        StdinLine::Line(std::mem::take(&mut line))
+                    };
+                    if sender.send(Some(item)).await.is_err() {
+                        return;
+                    }
                 }
             }
         }
@@ -194,6 +225,51 @@ fn stdin_lines() -> smol::channel::Receiver<Option<StdinLine>> {
     })
     .detach();
     receiver
+}
+
+/// The ids of the editor's requests the remote agent has not answered yet, so stdin's end
+/// does not cut off an answer on its way (R-NETC-9). Ids are compared as their JSON text.
+#[derive(Default)]
+struct Pending(std::collections::HashSet<String>);
+
+/// Just enough of a message to tell a request from an answer.
+#[derive(serde::Deserialize)]
+struct Shape<'a> {
+    #[serde(borrow)]
+    id: Option<&'a serde_json::value::RawValue>,
+    #[serde(borrow)]
+    method: Option<&'a serde_json::value::RawValue>,
+}
+
+impl Pending {
+    /// Records `line` if it is a request.
+    fn sent(&mut self, line: &str) {
+        if let Ok(Shape {
+            id: Some(id),
+            method: Some(_),
+        }) = serde_json::from_str(line)
+        {
+            self.0.insert(id.get().to_owned());
+        }
+    }
+
+    /// Forgets the request `message` answers, if it is an answer.
+    fn received(&mut self, message: &[u8]) {
+        if self.0.is_empty() {
+            return;
+        }
+        if let Ok(Shape {
+            id: Some(id),
+            method: None,
+        }) = serde_json::from_slice(message)
+        {
+            self.0.remove(id.get());
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
 }
 
 /// The bridge's own answer to a line it cannot relay (R-FRAME-5, R-FRAME-6).
@@ -225,6 +301,24 @@ fn write_line(stdout: &mut impl std::io::Write, content: &[u8]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// R-NETC-9: a request stays pending until an answer with its id comes back; notifications
+    /// and the agent's own requests are not waited for.
+    #[test]
+    fn requests_wait_for_their_answers() {
+        let mut pending = Pending::default();
+        pending.sent(r#"{"jsonrpc":"2.0","method":"session/cancel","params":{}}"#);
+        assert!(pending.is_empty());
+        pending.sent(r#"{"jsonrpc":"2.0","id":"a","method":"initialize","params":{}}"#);
+        pending.received(br#"{"jsonrpc":"2.0","id":"a","method":"fs/read_text_file"}"#);
+        pending.received(br#"{"jsonrpc":"2.0","id":"b","result":{}}"#);
+        assert!(!pending.is_empty());
+        pending.received(br#"{"jsonrpc":"2.0","id":"a","result":{}}"#);
+        assert!(pending.is_empty());
+        pending.sent(r#"{"jsonrpc":"2.0","id":7,"method":"session/prompt"}"#);
+        pending.received(br#"{"jsonrpc":"2.0","id":7,"error":{"code":-32603,"message":"x"}}"#);
+        assert!(pending.is_empty());
+    }
 
     /// R-NETC-7: a message without line breaks is written byte for byte; raw line breaks
     /// become spaces, so the message stays one line.
