@@ -330,7 +330,15 @@ fn session_survives_its_connection() {
 fn token_required_and_checked() {
     let cwd = scratch("token");
     std::fs::write(cwd.join("token"), "s3cret-token\n").unwrap();
-    let server = Server::start_in(cwd.clone(), &["--token-file", s(&cwd.join("token"))]);
+    let server = Server::start_in(
+        cwd.clone(),
+        &[
+            "--token-file",
+            s(&cwd.join("token")),
+            "--log-level",
+            "trace",
+        ],
+    );
     let none = post(server.addr, &[], INITIALIZE);
     assert_eq!(
         (none.status, none.text()),
@@ -365,6 +373,13 @@ fn token_required_and_checked() {
         ws.until_answer(1).last().unwrap()["result"]["protocolVersion"],
         1
     );
+    drop(ws);
+    let logged = server.logged();
+    assert!(
+        logged.contains("TRACE") || logged.contains("DEBUG"),
+        "{logged}"
+    );
+    assert!(!logged.contains("s3cret"), "the token was logged: {logged}");
 }
 
 /// R-NET-5: a WebSocket from an Origin not allowed is 403; a loopback one passes by default;

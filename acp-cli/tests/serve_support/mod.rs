@@ -58,7 +58,8 @@ impl Server {
             .env_remove("RUST_LOG")
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
-            .stderr(Stdio::null())
+            // Kept for tests that check what the server logs (`Server::logged`).
+            .stderr(std::fs::File::create(cwd.join("stderr.txt")).expect("stderr file"))
             .spawn()
             .expect("start acp-cli");
         let mut line = String::new();
@@ -75,6 +76,28 @@ impl Server {
             .trim_end_matches("/acp");
         let addr = host.parse().expect("an address");
         Self { child, addr, cwd }
+    }
+}
+
+impl Server {
+    /// Ends the server and returns everything it logged: its stderr and every `*.log` file
+    /// under its working directory.
+    pub fn logged(mut self) -> String {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let mut logged = std::fs::read_to_string(self.cwd.join("stderr.txt")).unwrap_or_default();
+        let mut dirs = vec![self.cwd.clone()];
+        while let Some(dir) = dirs.pop() {
+            for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+                let path = entry.path();
+                if path.is_dir() {
+                    dirs.push(path);
+                } else if path.extension().is_some_and(|e| e == "log") {
+                    logged += &std::fs::read_to_string(&path).unwrap_or_default();
+                }
+            }
+        }
+        logged
     }
 }
 
