@@ -14,7 +14,10 @@ use quickcheck::{Arbitrary, Gen, QuickCheck};
 enum Op {
     /// Pushes one line, written in these pieces (a `\n` follows the last). With `refuse`, the
     /// writer gives up after that many pieces, as an encoder refusing a value does.
-    Push { pieces: Vec<Vec<u8>>, refuse: Option<usize> },
+    Push {
+        pieces: Vec<Vec<u8>>,
+        refuse: Option<usize>,
+    },
     /// Writes out this share (in 1/256ths) of the pending bytes: `consume`.
     Transmit(u8),
     /// Sends the first pending line as a message: `consume_message`.
@@ -45,7 +48,11 @@ impl Arbitrary for Op {
         match self {
             Op::Push { pieces, refuse } => {
                 let refuse = *refuse;
-                Box::new(pieces.shrink().map(move |pieces| Op::Push { pieces, refuse }))
+                Box::new(
+                    pieces
+                        .shrink()
+                        .map(move |pieces| Op::Push { pieces, refuse }),
+                )
             }
             Op::Transmit(share) => Box::new(share.shrink().map(Op::Transmit)),
             Op::Message => Box::new(core::iter::empty()),
@@ -104,7 +111,9 @@ fn agrees<S: ByteStorage>(mut outbox: Outbox<S>, held: usize, ops: &[Op]) -> Res
                     .map(|at| model[..at].to_vec());
                 let got = outbox.next_message().map(<[u8]>::to_vec);
                 if got != expected {
-                    return Err(format!("step {step}: next message {got:?}, expected {expected:?}"));
+                    return Err(format!(
+                        "step {step}: next message {got:?}, expected {expected:?}"
+                    ));
                 }
                 outbox.consume_message();
                 if let Some(message) = expected {
@@ -120,7 +129,11 @@ fn agrees<S: ByteStorage>(mut outbox: Outbox<S>, held: usize, ops: &[Op]) -> Res
             ));
         }
         if outbox.len() != model.len() || outbox.is_empty() != model.is_empty() {
-            return Err(format!("step {step}: len {} for {}", outbox.len(), model.len()));
+            return Err(format!(
+                "step {step}: len {} for {}",
+                outbox.len(),
+                model.len()
+            ));
         }
     }
     Ok(())
