@@ -464,11 +464,7 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
             }
             ready.sort();
             for session in ready {
-                for _ in 0..STEPS_PER_PASS {
-                    if !self.conn.has_room_for_updates() || !self.step_once(&session, now) {
-                        break;
-                    }
-                }
+                self.step_session(&session, now);
                 // A step may have queued events (a remembered permission): act on them.
                 self.drain_events(now);
             }
@@ -493,9 +489,49 @@ impl<B: Backend, W: Workspace> AgentApp<B, W> {
         }
     }
 
+    /// Steps `session`'s turn up to [`STEPS_PER_PASS`] times, while the outbox has room.
+    ///
+    /// A run of plain text chunks (most steps of a streamed answer) is sent and recorded
+    /// here, the session's history looked up once for the run instead of once per chunk;
+    /// every other step goes to [`AgentApp::take_step`].
+    fn step_session(&mut self, session: &str, now: Instant) {
+        let mut steps = 0;
+        while steps < STEPS_PER_PASS {
+            // Looked up at the run's first text chunk, kept until a step of another kind.
+            let mut history = None;
+            let step = loop {
+                if steps == STEPS_PER_PASS || !self.conn.has_room_for_updates() {
+                    return;
+                }
+                steps += 1;
+                let step = self.backend.step(session, now);
+                let Step::Update(update) = &step else {
+                    break step;
+                };
+                let Some((kind, text)) = plain_text_chunk(update) else {
+                    break step;
+                };
+                match self.conn.send_text_chunk(session, kind, text) {
+                    Ok(escaped) => {
+                        if history.is_none() {
+                            history = Some(self.persist.history(session));
+                        }
+                        if let Some(Some(history)) = &mut history {
+                            history.record_text_chunk(kind, escaped);
+                        }
+                    }
+                    Err(error) => tracing::warn!(session, %error, "update not sent"),
+                }
+            };
+            if !self.take_step(session, step, now) {
+                return;
+            }
+        }
+    }
+
     /// One step of a session's turn. Returns whether to keep stepping it.
-    fn step_once(&mut self, session: &str, now: Instant) -> bool {
-        match self.backend.step(session, now) {
+    fn take_step(&mut self, session: &str, step: Step, now: Instant) -> bool {
+        match step {
             // R-LLM-CONTEXT-2: compaction updates go only to a client that shows them
             // (`session.compaction`); the history keeps the compaction point either way.
             Step::Update(update) if is_compaction(&update) && !self.client_compaction => {

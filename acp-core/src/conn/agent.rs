@@ -773,27 +773,32 @@ impl<B: Buffers> AgentConnection<B> {
     /// same rules), and returns the text as it was escaped into the line: a JSON string's
     /// contents without its quotes. An agent that keeps the conversation as JSON text (to save
     /// it) records these bytes instead of escaping the text a second time. The returned text
-    /// borrows the outbox: record it before anything else is sent.
-    pub fn send_text_chunk(
-        &mut self,
+    /// borrows the outbox (or, when nothing needed escaping, is `text` itself): record it
+    /// before anything else is sent.
+    pub fn send_text_chunk<'a>(
+        &'a mut self,
         session: &str,
         kind: TextChunkKind,
-        text: &str,
-    ) -> Result<&str, UsageError> {
+        text: &'a str,
+    ) -> Result<&'a str, UsageError> {
         self.update_allowed(session, true)?;
         let out = self.transport.outbox();
         let (line_start, span) =
             out.push_line_with(|sink| encode::write_text_chunk(sink, session, kind, text))?;
+        // Escaping only ever lengthens: a span as long as the text is the text, unescaped (the
+        // common case), and needs no second look.
+        if span.len() == text.len() {
+            return Ok(text);
+        }
         // Escaping copies the text's own UTF-8 runs and adds ASCII escapes: always UTF-8, so
         // the check cannot fail (if it did, the line would be taken back, as for a full outbox).
-        if core::str::from_utf8(out.stored(line_start + span.start..line_start + span.end)).is_err()
-        {
+        let range = line_start + span.start..line_start + span.end;
+        if core::str::from_utf8(out.stored(range.clone())).is_err() {
             let line = out.len() - line_start;
             out.retract(line);
             return Err(UsageError::WouldBlock);
         }
-        let escaped = out.stored(line_start + span.start..line_start + span.end);
-        Ok(core::str::from_utf8(escaped).unwrap_or_default())
+        Ok(core::str::from_utf8(out.stored(range)).unwrap_or_default())
     }
 
     /// Whether an update may go out now (the checks of [`send_update`](Self::send_update));

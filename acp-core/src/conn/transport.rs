@@ -73,7 +73,7 @@ impl<S: ByteStorage> Outbox<S> {
 
     /// Marks the first `n` bytes of [`Outbox::pending`] as written.
     pub fn consume(&mut self, n: usize) {
-        self.start = (self.start + n).min(self.end);
+        self.start += n.min(self.end - self.start);
         if self.start == self.end {
             self.start = 0;
             self.end = 0;
@@ -144,23 +144,37 @@ impl<S: ByteStorage> Outbox<S> {
     where
         F: FnOnce(&mut OutboxSink<'_, S>) -> Result<T, EncodeError<UsageError>>,
     {
-        // Make the free space contiguous: move pending bytes to the front. Each byte is moved
-        // at most once per trip through the outbox, since new lines only go after it.
-        if self.start > 0 {
-            let (start, end) = (self.start, self.end);
+        // No compaction here: the sink makes room only when the line reaches the end of the
+        // storage (see `OutboxSink::make_room`), so a pump that writes out a little and then
+        // refills does not move all pending bytes before every line.
+        let mut sink = OutboxSink {
+            line_start: self.end,
+            outbox: self,
+        };
+        match write(&mut sink) {
+            Ok(value) => Ok((sink.line_start, value)),
+            Err(_) => {
+                let line_start = sink.line_start;
+                self.end = line_start;
+                if self.start == self.end {
+                    self.start = 0;
+                    self.end = 0;
+                }
+                Err(UsageError::WouldBlock)
+            }
+        }
+    }
+
+    /// Moves the pending bytes (a line being written included) to the front of the storage.
+    /// Returns how far they moved.
+    fn compact(&mut self) -> usize {
+        let (start, end) = (self.start, self.end);
+        if start > 0 {
             self.storage.bytes_mut().copy_within(start..end, 0);
             self.end -= start;
             self.start = 0;
         }
-        let line_start = self.end;
-        let mut sink = OutboxSink { outbox: self };
-        match write(&mut sink) {
-            Ok(value) => Ok((line_start, value)),
-            Err(_) => {
-                self.end = line_start;
-                Err(UsageError::WouldBlock)
-            }
-        }
+        start
     }
 }
 
@@ -168,29 +182,66 @@ impl<S: ByteStorage> Outbox<S> {
 #[derive(Debug)]
 pub struct OutboxSink<'o, S> {
     outbox: &'o mut Outbox<S>,
+    /// Where the line being written starts in the storage (moves when the storage is
+    /// compacted under it).
+    line_start: usize,
 }
 
-impl<S: ByteStorage> Sink for OutboxSink<'_, S> {
-    type Error = UsageError;
-
-    fn write_bytes(&mut self, bytes: &[u8]) -> Result<(), UsageError> {
+impl<S: ByteStorage> OutboxSink<'_, S> {
+    /// Makes `n` more bytes writable at the end of the storage, or says no (the outbox would
+    /// hold more than its limit, or the storage cannot provide them).
+    ///
+    /// Written bytes (at `start..end`) move to the front only when the tail lacks room and
+    /// the written-out prefix is at least as long as what is pending, or the storage cannot
+    /// grow any more: each move then frees at least as many bytes as it copies, so copying
+    /// costs at most one byte per byte pushed, however the caller interleaves pushes and
+    /// partial writes. Otherwise the storage grows (geometrically, up to the limit).
+    #[cold]
+    fn make_room(&mut self, n: usize) -> Result<(), UsageError> {
         let outbox = &mut *self.outbox;
-        let new_end = outbox.end + bytes.len();
-        if new_end > outbox.limit {
-            return Err(UsageError::WouldBlock);
+        let pending = outbox.end - outbox.start;
+        if outbox.start >= pending {
+            self.line_start -= outbox.compact();
         }
+        let new_end = outbox.end + n;
         if new_end > outbox.storage.bytes().len() {
             // Grow geometrically so a stream of small lines costs amortised O(1) each.
             let want = new_end
                 .max(outbox.storage.bytes().len() * 2)
                 .min(outbox.limit);
-            outbox.storage.grow_to(want);
-            if new_end > outbox.storage.bytes().len() {
-                return Err(UsageError::WouldBlock);
+            if want > outbox.storage.bytes().len() {
+                outbox.storage.grow_to(want);
             }
         }
-        outbox.storage.bytes_mut()[outbox.end..new_end].copy_from_slice(bytes);
-        outbox.end = new_end;
+        if outbox.end + n > outbox.storage.bytes().len() {
+            // The storage cannot grow (fixed, or at the limit): use the written-out prefix.
+            self.line_start -= outbox.compact();
+        }
+        if outbox.end + n > outbox.storage.bytes().len() {
+            return Err(UsageError::WouldBlock);
+        }
+        Ok(())
+    }
+}
+
+impl<S: ByteStorage> Sink for OutboxSink<'_, S> {
+    type Error = UsageError;
+
+    #[inline]
+    fn write_bytes(&mut self, bytes: &[u8]) -> Result<(), UsageError> {
+        let n = bytes.len();
+        let outbox = &*self.outbox;
+        // The limit bounds the bytes held (pending ones), wherever they lie in the storage.
+        if outbox.end - outbox.start + n > outbox.limit {
+            return Err(UsageError::WouldBlock);
+        }
+        if outbox.end + n > outbox.storage.bytes().len() {
+            self.make_room(n)?;
+        }
+        let outbox = &mut *self.outbox;
+        let end = outbox.end;
+        outbox.storage.bytes_mut()[end..end + n].copy_from_slice(bytes);
+        outbox.end = end + n;
         Ok(())
     }
 }
@@ -492,6 +543,54 @@ mod tests {
         assert_eq!(outbox.pending(), &expected[..]);
         outbox.consume(usize::MAX);
         assert!(outbox.is_empty());
+    }
+
+    #[test]
+    fn a_line_moved_to_the_front_while_written_is_found_where_push_line_with_says() {
+        let put = |sink: &mut OutboxSink<'_, [u8; 64]>, bytes: &[u8]| {
+            sink.write_bytes(bytes).map_err(EncodeError::Sink)
+        };
+        let mut outbox = Outbox::new([0u8; 64], 64, 64);
+        outbox
+            .push_line(|s| put(s, &[b'a'; 39]).and_then(|()| put(s, b"\n")))
+            .expect("fits");
+        outbox.consume(30);
+        // Ten bytes pending at 30..40; the next line's second piece reaches past the end, so
+        // the pending bytes and the line begun move to the front under the writer.
+        let (start, span) = outbox
+            .push_line_with(|s| {
+                put(s, b"0123456789")?;
+                put(s, &[b'b'; 20])?;
+                put(s, b"\n")?;
+                Ok(10..30)
+            })
+            .expect("fits after compaction");
+        assert_eq!(start, 10, "the line now starts after the ten pending bytes");
+        assert_eq!(outbox.stored(start..start + 10), b"0123456789");
+        assert_eq!(
+            outbox.stored(start + span.start..start + span.end),
+            &[b'b'; 20]
+        );
+        let mut expected = [b'a'; 9].to_vec();
+        expected.extend_from_slice(b"\n0123456789");
+        expected.extend_from_slice(&[b'b'; 20]);
+        expected.push(b'\n');
+        assert_eq!(outbox.pending(), &expected[..]);
+    }
+
+    #[test]
+    fn pending_bytes_move_only_when_the_tail_lacks_room() {
+        let mut outbox = Outbox::new([0u8; 256], 256, 256);
+        for method in ["one", "two", "three"] {
+            outbox
+                .push_line(|s| write_notification(s, method, None::<&()>))
+                .expect("fits");
+        }
+        outbox.consume(10);
+        outbox
+            .push_line(|s| write_notification(s, "four", None::<&()>))
+            .expect("fits");
+        assert_eq!(outbox.start, 10, "room at the tail: nothing moved");
     }
 
     #[test]

@@ -157,6 +157,11 @@ impl Persistence {
         }
     }
 
+    /// The history of `session`, to record a run of text chunks in (one lookup for the run).
+    pub(super) fn history(&mut self, session: &str) -> Option<&mut SessionHistory> {
+        self.histories.get_mut(session)
+    }
+
     /// A plain text chunk was sent for `session`, escaped into its line as `escaped`.
     pub(super) fn record_text(&mut self, session: &str, kind: TextChunkKind, escaped: &str) {
         if let Some(history) = self.histories.get_mut(session) {
