@@ -24,7 +24,7 @@ import * as acp from "@agentclientprotocol/sdk";
 import { AcpServer } from "@agentclientprotocol/sdk/experimental/server";
 import { createNodeHttpHandler, createNodeWebSocketUpgradeHandler } from "@agentclientprotocol/sdk/experimental/node";
 import { WebSocketServer } from "ws";
-import { ASK_USER, Cancelled, Turn } from "../ts/demo-turn.mjs";
+import { ASK_USER, runTurn } from "../ts/demo-turn.mjs";
 
 /** sessionId -> { cwd, cancel }: shared by every connection, so ids stay unique. */
 const sessions = new Map();
@@ -56,26 +56,12 @@ function createAgent() {
     .onRequest(acp.methods.agent.session.prompt, async ({ params, client }) => {
       const session = sessions.get(params.sessionId);
       if (!session) throw acp.RequestError.invalidRequest(undefined, `unknown sessionId: ${params.sessionId}`);
-      const cancel = new AbortController();
-      session.cancel = cancel;
-      const turn = new Turn(client, params.sessionId, session, cancel.signal, {
+      return runTurn(client, params, session, {
         methods: acp.methods,
         clientReadsFiles,
         flood: true,
         faultDeny: false,
       });
-      const lines = params.prompt.filter((b) => b.type === "text").flatMap((b) => b.text.split(/\r?\n/));
-      try {
-        for (const line of lines) {
-          if (cancel.signal.aborted) throw new Cancelled();
-          await turn.line(line);
-        }
-      } catch (error) {
-        if (!(error instanceof Cancelled)) throw error;
-      } finally {
-        session.cancel = null;
-      }
-      return { stopReason: cancel.signal.aborted ? "cancelled" : "end_turn" };
     });
 }
 

@@ -19,7 +19,7 @@
 
 import { Readable, Writable } from "node:stream";
 import * as acp from "@agentclientprotocol/sdk";
-import { ASK_USER, Cancelled, Turn } from "./demo-turn.mjs";
+import { ASK_USER, runTurn } from "./demo-turn.mjs";
 
 const ADVERTISED = [
   { name: "echo", description: "Say TEXT back as one agent message", input: { hint: "TEXT" } },
@@ -71,26 +71,12 @@ const app = acp
   .onRequest(acp.methods.agent.session.prompt, async ({ params, client }) => {
     const session = sessions.get(params.sessionId);
     if (!session) throw acp.RequestError.invalidRequest(undefined, `unknown sessionId: ${params.sessionId}`);
-    const cancel = new AbortController();
-    session.cancel = cancel;
-    const turn = new Turn(client, params.sessionId, session, cancel.signal, {
+    return runTurn(client, params, session, {
       methods: acp.methods,
       clientReadsFiles,
       flood: false,
       faultDeny: FAULT_DENY,
     });
-    const lines = params.prompt.filter((b) => b.type === "text").flatMap((b) => b.text.split(/\r?\n/));
-    try {
-      for (const line of lines) {
-        if (cancel.signal.aborted) throw new Cancelled();
-        await turn.line(line);
-      }
-    } catch (error) {
-      if (!(error instanceof Cancelled)) throw error;
-    } finally {
-      session.cancel = null;
-    }
-    return { stopReason: cancel.signal.aborted ? "cancelled" : "end_turn" };
   });
 
 const connection = app.connect(acp.ndJsonStream(Writable.toWeb(process.stdout), Readable.toWeb(process.stdin)));

@@ -22,9 +22,32 @@ const FLOOD_MAX_BYTES = 1 << 20;
 const FLOOD_YIELD_EVERY = 64;
 
 /** Thrown out of a turn when session/cancel arrived. */
-export class Cancelled extends Error {}
+class Cancelled extends Error {}
 
 let nextToolCall = 0;
+
+/**
+ * Runs `params.prompt` (a `session/prompt`) in `session` ({ cwd, cancel }), line by line;
+ * `session.cancel` is the turn's AbortController while it runs (session/cancel aborts it).
+ * `options` as for `Turn`. Returns the `session/prompt` answer.
+ */
+export async function runTurn(client, params, session, options) {
+  const cancel = new AbortController();
+  session.cancel = cancel;
+  const turn = new Turn(client, params.sessionId, session, cancel.signal, options);
+  const lines = params.prompt.filter((b) => b.type === "text").flatMap((b) => b.text.split(/\r?\n/));
+  try {
+    for (const line of lines) {
+      if (cancel.signal.aborted) throw new Cancelled();
+      await turn.line(line);
+    }
+  } catch (error) {
+    if (!(error instanceof Cancelled)) throw error;
+  } finally {
+    session.cancel = null;
+  }
+  return { stopReason: cancel.signal.aborted ? "cancelled" : "end_turn" };
+}
 
 /** Resolves when `signal` aborts; never rejects. */
 function aborted(signal) {
@@ -32,7 +55,7 @@ function aborted(signal) {
   return new Promise((resolve) => signal.addEventListener("abort", () => resolve(), { once: true }));
 }
 
-export class Turn {
+class Turn {
   /**
    * One `session/prompt` of `session` ({ cwd }) on `client`, cancelled when `signal` aborts.
    * `options`: `methods`, the SDK's `acp.methods` (the importer's copy of the SDK);
