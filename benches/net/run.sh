@@ -60,7 +60,8 @@ trap 'stop; rm -rf "$work"' EXIT
 # serve NAME: starts a fresh server NAME; sets pid and url.
 serve() {
     case "$1" in
-        ours) "$ours" --acp --listen 127.0.0.1:0 >"$work/out" 2>"$work/err" & ;;
+        # In the scratch directory: the agent saves its sessions and log in its cwd.
+        ours) (cd "$work" && exec "$ours" --acp --listen 127.0.0.1:0 >"$work/out" 2>"$work/err") & ;;
         rust) "$peers/target/$profile/net-agent" --tcp-nodelay >"$work/out" 2>"$work/err" & ;;
         rust-nagle) "$peers/target/$profile/net-agent" >"$work/out" 2>"$work/err" & ;;
         ts)
