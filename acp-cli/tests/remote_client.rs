@@ -215,6 +215,7 @@ fn the_bridge_relays_byte_for_byte() {
     let finished = bridge.finish(false);
     assert_eq!(finished.code, Some(0), "{finished:?}");
     assert_eq!(finished.stdout, "");
+    log.wait_closed();
     assert_eq!(
         log.frames.lock().unwrap().as_slice(),
         [sent.to_owned(), second.to_owned()]

@@ -154,6 +154,18 @@ pub struct WsLog {
     pub closes: Arc<Mutex<usize>>,
 }
 
+impl WsLog {
+    /// Waits until the server has handled a close frame (so every frame before it is logged),
+    /// or 10 s; the server runs on its own thread and may still be reading when the client
+    /// process has already exited.
+    pub fn wait_closed(&self) {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while *self.closes.lock().unwrap() == 0 && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+    }
+}
+
 /// A WebSocket server at `/acp` with an agent in `cwd` behind each connection; with `token`,
 /// an upgrade without `Authorization: Bearer <token>` gets 401.
 pub fn ws_agent_server(cwd: &Path, token: Option<&str>) -> (String, WsLog) {
