@@ -201,16 +201,8 @@ pub fn run(mut args: ConformArgs) -> i32 {
     if let Some(jobs) = args.jobs {
         options.jobs = jobs.max(1);
     }
-    // The JUnit file is created before the run, so a bad path costs no run.
-    let mut junit = match &args.junit {
-        Some(path) => match std::fs::File::create(path) {
-            Ok(file) => Some((path, file)),
-            Err(e) => {
-                eprintln!("acp-cli conform: cannot write {}: {e}", path.display());
-                return 2;
-            }
-        },
-        None => None,
+    let Ok(mut junit) = create_junit(args.junit.as_ref()) else {
+        return 2;
     };
     let json = args.json;
     let result = runner::run(&cases, &options, |case| {
@@ -237,6 +229,21 @@ pub fn run(mut args: ConformArgs) -> i32 {
         return 2;
     }
     report.exit_code(args.strict)
+}
+
+/// Creates `--junit`'s file before the run, so a bad path costs no run; the error is printed
+/// here (the caller exits 2).
+fn create_junit(path: Option<&PathBuf>) -> Result<Option<(&PathBuf, std::fs::File)>, ()> {
+    let Some(path) = path else {
+        return Ok(None);
+    };
+    match std::fs::File::create(path) {
+        Ok(file) => Ok(Some((path, file))),
+        Err(e) => {
+            eprintln!("acp-cli conform: cannot write {}: {e}", path.display());
+            Err(())
+        }
+    }
 }
 
 /// The selected cases `--url` cannot run, with why.

@@ -78,16 +78,8 @@ pub(super) fn run(args: &ConformArgs) -> i32 {
             words.join(" ")
         );
     }
-    // The JUnit file is created before the run, so a bad path costs no run.
-    let mut junit = match &args.junit {
-        Some(path) => match std::fs::File::create(path) {
-            Ok(file) => Some((path, file)),
-            Err(e) => {
-                eprintln!("acp-cli conform: cannot write {}: {e}", path.display());
-                return 2;
-            }
-        },
-        None => None,
+    let Ok(mut junit) = super::create_junit(args.junit.as_ref()) else {
+        return 2;
     };
     let json = args.json;
     let result = runner::run(

@@ -149,15 +149,7 @@ impl Target {
             None => (server.url.split('#').next().unwrap_or(""), None),
         };
         let endpoint = Endpoint::parse(base).map_err(|why| format!("its url {why}"))?;
-        let mut request_target = if endpoint.path.is_empty() {
-            "/".to_owned()
-        } else {
-            endpoint.path.clone()
-        };
-        if let Some(query) = query {
-            request_target.push('?');
-            request_target.push_str(query);
-        }
+        let request_target = endpoint.request_target(query);
         let mut headers = Vec::new();
         for header in &server.headers {
             check_header(&header.name, &header.value)?;

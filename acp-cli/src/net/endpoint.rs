@@ -62,6 +62,21 @@ impl Endpoint {
         })
     }
 
+    /// The request target of an HTTP request line: the path (`/` when empty), then `?query`
+    /// when the URL had one.
+    pub(crate) fn request_target(&self, query: Option<&str>) -> String {
+        let mut target = if self.path.is_empty() {
+            "/".to_owned()
+        } else {
+            self.path.clone()
+        };
+        if let Some(query) = query {
+            target.push('?');
+            target.push_str(query);
+        }
+        target
+    }
+
     /// The `Host` header value: the host, with the port when it is not the scheme's default.
     pub(crate) fn host_header(&self) -> String {
         let host = if self.host.contains(':') {

@@ -39,19 +39,9 @@ use crate::net::sse::{SseEvent, SseParser};
 /// (R-FRAME-5).
 const MAX_MESSAGE: usize = 16 << 20;
 
-/// The methods whose POST carries `Acp-Session-Id` (their `params.sessionId`).
-const SESSION_SCOPED: &[&str] = &[
-    "session/prompt",
-    "session/cancel",
-    "session/close",
-    "session/delete",
-    "session/fork",
-    "session/load",
-    "session/resume",
-    "session/set_config_option",
-    "session/set_mode",
-    "session/set_model",
-];
+// The methods whose POST carries `Acp-Session-Id` (their `params.sessionId`): the list both
+// SDKs use, which our server routes by too.
+use crate::serve::route::SESSION_SCOPED;
 
 /// Starts the transport: nothing is sent until the first message.
 pub(super) fn start(

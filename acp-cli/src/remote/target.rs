@@ -66,15 +66,7 @@ impl RemoteUrl {
             return Err("has a space or a control character".to_owned());
         }
         let endpoint = Endpoint::parse(&format!("{http_scheme}{base}"))?;
-        let mut request_target = if endpoint.path.is_empty() {
-            "/".to_owned()
-        } else {
-            endpoint.path.clone()
-        };
-        if let Some(query) = query {
-            request_target.push('?');
-            request_target.push_str(query);
-        }
+        let request_target = endpoint.request_target(query);
         let shown = format!("{scheme}{}{}", endpoint.host_header(), endpoint.path);
         Ok(Self {
             transport,
